@@ -1,0 +1,197 @@
+//! Command-line definition. The doc comments here are the `--help` texts.
+
+use crate::config::KNOWN_KEYS;
+use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand};
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "gsv",
+    version,
+    about = "Chat with your gsv agent and manage its gateway",
+    after_help = "\
+Examples:
+  gsv chat \"What's on my calendar today?\"   one message, reply printed as it streams
+  gsv chat                                  interactive session
+  gsv config get model                      show the gateway's model settings
+  gsv local-config set gateway.url wss://gsv.<you>.workers.dev/ws
+
+Settings are read from the flags, then GSV_URL / GSV_TOKEN, then the local config
+file (see `gsv local-config path`)."
+)]
+pub struct Cli {
+    /// Gateway WebSocket URL; an https:// address works too [default: gateway.url
+    /// from the local config, else ws://localhost:8787/ws]
+    #[arg(
+        short,
+        long,
+        env = "GSV_URL",
+        global = true,
+        hide_env_values = true,
+        value_name = "URL"
+    )]
+    pub url: Option<String>,
+
+    /// Gateway auth token (the gateway's auth.token) [default: gateway.token from the local config]
+    #[arg(
+        short,
+        long,
+        env = "GSV_TOKEN",
+        global = true,
+        hide_env_values = true,
+        value_name = "TOKEN"
+    )]
+    pub token: Option<String>,
+
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Talk to the agent: send one message, or start an interactive session
+    Chat(ChatArgs),
+
+    /// Read or change the gateway's configuration (model, API keys, channels…)
+    #[command(subcommand)]
+    Config(ConfigCommand),
+
+    /// Read or change this machine's gsv settings (gateway URL, token, defaults)
+    #[command(subcommand)]
+    LocalConfig(LocalConfigCommand),
+}
+
+#[derive(Debug, Args)]
+#[command(after_help = "\
+Examples:
+  gsv chat \"Summarize my unread mail\"
+  gsv chat -s agent:main:work \"Status of the deploy?\"
+  gsv chat                      (interactive: /quit, exit or Ctrl-D leaves)
+
+Messages starting with / are gateway commands: /status, /new (start over),
+/stop (cancel the running reply), /model [provider/id], /think [level], /help.
+Exit status: 0 on a reply, 1 on an error, 130 when stopped with Ctrl-C.")]
+pub struct ChatArgs {
+    /// The message to send. Without it, gsv starts an interactive session
+    /// (line editing, history kept in the config directory).
+    #[arg(value_name = "MESSAGE")]
+    pub message: Option<String>,
+
+    /// Session to talk in [default: session.default_key from the local config,
+    /// else agent:main:cli:dm:main]
+    #[arg(short, long, value_name = "KEY")]
+    pub session: Option<String>,
+}
+
+#[derive(Debug, Subcommand)]
+#[command(after_help = "\
+Paths are dotted, e.g. model.provider, model.id, apiKeys.anthropic, auth.token,
+channels.discord.dmPolicy.")]
+pub enum ConfigCommand {
+    /// Print the value at PATH as JSON, or the whole configuration (secrets masked)
+    Get {
+        /// Dotted path such as model.id; omit it for everything
+        path: Option<String>,
+    },
+    /// Set the value at PATH
+    #[command(after_help = "\
+VALUE is read as JSON when it is valid JSON (42, true, null, [..], {..}, \"text\"),
+otherwise as plain text. Examples:
+  gsv config set model.provider anthropic
+  gsv config set model.id claude-sonnet-4-5
+  gsv config set apiKeys.anthropic sk-ant-...
+  gsv config set timeouts.llmMs 120000")]
+    Set {
+        /// Dotted path such as model.id
+        path: String,
+        /// New value: JSON, or plain text
+        #[arg(allow_hyphen_values = true)]
+        value: String,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum LocalConfigCommand {
+    /// Print the settings file (tokens masked) and the defaults in effect
+    Show,
+    /// Print one setting's value (tokens included: you asked for it)
+    Get {
+        /// Dotted key, e.g. gateway.url
+        key: String,
+    },
+    /// Change one setting (the file is created, readable only by you)
+    Set {
+        /// Dotted key, e.g. gateway.token
+        key: String,
+        /// New value
+        #[arg(allow_hyphen_values = true)]
+        value: String,
+    },
+    /// Remove one setting, going back to its default
+    Unset {
+        /// Dotted key, e.g. gateway.token
+        key: String,
+    },
+    /// Print where the settings file is (set GSV_CONFIG_DIR to move it)
+    Path,
+}
+
+/// Parses the process arguments, with the list of settings keys (kept in
+/// config.rs) added to `local-config --help`.
+pub fn parse() -> Cli {
+    let matches = command().get_matches();
+    Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit())
+}
+
+fn command() -> clap::Command {
+    let keys: String = KNOWN_KEYS
+        .iter()
+        .map(|(key, help)| format!("  {key:<26}{help}\n"))
+        .collect();
+    let keys_help = format!("Keys:\n{keys}");
+    Cli::command().mut_subcommand("local-config", |local| {
+        local
+            .after_help(keys_help.clone())
+            .mut_subcommands(|sub| match sub.get_name() {
+                "get" | "set" | "unset" => sub.after_help(keys_help.clone()),
+                _ => sub,
+            })
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn definition_is_consistent() {
+        command().debug_assert();
+    }
+
+    #[test]
+    fn chat_args_parse() {
+        let cli = Cli::try_parse_from([
+            "gsv",
+            "-u",
+            "ws://h/ws",
+            "chat",
+            "-s",
+            "agent:x",
+            "hi there",
+        ])
+        .unwrap();
+        assert_eq!(cli.url.as_deref(), Some("ws://h/ws"));
+        let Command::Chat(args) = cli.command else {
+            panic!("not chat")
+        };
+        assert_eq!(
+            (args.message.as_deref(), args.session.as_deref()),
+            (Some("hi there"), Some("agent:x"))
+        );
+    }
+
+    #[test]
+    fn global_flags_go_after_the_subcommand_too() {
+        let cli = Cli::try_parse_from(["gsv", "config", "get", "model", "--token", "t"]).unwrap();
+        assert_eq!(cli.token.as_deref(), Some("t"));
+    }
+}

@@ -1,0 +1,87 @@
+//! One module per command group; `run` picks the one the user asked for.
+
+pub mod chat;
+mod chat_render;
+mod config;
+mod local_config;
+
+use crate::cli::{Cli, Command};
+use crate::config::{config_path, LocalConfig};
+use crate::connection::{normalize_gateway_url, ConnectError, Connection};
+use std::process::ExitCode;
+
+/// Where the gateway is and how to log in: flags/env first, then the local config.
+pub struct GatewayTarget {
+    pub url: String,
+    pub token: Option<String>,
+}
+
+impl GatewayTarget {
+    pub fn resolve(url: Option<String>, token: Option<String>, config: &LocalConfig) -> Self {
+        let url = url
+            .filter(|u| !u.trim().is_empty())
+            .unwrap_or_else(|| config.gateway_url());
+        // An empty GSV_TOKEN means "no token", not "the empty token".
+        let token = token
+            .filter(|t| !t.is_empty())
+            .or_else(|| config.gateway_token());
+        Self {
+            url: normalize_gateway_url(&url),
+            token,
+        }
+    }
+
+    pub async fn connect(&self) -> Result<Connection, ConnectError> {
+        Connection::connect(&self.url, self.token.as_deref()).await
+    }
+}
+
+pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
+    let config = || LocalConfig::load_or_default(&config_path());
+    match cli.command {
+        Command::LocalConfig(command) => local_config::run(command).map(|()| ExitCode::SUCCESS),
+        Command::Config(command) => {
+            let target = GatewayTarget::resolve(cli.url, cli.token, &config());
+            config::run(&target, command)
+                .await
+                .map(|()| ExitCode::SUCCESS)
+        }
+        Command::Chat(args) => {
+            let config = config();
+            let target = GatewayTarget::resolve(cli.url, cli.token, &config);
+            let session = args.session.unwrap_or_else(|| config.default_session_key());
+            chat::run(&target, &session, args.message).await
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn flags_win_over_the_config_file() {
+        let mut config = LocalConfig::default();
+        config
+            .set("gateway.url", "https://gsv.me.workers.dev")
+            .unwrap();
+        config.set("gateway.token", "from-file").unwrap();
+
+        let from_file = GatewayTarget::resolve(None, Some(String::new()), &config);
+        assert_eq!(
+            (from_file.url.as_str(), from_file.token.as_deref()),
+            ("wss://gsv.me.workers.dev/ws", Some("from-file"))
+        );
+        let from_flags =
+            GatewayTarget::resolve(Some("ws://h:1/ws".into()), Some("flag".into()), &config);
+        assert_eq!(
+            (from_flags.url.as_str(), from_flags.token.as_deref()),
+            ("ws://h:1/ws", Some("flag"))
+        );
+        let defaults = GatewayTarget::resolve(None, None, &LocalConfig::default());
+        assert_eq!(
+            (defaults.url.as_str(), defaults.token),
+            ("ws://localhost:8787/ws", None)
+        );
+    }
+}

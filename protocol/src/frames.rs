@@ -1,0 +1,157 @@
+//! Request / response / event frames (reference §1.2).
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// Error codes used on the wire (reference §1.2).
+pub mod codes {
+    pub const NOT_CONNECTED: i64 = 101;
+    pub const UNSUPPORTED_PROTOCOL: i64 = 102;
+    pub const INVALID_CONNECT: i64 = 103;
+    pub const BAD_REQUEST: i64 = 400;
+    pub const UNAUTHORIZED: i64 = 401;
+    pub const FORBIDDEN: i64 = 403;
+    pub const NOT_FOUND: i64 = 404;
+    pub const PAYLOAD_TOO_LARGE: i64 = 413;
+    pub const INTERNAL: i64 = 500;
+    pub const UNAVAILABLE: i64 = 503;
+}
+
+/// WebSocket close codes.
+pub mod close_codes {
+    pub const NORMAL: u16 = 1000;
+    pub const UNAUTHORIZED: u16 = 4001;
+    /// No auth token is configured on the gateway at all.
+    pub const AUTH_NOT_CONFIGURED: u16 = 4003;
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type")]
+pub enum Frame {
+    #[serde(rename = "req")]
+    Req(RequestFrame),
+    #[serde(rename = "res")]
+    Res(ResponseFrame),
+    #[serde(rename = "evt")]
+    Evt(EventFrame),
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RequestFrame {
+    pub id: String,
+    pub method: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub params: Option<Value>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ResponseFrame {
+    /// The request's id; empty when it could not be read, sent as `null`
+    /// (as JSON-RPC does for unparseable requests).
+    #[serde(serialize_with = "empty_as_null", deserialize_with = "null_as_empty")]
+    pub id: String,
+    pub ok: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub payload: Option<Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<ErrorShape>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct EventFrame {
+    pub event: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub payload: Option<Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seq: Option<u64>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ErrorShape {
+    pub code: i64,
+    pub message: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub details: Option<Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retryable: Option<bool>,
+}
+
+impl ErrorShape {
+    pub fn new(code: i64, message: impl Into<String>) -> Self {
+        Self {
+            code,
+            message: message.into(),
+            details: None,
+            retryable: None,
+        }
+    }
+    pub fn with_details(mut self, details: Value) -> Self {
+        self.details = Some(details);
+        self
+    }
+    pub fn retryable(mut self, retryable: bool) -> Self {
+        self.retryable = Some(retryable);
+        self
+    }
+}
+
+impl std::fmt::Display for ErrorShape {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} (code {})", self.message, self.code)
+    }
+}
+
+impl std::error::Error for ErrorShape {}
+
+impl Frame {
+    pub fn request(
+        id: impl Into<String>,
+        method: impl Into<String>,
+        params: Option<Value>,
+    ) -> Self {
+        Frame::Req(RequestFrame {
+            id: id.into(),
+            method: method.into(),
+            params,
+        })
+    }
+    pub fn ok(id: impl Into<String>, payload: Value) -> Self {
+        Frame::Res(ResponseFrame {
+            id: id.into(),
+            ok: true,
+            payload: Some(payload),
+            error: None,
+        })
+    }
+    pub fn err(id: impl Into<String>, error: ErrorShape) -> Self {
+        Frame::Res(ResponseFrame {
+            id: id.into(),
+            ok: false,
+            payload: None,
+            error: Some(error),
+        })
+    }
+    pub fn event(event: impl Into<String>, payload: Value) -> Self {
+        Frame::Evt(EventFrame {
+            event: event.into(),
+            payload: Some(payload),
+            seq: None,
+        })
+    }
+    pub fn to_json(&self) -> String {
+        serde_json::to_string(self).expect("frames always serialize")
+    }
+}
+
+fn empty_as_null<S: serde::Serializer>(id: &str, s: S) -> Result<S::Ok, S::Error> {
+    if id.is_empty() {
+        s.serialize_none()
+    } else {
+        s.serialize_str(id)
+    }
+}
+
+fn null_as_empty<'de, D: serde::Deserializer<'de>>(d: D) -> Result<String, D::Error> {
+    Ok(Option::<String>::deserialize(d)?.unwrap_or_default())
+}

@@ -1,0 +1,18 @@
+//! Protocol v1 wire types shared by the gateway, the `gsv` CLI and the channels.
+//!
+//! Everything here is plain serde: no Worker types, so every consumer (wasm or
+//! native) compiles it. Field names are camelCase on the wire.
+
+pub mod frames;
+pub mod messages;
+pub mod methods;
+
+pub use frames::*;
+pub use messages::*;
+pub use methods::*;
+
+/// The only protocol version this gateway speaks.
+pub const PROTOCOL_VERSION: u32 = 1;
+
+/// Frames larger than this are refused with an error response.
+pub const MAX_FRAME_BYTES: usize = 1024 * 1024;

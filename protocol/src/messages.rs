@@ -1,0 +1,285 @@
+//! Conversation messages, in the shapes of `@mariozechner/pi-ai` that GSV v1
+//! stores and archives (seed `r2-storage-layout.txt`).
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "role", rename_all = "camelCase")]
+pub enum Message {
+    User(UserMessage),
+    Assistant(AssistantMessage),
+    ToolResult(ToolResultMessage),
+}
+
+impl Message {
+    pub fn role(&self) -> &'static str {
+        match self {
+            Message::User(_) => "user",
+            Message::Assistant(_) => "assistant",
+            Message::ToolResult(_) => "toolResult",
+        }
+    }
+    pub fn timestamp(&self) -> i64 {
+        match self {
+            Message::User(m) => m.timestamp,
+            Message::Assistant(m) => m.timestamp,
+            Message::ToolResult(m) => m.timestamp,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct UserMessage {
+    pub content: UserContent,
+    pub timestamp: i64,
+}
+
+/// A user message is either plain text or a list of blocks (text, images).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum UserContent {
+    Text(String),
+    Blocks(Vec<ContentBlock>),
+}
+
+impl UserContent {
+    /// The text of the message, blocks joined by newlines.
+    pub fn text(&self) -> String {
+        match self {
+            UserContent::Text(t) => t.clone(),
+            UserContent::Blocks(b) => join_text(b),
+        }
+    }
+}
+
+/// Blocks that user messages and tool results carry.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "camelCase")]
+pub enum ContentBlock {
+    Text {
+        text: String,
+    },
+    #[serde(rename_all = "camelCase")]
+    Image {
+        /// Base64 data; absent when the image lives in R2 (`r2Key`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        data: Option<String>,
+        mime_type: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        r2_key: Option<String>,
+    },
+}
+
+pub fn join_text(blocks: &[ContentBlock]) -> String {
+    blocks
+        .iter()
+        .filter_map(|b| match b {
+            ContentBlock::Text { text } => Some(text.as_str()),
+            _ => None,
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AssistantMessage {
+    pub content: Vec<AssistantBlock>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub api: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub provider: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usage: Option<Usage>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stop_reason: Option<StopReason>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error_message: Option<String>,
+    pub timestamp: i64,
+}
+
+impl AssistantMessage {
+    /// All text blocks concatenated (what a chat client shows).
+    pub fn text(&self) -> String {
+        self.content
+            .iter()
+            .filter_map(|b| match b {
+                AssistantBlock::Text { text, .. } => Some(text.as_str()),
+                _ => None,
+            })
+            .collect::<Vec<_>>()
+            .join("")
+    }
+    pub fn tool_calls(&self) -> impl Iterator<Item = (&str, &str, &Value)> {
+        self.content.iter().filter_map(|b| match b {
+            AssistantBlock::ToolCall {
+                id,
+                name,
+                arguments,
+                ..
+            } => Some((id.as_str(), name.as_str(), arguments)),
+            _ => None,
+        })
+    }
+    pub fn has_tool_calls(&self) -> bool {
+        self.tool_calls().next().is_some()
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "camelCase")]
+pub enum AssistantBlock {
+    #[serde(rename_all = "camelCase")]
+    Text { text: String },
+    #[serde(rename_all = "camelCase")]
+    Thinking {
+        thinking: String,
+        /// Anthropic signs thinking blocks; the signature must be sent back.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        thinking_signature: Option<String>,
+    },
+    #[serde(rename_all = "camelCase")]
+    ToolCall {
+        id: String,
+        name: String,
+        arguments: Value,
+    },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum StopReason {
+    Stop,
+    Length,
+    ToolUse,
+    Error,
+    Aborted,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Usage {
+    #[serde(default)]
+    pub input: u64,
+    #[serde(default)]
+    pub output: u64,
+    #[serde(default)]
+    pub cache_read: u64,
+    #[serde(default)]
+    pub cache_write: u64,
+    #[serde(default)]
+    pub total_tokens: u64,
+}
+
+impl Usage {
+    pub fn add(&mut self, other: &Usage) {
+        self.input += other.input;
+        self.output += other.output;
+        self.cache_read += other.cache_read;
+        self.cache_write += other.cache_write;
+        self.total_tokens += other.total_tokens;
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolResultMessage {
+    pub tool_call_id: String,
+    pub tool_name: String,
+    pub content: Vec<ContentBlock>,
+    pub is_error: bool,
+    pub timestamp: i64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn seed_archive_lines_round_trip() {
+        // The three example lines of r2-storage-layout.txt.
+        let lines = [
+            json!({"role":"user","content":"Hello","timestamp":1708300000000i64}),
+            json!({"role":"assistant","content":[{"type":"text","text":"Hi there!"}],"timestamp":1708300001000i64}),
+            json!({"role":"toolResult","toolCallId":"call_abc","toolName":"Bash","content":[{"type":"text","text":"output"}],"isError":false,"timestamp":1708300002000i64}),
+        ];
+        let parsed: Vec<Message> = lines
+            .iter()
+            .map(|l| serde_json::from_value(l.clone()).unwrap())
+            .collect();
+        assert_eq!(
+            parsed,
+            vec![
+                Message::User(UserMessage {
+                    content: UserContent::Text("Hello".into()),
+                    timestamp: 1708300000000
+                }),
+                Message::Assistant(AssistantMessage {
+                    content: vec![AssistantBlock::Text {
+                        text: "Hi there!".into()
+                    }],
+                    api: None,
+                    provider: None,
+                    model: None,
+                    usage: None,
+                    stop_reason: None,
+                    error_message: None,
+                    timestamp: 1708300001000
+                }),
+                Message::ToolResult(ToolResultMessage {
+                    tool_call_id: "call_abc".into(),
+                    tool_name: "Bash".into(),
+                    content: vec![ContentBlock::Text {
+                        text: "output".into()
+                    }],
+                    is_error: false,
+                    timestamp: 1708300002000
+                }),
+            ]
+        );
+        for (line, msg) in lines.iter().zip(&parsed) {
+            assert_eq!(&serde_json::to_value(msg).unwrap(), line);
+        }
+    }
+
+    #[test]
+    fn tool_call_block_shape() {
+        let m = AssistantMessage {
+            content: vec![
+                AssistantBlock::Text {
+                    text: "Let me look.".into(),
+                },
+                AssistantBlock::ToolCall {
+                    id: "c1".into(),
+                    name: "laptop__Bash".into(),
+                    arguments: json!({"command":"ls"}),
+                },
+            ],
+            api: Some("openai-completions".into()),
+            provider: Some("openai".into()),
+            model: Some("gpt-4.1".into()),
+            usage: Some(Usage {
+                input: 10,
+                output: 5,
+                total_tokens: 15,
+                ..Default::default()
+            }),
+            stop_reason: Some(StopReason::ToolUse),
+            error_message: None,
+            timestamp: 1,
+        };
+        assert_eq!(
+            serde_json::to_value(Message::Assistant(m)).unwrap(),
+            json!({"role":"assistant","content":[{"type":"text","text":"Let me look."},
+                {"type":"toolCall","id":"c1","name":"laptop__Bash","arguments":{"command":"ls"}}],
+                "api":"openai-completions","provider":"openai","model":"gpt-4.1",
+                "usage":{"input":10,"output":5,"cacheRead":0,"cacheWrite":0,"totalTokens":15},
+                "stopReason":"toolUse","timestamp":1})
+        );
+    }
+}

@@ -1,0 +1,335 @@
+//! Params, results and event payloads of the RPC methods (reference §1.3–1.5).
+
+use crate::messages::{AssistantMessage, Message, Usage};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// Method names, as on the wire.
+pub mod method {
+    pub const CONNECT: &str = "connect";
+    pub const CHAT_SEND: &str = "chat.send";
+    pub const CONFIG_GET: &str = "config.get";
+    pub const CONFIG_SET: &str = "config.set";
+    pub const SESSION_GET: &str = "session.get";
+    pub const SESSION_PREVIEW: &str = "session.preview";
+}
+
+/// Event names, as on the wire.
+pub mod event {
+    pub const CHAT: &str = "chat";
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ClientMode {
+    Client,
+    Node,
+    Channel,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ClientInfo {
+    pub id: String,
+    #[serde(default)]
+    pub version: String,
+    #[serde(default)]
+    pub platform: String,
+    pub mode: ClientMode,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub channel: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub account_id: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolDefinition {
+    pub name: String,
+    pub description: String,
+    pub input_schema: Value,
+}
+
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct AuthParams {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub token: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ConnectParams {
+    pub min_protocol: u32,
+    pub max_protocol: u32,
+    pub client: ClientInfo,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tools: Option<Vec<ToolDefinition>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub node_runtime: Option<Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub auth: Option<AuthParams>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ServerInfo {
+    pub version: String,
+    pub connection_id: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Features {
+    pub methods: Vec<String>,
+    pub events: Vec<String>,
+}
+
+/// The `connect` result.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct HelloOkResult {
+    /// Always `"hello-ok"`.
+    #[serde(rename = "type")]
+    pub kind: String,
+    pub protocol: u32,
+    pub server: ServerInfo,
+    pub features: Features,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ChatSendParams {
+    pub session_key: String,
+    pub message: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run_id: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ChatSendResult {
+    /// `"started"`.
+    pub status: String,
+    pub run_id: String,
+    /// The canonical session key the message went to.
+    pub session_key: String,
+    /// True when another run was in progress and this message waits its turn.
+    pub queued: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub queue_position: Option<u32>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ChatState {
+    /// A chunk of assistant text as it streams (new in this project; v1
+    /// clients ignore states they do not know).
+    Delta,
+    /// An assistant turn with text and tool calls; the run goes on.
+    Partial,
+    /// The run's last assistant message.
+    Final,
+    Error,
+}
+
+/// Payload of the `chat` event.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ChatEvent {
+    pub run_id: Option<String>,
+    pub session_key: String,
+    pub state: ChatState,
+    /// For `delta`: the new text.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub delta: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<AssistantMessage>,
+    /// For `final`: token usage summed over the run's model calls.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usage: Option<Usage>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct ConfigGetParams {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
+}
+
+/// `config.get` answers `{path, value}` for a path and `{config}` without one.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum ConfigGetResult {
+    Path { path: String, value: Value },
+    Whole { config: Value },
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ConfigSetParams {
+    pub path: String,
+    pub value: Value,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ConfigSetResult {
+    pub ok: bool,
+    pub path: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionGetParams {
+    pub session_key: String,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct TokenCounts {
+    pub input: u64,
+    pub output: u64,
+    pub total: u64,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ModelSelection {
+    pub provider: String,
+    pub id: String,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionSettings {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<ModelSelection>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub thinking_level: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub system_prompt: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_tokens: Option<u64>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionGetResult {
+    pub session_id: String,
+    pub session_key: String,
+    pub created_at: i64,
+    pub updated_at: i64,
+    pub message_count: u64,
+    pub tokens: TokenCounts,
+    pub settings: SessionSettings,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reset_policy: Option<Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_reset_at: Option<i64>,
+    pub previous_session_ids: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub label: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionPreviewParams {
+    pub session_key: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limit: Option<u32>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionPreviewResult {
+    pub session_key: String,
+    pub session_id: String,
+    pub message_count: u64,
+    pub messages: Vec<Message>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::frames::Frame;
+    use serde_json::json;
+
+    #[test]
+    fn connect_params_from_v1_client() {
+        // What the upstream Rust CLI sends (reference §1.3).
+        let frame: Frame = serde_json::from_value(json!({
+            "type":"req","id":"1","method":"connect",
+            "params":{"minProtocol":1,"maxProtocol":1,
+                "client":{"id":"cli-1","version":"0.0.1","platform":"linux","mode":"client"},
+                "auth":{"token":"s3cret"},"sessionKey":null}
+        }))
+        .unwrap();
+        let Frame::Req(req) = frame else {
+            panic!("not a request")
+        };
+        let params: ConnectParams = serde_json::from_value(req.params.unwrap()).unwrap();
+        assert_eq!(
+            params,
+            ConnectParams {
+                min_protocol: 1,
+                max_protocol: 1,
+                client: ClientInfo {
+                    id: "cli-1".into(),
+                    version: "0.0.1".into(),
+                    platform: "linux".into(),
+                    mode: ClientMode::Client,
+                    channel: None,
+                    account_id: None,
+                },
+                tools: None,
+                node_runtime: None,
+                auth: Some(AuthParams {
+                    token: Some("s3cret".into())
+                }),
+            }
+        );
+    }
+
+    #[test]
+    fn frames_serialize_as_v1() {
+        assert_eq!(
+            serde_json::to_value(Frame::err(
+                "7",
+                crate::ErrorShape::new(404, "Unknown method: nope")
+            ))
+            .unwrap(),
+            json!({"type":"res","id":"7","ok":false,"error":{"code":404,"message":"Unknown method: nope"}})
+        );
+        assert_eq!(
+            serde_json::to_value(Frame::ok("8", json!({"ok":true}))).unwrap(),
+            json!({"type":"res","id":"8","ok":true,"payload":{"ok":true}})
+        );
+        let evt = ChatEvent {
+            run_id: Some("r1".into()),
+            session_key: "agent:main:main".into(),
+            state: ChatState::Delta,
+            delta: Some("Hel".into()),
+            message: None,
+            usage: None,
+            error: None,
+        };
+        assert_eq!(
+            serde_json::to_value(Frame::event("chat", serde_json::to_value(&evt).unwrap()))
+                .unwrap(),
+            json!({"type":"evt","event":"chat","payload":{"runId":"r1","sessionKey":"agent:main:main","state":"delta","delta":"Hel"}})
+        );
+    }
+
+    #[test]
+    fn config_get_result_shapes() {
+        assert_eq!(
+            serde_json::to_value(ConfigGetResult::Path {
+                path: "model.id".into(),
+                value: json!("x")
+            })
+            .unwrap(),
+            json!({"path":"model.id","value":"x"})
+        );
+        assert_eq!(
+            serde_json::to_value(ConfigGetResult::Whole { config: json!({}) }).unwrap(),
+            json!({"config":{}})
+        );
+    }
+}

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# README command 1: sets up everything, builds the gateway once, installs
+# the `gsv` CLI, makes an auth token on first run and gives it to the CLI,
+# then runs the gateway under workerd on 127.0.0.1:8787 with its SQLite
+# and R2 state kept in .gsv/state.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+say() { printf '\033[1m[gsv]\033[0m %s\n' "$*" >&2; }
+PORT="${GSV_PORT:-8787}"
+
+bash scripts/setup.sh
+say "building the gateway (wasm)"
+bash scripts/build-worker.sh >/dev/null
+say "installing the gsv CLI into ~/.cargo/bin"
+cargo install --quiet --locked --path node-cli --target-dir target/install
+
+mkdir -p .gsv
+if ! grep -qs '^GSV_AUTH_TOKEN=' .dev.vars; then
+  token="$(od -An -N32 -tx1 /dev/urandom | tr -d ' \n')"
+  umask 077
+  echo "GSV_AUTH_TOKEN=$token" >> .dev.vars
+  say "generated an auth token into .dev.vars"
+fi
+token="$(grep '^GSV_AUTH_TOKEN=' .dev.vars | tail -n1 | cut -d= -f2-)"
+gsv local-config set gateway.url "ws://127.0.0.1:$PORT/ws" >/dev/null
+gsv local-config set gateway.token "$token" >/dev/null
+say "the gsv CLI is configured for ws://127.0.0.1:$PORT/ws"
+say "next, in another terminal: gsv config set apiKeys.anthropic <key>   (or model.provider/openai etc.)"
+say "                            gsv chat \"hello\""
+
+bash scripts/dev-config.sh > .gsv/wrangler.dev.toml
+export WRANGLER_SEND_METRICS=false CLOUDFLARE_CF_FETCH_ENABLED=false
+exec node_modules/.bin/wrangler dev -c .gsv/wrangler.dev.toml --env-file .dev.vars \
+  --ip 127.0.0.1 --port "$PORT" --persist-to .gsv/state

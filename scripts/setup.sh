@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Installs what building and running the gateway needs, idempotently:
+# the wasm32 target, worker-build, wasm-bindgen-cli at the exact version in
+# Cargo.lock, and the npm packages (wrangler, miniflare, binaryen, esbuild).
+# Everything comes from crates.io and npm; nothing else is downloaded.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+WORKER_BUILD_VERSION=0.8.7
+say() { printf '\033[1m[setup]\033[0m %s\n' "$*" >&2; }
+
+if ! rustup target list --installed | grep -qx wasm32-unknown-unknown; then
+  say "adding the wasm32-unknown-unknown target"
+  rustup target add wasm32-unknown-unknown
+fi
+
+installed_version() { "$1" --version 2>/dev/null | awk '{print $2}'; }
+
+if [ "$(installed_version worker-build)" != "$WORKER_BUILD_VERSION" ]; then
+  say "installing worker-build $WORKER_BUILD_VERSION"
+  cargo install worker-build --version "$WORKER_BUILD_VERSION" --force
+fi
+
+BINDGEN_VERSION=$(awk '/^name = "wasm-bindgen"$/ {getline; gsub(/version = |"/, ""); print; exit}' Cargo.lock)
+if [ "$(installed_version wasm-bindgen)" != "$BINDGEN_VERSION" ]; then
+  say "installing wasm-bindgen-cli $BINDGEN_VERSION (a few minutes the first time)"
+  cargo install wasm-bindgen-cli --version "$BINDGEN_VERSION" --force
+fi
+
+if [ ! -x node_modules/.bin/wrangler ] || [ package.json -nt node_modules/.package-lock.json ] \
+   || { [ -f package-lock.json ] && [ package-lock.json -nt node_modules/.package-lock.json ]; }; then
+  say "installing npm packages"
+  if [ -f package-lock.json ]; then npm ci --no-audit --no-fund; else npm install --no-audit --no-fund; fi
+fi

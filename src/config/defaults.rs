@@ -1,0 +1,43 @@
+//! Default configuration (reference §2.2), as one JSON document so reads can
+//! deep-merge the stored overrides onto it.
+
+use serde_json::{json, Value};
+
+pub const DEFAULT_SYSTEM_PROMPT: &str = "You are a helpful AI assistant running inside GSV.";
+
+pub const DEFAULT_HEARTBEAT_PROMPT: &str = "Read HEARTBEAT.md if it exists in your workspace. Follow it strictly. Do not infer or repeat old tasks from prior chats. If nothing needs attention, reply HEARTBEAT_OK.";
+
+pub fn default_config() -> Value {
+    json!({
+        "model": { "provider": "anthropic", "id": "claude-sonnet-4-20250514", "thinkingLevel": "off" },
+        "apiKeys": {},
+        "providers": {},
+        "timeouts": { "llmMs": 300000, "toolMs": 60000, "skillProbeMaxAgeMs": 600000 },
+        "transcription": { "provider": "workers-ai" },
+        "channels": {
+            "whatsapp": { "dmPolicy": "pairing", "allowFrom": [] },
+            "discord": { "dmPolicy": "open", "allowFrom": [] }
+        },
+        "systemPrompt": DEFAULT_SYSTEM_PROMPT,
+        "session": {
+            "defaultResetPolicy": { "mode": "daily", "atHour": 4 },
+            "mainKey": "main",
+            "dmScope": "main",
+            "identityLinks": {}
+        },
+        "skills": { "entries": {} },
+        "agents": {
+            "list": [],
+            "bindings": [],
+            "defaultHeartbeat": {
+                "every": "30m",
+                "prompt": DEFAULT_HEARTBEAT_PROMPT,
+                "target": "last",
+                "activeHours": { "start": "08:00", "end": "23:00" }
+            }
+        },
+        "compaction": { "enabled": true, "reserveTokens": 20000, "keepRecentTokens": 20000, "extractMemories": true },
+        "cron": { "enabled": true, "maxJobs": 200, "maxRunsPerJobHistory": 200, "maxConcurrentRuns": 4 },
+        "userTimezone": "UTC"
+    })
+}

@@ -1,0 +1,181 @@
+//! The shape of the configuration: which paths exist and what type each
+//! holds, so `config.set` refuses a wrong value with a message that names
+//! the path and the expected type instead of storing it.
+
+use serde_json::Value;
+
+#[derive(Debug, Clone, Copy)]
+pub enum Ty {
+    Str,
+    /// An integer within bounds (inclusive).
+    Int(i64, i64),
+    Bool,
+    OneOf(&'static [&'static str]),
+    StrList,
+    /// A JSON array of objects, checked only for being an array.
+    List,
+    /// Fixed fields.
+    Obj(&'static [(&'static str, Ty)]),
+    /// Any key, every value of the given type.
+    Map(&'static Ty),
+    /// A free-form object (validated by the feature that uses it).
+    AnyObj,
+}
+
+impl Ty {
+    pub fn describe(&self) -> String {
+        match self {
+            Ty::Str => "a string".into(),
+            Ty::Int(lo, hi) if *hi == i64::MAX => format!("an integer ≥ {lo}"),
+            Ty::Int(lo, hi) => format!("an integer from {lo} to {hi}"),
+            Ty::Bool => "true or false".into(),
+            Ty::OneOf(opts) => format!("one of {}", opts.join(", ")),
+            Ty::StrList => "a list of strings".into(),
+            Ty::List => "a list".into(),
+            Ty::Obj(_) | Ty::Map(_) | Ty::AnyObj => "an object".into(),
+        }
+    }
+}
+
+const POS: Ty = Ty::Int(1, i64::MAX);
+const NONNEG: Ty = Ty::Int(0, i64::MAX);
+const THINK_LEVELS: &[&str] = &[
+    "off", "none", "minimal", "min", "low", "medium", "med", "high", "xhigh", "max",
+];
+
+const MODEL: Ty = Ty::Obj(&[
+    ("provider", Ty::Str),
+    ("id", Ty::Str),
+    ("thinkingLevel", Ty::OneOf(THINK_LEVELS)),
+    ("maxTokens", POS),
+]);
+const PROVIDER: Ty = Ty::Obj(&[
+    ("baseUrl", Ty::Str),
+    (
+        "api",
+        Ty::OneOf(&["openai-completions", "anthropic-messages"]),
+    ),
+    ("contextWindow", POS),
+]);
+const TIMEOUTS: Ty = Ty::Obj(&[
+    ("llmMs", Ty::Int(1000, 3_600_000)),
+    ("toolMs", Ty::Int(1000, 3_600_000)),
+    ("skillProbeMaxAgeMs", Ty::Int(1000, 86_400_000)),
+]);
+const CHANNEL: Ty = Ty::Obj(&[
+    ("dmPolicy", Ty::OneOf(&["open", "allowlist", "pairing"])),
+    ("allowFrom", Ty::StrList),
+]);
+const RESET_POLICY: Ty = Ty::Obj(&[
+    ("mode", Ty::OneOf(&["manual", "daily", "idle"])),
+    ("atHour", Ty::Int(0, 23)),
+    ("idleMinutes", POS),
+]);
+const SESSION: Ty = Ty::Obj(&[
+    ("defaultResetPolicy", RESET_POLICY),
+    ("mainKey", Ty::Str),
+    (
+        "dmScope",
+        Ty::OneOf(&[
+            "main",
+            "per-peer",
+            "per-channel-peer",
+            "per-account-channel-peer",
+        ]),
+    ),
+    ("identityLinks", Ty::Map(&Ty::StrList)),
+]);
+const AGENTS: Ty = Ty::Obj(&[
+    ("list", Ty::List),
+    ("bindings", Ty::List),
+    ("defaultHeartbeat", Ty::AnyObj),
+]);
+const COMPACTION: Ty = Ty::Obj(&[
+    ("enabled", Ty::Bool),
+    ("reserveTokens", NONNEG),
+    ("keepRecentTokens", NONNEG),
+    ("extractMemories", Ty::Bool),
+]);
+const CRON: Ty = Ty::Obj(&[
+    ("enabled", Ty::Bool),
+    ("maxJobs", POS),
+    ("maxRunsPerJobHistory", Ty::Int(1, 50_000)),
+    ("maxConcurrentRuns", POS),
+]);
+
+pub const ROOT: Ty = Ty::Obj(&[
+    ("model", MODEL),
+    ("apiKeys", Ty::Map(&Ty::Str)),
+    ("providers", Ty::Map(&PROVIDER)),
+    ("timeouts", TIMEOUTS),
+    (
+        "transcription",
+        Ty::Obj(&[("provider", Ty::OneOf(&["workers-ai", "openai"]))]),
+    ),
+    ("channels", Ty::Map(&CHANNEL)),
+    ("systemPrompt", Ty::Str),
+    ("session", SESSION),
+    ("skills", Ty::Obj(&[("entries", Ty::Map(&Ty::AnyObj))])),
+    ("agents", AGENTS),
+    ("compaction", COMPACTION),
+    ("cron", CRON),
+    ("userTimezone", Ty::Str),
+]);
+
+/// The type expected at `segments`, or `None` when no such path exists.
+pub fn lookup(segments: &[&str]) -> Option<Ty> {
+    let mut ty = ROOT;
+    for seg in segments {
+        ty = match ty {
+            Ty::Obj(fields) => fields.iter().find(|(k, _)| k == seg).map(|(_, t)| *t)?,
+            Ty::Map(inner) => *inner,
+            Ty::AnyObj => Ty::AnyObj,
+            _ => return None,
+        };
+    }
+    Some(ty)
+}
+
+/// Checks `value` against `ty`; the error names the offending path.
+pub fn check(path: &str, ty: Ty, value: &Value) -> Result<(), String> {
+    let wrong = || Err(format!("{path} must be {}", ty.describe()));
+    match ty {
+        Ty::Str => value.is_string().then_some(()).map_or_else(wrong, Ok),
+        Ty::Int(lo, hi) => match value.as_i64() {
+            Some(n) if n >= lo && n <= hi => Ok(()),
+            _ => wrong(),
+        },
+        Ty::Bool => value.is_boolean().then_some(()).map_or_else(wrong, Ok),
+        Ty::OneOf(opts) => match value.as_str() {
+            Some(s) if opts.contains(&s) => Ok(()),
+            _ => wrong(),
+        },
+        Ty::StrList => match value.as_array() {
+            Some(items) if items.iter().all(Value::is_string) => Ok(()),
+            _ => wrong(),
+        },
+        Ty::List => value.is_array().then_some(()).map_or_else(wrong, Ok),
+        Ty::AnyObj => value.is_object().then_some(()).map_or_else(wrong, Ok),
+        Ty::Obj(fields) => {
+            let Some(map) = value.as_object() else {
+                return wrong();
+            };
+            for (key, v) in map {
+                let Some((_, field_ty)) = fields.iter().find(|(k, _)| k == key) else {
+                    return Err(format!("{path}.{key} is not a known setting"));
+                };
+                check(&format!("{path}.{key}"), *field_ty, v)?;
+            }
+            Ok(())
+        }
+        Ty::Map(inner) => {
+            let Some(map) = value.as_object() else {
+                return wrong();
+            };
+            for (key, v) in map {
+                check(&format!("{path}.{key}"), *inner, v)?;
+            }
+            Ok(())
+        }
+    }
+}

@@ -1,0 +1,113 @@
+//! The methods and events this gateway implements, and which connection
+//! modes may call each method (v1 had no per-mode checks; see reference §12 #9).
+
+use gsv_protocol::{codes, event, method, ClientMode, ErrorShape};
+
+/// Who may call a method.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Callers {
+    /// Operators and chat clients only.
+    Clients,
+    /// Clients and channel workers (they relay user messages).
+    ClientsAndChannels,
+}
+
+const METHODS: &[(&str, Callers)] = &[
+    (method::CHAT_SEND, Callers::ClientsAndChannels),
+    (method::CONFIG_GET, Callers::Clients),
+    (method::CONFIG_SET, Callers::Clients),
+    (method::SESSION_GET, Callers::ClientsAndChannels),
+    (method::SESSION_PREVIEW, Callers::ClientsAndChannels),
+];
+
+const EVENTS: &[&str] = &[event::CHAT];
+
+/// Every method `hello-ok` advertises: exactly those handled, `connect` included.
+pub fn advertised_methods() -> Vec<String> {
+    std::iter::once(method::CONNECT)
+        .chain(METHODS.iter().map(|(m, _)| *m))
+        .map(String::from)
+        .collect()
+}
+
+pub fn advertised_events() -> Vec<String> {
+    EVENTS.iter().map(|e| e.to_string()).collect()
+}
+
+/// Checks that a connection in `mode` may call `name`.
+pub fn authorize(mode: ClientMode, name: &str) -> Result<(), ErrorShape> {
+    let Some((_, callers)) = METHODS.iter().find(|(m, _)| *m == name) else {
+        if name == method::CONNECT {
+            return Err(ErrorShape::new(codes::BAD_REQUEST, "Already connected"));
+        }
+        return Err(ErrorShape::new(
+            codes::NOT_FOUND,
+            format!("Unknown method: {name}"),
+        ));
+    };
+    let allowed = match callers {
+        Callers::Clients => mode == ClientMode::Client,
+        Callers::ClientsAndChannels => matches!(mode, ClientMode::Client | ClientMode::Channel),
+    };
+    if allowed {
+        Ok(())
+    } else {
+        let mode = serde_json::to_value(mode).unwrap();
+        Err(ErrorShape::new(
+            codes::FORBIDDEN,
+            format!(
+                "Method {name} is not allowed for {} connections",
+                mode.as_str().unwrap_or("?")
+            ),
+        ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hello_lists_exactly_the_handled_methods() {
+        assert_eq!(
+            advertised_methods(),
+            [
+                "connect",
+                "chat.send",
+                "config.get",
+                "config.set",
+                "session.get",
+                "session.preview"
+            ]
+        );
+        assert_eq!(advertised_events(), ["chat"]);
+    }
+
+    #[test]
+    fn per_mode_authorization() {
+        assert_eq!(authorize(ClientMode::Client, "config.set"), Ok(()));
+        assert_eq!(
+            authorize(ClientMode::Node, "config.set"),
+            Err(ErrorShape::new(
+                403,
+                "Method config.set is not allowed for node connections"
+            ))
+        );
+        assert_eq!(
+            authorize(ClientMode::Channel, "config.get"),
+            Err(ErrorShape::new(
+                403,
+                "Method config.get is not allowed for channel connections"
+            ))
+        );
+        assert_eq!(authorize(ClientMode::Channel, "chat.send"), Ok(()));
+        assert_eq!(
+            authorize(ClientMode::Client, "nope.nope"),
+            Err(ErrorShape::new(404, "Unknown method: nope.nope"))
+        );
+        assert_eq!(
+            authorize(ClientMode::Client, "connect"),
+            Err(ErrorShape::new(400, "Already connected"))
+        );
+    }
+}

@@ -1,0 +1,160 @@
+//! LLM providers behind one small trait.
+//!
+//! A provider is pure: it turns an [`LlmRequest`] into an [`HttpRequest`] and
+//! decodes the server-sent events of the streamed answer into text deltas and
+//! a final [`AssistantMessage`]. The Worker shell (`crate::worker::llm_call`)
+//! does the HTTP, the timeouts and the retries, so everything here is unit
+//! tested natively.
+
+pub mod anthropic;
+mod http_error;
+pub mod openai;
+pub mod retry;
+pub mod sse;
+mod transcript;
+
+use gsv_protocol::{AssistantMessage, Message, ToolDefinition};
+use serde::{Deserialize, Serialize};
+
+pub use retry::RetryPolicy;
+pub use sse::{SseEvent, SseParser};
+
+/// How hard the model should think (reference §2.7 levels).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ThinkingLevel {
+    #[default]
+    None,
+    Minimal,
+    Low,
+    Medium,
+    High,
+    Xhigh,
+}
+
+impl ThinkingLevel {
+    /// Accepts the v1 spellings: `off|none|0`, `minimal|min|1`, `low|2`,
+    /// `medium|med|3`, `high|4`, `xhigh|max|5`.
+    pub fn parse(s: &str) -> Option<Self> {
+        Some(match s.trim().to_ascii_lowercase().as_str() {
+            "off" | "none" | "0" => Self::None,
+            "minimal" | "min" | "1" => Self::Minimal,
+            "low" | "2" => Self::Low,
+            "medium" | "med" | "3" => Self::Medium,
+            "high" | "4" => Self::High,
+            "xhigh" | "max" | "5" => Self::Xhigh,
+            _ => return None,
+        })
+    }
+}
+
+/// Where and how to reach a provider.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Endpoint {
+    /// Base URL without a trailing slash, e.g. `https://api.openai.com/v1`
+    /// or `https://api.anthropic.com`.
+    pub base_url: String,
+    pub api_key: String,
+}
+
+/// One model call.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LlmRequest<'a> {
+    pub model: &'a str,
+    pub system_prompt: &'a str,
+    pub messages: &'a [Message],
+    pub tools: &'a [ToolDefinition],
+    pub thinking: ThinkingLevel,
+    pub max_tokens: Option<u64>,
+}
+
+/// An HTTP request for the shell to send (always a POST with a JSON body).
+#[derive(Debug, Clone, PartialEq)]
+pub struct HttpRequest {
+    pub url: String,
+    pub headers: Vec<(String, String)>,
+    pub body: String,
+}
+
+/// Why a model call failed, classified so the shell knows whether to retry.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LlmErrorKind {
+    /// 429.
+    RateLimited,
+    /// 5xx or an overloaded error.
+    Server,
+    /// Connection failed or the stream broke.
+    Network,
+    /// No answer within `timeouts.llmMs`.
+    Timeout,
+    /// 401/403: the key is wrong.
+    Auth,
+    /// The prompt does not fit the model's context window.
+    ContextOverflow,
+    /// Any other 4xx, or an answer that cannot be decoded.
+    Invalid,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LlmError {
+    pub kind: LlmErrorKind,
+    pub message: String,
+    /// From `Retry-After` / `retry-after-ms`, when the server sent one.
+    pub retry_after_ms: Option<u64>,
+}
+
+impl LlmError {
+    pub fn new(kind: LlmErrorKind, message: impl Into<String>) -> Self {
+        Self {
+            kind,
+            message: message.into(),
+            retry_after_ms: None,
+        }
+    }
+    pub fn is_retryable(&self) -> bool {
+        matches!(
+            self.kind,
+            LlmErrorKind::RateLimited | LlmErrorKind::Server | LlmErrorKind::Network
+        )
+    }
+}
+
+impl std::fmt::Display for LlmError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+/// Decodes one streamed answer, event by event.
+pub trait StreamDecoder {
+    /// Feed one SSE event; returns the text that became visible (may be empty).
+    fn on_event(&mut self, event: &SseEvent) -> Result<String, LlmError>;
+    /// The stream ended: the whole assistant message, with usage and stop reason.
+    fn finish(self: Box<Self>, timestamp: i64) -> Result<AssistantMessage, LlmError>;
+}
+
+/// An LLM API (Anthropic Messages, OpenAI Chat Completions and compatibles).
+pub trait Provider {
+    /// The `api` name stored on assistant messages, e.g. `anthropic-messages`.
+    fn api(&self) -> &'static str;
+    /// Default base URL when `providers.<name>.baseUrl` is not configured.
+    fn default_base_url(&self) -> &'static str;
+    fn build_request(&self, endpoint: &Endpoint, req: &LlmRequest) -> HttpRequest;
+    fn decoder(&self, provider_name: &str, model: &str) -> Box<dyn StreamDecoder>;
+    /// Classifies a non-2xx answer (status, `Retry-After` header value, body).
+    fn classify_error(&self, status: u16, retry_after: Option<&str>, body: &str) -> LlmError;
+}
+
+/// The provider implementation for a configured provider name: `anthropic`
+/// speaks the Messages API, everything else Chat Completions (OpenAI,
+/// OpenRouter, Ollama, llama.cpp server, vLLM, Gemini's compatible endpoint).
+pub fn provider_for(name: &str, api_override: Option<&str>) -> Box<dyn Provider> {
+    match api_override.unwrap_or(if name == "anthropic" {
+        "anthropic-messages"
+    } else {
+        "openai-completions"
+    }) {
+        "anthropic-messages" | "anthropic" => Box::new(anthropic::Anthropic),
+        _ => Box::new(openai::OpenAi::for_provider(name)),
+    }
+}

@@ -1,0 +1,335 @@
+//! The Chat Completions request body.
+
+use gsv_protocol::{
+    join_text, AssistantBlock, AssistantMessage, ContentBlock, ToolDefinition, UserContent,
+};
+use serde_json::{json, Map, Value};
+
+use crate::llm::transcript::{turns, ToolResult, Turn};
+use crate::llm::{LlmRequest, ThinkingLevel};
+
+pub(super) fn request_body(req: &LlmRequest) -> Value {
+    let mut body = Map::new();
+    body.insert("model".into(), json!(req.model));
+    body.insert("messages".into(), Value::Array(messages(req)));
+    body.insert("stream".into(), json!(true));
+    body.insert("stream_options".into(), json!({ "include_usage": true }));
+    if !req.tools.is_empty() {
+        body.insert("tools".into(), req.tools.iter().map(tool).collect());
+    }
+    if let Some(max) = req.max_tokens {
+        body.insert("max_completion_tokens".into(), json!(max));
+    }
+    if let Some(effort) = reasoning_effort(req.thinking) {
+        body.insert("reasoning_effort".into(), json!(effort));
+    }
+    Value::Object(body)
+}
+
+fn reasoning_effort(level: ThinkingLevel) -> Option<&'static str> {
+    match level {
+        ThinkingLevel::None => None,
+        ThinkingLevel::Minimal => Some("minimal"),
+        ThinkingLevel::Low => Some("low"),
+        ThinkingLevel::Medium => Some("medium"),
+        // The API has no level above "high".
+        ThinkingLevel::High | ThinkingLevel::Xhigh => Some("high"),
+    }
+}
+
+fn tool(t: &ToolDefinition) -> Value {
+    json!({
+        "type": "function",
+        "function": { "name": t.name, "description": t.description, "parameters": t.input_schema },
+    })
+}
+
+fn messages(req: &LlmRequest) -> Vec<Value> {
+    let mut out = Vec::new();
+    if !req.system_prompt.is_empty() {
+        out.push(json!({ "role": "system", "content": req.system_prompt }));
+    }
+    for turn in turns(req.messages) {
+        match turn {
+            Turn::User(u) => out.push(match &u.content {
+                UserContent::Text(text) => json!({ "role": "user", "content": text }),
+                UserContent::Blocks(blocks) => {
+                    json!({ "role": "user", "content": blocks.iter().map(content_part).collect::<Vec<_>>() })
+                }
+            }),
+            Turn::Assistant(a) => out.extend(assistant(a)),
+            Turn::ToolResults(results) => tool_results(&results, &mut out),
+        }
+    }
+    out
+}
+
+fn content_part(block: &ContentBlock) -> Value {
+    match block {
+        ContentBlock::Text { text } => json!({ "type": "text", "text": text }),
+        ContentBlock::Image {
+            data: Some(data),
+            mime_type,
+            ..
+        } => json!({
+            "type": "image_url",
+            "image_url": { "url": format!("data:{mime_type};base64,{data}") },
+        }),
+        // The shell loads R2 images before calling; say so if one is missing.
+        ContentBlock::Image { data: None, .. } => {
+            json!({ "type": "text", "text": "[image unavailable]" })
+        }
+    }
+}
+
+/// Text and tool calls; thinking cannot be sent back through this API.
+fn assistant(a: &AssistantMessage) -> Option<Value> {
+    let text: String = a
+        .content
+        .iter()
+        .filter_map(|b| match b {
+            AssistantBlock::Text { text } => Some(text.as_str()),
+            _ => None,
+        })
+        .collect();
+    let calls: Vec<Value> = a
+        .tool_calls()
+        .map(|(id, name, arguments)| {
+            json!({
+                "id": id,
+                "type": "function",
+                "function": { "name": name, "arguments": arguments.to_string() },
+            })
+        })
+        .collect();
+    if text.is_empty() && calls.is_empty() {
+        return None; // thinking only
+    }
+    let mut message = json!({
+        "role": "assistant",
+        "content": if text.is_empty() { Value::Null } else { json!(text) },
+    });
+    if !calls.is_empty() {
+        message["tool_calls"] = Value::Array(calls);
+    }
+    Some(message)
+}
+
+/// `tool` messages carry text only, so images from tool results follow in
+/// one user message.
+fn tool_results(results: &[ToolResult], out: &mut Vec<Value>) {
+    let mut images = Vec::new();
+    for r in results {
+        let text = join_text(&r.content);
+        let has_image = r
+            .content
+            .iter()
+            .any(|b| matches!(b, ContentBlock::Image { .. }));
+        images.extend(
+            r.content
+                .iter()
+                .filter(|b| matches!(b, ContentBlock::Image { .. }))
+                .map(content_part),
+        );
+        let text = if text.is_empty() && has_image {
+            "(see attached image)".to_string()
+        } else {
+            text
+        };
+        out.push(json!({ "role": "tool", "tool_call_id": r.tool_call_id, "content": text }));
+    }
+    if !images.is_empty() {
+        let mut parts =
+            vec![json!({ "type": "text", "text": "Attached image(s) from tool result:" })];
+        parts.extend(images);
+        out.push(json!({ "role": "user", "content": parts }));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use gsv_protocol::{Message, StopReason, ToolResultMessage, UserMessage};
+
+    fn conversation() -> Vec<Message> {
+        vec![
+            Message::User(UserMessage {
+                content: UserContent::Blocks(vec![
+                    ContentBlock::Text {
+                        text: "What is in this picture, and list /tmp".into(),
+                    },
+                    ContentBlock::Image {
+                        data: Some("iVBORw0KGgo=".into()),
+                        mime_type: "image/png".into(),
+                        r2_key: None,
+                    },
+                ]),
+                timestamp: 1,
+            }),
+            Message::Assistant(AssistantMessage {
+                content: vec![
+                    AssistantBlock::Thinking {
+                        thinking: "Need ls.".into(),
+                        thinking_signature: None,
+                    },
+                    AssistantBlock::Text {
+                        text: "A cat. Listing:".into(),
+                    },
+                    AssistantBlock::ToolCall {
+                        id: "call_abc".into(),
+                        name: "laptop__Bash".into(),
+                        arguments: json!({"command":"ls /tmp"}),
+                    },
+                ],
+                api: Some("openai-completions".into()),
+                provider: Some("openai".into()),
+                model: Some("gpt-4.1".into()),
+                usage: None,
+                stop_reason: Some(StopReason::ToolUse),
+                error_message: None,
+                timestamp: 2,
+            }),
+            Message::ToolResult(ToolResultMessage {
+                tool_call_id: "call_abc".into(),
+                tool_name: "laptop__Bash".into(),
+                content: vec![ContentBlock::Text {
+                    text: "a.txt\nb.txt".into(),
+                }],
+                is_error: false,
+                timestamp: 3,
+            }),
+            Message::User(UserMessage {
+                content: UserContent::Text("thanks".into()),
+                timestamp: 4,
+            }),
+        ]
+    }
+
+    fn bash_tool() -> ToolDefinition {
+        ToolDefinition {
+            name: "laptop__Bash".into(),
+            description: "Run a shell command".into(),
+            input_schema: json!({"type":"object","properties":{"command":{"type":"string"}},"required":["command"]}),
+        }
+    }
+
+    #[test]
+    fn full_conversation_with_tools_thinking_and_limits() {
+        let messages = conversation();
+        let tools = [bash_tool()];
+        let req = LlmRequest {
+            model: "gpt-5",
+            system_prompt: "You are gsv.",
+            messages: &messages,
+            tools: &tools,
+            thinking: ThinkingLevel::Xhigh,
+            max_tokens: Some(4096),
+        };
+        assert_eq!(
+            request_body(&req),
+            json!({
+                "model": "gpt-5",
+                "messages": [
+                    {"role":"system","content":"You are gsv."},
+                    {"role":"user","content":[
+                        {"type":"text","text":"What is in this picture, and list /tmp"},
+                        {"type":"image_url","image_url":{"url":"data:image/png;base64,iVBORw0KGgo="}}
+                    ]},
+                    {"role":"assistant","content":"A cat. Listing:","tool_calls":[
+                        {"id":"call_abc","type":"function","function":{"name":"laptop__Bash","arguments":"{\"command\":\"ls /tmp\"}"}}
+                    ]},
+                    {"role":"tool","tool_call_id":"call_abc","content":"a.txt\nb.txt"},
+                    {"role":"user","content":"thanks"}
+                ],
+                "tools": [{"type":"function","function":{"name":"laptop__Bash","description":"Run a shell command",
+                    "parameters":{"type":"object","properties":{"command":{"type":"string"}},"required":["command"]}}}],
+                "stream": true,
+                "stream_options": {"include_usage": true},
+                "max_completion_tokens": 4096,
+                "reasoning_effort": "high"
+            })
+        );
+    }
+
+    #[test]
+    fn reasoning_effort_levels() {
+        let levels = [
+            ThinkingLevel::None,
+            ThinkingLevel::Minimal,
+            ThinkingLevel::Low,
+            ThinkingLevel::Medium,
+            ThinkingLevel::High,
+            ThinkingLevel::Xhigh,
+        ];
+        assert_eq!(
+            levels.map(reasoning_effort),
+            [
+                None,
+                Some("minimal"),
+                Some("low"),
+                Some("medium"),
+                Some("high"),
+                Some("high")
+            ]
+        );
+    }
+
+    #[test]
+    fn tool_call_only_turns_images_in_results_and_missing_images() {
+        let messages = vec![
+            Message::Assistant(AssistantMessage {
+                content: vec![AssistantBlock::ToolCall {
+                    id: "c1".into(),
+                    name: "Screenshot".into(),
+                    arguments: json!({}),
+                }],
+                api: None,
+                provider: None,
+                model: None,
+                usage: None,
+                stop_reason: Some(StopReason::ToolUse),
+                error_message: None,
+                timestamp: 1,
+            }),
+            Message::ToolResult(ToolResultMessage {
+                tool_call_id: "c1".into(),
+                tool_name: "Screenshot".into(),
+                content: vec![ContentBlock::Image {
+                    data: Some("AAAA".into()),
+                    mime_type: "image/jpeg".into(),
+                    r2_key: None,
+                }],
+                is_error: false,
+                timestamp: 2,
+            }),
+            Message::User(UserMessage {
+                content: UserContent::Blocks(vec![ContentBlock::Image {
+                    data: None,
+                    mime_type: "image/png".into(),
+                    r2_key: Some("media/x.png".into()),
+                }]),
+                timestamp: 3,
+            }),
+        ];
+        let req = LlmRequest {
+            model: "m",
+            system_prompt: "",
+            messages: &messages,
+            tools: &[],
+            thinking: ThinkingLevel::None,
+            max_tokens: None,
+        };
+        assert_eq!(
+            request_body(&req)["messages"],
+            json!([
+                {"role":"assistant","content":null,"tool_calls":[
+                    {"id":"c1","type":"function","function":{"name":"Screenshot","arguments":"{}"}}]},
+                {"role":"tool","tool_call_id":"c1","content":"(see attached image)"},
+                {"role":"user","content":[
+                    {"type":"text","text":"Attached image(s) from tool result:"},
+                    {"type":"image_url","image_url":{"url":"data:image/jpeg;base64,AAAA"}}]},
+                {"role":"user","content":[{"type":"text","text":"[image unavailable]"}]}
+            ])
+        );
+    }
+}

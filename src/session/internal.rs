@@ -1,0 +1,42 @@
+//! Requests between the Gateway and Session objects. They travel as JSON
+//! `fetch` calls on paths the public router never forwards; an error comes
+//! back as a non-2xx answer whose body is an `ErrorShape`.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// Gateway → Session paths.
+pub mod path {
+    pub const CHAT_SEND: &str = "/chat.send";
+    pub const GET: &str = "/session.get";
+    pub const PREVIEW: &str = "/session.preview";
+    /// Session → Gateway: deliver a `chat` event to the session's watchers.
+    pub const CHAT_EVENT: &str = "/internal/chat-event";
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionChatSend {
+    pub session_key: String,
+    pub run_id: String,
+    pub message: String,
+    /// The effective gateway config (secrets included) at the time of the
+    /// message; the session resolves its run from it.
+    pub config: Value,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionChatSendReply {
+    pub queued: bool,
+    /// 0 when the run started at once; otherwise how many runs go first.
+    pub queue_position: u32,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionQuery {
+    pub session_key: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limit: Option<u32>,
+}

@@ -1,0 +1,99 @@
+//! What a session remembers about itself besides its messages.
+
+use gsv_protocol::{SessionGetResult, SessionSettings, TokenCounts, Usage};
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionMeta {
+    pub session_id: String,
+    pub session_key: String,
+    pub created_at: i64,
+    pub updated_at: i64,
+    #[serde(default)]
+    pub tokens: TokenCounts,
+    #[serde(default)]
+    pub settings: SessionSettings,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reset_policy: Option<serde_json::Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_reset_at: Option<i64>,
+    #[serde(default)]
+    pub previous_session_ids: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub label: Option<String>,
+}
+
+impl SessionMeta {
+    /// A new session; written to storage at once so its id and creation time
+    /// never change across evictions (reference §12 #16).
+    pub fn new(session_id: String, session_key: String, now: i64) -> Self {
+        Self {
+            session_id,
+            session_key,
+            created_at: now,
+            updated_at: now,
+            tokens: TokenCounts::default(),
+            settings: SessionSettings::default(),
+            reset_policy: None,
+            last_reset_at: None,
+            previous_session_ids: Vec::new(),
+            label: None,
+        }
+    }
+
+    pub fn add_usage(&mut self, usage: &Usage) {
+        self.tokens.input += usage.input;
+        self.tokens.output += usage.output;
+        self.tokens.total += if usage.total_tokens > 0 {
+            usage.total_tokens
+        } else {
+            usage.input + usage.output
+        };
+    }
+
+    pub fn to_result(&self, message_count: u64) -> SessionGetResult {
+        SessionGetResult {
+            session_id: self.session_id.clone(),
+            session_key: self.session_key.clone(),
+            created_at: self.created_at,
+            updated_at: self.updated_at,
+            message_count,
+            tokens: self.tokens.clone(),
+            settings: self.settings.clone(),
+            reset_policy: self.reset_policy.clone(),
+            last_reset_at: self.last_reset_at,
+            previous_session_ids: self.previous_session_ids.clone(),
+            label: self.label.clone(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn usage_accumulates() {
+        let mut m = SessionMeta::new("s1".into(), "agent:main:main".into(), 10);
+        m.add_usage(&Usage {
+            input: 100,
+            output: 20,
+            total_tokens: 120,
+            ..Default::default()
+        });
+        m.add_usage(&Usage {
+            input: 5,
+            output: 5,
+            ..Default::default()
+        });
+        assert_eq!(
+            m.tokens,
+            TokenCounts {
+                input: 105,
+                output: 25,
+                total: 130
+            }
+        );
+    }
+}

@@ -1,0 +1,9 @@
+//! Session decisions: what a run needs to know, what the session stores,
+//! the messages between the Gateway and Session objects, and how streamed
+//! text is batched. The Session DO (`worker::session_do`) does the I/O.
+
+pub mod coalesce;
+pub mod internal;
+pub mod meta;
+pub mod run;
+pub mod run_config;

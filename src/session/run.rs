@@ -1,0 +1,117 @@
+//! What a run does next, decided from the stored history alone, so a run
+//! resumed after eviction picks up exactly where it stopped.
+
+use gsv_protocol::{AssistantMessage, ContentBlock, Message, ToolResultMessage};
+
+/// Model calls one run may make before it is ended (runaway tool loops).
+pub const MAX_ITERATIONS: u32 = 25;
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum NextStep {
+    /// Call the model with the history as it stands.
+    CallModel,
+    /// The run already produced its answer (stored before an interruption):
+    /// announce it and finish.
+    Finished(AssistantMessage),
+}
+
+/// Decides from the stored messages of the current run.
+pub fn next_step(history: &[Message]) -> NextStep {
+    match history.last() {
+        Some(Message::Assistant(m)) if !m.has_tool_calls() => NextStep::Finished(m.clone()),
+        _ => NextStep::CallModel,
+    }
+}
+
+/// Results for tool calls no connected node or native tool provides, so
+/// the model learns the tool is gone instead of the run stalling.
+pub fn unavailable_tool_results(msg: &AssistantMessage, now: i64) -> Vec<Message> {
+    msg.tool_calls()
+        .map(|(id, name, _)| {
+            Message::ToolResult(ToolResultMessage {
+                tool_call_id: id.to_string(),
+                tool_name: name.to_string(),
+                content: vec![ContentBlock::Text {
+                    text: format!(
+                        "Error: tool {name} is not available (no node or native tool provides it)"
+                    ),
+                }],
+                is_error: true,
+                timestamp: now,
+            })
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use gsv_protocol::{AssistantBlock, UserContent, UserMessage};
+    use serde_json::json;
+
+    fn assistant(blocks: Vec<AssistantBlock>) -> AssistantMessage {
+        AssistantMessage {
+            content: blocks,
+            api: None,
+            provider: None,
+            model: None,
+            usage: None,
+            stop_reason: None,
+            error_message: None,
+            timestamp: 2,
+        }
+    }
+
+    #[test]
+    fn decides_from_history() {
+        let user = Message::User(UserMessage {
+            content: UserContent::Text("hi".into()),
+            timestamp: 1,
+        });
+        assert_eq!(next_step(&[user.clone()]), NextStep::CallModel);
+        let done = assistant(vec![AssistantBlock::Text {
+            text: "hello".into(),
+        }]);
+        assert_eq!(
+            next_step(&[user.clone(), Message::Assistant(done.clone())]),
+            NextStep::Finished(done)
+        );
+        let calling = assistant(vec![AssistantBlock::ToolCall {
+            id: "c1".into(),
+            name: "x__Bash".into(),
+            arguments: json!({}),
+        }]);
+        assert_eq!(
+            next_step(&[user, Message::Assistant(calling)]),
+            NextStep::CallModel
+        );
+    }
+
+    #[test]
+    fn unavailable_tools_get_error_results() {
+        let calling = assistant(vec![
+            AssistantBlock::Text {
+                text: "checking".into(),
+            },
+            AssistantBlock::ToolCall {
+                id: "c1".into(),
+                name: "x__Bash".into(),
+                arguments: json!({}),
+            },
+        ]);
+        assert_eq!(
+            unavailable_tool_results(&calling, 9),
+            vec![Message::ToolResult(ToolResultMessage {
+                tool_call_id: "c1".into(),
+                tool_name: "x__Bash".into(),
+                content: vec![ContentBlock::Text {
+                    text:
+                        "Error: tool x__Bash is not available (no node or native tool provides it)"
+                            .into()
+                }],
+                is_error: true,
+                timestamp: 9,
+            })]
+        );
+    }
+}

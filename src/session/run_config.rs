@@ -1,0 +1,183 @@
+//! Everything one run needs from the configuration, resolved once at the
+//! start of the run: session settings override the global config.
+
+use crate::config::{Config, DEFAULT_SYSTEM_PROMPT};
+use crate::llm::{provider_for, Endpoint, ThinkingLevel};
+use gsv_protocol::SessionSettings;
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunConfig {
+    pub provider: String,
+    /// `providers.<name>.api`, when the operator forces an API.
+    pub api: Option<String>,
+    pub model: String,
+    pub endpoint: Endpoint,
+    pub system_prompt: String,
+    pub thinking: ThinkingLevel,
+    pub max_tokens: Option<u64>,
+    pub llm_timeout_ms: u64,
+    /// Set when the run cannot call the model: the reason, worded for the user.
+    pub unusable: Option<String>,
+}
+
+/// Providers whose hosted API always needs a key (a custom `baseUrl` may
+/// point at a local server that needs none).
+const HOSTED: &[&str] = &["anthropic", "openai", "openrouter", "google"];
+
+impl RunConfig {
+    pub fn resolve(config: &Config, settings: &SessionSettings) -> Self {
+        let (provider, model) = match &settings.model {
+            Some(m) if !m.provider.is_empty() && !m.id.is_empty() => {
+                (m.provider.clone(), m.id.clone())
+            }
+            _ => (
+                config
+                    .str_at("model.provider")
+                    .unwrap_or("anthropic")
+                    .to_string(),
+                config.str_at("model.id").unwrap_or_default().to_string(),
+            ),
+        };
+        let api = config
+            .str_at(&format!("providers.{provider}.api"))
+            .map(String::from);
+        let configured_base = config.str_at(&format!("providers.{provider}.baseUrl"));
+        let base_url = configured_base
+            .unwrap_or_else(|| provider_for(&provider, api.as_deref()).default_base_url())
+            .trim_end_matches('/')
+            .to_string();
+        let api_key = config
+            .str_at(&format!("apiKeys.{provider}"))
+            .filter(|k| !k.is_empty())
+            .map(String::from);
+        let unusable = if model.is_empty() {
+            Some("No model configured. Set one with: gsv config set model.id <model>".to_string())
+        } else if api_key.is_none()
+            && (configured_base.is_none() || HOSTED.contains(&provider.as_str()))
+        {
+            Some(format!(
+                "No API key configured for provider '{provider}'. Set one with: gsv config set apiKeys.{provider} <key>"
+            ))
+        } else {
+            None
+        };
+        let thinking = settings
+            .thinking_level
+            .as_deref()
+            .or(config.str_at("model.thinkingLevel"))
+            .and_then(ThinkingLevel::parse)
+            .unwrap_or_default();
+        let system_prompt = settings
+            .system_prompt
+            .clone()
+            .or_else(|| config.str_at("systemPrompt").map(String::from))
+            .filter(|s| !s.trim().is_empty())
+            .unwrap_or_else(|| DEFAULT_SYSTEM_PROMPT.to_string());
+        Self {
+            provider,
+            api,
+            model,
+            endpoint: Endpoint {
+                base_url,
+                api_key: api_key.unwrap_or_default(),
+            },
+            system_prompt,
+            thinking,
+            max_tokens: settings.max_tokens.or(config.u64_at("model.maxTokens")),
+            llm_timeout_ms: config.u64_at("timeouts.llmMs").unwrap_or(300_000),
+            unusable,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use gsv_protocol::ModelSelection;
+    use serde_json::json;
+
+    #[test]
+    fn defaults_without_key_are_unusable_with_the_fix() {
+        let rc = RunConfig::resolve(&Config::default(), &SessionSettings::default());
+        assert_eq!(
+            rc,
+            RunConfig {
+                provider: "anthropic".into(),
+                api: None,
+                model: "claude-sonnet-4-20250514".into(),
+                endpoint: Endpoint { base_url: "https://api.anthropic.com".into(), api_key: String::new() },
+                system_prompt: DEFAULT_SYSTEM_PROMPT.into(),
+                thinking: ThinkingLevel::None,
+                max_tokens: None,
+                llm_timeout_ms: 300_000,
+                unusable: Some(
+                    "No API key configured for provider 'anthropic'. Set one with: gsv config set apiKeys.anthropic <key>"
+                        .into()
+                ),
+            }
+        );
+    }
+
+    #[test]
+    fn configured_openai_compatible_server() {
+        let mut c = Config::default();
+        c.set(
+            "model",
+            json!({"provider":"openai","id":"gpt-4.1","thinkingLevel":"high"}),
+        )
+        .unwrap();
+        c.set("apiKeys.openai", json!("sk-1")).unwrap();
+        c.set(
+            "providers.openai.baseUrl",
+            json!("http://127.0.0.1:9999/v1/"),
+        )
+        .unwrap();
+        c.set("timeouts.llmMs", json!(5000)).unwrap();
+        c.set("systemPrompt", json!("Be brief.")).unwrap();
+        let rc = RunConfig::resolve(&c, &SessionSettings::default());
+        assert_eq!(
+            rc,
+            RunConfig {
+                provider: "openai".into(),
+                api: None,
+                model: "gpt-4.1".into(),
+                endpoint: Endpoint {
+                    base_url: "http://127.0.0.1:9999/v1".into(),
+                    api_key: "sk-1".into()
+                },
+                system_prompt: "Be brief.".into(),
+                thinking: ThinkingLevel::High,
+                max_tokens: None,
+                llm_timeout_ms: 5000,
+                unusable: None,
+            }
+        );
+    }
+
+    #[test]
+    fn local_server_needs_no_key_and_session_settings_win() {
+        let mut c = Config::default();
+        c.set(
+            "providers.ollama.baseUrl",
+            json!("http://127.0.0.1:11434/v1"),
+        )
+        .unwrap();
+        let settings = SessionSettings {
+            model: Some(ModelSelection {
+                provider: "ollama".into(),
+                id: "llama3".into(),
+            }),
+            thinking_level: Some("low".into()),
+            system_prompt: Some("Session prompt".into()),
+            max_tokens: Some(512),
+        };
+        let rc = RunConfig::resolve(&c, &settings);
+        assert_eq!(rc.provider, "ollama");
+        assert_eq!(rc.model, "llama3");
+        assert_eq!(rc.endpoint.base_url, "http://127.0.0.1:11434/v1");
+        assert_eq!(rc.unusable, None);
+        assert_eq!(rc.thinking, ThinkingLevel::Low);
+        assert_eq!(rc.system_prompt, "Session prompt");
+        assert_eq!(rc.max_tokens, Some(512));
+    }
+}

@@ -1,0 +1,506 @@
+//! The Gateway Durable Object (one, named "singleton"): accepts WebSockets
+//! with the hibernation API, answers every request frame, keeps the config,
+//! and fans `chat` events out to the clients watching a session.
+
+use super::rpc::{call_object, internal_error, new_id, now_ms, read_json, reply};
+use super::sql::migrate;
+use crate::config::Config;
+use crate::gateway::auth::{tokens_match, NO_TOKEN_CONFIGURED};
+use crate::gateway::intake::{intake_binary, intake_text, Intake};
+use crate::gateway::methods::{advertised_events, advertised_methods, authorize};
+use crate::routing::canonicalize_session_key;
+use crate::session::internal::{path, SessionChatSend, SessionChatSendReply, SessionQuery};
+use gsv_protocol::*;
+use serde::{de::DeserializeOwned, Deserialize, Serialize};
+use serde_json::{json, Value};
+use std::cell::RefCell;
+use worker::*;
+
+const MIGRATIONS: &[&str] =
+    &["CREATE TABLE config (id INTEGER PRIMARY KEY CHECK (id = 1), overrides TEXT NOT NULL)"];
+
+/// How many sessions one socket follows at most (the newest are kept).
+const MAX_WATCHED: usize = 64;
+
+/// What a socket is; kept in its attachment so it survives hibernation.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Attachment {
+    conn_id: String,
+    #[serde(default)]
+    peer: Option<Peer>,
+    /// Canonical session keys whose `chat` events this socket receives.
+    #[serde(default)]
+    watch: Vec<String>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Peer {
+    mode: ClientMode,
+    client_id: String,
+}
+
+#[durable_object]
+pub struct Gateway {
+    state: State,
+    env: Env,
+    config: RefCell<Config>,
+    /// Open sockets and their attachments; rebuilt after hibernation.
+    sockets: RefCell<Option<Vec<(WebSocket, Attachment)>>>,
+}
+
+impl DurableObject for Gateway {
+    fn new(state: State, env: Env) -> Self {
+        let sql = state.storage().sql();
+        let config = match migrate(&sql, MIGRATIONS, now_ms()).and_then(|_| load_config(&sql)) {
+            Ok(c) => c,
+            Err(e) => {
+                console_error!("gateway: loading config failed, using defaults: {e}");
+                Config::default()
+            }
+        };
+        Self {
+            state,
+            env,
+            config: RefCell::new(config),
+            sockets: RefCell::new(None),
+        }
+    }
+
+    async fn fetch(&self, mut req: Request) -> Result<Response> {
+        match req.path().as_str() {
+            "/ws" => {
+                let pair = WebSocketPair::new()?;
+                let att = Attachment {
+                    conn_id: new_id(),
+                    ..Default::default()
+                };
+                pair.server.serialize_attachment(&att)?;
+                self.state.accept_web_socket(&pair.server);
+                self.sockets.replace(None);
+                Response::from_websocket(pair.client)
+            }
+            path::CHAT_EVENT => {
+                let result = match read_json::<ChatEvent>(&mut req).await {
+                    Ok(evt) => Ok(json!({ "delivered": self.deliver_chat_event(&evt) })),
+                    Err(e) => Err(e),
+                };
+                reply(result)
+            }
+            _ => Response::error("Not found", 404),
+        }
+    }
+
+    async fn websocket_message(
+        &self,
+        ws: WebSocket,
+        message: WebSocketIncomingMessage,
+    ) -> Result<()> {
+        let req = match message {
+            WebSocketIncomingMessage::Binary(bytes) => {
+                return send(&ws, &intake_binary(bytes.len()))
+            }
+            WebSocketIncomingMessage::String(text) => match intake_text(&text) {
+                Intake::Request(req) => req,
+                Intake::Ignore => return Ok(()),
+                Intake::Reject(frame) => return send(&ws, &frame),
+            },
+        };
+        let id = req.id.clone();
+        let frame = match self.handle_request(&ws, req).await {
+            Ok(payload) => Frame::ok(id, payload),
+            Err(err) => Frame::err(id, err),
+        };
+        send(&ws, &frame)
+    }
+
+    async fn websocket_close(
+        &self,
+        ws: WebSocket,
+        code: usize,
+        _reason: String,
+        _clean: bool,
+    ) -> Result<()> {
+        self.sockets.replace(None);
+        // Completes the closing handshake; the socket may already be gone.
+        let code = if (1000..5000).contains(&code) && code != 1005 && code != 1006 {
+            code as u16
+        } else {
+            1000
+        };
+        let _ = ws.close(Some(code), Some("closed"));
+        Ok(())
+    }
+
+    async fn websocket_error(&self, _ws: WebSocket, _error: Error) -> Result<()> {
+        self.sockets.replace(None);
+        Ok(())
+    }
+}
+
+fn send(ws: &WebSocket, frame: &Frame) -> Result<()> {
+    // A socket that closed meanwhile cannot be answered; that is not an error.
+    if let Err(e) = ws.send_with_str(frame.to_json()) {
+        console_log!("gateway: dropping frame for a closed socket: {e}");
+    }
+    Ok(())
+}
+
+fn load_config(sql: &SqlStorage) -> Result<Config> {
+    #[derive(Deserialize)]
+    struct Row {
+        overrides: String,
+    }
+    let rows: Vec<Row> = sql
+        .exec("SELECT overrides FROM config WHERE id = 1", None)?
+        .to_array()?;
+    Ok(match rows.first() {
+        Some(row) => Config::from_overrides(serde_json::from_str(&row.overrides)?),
+        None => Config::default(),
+    })
+}
+
+fn params<T: DeserializeOwned>(req: &RequestFrame) -> std::result::Result<T, ErrorShape> {
+    let value = req
+        .params
+        .clone()
+        .unwrap_or(Value::Object(Default::default()));
+    serde_json::from_value(value).map_err(|e| {
+        ErrorShape::new(
+            codes::BAD_REQUEST,
+            format!("Invalid params for {}: {e}", req.method),
+        )
+    })
+}
+
+fn to_value<T: Serialize>(v: &T) -> std::result::Result<Value, ErrorShape> {
+    serde_json::to_value(v).map_err(internal_error)
+}
+
+impl Gateway {
+    async fn handle_request(
+        &self,
+        ws: &WebSocket,
+        req: RequestFrame,
+    ) -> std::result::Result<Value, ErrorShape> {
+        let mut att: Attachment = ws
+            .deserialize_attachment()
+            .map_err(internal_error)?
+            .unwrap_or_default();
+        if req.method == method::CONNECT {
+            if att.peer.is_some() {
+                return Err(ErrorShape::new(codes::BAD_REQUEST, "Already connected"));
+            }
+            return self.handle_connect(ws, &mut att, params(&req)?);
+        }
+        let Some(peer) = att.peer.clone() else {
+            return Err(ErrorShape::new(
+                codes::NOT_CONNECTED,
+                "Not connected: send a connect request first",
+            ));
+        };
+        authorize(peer.mode, &req.method)?;
+        match req.method.as_str() {
+            method::CHAT_SEND => self.chat_send(ws, &mut att, params(&req)?).await,
+            method::CONFIG_GET => self.config_get(params(&req)?),
+            method::CONFIG_SET => self.config_set(params(&req)?),
+            method::SESSION_GET => {
+                let p: SessionGetParams = params(&req)?;
+                self.session_query(ws, &mut att, path::GET, p.session_key, None)
+                    .await
+            }
+            method::SESSION_PREVIEW => {
+                let p: SessionPreviewParams = params(&req)?;
+                self.session_query(ws, &mut att, path::PREVIEW, p.session_key, p.limit)
+                    .await
+            }
+            other => Err(ErrorShape::new(
+                codes::NOT_FOUND,
+                format!("Unknown method: {other}"),
+            )),
+        }
+    }
+
+    fn handle_connect(
+        &self,
+        ws: &WebSocket,
+        att: &mut Attachment,
+        p: ConnectParams,
+    ) -> std::result::Result<Value, ErrorShape> {
+        if p.min_protocol > PROTOCOL_VERSION
+            || p.max_protocol < PROTOCOL_VERSION
+            || p.min_protocol > p.max_protocol
+        {
+            return Err(ErrorShape::new(
+                codes::UNSUPPORTED_PROTOCOL,
+                format!(
+                    "Unsupported protocol: this gateway speaks version {PROTOCOL_VERSION}, the client offers {}–{}",
+                    p.min_protocol, p.max_protocol
+                ),
+            ));
+        }
+        if p.client.id.trim().is_empty() {
+            return Err(ErrorShape::new(
+                codes::INVALID_CONNECT,
+                "client.id must not be empty",
+            ));
+        }
+        match p.client.mode {
+            ClientMode::Node if p.tools.as_ref().is_none_or(|t| t.is_empty()) => {
+                return Err(ErrorShape::new(
+                    codes::INVALID_CONNECT,
+                    "A node must register at least one tool",
+                ));
+            }
+            ClientMode::Channel if p.client.channel.as_deref().is_none_or(str::is_empty) => {
+                return Err(ErrorShape::new(
+                    codes::INVALID_CONNECT,
+                    "A channel connection must name its channel",
+                ));
+            }
+            _ => {}
+        }
+        self.check_token(ws, p.auth.as_ref().and_then(|a| a.token.as_deref()))?;
+
+        let client_id = match (&p.client.mode, &p.client.channel) {
+            (ClientMode::Channel, Some(ch)) => {
+                format!(
+                    "{ch}:{}",
+                    p.client.account_id.as_deref().unwrap_or(&p.client.id)
+                )
+            }
+            _ => p.client.id.clone(),
+        };
+        self.replace_older(ws, p.client.mode, &client_id);
+        att.peer = Some(Peer {
+            mode: p.client.mode,
+            client_id,
+        });
+        self.save_attachment(ws, att)?;
+        to_value(&HelloOkResult {
+            kind: "hello-ok".into(),
+            protocol: PROTOCOL_VERSION,
+            server: ServerInfo {
+                version: env!("CARGO_PKG_VERSION").into(),
+                connection_id: att.conn_id.clone(),
+            },
+            features: Features {
+                methods: advertised_methods(),
+                events: advertised_events(),
+            },
+        })
+    }
+
+    /// Refuses the connection unless the token matches: the error response
+    /// goes out first, the socket is closed just after it.
+    fn check_token(
+        &self,
+        ws: &WebSocket,
+        given: Option<&str>,
+    ) -> std::result::Result<(), ErrorShape> {
+        let expected = self
+            .env
+            .secret("GSV_AUTH_TOKEN")
+            .map(|s| s.to_string())
+            .ok()
+            .filter(|t| !t.is_empty());
+        let (err, code, reason) = match expected {
+            Some(expected) if tokens_match(&expected, given.unwrap_or_default()) => return Ok(()),
+            Some(_) => (
+                ErrorShape::new(
+                    codes::UNAUTHORIZED,
+                    "Unauthorized: the token is missing or wrong",
+                ),
+                close_codes::UNAUTHORIZED,
+                "Unauthorized",
+            ),
+            None => (
+                ErrorShape::new(codes::UNAUTHORIZED, NO_TOKEN_CONFIGURED),
+                close_codes::AUTH_NOT_CONFIGURED,
+                "No auth token configured on the gateway",
+            ),
+        };
+        let ws = ws.clone();
+        self.state.wait_until(async move {
+            worker::Delay::from(std::time::Duration::from_millis(50)).await;
+            let _ = ws.close(Some(code), Some(reason));
+        });
+        Err(err)
+    }
+
+    fn replace_older(&self, ws: &WebSocket, mode: ClientMode, client_id: &str) {
+        for (other, att) in self.sockets() {
+            let same = att
+                .peer
+                .as_ref()
+                .is_some_and(|p| p.mode == mode && p.client_id == client_id);
+            if same && &other != ws {
+                let reason = match mode {
+                    ClientMode::Client => "Replaced by newer client connection",
+                    ClientMode::Node => "Replaced by newer node connection",
+                    ClientMode::Channel => "Replaced by newer channel connection",
+                };
+                let _ = other.close(Some(close_codes::NORMAL), Some(reason));
+            }
+        }
+        self.sockets.replace(None);
+    }
+
+    fn save_attachment(
+        &self,
+        ws: &WebSocket,
+        att: &Attachment,
+    ) -> std::result::Result<(), ErrorShape> {
+        ws.serialize_attachment(att).map_err(internal_error)?;
+        self.sockets.replace(None);
+        Ok(())
+    }
+
+    fn sockets(&self) -> Vec<(WebSocket, Attachment)> {
+        if let Some(cached) = self.sockets.borrow().as_ref() {
+            return cached.clone();
+        }
+        let list: Vec<(WebSocket, Attachment)> = self
+            .state
+            .get_websockets()
+            .into_iter()
+            .filter_map(|ws| {
+                let att = ws.deserialize_attachment::<Attachment>().ok().flatten()?;
+                Some((ws, att))
+            })
+            .collect();
+        self.sockets.replace(Some(list.clone()));
+        list
+    }
+
+    fn watch(
+        &self,
+        ws: &WebSocket,
+        att: &mut Attachment,
+        key: &str,
+    ) -> std::result::Result<(), ErrorShape> {
+        if att.watch.iter().any(|k| k == key) {
+            return Ok(());
+        }
+        att.watch.push(key.to_string());
+        if att.watch.len() > MAX_WATCHED {
+            att.watch.remove(0);
+        }
+        self.save_attachment(ws, att)
+    }
+
+    fn deliver_chat_event(&self, evt: &ChatEvent) -> usize {
+        let text = Frame::event(
+            event::CHAT,
+            serde_json::to_value(evt).unwrap_or(Value::Null),
+        )
+        .to_json();
+        let mut delivered = 0;
+        for (ws, att) in self.sockets() {
+            if att.peer.is_some()
+                && att.watch.iter().any(|k| *k == evt.session_key)
+                && ws.send_with_str(&text).is_ok()
+            {
+                delivered += 1;
+            }
+        }
+        delivered
+    }
+
+    fn canonical_key(&self, key: &str) -> String {
+        let config = self.config.borrow();
+        canonicalize_session_key(
+            key,
+            config.str_at("session.mainKey").unwrap_or("main"),
+            config.str_at("session.dmScope").unwrap_or("main"),
+        )
+    }
+
+    async fn chat_send(
+        &self,
+        ws: &WebSocket,
+        att: &mut Attachment,
+        p: ChatSendParams,
+    ) -> std::result::Result<Value, ErrorShape> {
+        if p.message.trim().is_empty() {
+            return Err(ErrorShape::new(
+                codes::BAD_REQUEST,
+                "message must not be empty",
+            ));
+        }
+        let session_key = self.canonical_key(&p.session_key);
+        let run_id = p.run_id.filter(|r| !r.is_empty()).unwrap_or_else(new_id);
+        // Watch first, so not even the first streamed chunk is missed.
+        self.watch(ws, att, &session_key)?;
+        let send = SessionChatSend {
+            session_key: session_key.clone(),
+            run_id: run_id.clone(),
+            message: p.message,
+            config: self.config.borrow().effective().clone(),
+        };
+        let r: SessionChatSendReply =
+            call_object(&self.env, "SESSION", &session_key, path::CHAT_SEND, &send).await?;
+        to_value(&ChatSendResult {
+            status: "started".into(),
+            run_id,
+            session_key,
+            queued: r.queued,
+            queue_position: r.queued.then_some(r.queue_position),
+        })
+    }
+
+    async fn session_query(
+        &self,
+        ws: &WebSocket,
+        att: &mut Attachment,
+        route: &str,
+        key: String,
+        limit: Option<u32>,
+    ) -> std::result::Result<Value, ErrorShape> {
+        let session_key = self.canonical_key(&key);
+        self.watch(ws, att, &session_key)?;
+        let query = SessionQuery {
+            session_key: session_key.clone(),
+            limit,
+        };
+        call_object(&self.env, "SESSION", &session_key, route, &query).await
+    }
+
+    fn config_get(&self, p: ConfigGetParams) -> std::result::Result<Value, ErrorShape> {
+        let config = self.config.borrow();
+        let result = match p.path.filter(|p| !p.is_empty()) {
+            Some(path) => {
+                let value = config
+                    .get_masked(&path)
+                    .map_err(|e| ErrorShape::new(codes::BAD_REQUEST, e.0))?
+                    .unwrap_or(Value::Null);
+                ConfigGetResult::Path { path, value }
+            }
+            None => ConfigGetResult::Whole {
+                config: config.masked(),
+            },
+        };
+        to_value(&result)
+    }
+
+    fn config_set(&self, p: ConfigSetParams) -> std::result::Result<Value, ErrorShape> {
+        let mut next = self.config.borrow().clone();
+        next.set(&p.path, p.value)
+            .map_err(|e| ErrorShape::new(codes::BAD_REQUEST, e.0))?;
+        let overrides = serde_json::to_string(next.overrides()).map_err(internal_error)?;
+        self.state
+            .storage()
+            .sql()
+            .exec(
+                "INSERT INTO config (id, overrides) VALUES (1, ?) ON CONFLICT(id) DO UPDATE SET overrides = excluded.overrides",
+                vec![overrides.into()],
+            )
+            .map_err(internal_error)?;
+        self.config.replace(next);
+        to_value(&ConfigSetResult {
+            ok: true,
+            path: p.path,
+        })
+    }
+}

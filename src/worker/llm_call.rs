@@ -1,0 +1,154 @@
+//! One model call over HTTP: streams the answer, hands visible text to the
+//! caller as it arrives, enforces `timeouts.llmMs`, and retries rate limits,
+//! server errors and network failures with backoff — but only before any
+//! text was shown, so a retry never repeats words to the user.
+
+use super::rpc::now_ms;
+use crate::llm::{
+    provider_for, HttpRequest, LlmError, LlmErrorKind, LlmRequest, Provider, RetryPolicy, SseParser,
+};
+use crate::session::run_config::RunConfig;
+use futures::future::{select, Either};
+use futures::StreamExt;
+use gsv_protocol::{AssistantMessage, Message};
+use std::future::Future;
+use std::time::Duration;
+use worker::{AbortController, AbortSignal, Delay, Fetch, Headers, Method, Request, RequestInit};
+
+pub async fn complete<F, Fut>(
+    rc: &RunConfig,
+    history: &[Message],
+    mut on_text: F,
+) -> Result<AssistantMessage, LlmError>
+where
+    F: FnMut(String) -> Fut,
+    Fut: Future<Output = ()>,
+{
+    let provider = provider_for(&rc.provider, rc.api.as_deref());
+    let request = LlmRequest {
+        model: &rc.model,
+        system_prompt: &rc.system_prompt,
+        messages: history,
+        tools: &[],
+        thinking: rc.thinking,
+        max_tokens: rc.max_tokens,
+    };
+    let http = provider.build_request(&rc.endpoint, &request);
+    let policy = RetryPolicy::default();
+    let mut attempt = 0;
+    loop {
+        let mut shown = false;
+        let controller = AbortController::default();
+        let signal = controller.signal();
+        let call = Box::pin(attempt_once(
+            &*provider,
+            rc,
+            &http,
+            &signal,
+            &mut on_text,
+            &mut shown,
+        ));
+        let timeout = Delay::from(Duration::from_millis(rc.llm_timeout_ms));
+        let result = match select(call, timeout).await {
+            Either::Left((result, _)) => result,
+            Either::Right((_, call)) => {
+                drop(call);
+                controller.abort();
+                Err(LlmError::new(
+                    LlmErrorKind::Timeout,
+                    format!(
+                        "{} did not answer within {} ms (timeouts.llmMs)",
+                        rc.provider, rc.llm_timeout_ms
+                    ),
+                ))
+            }
+        };
+        let err = match result {
+            Ok(message) => return Ok(message),
+            Err(err) if shown => return Err(err),
+            Err(err) => err,
+        };
+        match policy.delay_ms(attempt, &err, js_sys::Math::random()) {
+            Some(delay) => {
+                worker::console_log!(
+                    "llm: {} (attempt {}), retrying in {delay} ms",
+                    err.message,
+                    attempt + 1
+                );
+                Delay::from(Duration::from_millis(delay)).await;
+                attempt += 1;
+            }
+            None => return Err(err),
+        }
+    }
+}
+
+fn network(e: impl std::fmt::Display) -> LlmError {
+    LlmError::new(
+        LlmErrorKind::Network,
+        format!("network error talking to the model: {e}"),
+    )
+}
+
+async fn attempt_once<F, Fut>(
+    provider: &dyn Provider,
+    rc: &RunConfig,
+    http: &HttpRequest,
+    signal: &AbortSignal,
+    on_text: &mut F,
+    shown: &mut bool,
+) -> Result<AssistantMessage, LlmError>
+where
+    F: FnMut(String) -> Fut,
+    Fut: Future<Output = ()>,
+{
+    let headers = Headers::new();
+    for (name, value) in &http.headers {
+        headers.set(name, value).map_err(network)?;
+    }
+    let mut init = RequestInit::new();
+    init.with_method(Method::Post)
+        .with_headers(headers)
+        .with_body(Some(http.body.clone().into()));
+    let req = Request::new_with_init(&http.url, &init).map_err(network)?;
+    let mut resp = Fetch::Request(req)
+        .send_with_signal(signal)
+        .await
+        .map_err(network)?;
+    let status = resp.status_code();
+    if !(200..300).contains(&status) {
+        let headers = resp.headers();
+        let retry_after = headers
+            .get("retry-after-ms")
+            .ok()
+            .flatten()
+            .and_then(|ms| ms.parse::<f64>().ok())
+            .map(|ms| format!("{}", (ms / 1000.0).ceil() as u64))
+            .or_else(|| headers.get("retry-after").ok().flatten());
+        let body = resp.text().await.unwrap_or_default();
+        return Err(provider.classify_error(status, retry_after.as_deref(), &body));
+    }
+    let mut body = resp.stream().map_err(network)?;
+    let mut parser = SseParser::default();
+    let mut decoder = provider.decoder(&rc.provider, &rc.model);
+    while let Some(chunk) = body.next().await {
+        let chunk = chunk.map_err(network)?;
+        let mut visible = String::new();
+        for event in parser.push(&chunk) {
+            visible.push_str(&decoder.on_event(&event)?);
+        }
+        if !visible.is_empty() {
+            *shown = true;
+            on_text(visible).await;
+        }
+    }
+    let mut visible = String::new();
+    for event in parser.finish() {
+        visible.push_str(&decoder.on_event(&event)?);
+    }
+    if !visible.is_empty() {
+        *shown = true;
+        on_text(visible).await;
+    }
+    decoder.finish(now_ms())
+}

@@ -1,0 +1,34 @@
+//! The Worker: a thin `fetch` router in front of the Durable Objects.
+//! Only `/health` and `/ws` are public; the objects' internal paths are
+//! reachable only from inside the Worker.
+
+mod gateway_do;
+mod llm_call;
+mod rpc;
+mod session_do;
+mod sql;
+
+use worker::*;
+
+#[event(start)]
+fn start() {
+    console_error_panic_hook::set_once();
+}
+
+#[event(fetch)]
+async fn fetch(req: Request, env: Env, _ctx: Context) -> Result<Response> {
+    match (req.method(), req.path().as_str()) {
+        (Method::Get, "/health") => Response::from_json(&serde_json::json!({"status": "healthy"})),
+        (Method::Get, "/ws") => {
+            let upgrade = req.headers().get("Upgrade")?.unwrap_or_default();
+            if !upgrade.eq_ignore_ascii_case("websocket") {
+                return Response::error("Expected a WebSocket upgrade", 426);
+            }
+            env.durable_object("GATEWAY")?
+                .get_by_name("singleton")?
+                .fetch_with_request(req)
+                .await
+        }
+        _ => Response::error("Not found", 404),
+    }
+}

@@ -1,0 +1,576 @@
+//! The Session Durable Object (one per canonical session key): history in
+//! SQLite, a persisted FIFO of messages waiting for their run, and the
+//! agent loop. A watchdog deadline (the object's alarm) resumes or ends a
+//! run whose loop died with an eviction or restart.
+
+use super::llm_call::complete;
+use super::rpc::{call_object, internal_error, new_id, now_ms, read_json, reply};
+use super::sql::migrate;
+use crate::config::Config;
+use crate::session::coalesce::DeltaCoalescer;
+use crate::session::internal::{path, SessionChatSend, SessionChatSendReply, SessionQuery};
+use crate::session::meta::SessionMeta;
+use crate::session::run::{next_step, unavailable_tool_results, NextStep, MAX_ITERATIONS};
+use crate::session::run_config::RunConfig;
+use gsv_protocol::*;
+use serde::Deserialize;
+use serde_json::Value;
+use std::cell::{Cell, RefCell};
+use std::rc::Rc;
+use worker::*;
+
+const MIGRATIONS: &[&str] = &["
+    CREATE TABLE messages (idx INTEGER PRIMARY KEY, role TEXT NOT NULL, data TEXT NOT NULL, timestamp INTEGER NOT NULL);
+    CREATE TABLE meta (id INTEGER PRIMARY KEY CHECK (id = 1), data TEXT NOT NULL, config TEXT NOT NULL);
+    CREATE TABLE run_queue (seq INTEGER PRIMARY KEY AUTOINCREMENT, run_id TEXT NOT NULL, message TEXT NOT NULL, queued_at INTEGER NOT NULL);
+    CREATE TABLE current_run (id INTEGER PRIMARY KEY CHECK (id = 1), run_id TEXT NOT NULL, first_idx INTEGER NOT NULL,
+        started_at INTEGER NOT NULL, usage TEXT NOT NULL, iterations INTEGER NOT NULL DEFAULT 0, resumes INTEGER NOT NULL DEFAULT 0);
+    CREATE TABLE deadlines (kind TEXT PRIMARY KEY, at_ms INTEGER NOT NULL);
+"];
+
+/// Streamed text is sent to the gateway at most this often.
+const DELTA_INTERVAL_MS: i64 = 40;
+/// Resumes of one interrupted run before it is ended with an error.
+const MAX_RESUMES: i64 = 2;
+const WATCHDOG: &str = "watchdog";
+
+#[durable_object]
+pub struct Session {
+    state: State,
+    core: Rc<Core>,
+}
+
+/// What the loop shares with the object's handlers.
+struct Core {
+    sql: SqlStorage,
+    env: Env,
+    /// True while a loop runs in this instance (lost, as it should be, on eviction).
+    running: Cell<bool>,
+    meta: RefCell<Option<SessionMeta>>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+struct CurrentRun {
+    run_id: String,
+    first_idx: i64,
+    usage: String,
+    iterations: i64,
+    resumes: i64,
+}
+
+impl DurableObject for Session {
+    fn new(state: State, env: Env) -> Self {
+        let sql = state.storage().sql();
+        if let Err(e) = migrate(&sql, MIGRATIONS, now_ms()) {
+            console_error!("session: migration failed: {e}");
+        }
+        let core = Core {
+            sql,
+            env,
+            running: Cell::new(false),
+            meta: RefCell::new(None),
+        };
+        Self {
+            state,
+            core: Rc::new(core),
+        }
+    }
+
+    async fn fetch(&self, mut req: Request) -> Result<Response> {
+        match req.path().as_str() {
+            path::CHAT_SEND => {
+                let result = match read_json::<SessionChatSend>(&mut req).await {
+                    Ok(send) => self.chat_send(send).await,
+                    Err(e) => Err(e),
+                };
+                reply(result)
+            }
+            path::GET => reply(match read_json::<SessionQuery>(&mut req).await {
+                Ok(q) => self
+                    .core
+                    .meta(&q.session_key)
+                    .and_then(|m| Ok(m.to_result(self.core.message_count()?))),
+                Err(e) => Err(e),
+            }),
+            path::PREVIEW => reply(match read_json::<SessionQuery>(&mut req).await {
+                Ok(q) => self.preview(q),
+                Err(e) => Err(e),
+            }),
+            _ => Response::error("Not found", 404),
+        }
+    }
+
+    async fn alarm(&self) -> Result<Response> {
+        let now = now_ms();
+        let due = self
+            .core
+            .take_due_deadlines(now)
+            .map_err(|e| Error::RustError(e.message))?;
+        if due.iter().any(|k| k == WATCHDOG) && !self.core.running.get() {
+            if let Some(run) = self
+                .core
+                .current_run()
+                .map_err(|e| Error::RustError(e.message))?
+            {
+                if run.resumes >= MAX_RESUMES {
+                    self.core
+                        .fail_run(&run, "The run was interrupted and could not be resumed")
+                        .await;
+                } else {
+                    self.core
+                        .exec(
+                            "UPDATE current_run SET resumes = resumes + 1 WHERE id = 1",
+                            vec![],
+                        )
+                        .map_err(|e| Error::RustError(e.message))?;
+                }
+            }
+            // Runs the interrupted run (if any) and the queue, right here:
+            // an alarm handler may take its time.
+            run_loop(self.core.clone(), self.state.storage()).await;
+        }
+        schedule_alarm(&self.core, &self.state.storage()).await;
+        Response::ok("ok")
+    }
+}
+
+impl Session {
+    async fn chat_send(
+        &self,
+        send: SessionChatSend,
+    ) -> std::result::Result<SessionChatSendReply, ErrorShape> {
+        let core = &self.core;
+        let mut meta = core.meta(&send.session_key)?;
+        meta.updated_at = now_ms();
+        core.save_meta(&meta, Some(&send.config))?;
+        core.exec(
+            "INSERT INTO run_queue (run_id, message, queued_at) VALUES (?, ?, ?)",
+            vec![send.run_id.into(), send.message.into(), now_ms().into()],
+        )?;
+        let waiting = core.count("SELECT COUNT(*) AS n FROM run_queue")?;
+        let busy = core.current_run()?.is_some();
+        let position = (waiting - 1 + i64::from(busy)) as u32;
+        if !core.running.get() {
+            // The loop outlives this request; the watchdog covers its death.
+            let (core, storage) = (self.core.clone(), self.state.storage());
+            self.state
+                .wait_until(async move { run_loop(core, storage).await });
+        }
+        Ok(SessionChatSendReply {
+            queued: position > 0,
+            queue_position: position,
+        })
+    }
+
+    fn preview(&self, q: SessionQuery) -> std::result::Result<Value, ErrorShape> {
+        let meta = self.core.meta(&q.session_key)?;
+        let messages = match q.limit {
+            Some(limit) => {
+                let mut m = self.core.messages(
+                    "SELECT data FROM messages ORDER BY idx DESC LIMIT ?",
+                    vec![i64::from(limit).into()],
+                )?;
+                m.reverse();
+                m
+            }
+            None => self
+                .core
+                .messages("SELECT data FROM messages ORDER BY idx", vec![])?,
+        };
+        serde_json::to_value(SessionPreviewResult {
+            session_key: meta.session_key,
+            session_id: meta.session_id,
+            message_count: self.core.message_count()?,
+            messages,
+        })
+        .map_err(internal_error)
+    }
+}
+
+/// Runs the current run (resuming it if it was interrupted), then every
+/// queued message in order, each in its own run.
+async fn run_loop(core: Rc<Core>, storage: Storage) {
+    if core.running.replace(true) {
+        return;
+    }
+    loop {
+        let run = match core.current_run() {
+            Ok(Some(run)) => Some(run),
+            Ok(None) => match core.start_next_run() {
+                Ok(run) => run,
+                Err(e) => {
+                    console_error!("session: starting a run failed: {}", e.message);
+                    None
+                }
+            },
+            Err(e) => {
+                console_error!("session: reading the run failed: {}", e.message);
+                None
+            }
+        };
+        let Some(run) = run else { break };
+        if let Err(e) = core.set_deadline(WATCHDOG, now_ms() + 60_000) {
+            console_error!("session: {}", e.message);
+        }
+        schedule_alarm(&core, &storage).await;
+        core.drive_run(&run, &storage).await;
+    }
+    let _ = core.exec(
+        "DELETE FROM deadlines WHERE kind = ?",
+        vec![WATCHDOG.into()],
+    );
+    schedule_alarm(&core, &storage).await;
+    core.running.set(false);
+}
+
+/// Points the object's one alarm at its earliest deadline.
+async fn schedule_alarm(core: &Core, storage: &Storage) {
+    #[derive(Deserialize)]
+    struct Next {
+        at: Option<f64>,
+    }
+    let next = core
+        .sql
+        .exec("SELECT MIN(at_ms) AS at FROM deadlines", None)
+        .and_then(|c| c.one::<Next>())
+        .ok()
+        .and_then(|n| n.at);
+    let result = match next {
+        Some(at) => {
+            storage
+                .set_alarm(ScheduledTime::new(js_sys::Date::new(&at.into())))
+                .await
+        }
+        None => storage.delete_alarm().await,
+    };
+    if let Err(e) = result {
+        console_error!("session: scheduling the alarm failed: {e}");
+    }
+}
+
+type Res<T> = std::result::Result<T, ErrorShape>;
+
+impl Core {
+    fn exec(&self, query: &str, bindings: Vec<SqlStorageValue>) -> Res<SqlCursor> {
+        self.sql.exec(query, bindings).map_err(internal_error)
+    }
+
+    fn count(&self, query: &str) -> Res<i64> {
+        #[derive(Deserialize)]
+        struct N {
+            n: i64,
+        }
+        self.exec(query, vec![])?
+            .one::<N>()
+            .map(|r| r.n)
+            .map_err(internal_error)
+    }
+
+    fn message_count(&self) -> Res<u64> {
+        self.count("SELECT COUNT(*) AS n FROM messages")
+            .map(|n| n as u64)
+    }
+
+    fn messages(&self, query: &str, bindings: Vec<SqlStorageValue>) -> Res<Vec<Message>> {
+        #[derive(Deserialize)]
+        struct Row {
+            data: String,
+        }
+        let rows: Vec<Row> = self
+            .exec(query, bindings)?
+            .to_array()
+            .map_err(internal_error)?;
+        rows.iter()
+            .map(|r| serde_json::from_str(&r.data).map_err(internal_error))
+            .collect()
+    }
+
+    fn append(&self, msg: &Message) -> Res<()> {
+        let data = serde_json::to_string(msg).map_err(internal_error)?;
+        self.exec(
+            "INSERT INTO messages (idx, role, data, timestamp) VALUES ((SELECT COALESCE(MAX(idx), -1) + 1 FROM messages), ?, ?, ?)",
+            vec![msg.role().into(), data.into(), msg.timestamp().into()],
+        )?;
+        Ok(())
+    }
+
+    /// The session's meta, created (and stored at once) on first use.
+    fn meta(&self, session_key: &str) -> Res<SessionMeta> {
+        if let Some(m) = self.meta.borrow().as_ref() {
+            return Ok(m.clone());
+        }
+        #[derive(Deserialize)]
+        struct Row {
+            data: String,
+        }
+        let rows: Vec<Row> = self
+            .exec("SELECT data FROM meta WHERE id = 1", vec![])?
+            .to_array()
+            .map_err(internal_error)?;
+        let meta = match rows.first() {
+            Some(row) => serde_json::from_str(&row.data).map_err(internal_error)?,
+            None => {
+                let meta = SessionMeta::new(new_id(), session_key.to_string(), now_ms());
+                self.save_meta(&meta, None)?;
+                meta
+            }
+        };
+        self.meta.replace(Some(meta.clone()));
+        Ok(meta)
+    }
+
+    fn save_meta(&self, meta: &SessionMeta, config: Option<&Value>) -> Res<()> {
+        let data = serde_json::to_string(meta).map_err(internal_error)?;
+        match config {
+            Some(cfg) => {
+                let cfg = serde_json::to_string(cfg).map_err(internal_error)?;
+                self.exec(
+                    "INSERT INTO meta (id, data, config) VALUES (1, ?, ?) ON CONFLICT(id) DO UPDATE SET data = excluded.data, config = excluded.config",
+                    vec![data.into(), cfg.into()],
+                )?;
+            }
+            None => {
+                self.exec(
+                    "INSERT INTO meta (id, data, config) VALUES (1, ?, '{}') ON CONFLICT(id) DO UPDATE SET data = excluded.data",
+                    vec![data.into()],
+                )?;
+            }
+        }
+        self.meta.replace(Some(meta.clone()));
+        Ok(())
+    }
+
+    fn config(&self) -> Res<Config> {
+        #[derive(Deserialize)]
+        struct Row {
+            config: String,
+        }
+        let rows: Vec<Row> = self
+            .exec("SELECT config FROM meta WHERE id = 1", vec![])?
+            .to_array()
+            .map_err(internal_error)?;
+        let overrides = rows
+            .first()
+            .map(|r| serde_json::from_str(&r.config))
+            .transpose()
+            .map_err(internal_error)?;
+        Ok(Config::from_overrides(overrides.unwrap_or(Value::Null)))
+    }
+
+    fn current_run(&self) -> Res<Option<CurrentRun>> {
+        let rows: Vec<CurrentRun> = self
+            .exec("SELECT run_id, first_idx, usage, iterations, resumes FROM current_run WHERE id = 1", vec![])?
+            .to_array()
+            .map_err(internal_error)?;
+        Ok(rows.into_iter().next())
+    }
+
+    /// Moves the oldest queued message into the history and makes it the
+    /// current run, in one synchronous step (atomic in the object).
+    fn start_next_run(&self) -> Res<Option<CurrentRun>> {
+        #[derive(Deserialize)]
+        struct Queued {
+            seq: i64,
+            run_id: String,
+            message: String,
+            queued_at: i64,
+        }
+        let rows: Vec<Queued> = self
+            .exec(
+                "SELECT seq, run_id, message, queued_at FROM run_queue ORDER BY seq LIMIT 1",
+                vec![],
+            )?
+            .to_array()
+            .map_err(internal_error)?;
+        let Some(q) = rows.into_iter().next() else {
+            return Ok(None);
+        };
+        let first_idx = self.count("SELECT COALESCE(MAX(idx), -1) + 1 AS n FROM messages")?;
+        let now = now_ms();
+        self.append(&Message::User(UserMessage {
+            content: UserContent::Text(q.message),
+            timestamp: q.queued_at,
+        }))?;
+        self.exec("DELETE FROM run_queue WHERE seq = ?", vec![q.seq.into()])?;
+        self.exec(
+            "INSERT INTO current_run (id, run_id, first_idx, started_at, usage) VALUES (1, ?, ?, ?, '{}')",
+            vec![q.run_id.into(), first_idx.into(), now.into()],
+        )?;
+        self.current_run()
+    }
+
+    fn set_deadline(&self, kind: &str, at_ms: i64) -> Res<()> {
+        self.exec(
+            "INSERT INTO deadlines (kind, at_ms) VALUES (?, ?) ON CONFLICT(kind) DO UPDATE SET at_ms = excluded.at_ms",
+            vec![kind.into(), at_ms.into()],
+        )?;
+        Ok(())
+    }
+
+    /// Removes and returns the deadlines that are due.
+    fn take_due_deadlines(&self, now: i64) -> Res<Vec<String>> {
+        #[derive(Deserialize)]
+        struct Row {
+            kind: String,
+        }
+        let rows: Vec<Row> = self
+            .exec(
+                "SELECT kind FROM deadlines WHERE at_ms <= ?",
+                vec![now.into()],
+            )?
+            .to_array()
+            .map_err(internal_error)?;
+        self.exec("DELETE FROM deadlines WHERE at_ms <= ?", vec![now.into()])?;
+        Ok(rows.into_iter().map(|r| r.kind).collect())
+    }
+
+    async fn emit(&self, evt: ChatEvent) {
+        let r: Res<Value> =
+            call_object(&self.env, "GATEWAY", "singleton", path::CHAT_EVENT, &evt).await;
+        if let Err(e) = r {
+            console_error!("session: delivering a chat event failed: {}", e.message);
+        }
+    }
+
+    fn event(&self, run: &CurrentRun, state: ChatState) -> ChatEvent {
+        let key = self
+            .meta
+            .borrow()
+            .as_ref()
+            .map(|m| m.session_key.clone())
+            .unwrap_or_default();
+        ChatEvent {
+            run_id: Some(run.run_id.clone()),
+            session_key: key,
+            state,
+            delta: None,
+            message: None,
+            usage: None,
+            error: None,
+        }
+    }
+
+    /// Ends the current run with an error event; its messages stay stored.
+    async fn fail_run(&self, run: &CurrentRun, error: &str) {
+        let evt = ChatEvent {
+            error: Some(error.to_string()),
+            ..self.event(run, ChatState::Error)
+        };
+        self.emit(evt).await;
+        let _ = self.exec("DELETE FROM current_run WHERE id = 1", vec![]);
+    }
+
+    async fn finish_run(&self, run: &CurrentRun, message: AssistantMessage, usage: Usage) {
+        let evt = ChatEvent {
+            message: Some(message),
+            usage: Some(usage),
+            ..self.event(run, ChatState::Final)
+        };
+        self.emit(evt).await;
+        let _ = self.exec("DELETE FROM current_run WHERE id = 1", vec![]);
+    }
+
+    /// Takes the current run through model calls until it has its answer.
+    async fn drive_run(&self, run: &CurrentRun, storage: &Storage) {
+        let mut usage: Usage = serde_json::from_str(&run.usage).unwrap_or_default();
+        let mut iterations = run.iterations;
+        loop {
+            let (meta, config) = match (self.meta(""), self.config()) {
+                (Ok(m), Ok(c)) => (m, c),
+                (Err(e), _) | (_, Err(e)) => return self.fail_run(run, &e.message).await,
+            };
+            let rc = RunConfig::resolve(&config, &meta.settings);
+            if let Some(reason) = &rc.unusable {
+                return self.fail_run(run, reason).await;
+            }
+            let history = match self.messages("SELECT data FROM messages ORDER BY idx", vec![]) {
+                Ok(h) => h,
+                Err(e) => return self.fail_run(run, &e.message).await,
+            };
+            let run_messages = history.get(run.first_idx as usize..).unwrap_or_default();
+            if let NextStep::Finished(answer) = next_step(run_messages) {
+                return self.finish_run(run, answer, usage).await;
+            }
+            if iterations >= i64::from(MAX_ITERATIONS) {
+                let msg = format!(
+                    "Stopped after {MAX_ITERATIONS} model calls in one run without a final answer"
+                );
+                return self.fail_run(run, &msg).await;
+            }
+            iterations += 1;
+            let _ = self.exec(
+                "UPDATE current_run SET iterations = ? WHERE id = 1",
+                vec![iterations.into()],
+            );
+            // Long enough for every retry of this call; pushed on each call.
+            let budget = rc.llm_timeout_ms as i64 * 4 + 60_000;
+            let _ = self.set_deadline(WATCHDOG, now_ms() + budget);
+            schedule_alarm(self, storage).await;
+
+            let coalescer = Rc::new(RefCell::new(DeltaCoalescer::new(
+                now_ms(),
+                DELTA_INTERVAL_MS,
+            )));
+            let on_text = |text: String| {
+                let coalescer = coalescer.clone();
+                async move {
+                    coalescer.borrow_mut().push(&text);
+                    let due = coalescer.borrow_mut().take_due(now_ms());
+                    if let Some(delta) = due {
+                        self.emit(ChatEvent {
+                            delta: Some(delta),
+                            ..self.event(run, ChatState::Delta)
+                        })
+                        .await;
+                    }
+                }
+            };
+            let result = complete(&rc, &history, on_text).await;
+            let rest = coalescer.borrow_mut().take_rest();
+            if let Some(delta) = rest {
+                self.emit(ChatEvent {
+                    delta: Some(delta),
+                    ..self.event(run, ChatState::Delta)
+                })
+                .await;
+            }
+            let answer = match result {
+                Ok(a) => a,
+                Err(e) => {
+                    return self
+                        .fail_run(run, &format!("Model call failed: {}", e.message))
+                        .await
+                }
+            };
+            if let Some(u) = &answer.usage {
+                usage.add(u);
+                let mut meta = meta;
+                meta.add_usage(u);
+                meta.updated_at = now_ms();
+                let _ = self.save_meta(&meta, None);
+            }
+            let _ = self.exec(
+                "UPDATE current_run SET usage = ? WHERE id = 1",
+                vec![serde_json::to_string(&usage).unwrap_or_default().into()],
+            );
+            if let Err(e) = self.append(&Message::Assistant(answer.clone())) {
+                return self.fail_run(run, &e.message).await;
+            }
+            if !answer.has_tool_calls() {
+                return self.finish_run(run, answer, usage).await;
+            }
+            if !answer.text().is_empty() {
+                self.emit(ChatEvent {
+                    message: Some(answer.clone()),
+                    ..self.event(run, ChatState::Partial)
+                })
+                .await;
+            }
+            for result in unavailable_tool_results(&answer, now_ms()) {
+                if let Err(e) = self.append(&result) {
+                    return self.fail_run(run, &e.message).await;
+                }
+            }
+        }
+    }
+}

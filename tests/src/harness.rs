@@ -1,0 +1,239 @@
+//! Starts the real gateway under workerd (`wrangler dev` on the prebuilt
+//! `build/` output, never rebuilding) on a free loopback port, with a
+//! persist directory for SQLite and R2, and stops it on drop.
+
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// The repository root (this crate lives in `tests/`).
+pub fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap()
+        .to_path_buf()
+}
+
+/// The `gsv` binary, built by the test command before the tests run.
+pub fn gsv_bin() -> PathBuf {
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| repo_root().join("target"));
+    let bin = target.join("debug").join("gsv");
+    assert!(
+        bin.exists(),
+        "{} is missing: run the README test command (it builds it)",
+        bin.display()
+    );
+    bin
+}
+
+pub fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+pub struct GatewayOptions {
+    /// `GSV_AUTH_TOKEN`; `None` starts a gateway with no token configured.
+    pub token: Option<String>,
+    /// Reuse state from an earlier run (restart tests).
+    pub persist_dir: Option<PathBuf>,
+}
+
+impl Default for GatewayOptions {
+    fn default() -> Self {
+        Self {
+            token: Some("test-token".into()),
+            persist_dir: None,
+        }
+    }
+}
+
+pub struct GatewayProcess {
+    child: Option<Child>,
+    pub port: u16,
+    pub token: Option<String>,
+    pub persist_dir: PathBuf,
+    /// Holds the config and the temporary persist dir alive.
+    _dir: tempfile::TempDir,
+    log_path: PathBuf,
+}
+
+impl GatewayProcess {
+    pub fn start(opts: GatewayOptions) -> Self {
+        let root = repo_root();
+        let main = root.join("build").join("index.js");
+        assert!(
+            main.exists(),
+            "{} is missing: run the README test command (it builds the worker once)",
+            main.display()
+        );
+        let dir = tempfile::tempdir().unwrap();
+        let persist_dir = opts
+            .persist_dir
+            .clone()
+            .unwrap_or_else(|| dir.path().join("state"));
+        let config = dir.path().join("wrangler.toml");
+        std::fs::write(&config, dev_config(&root, &main)).unwrap();
+        if let Some(token) = &opts.token {
+            std::fs::write(
+                dir.path().join(".dev.vars"),
+                format!("GSV_AUTH_TOKEN={token}\n"),
+            )
+            .unwrap();
+        }
+        let log_path = dir.path().join("wrangler.log");
+        let mut me = Self {
+            child: None,
+            port: 0,
+            token: opts.token,
+            persist_dir,
+            _dir: dir,
+            log_path,
+        };
+        me.spawn(&config);
+        me
+    }
+
+    fn spawn(&mut self, config: &Path) {
+        let wrangler = repo_root()
+            .join("node_modules")
+            .join(".bin")
+            .join("wrangler");
+        for _attempt in 0..3 {
+            let port = free_port();
+            let log = std::fs::File::create(&self.log_path).unwrap();
+            let child = Command::new(&wrangler)
+                .arg("dev")
+                .arg("-c")
+                .arg(config)
+                .args(["--ip", "127.0.0.1", "--port", &port.to_string()])
+                .args(["--inspector-port", &free_port().to_string()])
+                .arg("--persist-to")
+                .arg(&self.persist_dir)
+                .args([
+                    "--log-level",
+                    "warn",
+                    "--show-interactive-dev-session=false",
+                ])
+                .env("WRANGLER_SEND_METRICS", "false")
+                .env("CLOUDFLARE_CF_FETCH_ENABLED", "false")
+                .env("NO_COLOR", "1")
+                .current_dir(config.parent().unwrap())
+                .stdin(Stdio::null())
+                .stdout(log.try_clone().unwrap())
+                .stderr(log)
+                .process_group(0)
+                .spawn()
+                .expect("spawn wrangler dev");
+            self.child = Some(child);
+            self.port = port;
+            if self.wait_healthy(Duration::from_secs(60)) {
+                return;
+            }
+            self.kill();
+        }
+        panic!("the gateway did not start; wrangler log:\n{}", self.log());
+    }
+
+    fn wait_healthy(&mut self, within: Duration) -> bool {
+        let deadline = Instant::now() + within;
+        while Instant::now() < deadline {
+            if let Some(Ok(Some(_))) = self.child.as_mut().map(|c| c.try_wait()) {
+                return false;
+            }
+            if health(self.port) {
+                return true;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        false
+    }
+
+    pub fn url(&self) -> String {
+        format!("ws://127.0.0.1:{}/ws", self.port)
+    }
+
+    pub fn http_url(&self) -> String {
+        format!("http://127.0.0.1:{}", self.port)
+    }
+
+    pub fn log(&self) -> String {
+        std::fs::read_to_string(&self.log_path).unwrap_or_default()
+    }
+
+    /// Stops workerd and starts it again on the same persisted state.
+    pub fn restart(&mut self) {
+        self.kill();
+        let config = self._dir.path().join("wrangler.toml");
+        self.spawn(&config);
+    }
+
+    fn kill(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            // wrangler runs workerd as a child: signal the whole group.
+            unsafe { libc::killpg(child.id() as i32, libc::SIGTERM) };
+            let deadline = Instant::now() + Duration::from_secs(5);
+            while Instant::now() < deadline {
+                if let Ok(Some(_)) = child.try_wait() {
+                    break;
+                }
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            unsafe { libc::killpg(child.id() as i32, libc::SIGKILL) };
+            let _ = child.wait();
+        }
+    }
+}
+
+impl Drop for GatewayProcess {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+use std::os::unix::process::CommandExt;
+
+fn health(port: u16) -> bool {
+    use std::io::{Read, Write};
+    let Ok(mut s) = std::net::TcpStream::connect(("127.0.0.1", port)) else {
+        return false;
+    };
+    let _ = s.set_read_timeout(Some(Duration::from_secs(2)));
+    if s.write_all(b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
+        .is_err()
+    {
+        return false;
+    }
+    let mut buf = String::new();
+    let _ = s.read_to_string(&mut buf);
+    buf.starts_with("HTTP/1.1 200") && buf.contains("healthy")
+}
+
+/// The repository's wrangler.toml without its `[build]` section (the tests
+/// run on the output built once beforehand), pointing at the built entry.
+pub fn dev_config(root: &Path, main: &Path) -> String {
+    let original = std::fs::read_to_string(root.join("wrangler.toml")).expect("wrangler.toml");
+    let mut out = String::new();
+    let mut in_build = false;
+    for line in original.lines() {
+        let trimmed = line.trim();
+        if trimmed.starts_with('[') {
+            in_build = trimmed == "[build]";
+        }
+        if in_build {
+            continue;
+        }
+        if trimmed.starts_with("main = ") {
+            out.push_str(&format!("main = {:?}\n", main.display().to_string()));
+        } else {
+            out.push_str(line);
+            out.push('\n');
+        }
+    }
+    out
+}
