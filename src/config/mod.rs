@@ -169,17 +169,17 @@ fn set_path(root: &mut Value, segments: &[&str], value: Value) {
 }
 
 /// A path holds a secret when it is under `apiKeys`, or its last key names a
-/// token, secret, password or key.
+/// token, secret, password or API key (`botToken`, `GITHUB_TOKEN`; not
+/// token counts like `reserveTokens`).
 fn is_secret_path(path: &[String]) -> bool {
     if path.len() >= 2 && path[0] == "apiKeys" {
         return true;
     }
     path.last().is_some_and(|k| {
         let k = k.to_ascii_lowercase();
-        k.contains("token")
-            || k.contains("secret")
-            || k.contains("password")
-            || k.ends_with("apikey")
+        ["token", "secret", "password", "apikey", "api_key"]
+            .iter()
+            .any(|s| k.ends_with(s))
     })
 }
 

@@ -140,3 +140,16 @@ fn providers_base_url_is_configurable() {
     );
     assert!(c.set("providers.ollama.api", json!("soap")).is_err());
 }
+
+#[test]
+fn token_counts_are_not_mistaken_for_secrets() {
+    let mut c = Config::default();
+    c.set("compaction.reserveTokens", json!(12345)).unwrap();
+    c.set("model.maxTokens", json!(4096)).unwrap();
+    assert_eq!(
+        c.get_masked("compaction.reserveTokens").unwrap(),
+        Some(json!(12345))
+    );
+    assert_eq!(c.masked()["model"]["maxTokens"], json!(4096));
+    assert_eq!(c.masked()["compaction"]["keepRecentTokens"], json!(20000));
+}

@@ -17,7 +17,7 @@ use gsv_protocol::{AssistantMessage, Message, ToolDefinition};
 use serde::{Deserialize, Serialize};
 
 pub use retry::RetryPolicy;
-pub use sse::{SseEvent, SseParser};
+pub use sse::{SseEvent, SseParser, StreamReader};
 
 /// How hard the model should think (reference §2.7 levels).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]

@@ -99,13 +99,20 @@ impl SseParser {
     }
 
     /// The body ended. A pending event whose lines were all terminated is
-    /// dispatched (servers sometimes omit the final blank line); an
-    /// unterminated last line is a truncated stream and is discarded, as the
-    /// spec discards incomplete events.
+    /// dispatched (servers sometimes omit the final blank line). If the body
+    /// ended mid-line the stream was cut, and the whole pending event is
+    /// discarded, as the spec discards incomplete events.
     pub fn finish(&mut self) -> Vec<SseEvent> {
+        let truncated = !self.buf.is_empty() && self.bom_checked;
         self.buf.clear();
         self.scan_from = 0;
         self.skip_lf = false;
+        if truncated {
+            self.event_type.clear();
+            self.data.clear();
+            self.has_data = false;
+            return Vec::new();
+        }
         self.dispatch().into_iter().collect()
     }
 
@@ -302,7 +309,7 @@ mod tests {
         assert_eq!(p.finish(), vec![ev(None, "[DONE]", None)]);
 
         let mut p = SseParser::new();
-        assert_eq!(p.push(b"data: {\"trunc"), vec![]);
+        assert_eq!(p.push(b"data: first line\ndata: {\"trunc"), vec![]);
         assert_eq!(p.finish(), vec![]);
     }
 

@@ -5,7 +5,8 @@
 
 use super::rpc::now_ms;
 use crate::llm::{
-    provider_for, HttpRequest, LlmError, LlmErrorKind, LlmRequest, Provider, RetryPolicy, SseParser,
+    provider_for, HttpRequest, LlmError, LlmErrorKind, LlmRequest, Provider, RetryPolicy,
+    StreamReader,
 };
 use crate::session::run_config::RunConfig;
 use futures::future::{select, Either};
@@ -118,37 +119,27 @@ where
     let status = resp.status_code();
     if !(200..300).contains(&status) {
         let headers = resp.headers();
-        let retry_after = headers
-            .get("retry-after-ms")
-            .ok()
-            .flatten()
-            .and_then(|ms| ms.parse::<f64>().ok())
-            .map(|ms| format!("{}", (ms / 1000.0).ceil() as u64))
-            .or_else(|| headers.get("retry-after").ok().flatten());
+        // OpenAI's `retry-after-ms` is more precise than `Retry-After`.
+        let retry_after = match headers.get("retry-after-ms").ok().flatten() {
+            Some(ms) => Some(format!("{ms}ms")),
+            None => headers.get("retry-after").ok().flatten(),
+        };
         let body = resp.text().await.unwrap_or_default();
         return Err(provider.classify_error(status, retry_after.as_deref(), &body));
     }
     let mut body = resp.stream().map_err(network)?;
-    let mut parser = SseParser::default();
-    let mut decoder = provider.decoder(&rc.provider, &rc.model);
+    let mut reader = StreamReader::new(provider.decoder(&rc.provider, &rc.model));
     while let Some(chunk) = body.next().await {
-        let chunk = chunk.map_err(network)?;
-        let mut visible = String::new();
-        for event in parser.push(&chunk) {
-            visible.push_str(&decoder.on_event(&event)?);
-        }
+        let visible = reader.push(&chunk.map_err(network)?)?;
         if !visible.is_empty() {
             *shown = true;
             on_text(visible).await;
         }
     }
-    let mut visible = String::new();
-    for event in parser.finish() {
-        visible.push_str(&decoder.on_event(&event)?);
-    }
-    if !visible.is_empty() {
+    let (tail, message) = reader.finish(now_ms())?;
+    if !tail.is_empty() {
         *shown = true;
-        on_text(visible).await;
+        on_text(tail).await;
     }
-    decoder.finish(now_ms())
+    Ok(message)
 }

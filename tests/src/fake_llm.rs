@@ -1,1 +1,559 @@
-//! placeholder
+//! A fake LLM provider for end-to-end tests and the benchmark.
+//!
+//! It speaks both streaming APIs over real HTTP on 127.0.0.1, framed exactly
+//! like the real servers: `POST /v1/chat/completions` (OpenAI Chat
+//! Completions: `chat.completion.chunk`s, a usage chunk when
+//! `stream_options.include_usage`, `data: [DONE]`) and `POST /v1/messages`
+//! (Anthropic Messages: `event:` + `data:` lines). It checks the API key and
+//! the shape of the history (tool calls and results must pair up, as the real
+//! APIs insist), and records every request.
+//!
+//! By default it answers `echo: <last user text>`, streamed a word at a time.
+//! Scripts change that: a request whose last user-authored message contains
+//! a script's trigger consumes that script's next [`Step`]. Tool results are
+//! not user-authored, so one trigger drives a whole tool loop:
+//!
+//! ```ignore
+//! let llm = FakeLlm::start().await;
+//! llm.script("weather", vec![
+//!     Step::tool_call("call_1", "laptop__Bash", json!({"command": "curl wttr.in"})),
+//!     Step::text("Sunny."),
+//! ]);
+//! // configure the gateway with llm.base_url_openai() and FAKE_API_KEY
+//! ```
+//!
+//! The server runs on its own runtime thread, so it keeps answering while a
+//! test blocks (e.g. on a child process).
+
+mod checks;
+mod frames;
+#[cfg(test)]
+mod tests;
+
+use std::collections::VecDeque;
+use std::convert::Infallible;
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use futures::StreamExt;
+use http_body_util::{combinators::UnsyncBoxBody, BodyExt, Full, StreamBody};
+use hyper::body::{Frame, Incoming};
+use hyper::header::HeaderValue;
+use hyper::{Request, Response};
+use hyper_util::rt::TokioIo;
+use serde_json::Value;
+use tokio::net::{TcpListener, TcpSocket};
+use tokio::task::{JoinHandle, JoinSet};
+
+use checks::{
+    check_body, check_key, context_overflow_body, error_body, estimate_tokens, last_user_text,
+    prompt_chars, Rejection,
+};
+use frames::{Reply, TokenCounts};
+
+/// The key the fake expects unless told otherwise ([`FakeLlm::set_expected_key`]).
+pub const FAKE_API_KEY: &str = "sk-fake-llm-test-key";
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Api {
+    /// `POST /v1/chat/completions`
+    OpenAi,
+    /// `POST /v1/messages`
+    Anthropic,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct RecordedRequest {
+    pub api: Api,
+    /// The JSON body (a JSON string holding the raw text if it was not JSON).
+    pub body: Value,
+    /// The key presented (`Authorization: Bearer` or `x-api-key`).
+    pub api_key: Option<String>,
+}
+
+/// One scripted answer.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Step {
+    /// A streamed text reply.
+    Text(String),
+    /// Tool calls `(id, name, arguments)`, after some text when `text` is not
+    /// empty; stop reason `tool_calls` / `tool_use`.
+    ToolCalls {
+        text: String,
+        calls: Vec<(String, String, Value)>,
+    },
+    /// Reasoning then text (`reasoning_content` deltas for OpenAI, a signed
+    /// thinking block for Anthropic).
+    Thinking { thinking: String, text: String },
+    /// An HTTP error. `retry_after` (seconds) sets `Retry-After`; `body`
+    /// `None` sends the provider's usual error body for the status.
+    Status {
+        code: u16,
+        retry_after: Option<u64>,
+        body: Option<Value>,
+    },
+    /// The provider's real "prompt is too long" 400.
+    ContextOverflow,
+    /// Waits `ms` before answering with `then`.
+    Delay { ms: u64, then: Box<Step> },
+    /// Never answers (not even headers): for timeouts.
+    Hang,
+    /// Streams part of the default echo reply, then drops the connection.
+    StreamError,
+    /// Streams part of the default echo reply, then the provider's in-stream
+    /// error event (OpenAI error chunk, Anthropic `overloaded_error`).
+    ErrorEvent,
+}
+
+impl Step {
+    pub fn text(text: impl Into<String>) -> Self {
+        Step::Text(text.into())
+    }
+    pub fn tool_call(id: &str, name: &str, arguments: Value) -> Self {
+        Step::ToolCalls {
+            text: String::new(),
+            calls: vec![(id.into(), name.into(), arguments)],
+        }
+    }
+    pub fn tool_calls(calls: Vec<(&str, &str, Value)>) -> Self {
+        let calls = calls
+            .into_iter()
+            .map(|(id, name, args)| (id.into(), name.into(), args))
+            .collect();
+        Step::ToolCalls {
+            text: String::new(),
+            calls,
+        }
+    }
+    pub fn status(code: u16) -> Self {
+        Step::Status {
+            code,
+            retry_after: None,
+            body: None,
+        }
+    }
+    /// A 429 with `Retry-After: secs`.
+    pub fn rate_limited(retry_after_secs: u64) -> Self {
+        Step::Status {
+            code: 429,
+            retry_after: Some(retry_after_secs),
+            body: None,
+        }
+    }
+    pub fn delay(ms: u64, then: Step) -> Self {
+        Step::Delay {
+            ms,
+            then: Box::new(then),
+        }
+    }
+}
+
+#[derive(Debug)]
+struct Script {
+    trigger: String,
+    steps: VecDeque<Step>,
+}
+
+#[derive(Debug)]
+struct State {
+    expected_key: Option<String>,
+    token_delay: Duration,
+    scripts: Vec<Script>,
+    requests: Vec<RecordedRequest>,
+}
+
+type Shared = Arc<Mutex<State>>;
+
+pub struct FakeLlm {
+    state: Shared,
+    addr: SocketAddr,
+    /// Its own runtime, so the fake answers even while a test blocks.
+    runtime: Option<tokio::runtime::Runtime>,
+    server: Mutex<Option<JoinHandle<()>>>,
+}
+
+impl FakeLlm {
+    /// Starts listening on `127.0.0.1:0`.
+    pub async fn start() -> FakeLlm {
+        Self::start_blocking()
+    }
+
+    /// The same, for tests without an async runtime.
+    pub fn start_blocking() -> FakeLlm {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .thread_name("fake-llm")
+            .enable_all()
+            .build()
+            .expect("fake LLM runtime");
+        let state = Arc::new(Mutex::new(State {
+            expected_key: Some(FAKE_API_KEY.to_string()),
+            token_delay: Duration::ZERO,
+            scripts: Vec::new(),
+            requests: Vec::new(),
+        }));
+        let listener = {
+            let _context = runtime.enter();
+            bind("127.0.0.1:0".parse().unwrap()).expect("fake LLM bind")
+        };
+        let addr = listener.local_addr().unwrap();
+        let server = runtime.spawn(serve(listener, state.clone()));
+        FakeLlm {
+            state,
+            addr,
+            runtime: Some(runtime),
+            server: Mutex::new(Some(server)),
+        }
+    }
+
+    pub fn port(&self) -> u16 {
+        self.addr.port()
+    }
+
+    /// `http://127.0.0.1:PORT/v1`, the Chat Completions base URL.
+    pub fn base_url_openai(&self) -> String {
+        format!("http://{}/v1", self.addr)
+    }
+
+    /// `http://127.0.0.1:PORT`, the Messages API base URL.
+    pub fn base_url_anthropic(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    /// The key requests must present; `None` accepts any key or none
+    /// (like a local server). Default: [`FAKE_API_KEY`].
+    pub fn set_expected_key(&self, key: Option<&str>) {
+        self.lock().expected_key = key.map(str::to_string);
+    }
+
+    /// A pause before each streamed frame after the first (default 0):
+    /// simulates generation speed for the benchmark and slow streams.
+    pub fn set_token_delay_ms(&self, ms: u64) {
+        self.lock().token_delay = Duration::from_millis(ms);
+    }
+
+    /// Adds steps for requests whose last user text contains `trigger`
+    /// (appended if the trigger already has a script). Scripts are tried in
+    /// the order added; an exhausted one falls back to the echo reply. The
+    /// empty trigger matches every request.
+    pub fn script(&self, trigger: &str, steps: Vec<Step>) {
+        let mut state = self.lock();
+        match state.scripts.iter_mut().find(|s| s.trigger == trigger) {
+            Some(script) => script.steps.extend(steps),
+            None => state.scripts.push(Script {
+                trigger: trigger.to_string(),
+                steps: steps.into(),
+            }),
+        }
+    }
+
+    /// Every request received so far, in order.
+    pub fn requests(&self) -> Vec<RecordedRequest> {
+        self.lock().requests.clone()
+    }
+
+    pub fn clear_requests(&self) {
+        self.lock().requests.clear();
+    }
+
+    /// Closes the listener and every open connection: the provider is down
+    /// (connections are refused) until [`FakeLlm::restart`].
+    pub fn stop(&self) {
+        let Some(server) = self.server.lock().unwrap().take() else {
+            return;
+        };
+        server.abort();
+        // Wait (briefly) until the listener is really closed.
+        let deadline = Instant::now() + Duration::from_secs(2);
+        while !server.is_finished() && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    }
+
+    /// Listens again on the same port after [`FakeLlm::stop`].
+    pub fn restart(&self) -> std::io::Result<()> {
+        let mut server = self.server.lock().unwrap();
+        if server.is_some() {
+            return Ok(());
+        }
+        let runtime = self.runtime.as_ref().expect("runtime lives until drop");
+        let listener = {
+            let _context = runtime.enter();
+            bind(self.addr)?
+        };
+        *server = Some(runtime.spawn(serve(listener, self.state.clone())));
+        Ok(())
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state.lock().unwrap()
+    }
+}
+
+impl Drop for FakeLlm {
+    fn drop(&mut self) {
+        if let Some(runtime) = self.runtime.take() {
+            // Does not block, so dropping inside an async test is fine.
+            runtime.shutdown_background();
+        }
+    }
+}
+
+/// SO_REUSEADDR so a restart can take the port back from TIME_WAIT sockets.
+fn bind(addr: SocketAddr) -> std::io::Result<TcpListener> {
+    let socket = TcpSocket::new_v4()?;
+    socket.set_reuseaddr(true)?;
+    socket.bind(addr)?;
+    socket.listen(1024)
+}
+
+/// Accepts connections until aborted; aborting drops the `JoinSet`, which
+/// aborts every connection task too.
+async fn serve(listener: TcpListener, state: Shared) {
+    let mut connections = JoinSet::new();
+    loop {
+        tokio::select! {
+            accepted = listener.accept() => {
+                let Ok((stream, _)) = accepted else { continue };
+                let state = state.clone();
+                connections.spawn(async move {
+                    let service = hyper::service::service_fn(move |req| handle(state.clone(), req));
+                    let _ = hyper::server::conn::http1::Builder::new()
+                        .serve_connection(TokioIo::new(stream), service)
+                        .await;
+                });
+            }
+            Some(_) = connections.join_next(), if !connections.is_empty() => {}
+        }
+    }
+}
+
+type Body = UnsyncBoxBody<Bytes, std::io::Error>;
+
+async fn handle(state: Shared, req: Request<Incoming>) -> Result<Response<Body>, Infallible> {
+    let api = match (req.method().as_str(), req.uri().path()) {
+        ("POST", "/v1/chat/completions") => Api::OpenAi,
+        ("POST", "/v1/messages") => Api::Anthropic,
+        (_, path) => {
+            let body = serde_json::json!({"error": {"message": format!("Unknown request URL: {path}"),
+                "type": "invalid_request_error", "param": null, "code": "unknown_url"}});
+            return Ok(json_response(404, &body, None));
+        }
+    };
+    let header = |name: &str| {
+        req.headers()
+            .get(name)
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_string)
+    };
+    let api_key = match api {
+        Api::OpenAi => {
+            header("authorization").and_then(|v| v.strip_prefix("Bearer ").map(str::to_string))
+        }
+        Api::Anthropic => header("x-api-key"),
+    };
+    let has_version = header("anthropic-version").is_some();
+    let raw = match req.into_body().collect().await {
+        Ok(collected) => collected.to_bytes(),
+        Err(_) => {
+            return Ok(json_response(
+                400,
+                &error_body(api, 400, Some("could not read the body")),
+                None,
+            ))
+        }
+    };
+    let parsed: Result<Value, String> = serde_json::from_slice(&raw).map_err(|e| e.to_string());
+    let body = parsed
+        .clone()
+        .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(&raw).into_owned()));
+
+    let (expected_key, token_delay) = {
+        let mut s = state.lock().unwrap();
+        s.requests.push(RecordedRequest {
+            api,
+            body: body.clone(),
+            api_key: api_key.clone(),
+        });
+        (s.expected_key.clone(), s.token_delay)
+    };
+    let checked = check_key(api, api_key.as_deref(), expected_key.as_deref())
+        .and_then(|_| match api {
+            Api::Anthropic if !has_version => Err(Rejection {
+                status: 400,
+                body: error_body(api, 400, Some("anthropic-version: header is required")),
+            }),
+            _ => Ok(()),
+        })
+        .and_then(|_| match &parsed {
+            Ok(json) => check_body(api, json),
+            Err(e) => Err(Rejection {
+                status: 400,
+                body: error_body(api, 400, Some(&format!("invalid JSON: {e}"))),
+            }),
+        });
+    if let Err(rejection) = checked {
+        return Ok(json_response(rejection.status, &rejection.body, None));
+    }
+
+    let user_text = last_user_text(api, &body);
+    let step =
+        next_step(&state, &user_text).unwrap_or_else(|| Step::Text(format!("echo: {user_text}")));
+    Ok(answer(api, &body, &user_text, step, token_delay).await)
+}
+
+/// The next step of the first script whose trigger the text contains.
+fn next_step(state: &Shared, user_text: &str) -> Option<Step> {
+    let mut s = state.lock().unwrap();
+    s.scripts
+        .iter_mut()
+        .filter(|sc| user_text.contains(&sc.trigger))
+        .find_map(|sc| sc.steps.pop_front())
+}
+
+async fn answer(
+    api: Api,
+    body: &Value,
+    user_text: &str,
+    step: Step,
+    token_delay: Duration,
+) -> Response<Body> {
+    let echo = || Reply {
+        text: format!("echo: {user_text}"),
+        ..Default::default()
+    };
+    let (reply, ending) = match step {
+        Step::Delay { ms, then } => {
+            tokio::time::sleep(Duration::from_millis(ms)).await;
+            return Box::pin(answer(api, body, user_text, *then, token_delay)).await;
+        }
+        Step::Hang => std::future::pending().await,
+        Step::Status {
+            code,
+            retry_after,
+            body: error,
+        } => {
+            let error = error.unwrap_or_else(|| error_body(api, code, None));
+            return json_response(code, &error, retry_after);
+        }
+        Step::ContextOverflow => return json_response(400, &context_overflow_body(api), None),
+        Step::Text(text) => (
+            Reply {
+                text,
+                ..Default::default()
+            },
+            Ending::Complete,
+        ),
+        Step::ToolCalls { text, calls } => (
+            Reply {
+                text,
+                calls,
+                ..Default::default()
+            },
+            Ending::Complete,
+        ),
+        Step::Thinking { thinking, text } => (
+            Reply {
+                thinking,
+                text,
+                ..Default::default()
+            },
+            Ending::Complete,
+        ),
+        Step::StreamError => (echo(), Ending::DropConnection),
+        Step::ErrorEvent => (echo(), Ending::ErrorEvent),
+    };
+    let model = body
+        .get("model")
+        .and_then(Value::as_str)
+        .unwrap_or("fake-model");
+    let output_chars = reply.thinking.chars().count()
+        + reply.text.chars().count()
+        + reply
+            .calls
+            .iter()
+            .map(|(_, name, args)| name.len() + args.to_string().len())
+            .sum::<usize>();
+    let tokens = TokenCounts {
+        input: estimate_tokens(prompt_chars(body)),
+        output: estimate_tokens(output_chars),
+    };
+    let mut frames = match api {
+        Api::OpenAi => {
+            let include_usage =
+                body.pointer("/stream_options/include_usage") == Some(&Value::Bool(true));
+            frames::openai_frames(model, &reply, tokens, include_usage)
+        }
+        Api::Anthropic => frames::anthropic_frames(model, &reply, tokens),
+    };
+    if ending != Ending::Complete {
+        frames.truncate(frames.len() / 2); // cut midway: some text, no end
+    }
+    if ending == Ending::ErrorEvent {
+        frames.push(match api {
+            Api::OpenAi => frames::openai_error_frame(),
+            Api::Anthropic => frames::anthropic_error_frame(),
+        });
+    }
+    sse_response(frames, token_delay, ending == Ending::DropConnection)
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Ending {
+    Complete,
+    DropConnection,
+    ErrorEvent,
+}
+
+fn sse_response(frames: Vec<String>, token_delay: Duration, then_fail: bool) -> Response<Body> {
+    let mut items: Vec<Option<String>> = frames.into_iter().map(Some).collect();
+    if then_fail {
+        items.push(None);
+    }
+    let stream =
+        futures::stream::iter(items.into_iter().enumerate()).then(move |(i, item)| async move {
+            if i > 0 && !token_delay.is_zero() {
+                tokio::time::sleep(token_delay).await;
+            }
+            match item {
+                Some(frame) => Ok(Frame::data(Bytes::from(frame))),
+                None => {
+                    // Let the partial answer reach the client before the cut.
+                    tokio::time::sleep(Duration::from_millis(20)).await;
+                    Err(std::io::Error::new(
+                        std::io::ErrorKind::ConnectionReset,
+                        "fake stream error",
+                    ))
+                }
+            }
+        });
+    let mut response = Response::new(StreamBody::new(stream).boxed_unsync());
+    let headers = response.headers_mut();
+    headers.insert(
+        "content-type",
+        HeaderValue::from_static("text/event-stream; charset=utf-8"),
+    );
+    headers.insert("cache-control", HeaderValue::from_static("no-cache"));
+    headers.insert(
+        "x-request-id",
+        HeaderValue::from_static("req_fake000000000000000000"),
+    );
+    response
+}
+
+fn json_response(status: u16, body: &Value, retry_after: Option<u64>) -> Response<Body> {
+    let full = Full::new(Bytes::from(body.to_string()))
+        .map_err(|never| match never {})
+        .boxed_unsync();
+    let mut response = Response::new(full);
+    *response.status_mut() =
+        hyper::StatusCode::from_u16(status).unwrap_or(hyper::StatusCode::INTERNAL_SERVER_ERROR);
+    let headers = response.headers_mut();
+    headers.insert("content-type", HeaderValue::from_static("application/json"));
+    if let Some(secs) = retry_after {
+        headers.insert("retry-after", HeaderValue::from(secs));
+    }
+    response
+}

@@ -1,4 +1,4 @@
-//! Starts the real gateway under workerd (`wrangler dev` on the prebuilt
+//! Starts the real gateway (or the bench echo worker) under workerd (`wrangler dev` on the prebuilt
 //! `build/` output, never rebuilding) on a free loopback port, with a
 //! persist directory for SQLite and R2, and stops it on drop.
 
@@ -53,7 +53,7 @@ impl Default for GatewayOptions {
     }
 }
 
-pub struct GatewayProcess {
+pub struct Workerd {
     child: Option<Child>,
     pub port: u16,
     pub token: Option<String>,
@@ -63,34 +63,50 @@ pub struct GatewayProcess {
     log_path: PathBuf,
 }
 
-impl GatewayProcess {
+impl Workerd {
     pub fn start(opts: GatewayOptions) -> Self {
-        let root = repo_root();
-        let main = root.join("build").join("index.js");
+        let main = repo_root().join("build").join("index.js");
         assert!(
             main.exists(),
             "{} is missing: run the README test command (it builds the worker once)",
             main.display()
         );
+        let dev_vars = opts.token.as_ref().map(|t| format!("GSV_AUTH_TOKEN={t}\n"));
+        let mut me = Self::start_config(&gateway_dev_config(), dev_vars, opts.persist_dir);
+        me.token = opts.token;
+        me
+    }
+
+    /// The benchmark's echo worker (tests/support/echo).
+    pub fn start_echo() -> Self {
+        let dir = repo_root().join("tests").join("support").join("echo");
+        let config = std::fs::read_to_string(dir.join("wrangler.toml"))
+            .unwrap()
+            .replace(
+                "main = \"worker.mjs\"",
+                &format!("main = {:?}", dir.join("worker.mjs").display().to_string()),
+            );
+        Self::start_config(&config, None, None)
+    }
+
+    /// Runs `wrangler dev` on a config (TOML text) in a fresh directory.
+    pub fn start_config(
+        config_text: &str,
+        dev_vars: Option<String>,
+        persist_dir: Option<PathBuf>,
+    ) -> Self {
         let dir = tempfile::tempdir().unwrap();
-        let persist_dir = opts
-            .persist_dir
-            .clone()
-            .unwrap_or_else(|| dir.path().join("state"));
+        let persist_dir = persist_dir.unwrap_or_else(|| dir.path().join("state"));
         let config = dir.path().join("wrangler.toml");
-        std::fs::write(&config, dev_config(&root, &main)).unwrap();
-        if let Some(token) = &opts.token {
-            std::fs::write(
-                dir.path().join(".dev.vars"),
-                format!("GSV_AUTH_TOKEN={token}\n"),
-            )
-            .unwrap();
+        std::fs::write(&config, config_text).unwrap();
+        if let Some(vars) = dev_vars {
+            std::fs::write(dir.path().join(".dev.vars"), vars).unwrap();
         }
         let log_path = dir.path().join("wrangler.log");
         let mut me = Self {
             child: None,
             port: 0,
-            token: opts.token,
+            token: None,
             persist_dir,
             _dir: dir,
             log_path,
@@ -130,6 +146,7 @@ impl GatewayProcess {
                 .process_group(0)
                 .spawn()
                 .expect("spawn wrangler dev");
+            register_for_exit_cleanup(child.id() as i32);
             self.child = Some(child);
             self.port = port;
             if self.wait_healthy(Duration::from_secs(60)) {
@@ -186,17 +203,39 @@ impl GatewayProcess {
             }
             unsafe { libc::killpg(child.id() as i32, libc::SIGKILL) };
             let _ = child.wait();
+            RUNNING.lock().unwrap().retain(|g| *g != child.id() as i32);
         }
     }
 }
 
-impl Drop for GatewayProcess {
+impl Drop for Workerd {
     fn drop(&mut self) {
         self.kill();
     }
 }
 
 use std::os::unix::process::CommandExt;
+use std::sync::Mutex;
+
+/// Process groups still running; killed when the test binary exits, since
+/// statics shared by tests are never dropped.
+static RUNNING: Mutex<Vec<i32>> = Mutex::new(Vec::new());
+
+fn register_for_exit_cleanup(pgid: i32) {
+    static HOOK: std::sync::Once = std::sync::Once::new();
+    HOOK.call_once(|| unsafe {
+        libc::atexit(kill_all_at_exit);
+    });
+    RUNNING.lock().unwrap().push(pgid);
+}
+
+extern "C" fn kill_all_at_exit() {
+    if let Ok(groups) = RUNNING.lock() {
+        for pgid in groups.iter() {
+            unsafe { libc::killpg(*pgid, libc::SIGKILL) };
+        }
+    }
+}
 
 fn health(port: u16) -> bool {
     use std::io::{Read, Write};
@@ -214,26 +253,17 @@ fn health(port: u16) -> bool {
     buf.starts_with("HTTP/1.1 200") && buf.contains("healthy")
 }
 
-/// The repository's wrangler.toml without its `[build]` section (the tests
-/// run on the output built once beforehand), pointing at the built entry.
-pub fn dev_config(root: &Path, main: &Path) -> String {
-    let original = std::fs::read_to_string(root.join("wrangler.toml")).expect("wrangler.toml");
-    let mut out = String::new();
-    let mut in_build = false;
-    for line in original.lines() {
-        let trimmed = line.trim();
-        if trimmed.starts_with('[') {
-            in_build = trimmed == "[build]";
-        }
-        if in_build {
-            continue;
-        }
-        if trimmed.starts_with("main = ") {
-            out.push_str(&format!("main = {:?}\n", main.display().to_string()));
-        } else {
-            out.push_str(line);
-            out.push('\n');
-        }
-    }
-    out
+/// The gateway's wrangler config for runs on the prebuilt worker, from
+/// the same script `scripts/dev.sh` uses.
+pub fn gateway_dev_config() -> String {
+    let out = Command::new("bash")
+        .arg(repo_root().join("scripts").join("dev-config.sh"))
+        .output()
+        .expect("run scripts/dev-config.sh");
+    assert!(
+        out.status.success(),
+        "dev-config.sh failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
 }

@@ -50,7 +50,12 @@ fn fragments(json: &str) -> Vec<String> {
 
 /// Chat Completions chunks. With `include_usage` every chunk carries
 /// `"usage": null` and a last chunk with empty `choices` carries the usage.
-pub(crate) fn openai_frames(model: &str, reply: &Reply, tokens: TokenCounts, include_usage: bool) -> Vec<String> {
+pub(crate) fn openai_frames(
+    model: &str,
+    reply: &Reply,
+    tokens: TokenCounts,
+    include_usage: bool,
+) -> Vec<String> {
     let chunk = |choices: Value, usage: Option<Value>| {
         let mut c = json!({
             "id": CHAT_ID,
@@ -66,13 +71,31 @@ pub(crate) fn openai_frames(model: &str, reply: &Reply, tokens: TokenCounts, inc
         format!("data: {c}\n\n")
     };
     let delta = |delta: Value, finish: Option<&str>| {
-        chunk(json!([{"index": 0, "delta": delta, "logprobs": null, "finish_reason": finish}]), None)
+        chunk(
+            json!([{"index": 0, "delta": delta, "logprobs": null, "finish_reason": finish}]),
+            None,
+        )
     };
-    let first_content = if reply.text.is_empty() && !reply.calls.is_empty() { Value::Null } else { json!("") };
-    let mut frames = vec![delta(json!({"role": "assistant", "content": first_content, "refusal": null}), None)];
+    let first_content = if reply.text.is_empty() && !reply.calls.is_empty() {
+        Value::Null
+    } else {
+        json!("")
+    };
+    let mut frames = vec![delta(
+        json!({"role": "assistant", "content": first_content, "refusal": null}),
+        None,
+    )];
     // api.openai.com does not stream reasoning; compatible servers do, so.
-    frames.extend(pieces(&reply.thinking).iter().map(|p| delta(json!({"reasoning_content": p}), None)));
-    frames.extend(pieces(&reply.text).iter().map(|p| delta(json!({"content": p}), None)));
+    frames.extend(
+        pieces(&reply.thinking)
+            .iter()
+            .map(|p| delta(json!({"reasoning_content": p}), None)),
+    );
+    frames.extend(
+        pieces(&reply.text)
+            .iter()
+            .map(|p| delta(json!({"content": p}), None)),
+    );
     for (index, (id, name, args)) in reply.calls.iter().enumerate() {
         frames.push(delta(
             json!({"tool_calls": [{"index": index, "id": id, "type": "function",
@@ -80,10 +103,17 @@ pub(crate) fn openai_frames(model: &str, reply: &Reply, tokens: TokenCounts, inc
             None,
         ));
         for fragment in fragments(&args.to_string()) {
-            frames.push(delta(json!({"tool_calls": [{"index": index, "function": {"arguments": fragment}}]}), None));
+            frames.push(delta(
+                json!({"tool_calls": [{"index": index, "function": {"arguments": fragment}}]}),
+                None,
+            ));
         }
     }
-    let finish = if reply.calls.is_empty() { "stop" } else { "tool_calls" };
+    let finish = if reply.calls.is_empty() {
+        "stop"
+    } else {
+        "tool_calls"
+    };
     frames.push(delta(json!({}), Some(finish)));
     if include_usage {
         frames.push(chunk(
@@ -110,7 +140,10 @@ pub(crate) fn openai_error_frame() -> String {
 }
 
 fn anthropic_event(data: Value) -> String {
-    format!("event: {}\ndata: {data}\n\n", data["type"].as_str().unwrap_or("message"))
+    format!(
+        "event: {}\ndata: {data}\n\n",
+        data["type"].as_str().unwrap_or("message")
+    )
 }
 
 /// Messages API events: `message_start`, a `ping`, each content block's
@@ -125,34 +158,59 @@ pub(crate) fn anthropic_frames(model: &str, reply: &Reply, tokens: TokenCounts) 
     }))];
     let mut index = 0;
     let mut block = |frames: &mut Vec<String>, start: Value, deltas: Vec<Value>| {
-        frames.push(anthropic_event(json!({"type": "content_block_start", "index": index, "content_block": start})));
+        frames.push(anthropic_event(
+            json!({"type": "content_block_start", "index": index, "content_block": start}),
+        ));
         if index == 0 {
             frames.push(anthropic_event(json!({"type": "ping"})));
         }
         for delta in deltas {
-            frames.push(anthropic_event(json!({"type": "content_block_delta", "index": index, "delta": delta})));
+            frames.push(anthropic_event(
+                json!({"type": "content_block_delta", "index": index, "delta": delta}),
+            ));
         }
-        frames.push(anthropic_event(json!({"type": "content_block_stop", "index": index})));
+        frames.push(anthropic_event(
+            json!({"type": "content_block_stop", "index": index}),
+        ));
         index += 1;
     };
     if !reply.thinking.is_empty() {
-        let mut deltas: Vec<Value> =
-            pieces(&reply.thinking).iter().map(|p| json!({"type": "thinking_delta", "thinking": p})).collect();
+        let mut deltas: Vec<Value> = pieces(&reply.thinking)
+            .iter()
+            .map(|p| json!({"type": "thinking_delta", "thinking": p}))
+            .collect();
         deltas.push(json!({"type": "signature_delta", "signature": FAKE_SIGNATURE}));
-        block(&mut frames, json!({"type": "thinking", "thinking": "", "signature": ""}), deltas);
+        block(
+            &mut frames,
+            json!({"type": "thinking", "thinking": "", "signature": ""}),
+            deltas,
+        );
     }
     if !reply.text.is_empty() || reply.calls.is_empty() {
-        let deltas = pieces(&reply.text).iter().map(|p| json!({"type": "text_delta", "text": p})).collect();
+        let deltas = pieces(&reply.text)
+            .iter()
+            .map(|p| json!({"type": "text_delta", "text": p}))
+            .collect();
         block(&mut frames, json!({"type": "text", "text": ""}), deltas);
     }
     for (id, name, args) in &reply.calls {
         let mut deltas = vec![json!({"type": "input_json_delta", "partial_json": ""})];
         deltas.extend(
-            fragments(&args.to_string()).iter().map(|f| json!({"type": "input_json_delta", "partial_json": f})),
+            fragments(&args.to_string())
+                .iter()
+                .map(|f| json!({"type": "input_json_delta", "partial_json": f})),
         );
-        block(&mut frames, json!({"type": "tool_use", "id": id, "name": name, "input": {}}), deltas);
+        block(
+            &mut frames,
+            json!({"type": "tool_use", "id": id, "name": name, "input": {}}),
+            deltas,
+        );
     }
-    let stop_reason = if reply.calls.is_empty() { "end_turn" } else { "tool_use" };
+    let stop_reason = if reply.calls.is_empty() {
+        "end_turn"
+    } else {
+        "tool_use"
+    };
     frames.push(anthropic_event(json!({
         "type": "message_delta",
         "delta": {"stop_reason": stop_reason, "stop_sequence": null},
@@ -164,7 +222,9 @@ pub(crate) fn anthropic_frames(model: &str, reply: &Reply, tokens: TokenCounts) 
 
 /// Anthropic's in-stream error event.
 pub(crate) fn anthropic_error_frame() -> String {
-    anthropic_event(json!({"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}))
+    anthropic_event(
+        json!({"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}),
+    )
 }
 
 #[cfg(test)]
@@ -173,9 +233,15 @@ mod tests {
 
     #[test]
     fn pieces_keep_words_with_their_spaces() {
-        assert_eq!(pieces("echo: héllo  👋 x"), vec!["echo: ", "héllo  ", "👋 ", "x"]);
+        assert_eq!(
+            pieces("echo: héllo  👋 x"),
+            vec!["echo: ", "héllo  ", "👋 ", "x"]
+        );
         assert_eq!(pieces(""), Vec::<String>::new());
-        assert_eq!(fragments(r#"{"command":"ls"}"#), vec![r#"{"comman"#, r#"d":"ls"}"#]);
+        assert_eq!(
+            fragments(r#"{"command":"ls"}"#),
+            vec![r#"{"comman"#, r#"d":"ls"}"#]
+        );
     }
 
     /// Each frame is one `data:` line and a blank line; returns the JSONs.
@@ -183,7 +249,10 @@ mod tests {
         frames
             .iter()
             .map(|f| {
-                let data = f.strip_prefix("data: ").and_then(|d| d.strip_suffix("\n\n")).unwrap();
+                let data = f
+                    .strip_prefix("data: ")
+                    .and_then(|d| d.strip_suffix("\n\n"))
+                    .unwrap();
                 assert!(!data.contains('\n'), "{f:?}");
                 serde_json::from_str(data).unwrap_or(json!(data))
             })
@@ -192,19 +261,36 @@ mod tests {
 
     #[test]
     fn openai_text_frames() {
-        let reply = Reply { text: "hi there".into(), ..Default::default() };
-        let frames = openai_frames("gpt-x", &reply, TokenCounts { input: 3, output: 2 }, true);
+        let reply = Reply {
+            text: "hi there".into(),
+            ..Default::default()
+        };
+        let frames = openai_frames(
+            "gpt-x",
+            &reply,
+            TokenCounts {
+                input: 3,
+                output: 2,
+            },
+            true,
+        );
         let chunk = |choices: Value, usage: Value| {
             json!({"id":"chatcmpl-fake0000000000000000000000","object":"chat.completion.chunk",
                 "created":1741570283,"model":"gpt-x","system_fingerprint":"fp_fake","choices":choices,"usage":usage})
         };
         let delta = |delta: Value, finish: Value| {
-            chunk(json!([{"index":0,"delta":delta,"logprobs":null,"finish_reason":finish}]), Value::Null)
+            chunk(
+                json!([{"index":0,"delta":delta,"logprobs":null,"finish_reason":finish}]),
+                Value::Null,
+            )
         };
         assert_eq!(
             openai_chunks(&frames),
             vec![
-                delta(json!({"role":"assistant","content":"","refusal":null}), Value::Null),
+                delta(
+                    json!({"role":"assistant","content":"","refusal":null}),
+                    Value::Null
+                ),
                 delta(json!({"content":"hi "}), Value::Null),
                 delta(json!({"content":"there"}), Value::Null),
                 delta(json!({}), json!("stop")),
@@ -222,10 +308,25 @@ mod tests {
 
     #[test]
     fn openai_tool_call_frames_without_usage() {
-        let reply = Reply { calls: vec![("call_1".into(), "Bash".into(), json!({"command": "ls -la"}))], ..Default::default() };
-        let frames = openai_frames("m", &reply, TokenCounts { input: 1, output: 1 }, false);
+        let reply = Reply {
+            calls: vec![("call_1".into(), "Bash".into(), json!({"command": "ls -la"}))],
+            ..Default::default()
+        };
+        let frames = openai_frames(
+            "m",
+            &reply,
+            TokenCounts {
+                input: 1,
+                output: 1,
+            },
+            false,
+        );
         let chunks = openai_chunks(&frames);
-        let deltas: Vec<Value> = chunks.iter().filter(|c| c.is_object()).map(|c| c["choices"][0].clone()).collect();
+        let deltas: Vec<Value> = chunks
+            .iter()
+            .filter(|c| c.is_object())
+            .map(|c| c["choices"][0].clone())
+            .collect();
         assert!(chunks.iter().all(|c| c.get("usage").is_none()));
         assert_eq!(
             deltas,
@@ -248,7 +349,14 @@ mod tests {
             text: "On it.".into(),
             calls: vec![("toolu_1".into(), "Bash".into(), json!({"c": 1}))],
         };
-        let frames = anthropic_frames("claude-x", &reply, TokenCounts { input: 10, output: 4 });
+        let frames = anthropic_frames(
+            "claude-x",
+            &reply,
+            TokenCounts {
+                input: 10,
+                output: 4,
+            },
+        );
         let events: Vec<(String, Value)> = frames
             .iter()
             .map(|f| {
@@ -278,8 +386,10 @@ mod tests {
             json!({"type":"message_delta","delta":{"stop_reason":"tool_use","stop_sequence":null},"usage":{"output_tokens":4}}),
             json!({"type":"message_stop"}),
         ];
-        let expected: Vec<(String, Value)> =
-            expected.into_iter().map(|d| (d["type"].as_str().unwrap().to_string(), d)).collect();
+        let expected: Vec<(String, Value)> = expected
+            .into_iter()
+            .map(|d| (d["type"].as_str().unwrap().to_string(), d))
+            .collect();
         assert_eq!(events, expected);
     }
 }

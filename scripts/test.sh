@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# README command 2: runs every test. Installs what is missing, builds the
+# gateway once (the end-to-end tests start workerd on that build), builds
+# the gsv CLI they drive, then runs the whole workspace's tests.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export WRANGLER_SEND_METRICS=false CLOUDFLARE_CF_FETCH_ENABLED=false
+
+bash scripts/setup.sh
+echo "[test] building the gateway (wasm)" >&2
+bash scripts/build-worker.sh >/dev/null
+echo "[test] building the gsv CLI" >&2
+cargo build -p gsv
+cargo test --workspace "$@"

@@ -1,0 +1,455 @@
+//! What the fake checks in a request, with the real APIs' error bodies, so a
+//! malformed history fails here as it would in production.
+
+use serde_json::{json, Value};
+
+use super::Api;
+
+/// A rejected request: status and the provider-shaped JSON body.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Rejection {
+    pub status: u16,
+    pub body: Value,
+}
+
+/// The provider's error body for `status`, with its usual wording.
+pub(crate) fn error_body(api: Api, status: u16, message: Option<&str>) -> Value {
+    match api {
+        Api::OpenAi => {
+            let (kind, code, default) = match status {
+                400 => ("invalid_request_error", Value::Null, "Invalid request."),
+                401 => (
+                    "invalid_request_error",
+                    json!("invalid_api_key"),
+                    "Incorrect API key provided.",
+                ),
+                404 => (
+                    "invalid_request_error",
+                    json!("model_not_found"),
+                    "The model does not exist.",
+                ),
+                429 => (
+                    "requests",
+                    json!("rate_limit_exceeded"),
+                    "Rate limit reached for requests",
+                ),
+                503 => (
+                    "server_error",
+                    Value::Null,
+                    "The engine is currently overloaded, please try again later",
+                ),
+                s if s >= 500 => (
+                    "server_error",
+                    Value::Null,
+                    "The server had an error while processing your request. Sorry about that!",
+                ),
+                _ => ("invalid_request_error", Value::Null, "Request failed."),
+            };
+            json!({"error": {"message": message.unwrap_or(default), "type": kind, "param": null, "code": code}})
+        }
+        Api::Anthropic => {
+            let (kind, default) = match status {
+                400 => ("invalid_request_error", "Invalid request."),
+                401 => ("authentication_error", "invalid x-api-key"),
+                403 => (
+                    "permission_error",
+                    "Your API key does not have permission to use the specified resource.",
+                ),
+                404 => ("not_found_error", "Not found"),
+                413 => (
+                    "request_too_large",
+                    "Request exceeds the maximum allowed number of bytes.",
+                ),
+                429 => (
+                    "rate_limit_error",
+                    "Number of request tokens has exceeded your per-minute rate limit",
+                ),
+                529 => ("overloaded_error", "Overloaded"),
+                _ => ("api_error", "Internal server error"),
+            };
+            json!({"type": "error", "error": {"type": kind, "message": message.unwrap_or(default)},
+                "request_id": "req_fake000000000000000000"})
+        }
+    }
+}
+
+/// The 400 each API answers when the prompt exceeds the context window.
+pub(crate) fn context_overflow_body(api: Api) -> Value {
+    match api {
+        Api::OpenAi => json!({"error": {
+            "message": "This model's maximum context length is 128000 tokens. However, your messages resulted in 131072 tokens. Please reduce the length of the messages.",
+            "type": "invalid_request_error", "param": "messages", "code": "context_length_exceeded"}}),
+        Api::Anthropic => error_body(
+            api,
+            400,
+            Some("prompt is too long: 210000 tokens > 200000 maximum"),
+        ),
+    }
+}
+
+/// Checks the key (`None` expected = any key, even none).
+pub(crate) fn check_key(
+    api: Api,
+    presented: Option<&str>,
+    expected: Option<&str>,
+) -> Result<(), Rejection> {
+    match (expected, presented) {
+        (None, _) => Ok(()),
+        (Some(want), Some(got)) if want == got => Ok(()),
+        (Some(_), got) => {
+            let message = match (api, got) {
+                (Api::OpenAi, None) => "You didn't provide an API key. You need to provide your API key in an \
+                    Authorization header using Bearer auth (i.e. Authorization: Bearer YOUR_KEY)."
+                    .to_string(),
+                (Api::OpenAi, Some(got)) => format!(
+                    "Incorrect API key provided: {}. You can find your API key at https://platform.openai.com/account/api-keys.",
+                    redact(got)
+                ),
+                (Api::Anthropic, None) => "x-api-key header is required".to_string(),
+                (Api::Anthropic, Some(_)) => "invalid x-api-key".to_string(),
+            };
+            let mut body = error_body(api, 401, Some(&message));
+            if api == Api::OpenAi && got.is_none() {
+                body["error"]["code"] = Value::Null;
+            }
+            Err(Rejection { status: 401, body })
+        }
+    }
+}
+
+fn redact(key: &str) -> String {
+    let chars: Vec<char> = key.chars().collect();
+    if chars.len() <= 8 {
+        return "*".repeat(chars.len());
+    }
+    let head: String = chars[..3].iter().collect();
+    let tail: String = chars[chars.len() - 4..].iter().collect();
+    format!("{head}{}{tail}", "*".repeat(chars.len() - 7))
+}
+
+fn invalid(api: Api, message: String) -> Rejection {
+    Rejection {
+        status: 400,
+        body: error_body(api, 400, Some(&message)),
+    }
+}
+
+/// The shape checks the real APIs make that a gateway bug could trip.
+pub(crate) fn check_body(api: Api, body: &Value) -> Result<(), Rejection> {
+    match api {
+        Api::OpenAi => check_openai(body).map_err(|m| invalid(api, m)),
+        Api::Anthropic => check_anthropic(body).map_err(|m| invalid(api, m)),
+    }
+}
+
+fn messages_of(body: &Value) -> Result<&Vec<Value>, String> {
+    match body.get("messages").and_then(Value::as_array) {
+        Some(m) if !m.is_empty() => Ok(m),
+        Some(_) => Err("messages: at least one message is required".into()),
+        None => Err("messages: Field required".into()),
+    }
+}
+
+fn ids<'a>(items: impl Iterator<Item = &'a Value>, key: &str) -> Vec<String> {
+    items
+        .filter_map(|i| i.get(key).and_then(Value::as_str))
+        .map(str::to_string)
+        .collect()
+}
+
+fn check_openai(body: &Value) -> Result<(), String> {
+    if !body.get("model").is_some_and(Value::is_string) {
+        return Err("you must provide a model parameter".into());
+    }
+    if body.get("stream") != Some(&json!(true)) {
+        return Err("the fake LLM only streams: set \"stream\": true".into());
+    }
+    let messages = messages_of(body)?;
+    let mut open: Vec<String> = Vec::new();
+    for (i, m) in messages.iter().enumerate() {
+        let role = m.get("role").and_then(Value::as_str).unwrap_or("");
+        if role == "tool" {
+            let id = m.get("tool_call_id").and_then(Value::as_str).unwrap_or("");
+            if !open.iter().any(|o| o == id) {
+                return Err("Invalid parameter: messages with role 'tool' must be a response to a preceeding \
+                            message with 'tool_calls'."
+                    .into());
+            }
+            open.retain(|o| o != id);
+            continue;
+        }
+        if !open.is_empty() {
+            return Err(format!(
+                "An assistant message with 'tool_calls' must be followed by tool messages responding to each \
+                 'tool_call_id'. The following tool_call_ids did not have response messages: {}",
+                open.join(", ")
+            ));
+        }
+        let calls = m.get("tool_calls").and_then(Value::as_array);
+        for (j, call) in calls.into_iter().flatten().enumerate() {
+            if !call
+                .pointer("/function/arguments")
+                .is_some_and(Value::is_string)
+            {
+                return Err(format!(
+                    "Invalid type for 'messages[{i}].tool_calls[{j}].function.arguments': expected a string."
+                ));
+            }
+        }
+        open = ids(calls.into_iter().flatten(), "id");
+    }
+    if !open.is_empty() {
+        return Err(format!(
+            "An assistant message with 'tool_calls' must be followed by tool messages responding to each \
+             'tool_call_id'. The following tool_call_ids did not have response messages: {}",
+            open.join(", ")
+        ));
+    }
+    Ok(())
+}
+
+fn blocks(m: &Value) -> &[Value] {
+    m.get("content")
+        .and_then(Value::as_array)
+        .map(Vec::as_slice)
+        .unwrap_or(&[])
+}
+
+fn of_type<'a>(blocks: &'a [Value], kind: &'a str) -> impl Iterator<Item = &'a Value> + 'a {
+    blocks
+        .iter()
+        .filter(move |b| b.get("type").and_then(Value::as_str) == Some(kind))
+}
+
+fn check_anthropic(body: &Value) -> Result<(), String> {
+    if !body.get("model").is_some_and(Value::is_string) {
+        return Err("model: Field required".into());
+    }
+    let Some(max_tokens) = body.get("max_tokens").and_then(Value::as_u64) else {
+        return Err("max_tokens: Field required".into());
+    };
+    if body.get("stream") != Some(&json!(true)) {
+        return Err("the fake LLM only streams: set \"stream\": true".into());
+    }
+    if let Some(budget) = body
+        .pointer("/thinking/budget_tokens")
+        .and_then(Value::as_u64)
+    {
+        if budget < 1024 {
+            return Err(
+                "thinking.enabled.budget_tokens: Input should be greater than or equal to 1024"
+                    .into(),
+            );
+        }
+        if max_tokens <= budget {
+            return Err("`max_tokens` must be greater than `thinking.budget_tokens`".into());
+        }
+    }
+    let messages = messages_of(body)?;
+    for (i, m) in messages.iter().enumerate() {
+        let content = blocks(m);
+        if m.get("content").is_some_and(|c| c == "")
+            || of_type(content, "text").any(|b| b["text"] == "")
+        {
+            return Err("messages: text content blocks must be non-empty".into());
+        }
+        if m.get("content")
+            .is_some_and(|c| c.as_array().is_some_and(Vec::is_empty))
+        {
+            return Err(format!(
+                "messages.{i}: all messages must have non-empty content"
+            ));
+        }
+        let uses = ids(of_type(content, "tool_use"), "id");
+        if let Some(bad) = uses.iter().find(|id| {
+            id.is_empty()
+                || !id
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+        }) {
+            return Err(format!("messages.{i}.content: tool_use.id: String should match pattern '^[a-zA-Z0-9_-]+$' (got {bad:?})"));
+        }
+        let previous_uses = match i.checked_sub(1).map(|p| &messages[p]) {
+            Some(p) if p["role"] == "assistant" => ids(of_type(blocks(p), "tool_use"), "id"),
+            _ => Vec::new(),
+        };
+        for id in ids(of_type(content, "tool_result"), "tool_use_id") {
+            if !previous_uses.contains(&id) {
+                return Err(format!(
+                    "messages.{i}.content: unexpected `tool_use_id` found in `tool_result` blocks: {id}. Each \
+                     `tool_result` block must have a corresponding `tool_use` block in the previous message."
+                ));
+            }
+        }
+        if !uses.is_empty() {
+            let answered = messages
+                .get(i + 1)
+                .map(|n| ids(of_type(blocks(n), "tool_result"), "tool_use_id"));
+            let missing: Vec<&String> = uses
+                .iter()
+                .filter(|u| !answered.as_ref().is_some_and(|a| a.contains(u)))
+                .collect();
+            if !missing.is_empty() {
+                let missing: Vec<&str> = missing.iter().map(|s| s.as_str()).collect();
+                return Err(format!(
+                    "messages.{i}: `tool_use` ids were found without `tool_result` blocks immediately after: {}. \
+                     Each `tool_use` block must have a corresponding `tool_result` block in the next message.",
+                    missing.join(", ")
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The text of the last user-authored message (tool results are not), which
+/// scripts match their trigger against.
+pub(crate) fn last_user_text(api: Api, body: &Value) -> String {
+    let messages = body
+        .get("messages")
+        .and_then(Value::as_array)
+        .map(Vec::as_slice)
+        .unwrap_or(&[]);
+    messages
+        .iter()
+        .rev()
+        .filter(|m| m["role"] == "user")
+        .find_map(|m| {
+            if let Some(text) = m["content"].as_str() {
+                return Some(text.to_string());
+            }
+            let texts: Vec<&str> = of_type(blocks(m), "text")
+                .filter_map(|b| b["text"].as_str())
+                .collect();
+            let only_tool_results = api == Api::Anthropic && texts.is_empty();
+            (!only_tool_results && !texts.is_empty()).then(|| texts.join("\n"))
+        })
+        .unwrap_or_default()
+}
+
+/// A rough token count: four characters a token.
+pub(crate) fn estimate_tokens(chars: usize) -> u64 {
+    (chars as u64).div_ceil(4).max(1)
+}
+
+/// Characters of what the model reads: system prompt, messages and tools.
+pub(crate) fn prompt_chars(body: &Value) -> usize {
+    ["system", "messages", "tools"]
+        .iter()
+        .filter_map(|k| body.get(*k))
+        .map(|v| v.to_string().chars().count())
+        .sum()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn wrong_and_missing_keys() {
+        assert_eq!(check_key(Api::OpenAi, Some("k"), Some("k")), Ok(()));
+        assert_eq!(check_key(Api::OpenAi, None, None), Ok(()));
+        assert_eq!(
+            check_key(Api::OpenAi, Some("sk-wrong-key-123"), Some("k")),
+            Err(Rejection {
+                status: 401,
+                body: json!({"error": {"message": "Incorrect API key provided: sk-*********-123. You can find your API key at https://platform.openai.com/account/api-keys.",
+                    "type": "invalid_request_error", "param": null, "code": "invalid_api_key"}}),
+            })
+        );
+        assert_eq!(
+            check_key(Api::Anthropic, None, Some("k")),
+            Err(Rejection {
+                status: 401,
+                body: json!({"type": "error", "error": {"type": "authentication_error", "message": "x-api-key header is required"},
+                    "request_id": "req_fake000000000000000000"}),
+            })
+        );
+    }
+
+    #[test]
+    fn openai_tool_pairing_is_enforced() {
+        let base = |messages: Value| json!({"model": "m", "stream": true, "messages": messages});
+        let call = json!({"role":"assistant","content":null,"tool_calls":[
+            {"id":"c1","type":"function","function":{"name":"f","arguments":"{}"}}]});
+        assert_eq!(
+            check_openai(&base(
+                json!([{"role":"user","content":"hi"}, call, {"role":"tool","tool_call_id":"c1","content":"ok"}])
+            )),
+            Ok(())
+        );
+        assert_eq!(
+            check_openai(&base(json!([{"role":"user","content":"hi"}, call]))),
+            Err("An assistant message with 'tool_calls' must be followed by tool messages responding to each \
+                 'tool_call_id'. The following tool_call_ids did not have response messages: c1"
+                .into())
+        );
+        assert_eq!(
+            check_openai(&base(json!([{"role":"user","content":"hi"}, {"role":"tool","tool_call_id":"zz","content":"ok"}]))),
+            Err("Invalid parameter: messages with role 'tool' must be a response to a preceeding message with 'tool_calls'.".into())
+        );
+        assert_eq!(
+            check_openai(&json!({"model": "m", "stream": true, "messages": []})),
+            Err("messages: at least one message is required".into())
+        );
+    }
+
+    #[test]
+    fn anthropic_tool_pairing_thinking_and_limits_are_enforced() {
+        let base = |messages: Value| json!({"model": "m", "max_tokens": 100, "stream": true, "messages": messages});
+        let use_block = json!({"role":"assistant","content":[{"type":"tool_use","id":"t1","name":"f","input":{}}]});
+        let result = json!({"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":[{"type":"text","text":"ok"}]}]});
+        assert_eq!(
+            check_anthropic(&base(
+                json!([{"role":"user","content":"hi"}, use_block, result])
+            )),
+            Ok(())
+        );
+        assert_eq!(
+            check_anthropic(&base(json!([{"role":"user","content":"hi"}, use_block, {"role":"user","content":"next"}]))),
+            Err("messages.1: `tool_use` ids were found without `tool_result` blocks immediately after: t1. Each \
+                 `tool_use` block must have a corresponding `tool_result` block in the next message."
+                .into())
+        );
+        assert_eq!(
+            check_anthropic(&base(json!([{"role":"user","content":"hi"}, result]))),
+            Err("messages.1.content: unexpected `tool_use_id` found in `tool_result` blocks: t1. Each `tool_result` \
+                 block must have a corresponding `tool_use` block in the previous message."
+                .into())
+        );
+        assert_eq!(
+            check_anthropic(
+                &json!({"model":"m","stream":true,"messages":[{"role":"user","content":"hi"}]})
+            ),
+            Err("max_tokens: Field required".into())
+        );
+        assert_eq!(
+            check_anthropic(&json!({"model":"m","max_tokens":2000,"stream":true,
+                "thinking":{"type":"enabled","budget_tokens":2048},"messages":[{"role":"user","content":"hi"}]})),
+            Err("`max_tokens` must be greater than `thinking.budget_tokens`".into())
+        );
+        assert_eq!(
+            check_anthropic(&base(
+                json!([{"role":"user","content":[{"type":"text","text":""}]}])
+            )),
+            Err("messages: text content blocks must be non-empty".into())
+        );
+    }
+
+    #[test]
+    fn last_user_text_skips_tool_results() {
+        let anthropic = json!({"messages":[
+            {"role":"user","content":[{"type":"text","text":"look up"},{"type":"text","text":"the weather"}]},
+            {"role":"assistant","content":[{"type":"tool_use","id":"t","name":"w","input":{}}]},
+            {"role":"user","content":[{"type":"tool_result","tool_use_id":"t"}]}]});
+        assert_eq!(
+            last_user_text(Api::Anthropic, &anthropic),
+            "look up\nthe weather"
+        );
+        let openai = json!({"messages":[{"role":"system","content":"s"},{"role":"user","content":"hello"},
+            {"role":"assistant","content":null,"tool_calls":[]},{"role":"tool","tool_call_id":"x","content":"r"}]});
+        assert_eq!(last_user_text(Api::OpenAi, &openai), "hello");
+        assert_eq!(last_user_text(Api::OpenAi, &json!({})), "");
+        assert_eq!((estimate_tokens(0), estimate_tokens(9)), (1, 3));
+    }
+}

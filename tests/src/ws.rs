@@ -1,0 +1,192 @@
+//! A protocol v1 WebSocket client for tests and the bench: raw frames in
+//! and out, with helpers for the handshake, requests and `chat` events.
+
+use futures::{SinkExt, StreamExt};
+use gsv_protocol::{ChatEvent, ChatState, Frame, ResponseFrame};
+use serde_json::{json, Value};
+use std::time::Duration;
+use tokio::net::TcpStream;
+use tokio_tungstenite::tungstenite::protocol::CloseFrame;
+use tokio_tungstenite::tungstenite::Message as WsMessage;
+use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
+
+pub type Socket = WebSocketStream<MaybeTlsStream<TcpStream>>;
+
+pub struct Client {
+    ws: Socket,
+    next_id: u64,
+    /// Events that arrived while waiting for a response.
+    pub events: Vec<Frame>,
+}
+
+/// What the server did with the socket when it closed.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Closed {
+    pub code: u16,
+    pub reason: String,
+}
+
+pub const TIMEOUT: Duration = Duration::from_secs(30);
+
+impl Client {
+    pub async fn open(url: &str) -> Self {
+        let (ws, _) = tokio_tungstenite::connect_async(url)
+            .await
+            .expect("open websocket");
+        Self {
+            ws,
+            next_id: 0,
+            events: Vec::new(),
+        }
+    }
+
+    /// Opens and completes the v1 handshake as a `client`.
+    pub async fn connect(url: &str, token: Option<&str>) -> Self {
+        let mut c = Self::open(url).await;
+        // Unique ids: a second connection with the same id replaces the first.
+        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let id = format!("test-{}-{n}", std::process::id());
+        let res = c.request("connect", connect_params(&id, token)).await;
+        assert!(res.ok, "connect failed: {res:?}");
+        c
+    }
+
+    pub async fn send_text(&mut self, text: impl Into<String>) {
+        self.ws
+            .send(WsMessage::text(text.into()))
+            .await
+            .expect("send");
+    }
+
+    pub async fn send_binary(&mut self, bytes: Vec<u8>) {
+        self.ws.send(WsMessage::binary(bytes)).await.expect("send");
+    }
+
+    /// The next frame, or the close that ended the socket.
+    pub async fn next_frame(&mut self) -> Result<Frame, Closed> {
+        loop {
+            let msg = tokio::time::timeout(TIMEOUT, self.ws.next())
+                .await
+                .expect("timed out waiting for a frame");
+            match msg {
+                Some(Ok(WsMessage::Text(t))) => {
+                    return Ok(serde_json::from_str(&t).expect("gateway sent invalid JSON"))
+                }
+                Some(Ok(WsMessage::Close(frame))) => return Err(closed(frame)),
+                Some(Ok(_)) => continue,
+                Some(Err(_)) | None => {
+                    return Err(Closed {
+                        code: 1006,
+                        reason: String::new(),
+                    })
+                }
+            }
+        }
+    }
+
+    /// Sends a request and returns its response (events meanwhile are kept).
+    pub async fn request(&mut self, method: &str, params: Value) -> ResponseFrame {
+        self.next_id += 1;
+        let id = format!("r{}", self.next_id);
+        let frame = Frame::request(id.clone(), method, Some(params));
+        self.send_text(frame.to_json()).await;
+        self.response_to(&id).await
+    }
+
+    pub async fn response_to(&mut self, id: &str) -> ResponseFrame {
+        loop {
+            match self.next_frame().await {
+                Ok(Frame::Res(res)) if res.id == id => return res,
+                Ok(other @ Frame::Evt(_)) => self.events.push(other),
+                Ok(other) => panic!("unexpected frame while waiting for {id}: {other:?}"),
+                Err(closed) => panic!("socket closed while waiting for {id}: {closed:?}"),
+            }
+        }
+    }
+
+    /// The next `chat` event (kept ones first).
+    pub async fn next_chat(&mut self) -> ChatEvent {
+        loop {
+            let frame = if self.events.is_empty() {
+                self.next_frame()
+                    .await
+                    .expect("socket closed waiting for a chat event")
+            } else {
+                self.events.remove(0)
+            };
+            if let Frame::Evt(evt) = frame {
+                if evt.event == "chat" {
+                    return serde_json::from_value(evt.payload.unwrap()).expect("chat payload");
+                }
+            }
+        }
+    }
+
+    /// Collects the `chat` events of one run until its final or error.
+    pub async fn run_events(&mut self, run_id: &str) -> Vec<ChatEvent> {
+        let mut out = Vec::new();
+        loop {
+            let evt = self.next_chat().await;
+            if evt.run_id.as_deref() != Some(run_id) {
+                continue;
+            }
+            let done = matches!(evt.state, ChatState::Final | ChatState::Error);
+            out.push(evt);
+            if done {
+                return out;
+            }
+        }
+    }
+
+    pub async fn chat_send(&mut self, session_key: &str, message: &str) -> String {
+        let res = self
+            .request(
+                "chat.send",
+                json!({"sessionKey": session_key, "message": message}),
+            )
+            .await;
+        assert!(res.ok, "chat.send failed: {res:?}");
+        res.payload.unwrap()["runId"].as_str().unwrap().to_string()
+    }
+
+    pub async fn config_set(&mut self, path: &str, value: Value) {
+        let res = self
+            .request("config.set", json!({"path": path, "value": value}))
+            .await;
+        assert!(res.ok, "config.set {path} failed: {res:?}");
+    }
+
+    pub async fn close(mut self) {
+        let _ = self.ws.close(None).await;
+    }
+}
+
+fn closed(frame: Option<CloseFrame>) -> Closed {
+    match frame {
+        Some(f) => Closed {
+            code: f.code.into(),
+            reason: f.reason.to_string(),
+        },
+        None => Closed {
+            code: 1005,
+            reason: String::new(),
+        },
+    }
+}
+
+pub fn connect_params(client_id: &str, token: Option<&str>) -> Value {
+    let mut p = json!({
+        "minProtocol": 1, "maxProtocol": 1,
+        "client": {"id": client_id, "version": "test", "platform": "linux", "mode": "client"}
+    });
+    if let Some(t) = token {
+        p["auth"] = json!({"token": t});
+    }
+    p
+}
+
+/// The text a client shows for a run: the deltas joined.
+pub fn streamed_text(events: &[ChatEvent]) -> String {
+    events.iter().filter_map(|e| e.delta.as_deref()).collect()
+}

@@ -1,0 +1,461 @@
+//! End to end against the real gateway under workerd, with the fake LLM
+//! (OpenAI streaming) on loopback. One gateway is shared by these tests;
+//! each uses its own session key.
+
+use gsv_e2e::fake_llm::{FakeLlm, Step, FAKE_API_KEY};
+use gsv_e2e::harness::{gsv_bin, GatewayOptions, Workerd};
+use gsv_e2e::ws::{connect_params, streamed_text, Client, Closed};
+use gsv_protocol::{ChatState, ContentBlock, Frame, Message, UserContent};
+use serde_json::{json, Value};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+const TOKEN: &str = "test-token";
+
+struct Shared {
+    gw: Workerd,
+    llm: FakeLlm,
+}
+
+fn shared() -> &'static Shared {
+    static SHARED: OnceLock<Shared> = OnceLock::new();
+    SHARED.get_or_init(|| {
+        let llm = FakeLlm::start_blocking();
+        let gw = Workerd::start(GatewayOptions::default());
+        // First use may happen inside a test's runtime: configure from a thread.
+        let (url, base_url) = (gw.url(), llm.base_url_openai());
+        std::thread::spawn(move || {
+            let rt = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .unwrap();
+            rt.block_on(async {
+                let mut c = Client::connect(&url, Some(TOKEN)).await;
+                c.config_set("model", json!({"provider": "openai", "id": "gpt-test"}))
+                    .await;
+                c.config_set("apiKeys.openai", json!(FAKE_API_KEY)).await;
+                c.config_set("providers.openai.baseUrl", json!(base_url))
+                    .await;
+                c.close().await;
+            })
+        })
+        .join()
+        .unwrap();
+        Shared { gw, llm }
+    })
+}
+
+async fn client() -> Client {
+    Client::connect(&shared().gw.url(), Some(TOKEN)).await
+}
+
+#[tokio::test]
+async fn handshake_advertises_exactly_what_is_implemented() {
+    let mut c = Client::open(&shared().gw.url()).await;
+    let res = c
+        .request("connect", connect_params("hs", Some(TOKEN)))
+        .await;
+    let mut payload = res.payload.clone().unwrap();
+    let conn_id = payload["server"]["connectionId"].take();
+    assert!(conn_id.as_str().is_some_and(|s| s.len() == 36), "{conn_id}");
+    assert_eq!(
+        payload,
+        json!({"type": "hello-ok", "protocol": 1,
+            "server": {"version": "0.1.0", "connectionId": null},
+            "features": {
+                "methods": ["connect", "chat.send", "config.get", "config.set", "session.get", "session.preview"],
+                "events": ["chat"]}})
+    );
+    // A second connect on the same socket is refused, the socket stays usable.
+    let again = c
+        .request("connect", connect_params("hs", Some(TOKEN)))
+        .await;
+    assert_eq!(again.error.unwrap().message, "Already connected");
+    assert!(
+        c.request("config.get", json!({"path": "model.id"}))
+            .await
+            .ok
+    );
+}
+
+#[tokio::test]
+async fn protocol_negotiation_refuses_versions_it_does_not_speak() {
+    let mut c = Client::open(&shared().gw.url()).await;
+    let mut p = connect_params("v2", Some(TOKEN));
+    p["minProtocol"] = json!(2);
+    p["maxProtocol"] = json!(3);
+    let err = c.request("connect", p).await.error.unwrap();
+    assert_eq!(err.code, 102);
+    assert_eq!(
+        err.message,
+        "Unsupported protocol: this gateway speaks version 1, the client offers 2–3"
+    );
+    // A client offering 1..3 is accepted at version 1.
+    let mut p = connect_params("v1-3", Some(TOKEN));
+    p["maxProtocol"] = json!(3);
+    assert_eq!(
+        c.request("connect", p).await.payload.unwrap()["protocol"],
+        json!(1)
+    );
+}
+
+#[tokio::test]
+async fn requests_before_connect_are_refused_with_101() {
+    let mut c = Client::open(&shared().gw.url()).await;
+    let res = c.request("config.get", json!({})).await;
+    assert_eq!(
+        serde_json::to_value(&res.error).unwrap(),
+        json!({"code": 101, "message": "Not connected: send a connect request first"})
+    );
+}
+
+#[tokio::test]
+async fn wrong_token_gets_401_then_close_4001() {
+    let mut c = Client::open(&shared().gw.url()).await;
+    let res = c
+        .request("connect", connect_params("intruder", Some("wrong")))
+        .await;
+    assert_eq!(
+        serde_json::to_value(&res.error).unwrap(),
+        json!({"code": 401, "message": "Unauthorized: the token is missing or wrong"})
+    );
+    assert_eq!(
+        c.next_frame().await,
+        Err(Closed {
+            code: 4001,
+            reason: "Unauthorized".into()
+        })
+    );
+    let mut c = Client::open(&shared().gw.url()).await;
+    let res = c.request("connect", connect_params("no-token", None)).await;
+    assert_eq!(res.error.unwrap().code, 401);
+}
+
+#[tokio::test]
+async fn malformed_and_oversized_frames_get_error_responses() {
+    let mut c = Client::open(&shared().gw.url()).await;
+    let mut errors = Vec::new();
+    let big = json!({"type": "req", "id": "big", "method": "chat.send",
+        "params": {"sessionKey": "x", "message": "a".repeat(1024 * 1024)}})
+    .to_string();
+    let inputs = [
+        "this is not json".to_string(),
+        r#"{"type":"rpc","id":"t1"}"#.to_string(),
+        r#"{"type":"req","id":"t2"}"#.to_string(),
+        r#"{"type":"req","id":"t3","method":"no.such.method"}"#.to_string(),
+        big,
+    ];
+    for input in inputs {
+        c.send_text(input).await;
+        match c.next_frame().await.unwrap() {
+            Frame::Res(res) => errors.push((res.id, res.error.unwrap().code)),
+            other => panic!("expected a response, got {other:?}"),
+        }
+    }
+    c.send_binary(vec![0, 1, 2, 3]).await;
+    match c.next_frame().await.unwrap() {
+        Frame::Res(res) => errors.push((res.id, res.error.unwrap().code)),
+        other => panic!("expected a response, got {other:?}"),
+    }
+    assert_eq!(
+        errors,
+        vec![
+            (String::new(), 400),
+            ("t1".into(), 400),
+            ("t2".into(), 400),
+            ("t3".into(), 101), // not connected yet: refused before routing
+            ("big".into(), 413),
+            (String::new(), 400),
+        ]
+    );
+    // Nothing crashed: the same socket completes a handshake and works.
+    assert!(
+        c.request("connect", connect_params("after-garbage", Some(TOKEN)))
+            .await
+            .ok
+    );
+    let res = c.request("no.such.method", json!({})).await;
+    assert_eq!(res.error.unwrap().message, "Unknown method: no.such.method");
+}
+
+#[tokio::test]
+async fn methods_are_checked_against_the_connection_mode() {
+    let mut node = Client::open(&shared().gw.url()).await;
+    let mut p = connect_params("node-x", Some(TOKEN));
+    p["client"]["mode"] = json!("node");
+    p["tools"] = json!([{"name": "Bash", "description": "run", "inputSchema": {"type": "object"}}]);
+    assert!(node.request("connect", p).await.ok);
+    let res = node
+        .request("config.set", json!({"path": "model.id", "value": "evil"}))
+        .await;
+    assert_eq!(
+        serde_json::to_value(&res.error).unwrap(),
+        json!({"code": 403, "message": "Method config.set is not allowed for node connections"})
+    );
+    let mut bad_node = Client::open(&shared().gw.url()).await;
+    let mut p = connect_params("node-y", Some(TOKEN));
+    p["client"]["mode"] = json!("node");
+    let res = bad_node.request("connect", p).await;
+    assert_eq!(res.error.unwrap().code, 103);
+}
+
+#[tokio::test]
+async fn config_validates_and_never_echoes_secrets() {
+    let mut c = client().await;
+    let res = c
+        .request(
+            "config.set",
+            json!({"path": "timeouts.llmMs", "value": "soon"}),
+        )
+        .await;
+    assert_eq!(
+        serde_json::to_value(&res.error).unwrap(),
+        json!({"code": 400, "message": "timeouts.llmMs must be an integer from 1000 to 3600000"})
+    );
+    c.config_set("apiKeys.google", json!("AIza-secret")).await;
+    let by_path = c
+        .request("config.get", json!({"path": "apiKeys.google"}))
+        .await
+        .payload
+        .unwrap();
+    assert_eq!(by_path, json!({"path": "apiKeys.google", "value": "***"}));
+    let whole = c.request("config.get", json!({})).await.payload.unwrap();
+    assert_eq!(whole["config"]["apiKeys"]["google"], json!("***"));
+    assert_eq!(whole["config"]["apiKeys"]["openai"], json!("***"));
+    assert!(!whole.to_string().contains("AIza-secret"));
+    assert!(!whole.to_string().contains(FAKE_API_KEY));
+    assert_eq!(whole["config"]["model"]["provider"], json!("openai"));
+}
+
+#[tokio::test]
+async fn chat_streams_deltas_then_a_final_and_keeps_history() {
+    let mut c = client().await;
+    let key = "agent:main:e2e:stream";
+    let run_id = c.chat_send(key, "tell me something").await;
+    let events = c.run_events(&run_id).await;
+    let last = events.last().unwrap();
+    assert_eq!(last.state, ChatState::Final, "{events:?}");
+    let answer = last.message.as_ref().unwrap();
+    assert_eq!(answer.text(), "echo: tell me something");
+    assert!(
+        events.iter().any(|e| e.state == ChatState::Delta),
+        "no delta before the final: {events:?}"
+    );
+    assert_eq!(streamed_text(&events), "echo: tell me something");
+    assert!(last.usage.as_ref().unwrap().input > 0);
+
+    let preview = c
+        .request("session.preview", json!({"sessionKey": key}))
+        .await
+        .payload
+        .unwrap();
+    let messages: Vec<Message> = serde_json::from_value(preview["messages"].clone()).unwrap();
+    assert_eq!(preview["messageCount"], json!(2));
+    match &messages[..] {
+        [Message::User(u), Message::Assistant(a)] => {
+            assert_eq!(u.content, UserContent::Text("tell me something".into()));
+            assert_eq!(a, answer);
+        }
+        other => panic!("unexpected history {other:?}"),
+    }
+    let info = c
+        .request("session.get", json!({"sessionKey": key}))
+        .await
+        .payload
+        .unwrap();
+    assert_eq!(info["sessionKey"], json!(key));
+    assert_eq!(info["messageCount"], json!(2));
+    assert_eq!(info["sessionId"], preview["sessionId"]);
+    assert!(info["tokens"]["total"].as_u64().unwrap() > 0);
+    // The model received the system prompt and the user's words.
+    let sent = shared()
+        .llm
+        .requests()
+        .into_iter()
+        .find(|r| r.body.to_string().contains("tell me something"))
+        .unwrap();
+    assert_eq!(sent.body["messages"][0]["role"], json!("system"));
+    assert_eq!(sent.body["stream"], json!(true));
+}
+
+#[tokio::test]
+async fn three_messages_sent_at_once_are_answered_in_order() {
+    let mut c = client().await;
+    let key = "agent:main:e2e:queue";
+    for i in 1..=3 {
+        let frame = Frame::request(
+            format!("q{i}"),
+            "chat.send",
+            Some(json!({
+                "sessionKey": key, "message": format!("queued message {i}"), "runId": format!("run-{i}")
+            })),
+        );
+        c.send_text(frame.to_json()).await;
+    }
+    let mut queued = Vec::new();
+    for i in 1..=3 {
+        let res = c.response_to(&format!("q{i}")).await;
+        queued.push(res.payload.unwrap()["queued"].clone());
+    }
+    assert_eq!(queued[0], json!(false));
+    let mut finals = Vec::new();
+    while finals.len() < 3 {
+        let evt = c.next_chat().await;
+        assert_ne!(evt.state, ChatState::Error, "{evt:?}");
+        if evt.session_key == key && evt.state == ChatState::Final {
+            finals.push((evt.run_id.unwrap(), evt.message.unwrap().text()));
+        }
+    }
+    assert_eq!(
+        finals,
+        (1..=3)
+            .map(|i| (format!("run-{i}"), format!("echo: queued message {i}")))
+            .collect::<Vec<_>>()
+    );
+    let preview = c
+        .request("session.preview", json!({"sessionKey": key}))
+        .await
+        .payload
+        .unwrap();
+    let roles: Vec<&str> = preview["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["role"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        roles,
+        [
+            "user",
+            "assistant",
+            "user",
+            "assistant",
+            "user",
+            "assistant"
+        ]
+    );
+}
+
+#[tokio::test]
+async fn rate_limited_call_is_retried_after_retry_after() {
+    let s = shared();
+    s.llm.script("rl-e2e", vec![Step::rate_limited(1)]);
+    let mut c = client().await;
+    let started = Instant::now();
+    let run_id = c
+        .chat_send("agent:main:e2e:ratelimit", "please rl-e2e")
+        .await;
+    let events = c.run_events(&run_id).await;
+    assert_eq!(
+        events.last().unwrap().message.as_ref().unwrap().text(),
+        "echo: please rl-e2e"
+    );
+    assert!(
+        started.elapsed() >= Duration::from_secs(1),
+        "Retry-After was not honoured"
+    );
+    let attempts = s
+        .llm
+        .requests()
+        .iter()
+        .filter(|r| r.body.to_string().contains("please rl-e2e"))
+        .count();
+    assert_eq!(attempts, 2);
+}
+
+#[tokio::test]
+async fn unknown_tool_calls_get_error_results_and_the_run_continues() {
+    let s = shared();
+    s.llm.script(
+        "tool-e2e",
+        vec![Step::tool_call(
+            "call_1",
+            "ghost__Bash",
+            json!({"command": "ls"}),
+        )],
+    );
+    let mut c = client().await;
+    let key = "agent:main:e2e:tools";
+    let run_id = c.chat_send(key, "use a tool-e2e").await;
+    let events = c.run_events(&run_id).await;
+    assert_eq!(events.last().unwrap().state, ChatState::Final);
+    let preview = c
+        .request("session.preview", json!({"sessionKey": key}))
+        .await
+        .payload
+        .unwrap();
+    let messages: Vec<Message> = serde_json::from_value(preview["messages"].clone()).unwrap();
+    assert_eq!(messages.len(), 4, "{messages:?}");
+    match &messages[2] {
+        Message::ToolResult(r) => {
+            assert_eq!(r.tool_call_id, "call_1");
+            assert!(r.is_error);
+            assert_eq!(
+                r.content,
+                vec![ContentBlock::Text {
+                    text: "Error: tool ghost__Bash is not available (no node or native tool provides it)".into()
+                }]
+            );
+        }
+        other => panic!("expected a tool result, got {other:?}"),
+    }
+}
+
+#[test]
+fn gsv_chat_one_shot_prints_the_streamed_answer() {
+    let s = shared();
+    let config_dir = tempfile::tempdir().unwrap();
+    let out = std::process::Command::new(gsv_bin())
+        .args(["chat", "hello from the cli", "-s", "agent:main:e2e:cli"])
+        .env("GSV_URL", s.gw.url())
+        .env("GSV_TOKEN", TOKEN)
+        .env("GSV_CONFIG_DIR", config_dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&out.stderr), "");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "echo: hello from the cli\n"
+    );
+    assert!(out.status.success());
+}
+
+#[test]
+fn gsv_cli_reports_a_wrong_token_plainly() {
+    let s = shared();
+    let config_dir = tempfile::tempdir().unwrap();
+    let out = std::process::Command::new(gsv_bin())
+        .args(["config", "get", "model"])
+        .env("GSV_URL", s.gw.url())
+        .env("GSV_TOKEN", "not-the-token")
+        .env("GSV_CONFIG_DIR", config_dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "error: The gateway rejected the token. Set it with `gsv local-config set gateway.token <token>` or --token / GSV_TOKEN.\n"
+    );
+}
+
+#[test]
+fn gsv_config_round_trip_through_the_cli() {
+    let s = shared();
+    let config_dir = tempfile::tempdir().unwrap();
+    let gsv = |args: &[&str]| {
+        std::process::Command::new(gsv_bin())
+            .args(args)
+            .env("GSV_URL", s.gw.url())
+            .env("GSV_TOKEN", TOKEN)
+            .env("GSV_CONFIG_DIR", config_dir.path())
+            .output()
+            .unwrap()
+    };
+    assert!(gsv(&["config", "set", "compaction.reserveTokens", "12345"])
+        .status
+        .success());
+    let out = gsv(&["config", "get", "compaction.reserveTokens"]);
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "12345");
+    let value: Value = serde_json::from_slice(&gsv(&["config", "get", "apiKeys"]).stdout).unwrap();
+    assert_eq!(value["openai"], json!("***"));
+}

@@ -1,0 +1,130 @@
+//! Provider behaviour through the real gateway: Anthropic streaming, a
+//! missing key, the provider going down and coming back, and the LLM
+//! timeout. These change the global model config, so they share one
+//! gateway and run one after another.
+
+use gsv_e2e::fake_llm::{Api, FakeLlm, Step, FAKE_API_KEY};
+use gsv_e2e::harness::{GatewayOptions, Workerd};
+use gsv_e2e::ws::{streamed_text, Client};
+use gsv_protocol::ChatState;
+use serde_json::json;
+use std::time::{Duration, Instant};
+
+const TOKEN: &str = "test-token";
+
+#[tokio::test]
+async fn providers_through_the_gateway() {
+    let llm = FakeLlm::start().await;
+    let gw = Workerd::start(GatewayOptions::default());
+    let mut c = Client::connect(&gw.url(), Some(TOKEN)).await;
+
+    // No key configured: an error event that names the command to set one.
+    let run = c.chat_send("agent:main:p:nokey", "hi").await;
+    let events = c.run_events(&run).await;
+    assert_eq!(events.len(), 1);
+    assert_eq!(events[0].state, ChatState::Error);
+    assert_eq!(
+        events[0].error.as_deref(),
+        Some("No API key configured for provider 'anthropic'. Set one with: gsv config set apiKeys.anthropic <key>")
+    );
+
+    // Anthropic Messages, streamed.
+    c.config_set("apiKeys.anthropic", json!(FAKE_API_KEY)).await;
+    c.config_set(
+        "providers.anthropic.baseUrl",
+        json!(llm.base_url_anthropic()),
+    )
+    .await;
+    c.config_set("systemPrompt", json!("You are the e2e agent."))
+        .await;
+    let run = c
+        .chat_send("agent:main:p:anthropic", "bonjour, ça va? 👋")
+        .await;
+    let events = c.run_events(&run).await;
+    let last = events.last().unwrap();
+    assert_eq!(last.state, ChatState::Final, "{events:?}");
+    assert_eq!(
+        last.message.as_ref().unwrap().text(),
+        "echo: bonjour, ça va? 👋"
+    );
+    assert_eq!(streamed_text(&events), "echo: bonjour, ça va? 👋");
+    assert_eq!(
+        last.message.as_ref().unwrap().api.as_deref(),
+        Some("anthropic-messages")
+    );
+    let req = llm
+        .requests()
+        .into_iter()
+        .rfind(|r| r.api == Api::Anthropic)
+        .unwrap();
+    assert_eq!(req.body["system"], json!("You are the e2e agent."));
+    assert_eq!(req.body["model"], json!("claude-sonnet-4-20250514"));
+    assert_eq!(req.api_key.as_deref(), Some(FAKE_API_KEY));
+
+    // A wrong key: a clear error, no retries.
+    c.config_set("apiKeys.anthropic", json!("sk-wrong")).await;
+    let run = c.chat_send("agent:main:p:anthropic", "again").await;
+    let events = c.run_events(&run).await;
+    let err = events.last().unwrap().error.clone().unwrap();
+    assert!(err.contains("gsv config set apiKeys.anthropic"), "{err}");
+    c.config_set("apiKeys.anthropic", json!(FAKE_API_KEY)).await;
+
+    // The provider goes down: an error event after bounded retries …
+    llm.stop();
+    let started = Instant::now();
+    let run = c.chat_send("agent:main:p:down", "anyone there?").await;
+    let events = c.run_events(&run).await;
+    assert_eq!(events.last().unwrap().state, ChatState::Error, "{events:?}");
+    assert!(started.elapsed() < Duration::from_secs(20));
+    // … and the session works again once it is back.
+    llm.restart().unwrap();
+    let run = c.chat_send("agent:main:p:down", "back now?").await;
+    let events = c.run_events(&run).await;
+    assert_eq!(
+        events.last().unwrap().message.as_ref().unwrap().text(),
+        "echo: back now?"
+    );
+    let preview = c
+        .request(
+            "session.preview",
+            json!({"sessionKey": "agent:main:p:down"}),
+        )
+        .await
+        .payload
+        .unwrap();
+    assert_eq!(
+        preview["messageCount"],
+        json!(3),
+        "both user messages and the answer are kept"
+    );
+
+    // timeouts.llmMs is enforced.
+    c.config_set("timeouts.llmMs", json!(1500)).await;
+    llm.script("hang-e2e", vec![Step::Hang]);
+    let started = Instant::now();
+    let run = c.chat_send("agent:main:p:timeout", "hang-e2e please").await;
+    let events = c.run_events(&run).await;
+    assert_eq!(
+        events.last().unwrap().error.as_deref(),
+        Some("Model call failed: anthropic did not answer within 1500 ms (timeouts.llmMs)")
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "{:?}",
+        started.elapsed()
+    );
+
+    // Thinking level reaches the API as a budget.
+    c.config_set("model.thinkingLevel", json!("low")).await;
+    let run = c.chat_send("agent:main:p:think", "think about it").await;
+    c.run_events(&run).await;
+    let req = llm
+        .requests()
+        .into_iter()
+        .rfind(|r| r.body.to_string().contains("think about it"))
+        .unwrap();
+    assert_eq!(
+        req.body["thinking"],
+        json!({"type": "enabled", "budget_tokens": 2048})
+    );
+}
