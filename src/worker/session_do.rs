@@ -33,6 +33,9 @@ const DELTA_INTERVAL_MS: i64 = 40;
 /// Resumes of one interrupted run before it is ended with an error.
 const MAX_RESUMES: i64 = 2;
 const WATCHDOG: &str = "watchdog";
+/// How often a live run proves it is alive. A run whose loop died with an
+/// eviction or restart is resumed at most this long after the fact.
+const WATCHDOG_MS: i64 = 10_000;
 
 #[durable_object]
 pub struct Session {
@@ -106,28 +109,35 @@ impl DurableObject for Session {
             .core
             .take_due_deadlines(now)
             .map_err(|e| Error::RustError(e.message))?;
-        if due.iter().any(|k| k == WATCHDOG) && !self.core.running.get() {
-            if let Some(run) = self
-                .core
-                .current_run()
-                .map_err(|e| Error::RustError(e.message))?
-            {
-                if run.resumes >= MAX_RESUMES {
-                    self.core
-                        .fail_run(&run, "The run was interrupted and could not be resumed")
-                        .await;
-                } else {
-                    self.core
-                        .exec(
-                            "UPDATE current_run SET resumes = resumes + 1 WHERE id = 1",
-                            vec![],
-                        )
-                        .map_err(|e| Error::RustError(e.message))?;
+        if due.iter().any(|k| k == WATCHDOG) {
+            if self.core.running.get() {
+                // The loop is alive in this instance: keep watching.
+                self.core
+                    .set_deadline(WATCHDOG, now + WATCHDOG_MS)
+                    .map_err(|e| Error::RustError(e.message))?;
+            } else {
+                if let Some(run) = self
+                    .core
+                    .current_run()
+                    .map_err(|e| Error::RustError(e.message))?
+                {
+                    if run.resumes >= MAX_RESUMES {
+                        self.core
+                            .fail_run(&run, "The run was interrupted and could not be resumed")
+                            .await;
+                    } else {
+                        self.core
+                            .exec(
+                                "UPDATE current_run SET resumes = resumes + 1 WHERE id = 1",
+                                vec![],
+                            )
+                            .map_err(|e| Error::RustError(e.message))?;
+                    }
                 }
+                // Runs the interrupted run (if any) and the queue, right
+                // here: an alarm handler may take its time.
+                run_loop(self.core.clone(), self.state.storage()).await;
             }
-            // Runs the interrupted run (if any) and the queue, right here:
-            // an alarm handler may take its time.
-            run_loop(self.core.clone(), self.state.storage()).await;
         }
         schedule_alarm(&self.core, &self.state.storage()).await;
         Response::ok("ok")
@@ -209,7 +219,7 @@ async fn run_loop(core: Rc<Core>, storage: Storage) {
             }
         };
         let Some(run) = run else { break };
-        if let Err(e) = core.set_deadline(WATCHDOG, now_ms() + 60_000) {
+        if let Err(e) = core.set_deadline(WATCHDOG, now_ms() + WATCHDOG_MS) {
             console_error!("session: {}", e.message);
         }
         schedule_alarm(&core, &storage).await;
@@ -502,9 +512,7 @@ impl Core {
                 "UPDATE current_run SET iterations = ? WHERE id = 1",
                 vec![iterations.into()],
             );
-            // Long enough for every retry of this call; pushed on each call.
-            let budget = rc.llm_timeout_ms as i64 * 4 + 60_000;
-            let _ = self.set_deadline(WATCHDOG, now_ms() + budget);
+            let _ = self.set_deadline(WATCHDOG, now_ms() + WATCHDOG_MS);
             schedule_alarm(self, storage).await;
 
             let coalescer = Rc::new(RefCell::new(DeltaCoalescer::new(

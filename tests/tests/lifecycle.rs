@@ -95,3 +95,64 @@ async fn a_gateway_without_a_token_refuses_connections_and_says_how_to_set_one()
         })
     );
 }
+
+#[tokio::test]
+async fn a_run_interrupted_by_a_restart_is_resumed_by_the_watchdog() {
+    let llm = FakeLlm::start().await;
+    // The first call never finishes: workerd is killed while it waits.
+    llm.script("interrupt-e2e", vec![gsv_e2e::fake_llm::Step::Hang]);
+    let mut gw = Workerd::start(GatewayOptions::default());
+    let key = "agent:main:interrupted";
+    let run_id = {
+        let mut c = Client::connect(&gw.url(), Some("test-token")).await;
+        c.config_set("model", json!({"provider": "openai", "id": "gpt-test"}))
+            .await;
+        c.config_set("apiKeys.openai", json!(FAKE_API_KEY)).await;
+        c.config_set("providers.openai.baseUrl", json!(llm.base_url_openai()))
+            .await;
+        let run_id = c.chat_send(key, "interrupt-e2e: are you there?").await;
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+        while !llm
+            .requests()
+            .iter()
+            .any(|r| r.body.to_string().contains("interrupt-e2e"))
+        {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the model was never called"
+            );
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        }
+        run_id
+    };
+
+    gw.restart();
+
+    // Nobody sends anything: the watchdog alone must finish the run.
+    let mut c = Client::connect(&gw.url(), Some("test-token")).await;
+    let before = c
+        .request("session.get", json!({"sessionKey": key}))
+        .await
+        .payload
+        .unwrap();
+    assert_eq!(
+        before["messageCount"],
+        json!(1),
+        "the user message was stored before the model call"
+    );
+    let events = tokio::time::timeout(std::time::Duration::from_secs(60), c.run_events(&run_id))
+        .await
+        .expect("the interrupted run was never resumed");
+    let last = events.last().unwrap();
+    assert_eq!(last.state, ChatState::Final, "{events:?}");
+    assert_eq!(
+        last.message.as_ref().unwrap().text(),
+        "echo: interrupt-e2e: are you there?"
+    );
+    let preview = c
+        .request("session.preview", json!({"sessionKey": key}))
+        .await
+        .payload
+        .unwrap();
+    assert_eq!(preview["messageCount"], json!(2));
+}
