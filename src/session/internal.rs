@@ -12,6 +12,10 @@ pub mod path {
     pub const PREVIEW: &str = "/session.preview";
     /// Session → Gateway: deliver a `chat` event to the session's watchers.
     pub const CHAT_EVENT: &str = "/internal/chat-event";
+    /// Session → Gateway: a WebSocket carrying the session's `chat` events
+    /// (one text frame per event, in order) while the session is busy, so
+    /// streaming costs no object-to-object request per chunk.
+    pub const EVENT_LINK: &str = "/internal/event-link";
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -8,7 +8,7 @@ use crate::config::Config;
 use crate::gateway::auth::{tokens_match, NO_TOKEN_CONFIGURED};
 use crate::gateway::intake::{intake_binary, intake_text, Intake};
 use crate::gateway::methods::{advertised_events, advertised_methods, authorize};
-use crate::routing::canonicalize_session_key;
+use crate::routing::{canonicalize_session_key, RoutingConfig};
 use crate::session::internal::{path, SessionChatSend, SessionChatSendReply, SessionQuery};
 use gsv_protocol::*;
 use serde::{de::DeserializeOwned, Deserialize, Serialize};
@@ -32,6 +32,9 @@ struct Attachment {
     /// Canonical session keys whose `chat` events this socket receives.
     #[serde(default)]
     watch: Vec<String>,
+    /// An internal event link from a Session object, not a client.
+    #[serde(default)]
+    link: bool,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -81,6 +84,17 @@ impl DurableObject for Gateway {
                 self.sockets.replace(None);
                 Response::from_websocket(pair.client)
             }
+            path::EVENT_LINK => {
+                let pair = WebSocketPair::new()?;
+                let att = Attachment {
+                    conn_id: new_id(),
+                    link: true,
+                    ..Default::default()
+                };
+                pair.server.serialize_attachment(&att)?;
+                self.state.accept_web_socket(&pair.server);
+                Response::from_websocket(pair.client)
+            }
             path::CHAT_EVENT => {
                 let result = match read_json::<ChatEvent>(&mut req).await {
                     Ok(evt) => Ok(json!({ "delivered": self.deliver_chat_event(&evt) })),
@@ -100,6 +114,15 @@ impl DurableObject for Gateway {
         let req = match message {
             WebSocketIncomingMessage::Binary(bytes) => {
                 return send(&ws, &intake_binary(bytes.len()))
+            }
+            WebSocketIncomingMessage::String(text) if is_link(&ws) => {
+                match serde_json::from_str::<ChatEvent>(&text) {
+                    Ok(evt) => {
+                        self.deliver_chat_event(&evt);
+                    }
+                    Err(e) => console_error!("gateway: bad event on a session link: {e}"),
+                }
+                return Ok(());
             }
             WebSocketIncomingMessage::String(text) => match intake_text(&text) {
                 Intake::Request(req) => req,
@@ -137,6 +160,13 @@ impl DurableObject for Gateway {
         self.sockets.replace(None);
         Ok(())
     }
+}
+
+fn is_link(ws: &WebSocket) -> bool {
+    ws.deserialize_attachment::<Attachment>()
+        .ok()
+        .flatten()
+        .is_some_and(|a| a.link)
 }
 
 fn send(ws: &WebSocket, frame: &Frame) -> Result<()> {
@@ -410,11 +440,7 @@ impl Gateway {
 
     fn canonical_key(&self, key: &str) -> String {
         let config = self.config.borrow();
-        canonicalize_session_key(
-            key,
-            config.str_at("session.mainKey").unwrap_or("main"),
-            config.str_at("session.dmScope").unwrap_or("main"),
-        )
+        canonicalize_session_key(key, &RoutingConfig::from_config(&config))
     }
 
     async fn chat_send(

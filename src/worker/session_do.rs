@@ -36,6 +36,9 @@ const WATCHDOG: &str = "watchdog";
 /// How often a live run proves it is alive. A run whose loop died with an
 /// eviction or restart is resumed at most this long after the fact.
 const WATCHDOG_MS: i64 = 10_000;
+/// The event link stays open this long after the last run, for the next.
+const LINK_IDLE: &str = "link-idle";
+const LINK_IDLE_MS: i64 = 30_000;
 
 #[durable_object]
 pub struct Session {
@@ -50,6 +53,8 @@ struct Core {
     /// True while a loop runs in this instance (lost, as it should be, on eviction).
     running: Cell<bool>,
     meta: RefCell<Option<SessionMeta>>,
+    /// The event link to the Gateway, open while runs go on.
+    link: RefCell<Option<WebSocket>>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -72,6 +77,7 @@ impl DurableObject for Session {
             env,
             running: Cell::new(false),
             meta: RefCell::new(None),
+            link: RefCell::new(None),
         };
         Self {
             state,
@@ -109,6 +115,9 @@ impl DurableObject for Session {
             .core
             .take_due_deadlines(now)
             .map_err(|e| Error::RustError(e.message))?;
+        if due.iter().any(|k| k == LINK_IDLE) && !self.core.running.get() {
+            self.core.close_link();
+        }
         if due.iter().any(|k| k == WATCHDOG) {
             if self.core.running.get() {
                 // The loop is alive in this instance: keep watching.
@@ -229,8 +238,30 @@ async fn run_loop(core: Rc<Core>, storage: Storage) {
         "DELETE FROM deadlines WHERE kind = ?",
         vec![WATCHDOG.into()],
     );
-    schedule_alarm(&core, &storage).await;
+    // Not running from here on, before any await: a message arriving during
+    // the awaits below starts a loop of its own.
     core.running.set(false);
+    let _ = core.set_deadline(LINK_IDLE, now_ms() + LINK_IDLE_MS);
+    schedule_alarm(&core, &storage).await;
+}
+
+/// Opens a WebSocket to the Gateway's internal event-link path.
+async fn open_link(env: &Env) -> Result<WebSocket> {
+    let stub = env.durable_object("GATEWAY")?.get_by_name("singleton")?;
+    let headers = Headers::new();
+    headers.set("Upgrade", "websocket")?;
+    let mut init = RequestInit::new();
+    init.with_headers(headers);
+    let req = Request::new_with_init(
+        &format!("https://gateway.internal{}", path::EVENT_LINK),
+        &init,
+    )?;
+    let res = stub.fetch_with_request(req).await?;
+    let ws = res
+        .websocket()
+        .ok_or_else(|| Error::RustError("the gateway refused the event link".into()))?;
+    ws.accept()?;
+    Ok(ws)
 }
 
 /// Points the object's one alarm at its earliest deadline.
@@ -434,11 +465,41 @@ impl Core {
         Ok(rows.into_iter().map(|r| r.kind).collect())
     }
 
+    /// Delivers a `chat` event to the Gateway: over the event link (opened
+    /// on first use), else as a request.
     async fn emit(&self, evt: ChatEvent) {
+        let text = match serde_json::to_string(&evt) {
+            Ok(t) => t,
+            Err(e) => return console_error!("session: event not serializable: {e}"),
+        };
+        if self.link.borrow().is_none() {
+            match open_link(&self.env).await {
+                Ok(ws) => {
+                    self.link.replace(Some(ws));
+                }
+                Err(e) => console_error!("session: opening the event link failed: {e}"),
+            }
+        }
+        let sent = self
+            .link
+            .borrow()
+            .as_ref()
+            .is_some_and(|ws| ws.send_with_str(&text).is_ok());
+        if sent {
+            return;
+        }
+        self.link.replace(None);
         let r: Res<Value> =
             call_object(&self.env, "GATEWAY", "singleton", path::CHAT_EVENT, &evt).await;
         if let Err(e) = r {
             console_error!("session: delivering a chat event failed: {}", e.message);
+        }
+    }
+
+    /// Closes the event link once no run is left, so the object can rest.
+    fn close_link(&self) {
+        if let Some(ws) = self.link.take() {
+            let _ = ws.close(Some(1000), Some("idle"));
         }
     }
 
@@ -470,10 +531,17 @@ impl Core {
         let _ = self.exec("DELETE FROM current_run WHERE id = 1", vec![]);
     }
 
-    async fn finish_run(&self, run: &CurrentRun, message: AssistantMessage, usage: Usage) {
+    async fn finish_run(
+        &self,
+        run: &CurrentRun,
+        message: AssistantMessage,
+        usage: Usage,
+        tail: Option<String>,
+    ) {
         let evt = ChatEvent {
             message: Some(message),
             usage: Some(usage),
+            delta: tail,
             ..self.event(run, ChatState::Final)
         };
         self.emit(evt).await;
@@ -499,7 +567,7 @@ impl Core {
             };
             let run_messages = history.get(run.first_idx as usize..).unwrap_or_default();
             if let NextStep::Finished(answer) = next_step(run_messages) {
-                return self.finish_run(run, answer, usage).await;
+                return self.finish_run(run, answer, usage, None).await;
             }
             if iterations >= i64::from(MAX_ITERATIONS) {
                 let msg = format!(
@@ -534,14 +602,8 @@ impl Core {
                 }
             };
             let result = complete(&rc, &history, on_text).await;
-            let rest = coalescer.borrow_mut().take_rest();
-            if let Some(delta) = rest {
-                self.emit(ChatEvent {
-                    delta: Some(delta),
-                    ..self.event(run, ChatState::Delta)
-                })
-                .await;
-            }
+            // The text not yet sent rides on the partial/final event.
+            let tail = coalescer.borrow_mut().take_rest();
             let answer = match result {
                 Ok(a) => a,
                 Err(e) => {
@@ -565,11 +627,12 @@ impl Core {
                 return self.fail_run(run, &e.message).await;
             }
             if !answer.has_tool_calls() {
-                return self.finish_run(run, answer, usage).await;
+                return self.finish_run(run, answer, usage, tail).await;
             }
             if !answer.text().is_empty() {
                 self.emit(ChatEvent {
                     message: Some(answer.clone()),
+                    delta: tail,
                     ..self.event(run, ChatState::Partial)
                 })
                 .await;

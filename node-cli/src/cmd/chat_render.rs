@@ -61,6 +61,7 @@ impl ReplyRenderer {
                 self.turn_streamed |= !delta.is_empty();
             }
             ChatState::Partial => {
+                self.print_tail(&mut out.stdout, event);
                 if !self.turn_streamed {
                     self.print(&mut out.stdout, &message_text());
                 }
@@ -68,6 +69,7 @@ impl ReplyRenderer {
                 self.turn_break = true;
             }
             ChatState::Final => {
+                self.print_tail(&mut out.stdout, event);
                 if !self.turn_streamed {
                     self.print(&mut out.stdout, &message_text());
                 }
@@ -103,6 +105,16 @@ impl ReplyRenderer {
             "\n"
         } else {
             ""
+        }
+    }
+
+    /// The gateway sends a turn's last streamed text on its `partial` or
+    /// `final` event (one hop fewer than a separate `delta`).
+    fn print_tail(&mut self, stdout: &mut String, event: &ChatEvent) {
+        if let Some(tail) = event.delta.as_deref().filter(|t| !t.is_empty()) {
+            if self.turn_streamed {
+                self.print(stdout, tail);
+            }
         }
     }
 
@@ -222,6 +234,23 @@ mod tests {
     fn streamed_reply_prints_deltas_once() {
         let events = [delta("Hel"), delta("lo!"), final_("Hello!")];
         assert_eq!(render(&events), ("Hello!\n".into(), "".into(), Some(0)));
+    }
+
+    #[test]
+    fn the_tail_riding_on_the_final_completes_the_streamed_text() {
+        let tail_final = |tail: &str, text: &str| ChatEvent {
+            delta: Some(tail.into()),
+            ..final_(text)
+        };
+        assert_eq!(
+            render(&[delta("Hel"), tail_final("lo!", "Hello!")]),
+            render(&[delta("Hel"), delta("lo!"), final_("Hello!")])
+        );
+        // Nothing streamed before: the message is printed once, not the tail too.
+        assert_eq!(
+            render(&[tail_final("Hello!", "Hello!")]),
+            render(&[final_("Hello!")])
+        );
     }
 
     #[test]

@@ -1,0 +1,73 @@
+//! What the gateway knows about a connected node (reference §2.8): the
+//! part of its runtime info that skill eligibility and the prompt's
+//! Runtime section read.
+
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// Host roles a node may declare.
+pub const HOST_ROLES: &[&str] = &["execution", "specialized"];
+
+/// Capability ids a node may declare.
+pub const CAPABILITIES: &[&str] = &[
+    "filesystem.list",
+    "filesystem.read",
+    "filesystem.write",
+    "filesystem.edit",
+    "text.search",
+    "shell.exec",
+];
+
+/// One connected node's runtime info, as validated at connect time and
+/// updated by bin probes. Deserializes from the camelCase wire shape.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct HostInfo {
+    pub node_id: String,
+    /// `execution` or `specialized`.
+    pub host_role: String,
+    #[serde(default)]
+    pub host_capabilities: Vec<String>,
+    /// Lower-cased OS name (`linux`, `darwin`, `windows`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host_os: Option<String>,
+    /// Names (never values) of the environment variables set on the host.
+    #[serde(default)]
+    pub host_env: Vec<String>,
+    /// Probed binaries: `true` when found on the host's PATH.
+    #[serde(default)]
+    pub host_bin_status: BTreeMap<String, bool>,
+    /// When the bin status was last probed (epoch ms).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host_bin_status_updated_at: Option<u64>,
+}
+
+impl HostInfo {
+    /// Whether the host declares `capability`.
+    pub fn has_capability(&self, capability: &str) -> bool {
+        self.host_capabilities.iter().any(|c| c == capability)
+    }
+
+    /// Whether a probe found `bin` on the host (unknown counts as absent).
+    pub fn has_bin(&self, bin: &str) -> bool {
+        self.host_bin_status.get(bin) == Some(&true)
+    }
+
+    /// The bins a probe found, sorted.
+    pub fn available_bins(&self) -> Vec<String> {
+        self.host_bin_status
+            .iter()
+            .filter(|(_, ok)| **ok)
+            .map(|(b, _)| b.clone())
+            .collect()
+    }
+}
+
+/// The primary execution host: the lexicographically first connected
+/// `execution` node.
+pub fn primary_execution_host(hosts: &[HostInfo]) -> Option<&HostInfo> {
+    hosts
+        .iter()
+        .filter(|h| h.host_role == "execution")
+        .min_by(|a, b| a.node_id.cmp(&b.node_id))
+}

@@ -1,0 +1,186 @@
+//! `bench`: performance figures for the gateway, measured in one run on this
+//! machine so they can be compared as ratios. Prints JSON.
+//!
+//! - floor: a WebSocket message echoed by a trivial Durable Object;
+//! - turn: `chat.send` → `final` through the real gateway with an instant
+//!   fake LLM, sequentially, spread over several sessions;
+//! - concurrent: 50 sessions × 20 turns at once (turns/s);
+//! - the gzip size of the gateway's wasm.
+//!
+//! Run with `bash scripts/bench.sh` (builds first); see BENCHMARKS.md.
+
+use gsv_e2e::fake_llm::{FakeLlm, FAKE_API_KEY};
+use gsv_e2e::harness::{repo_root, GatewayOptions, Workerd};
+use gsv_e2e::ws::Client;
+use gsv_protocol::ChatState;
+use serde_json::{json, Value};
+use std::time::{Duration, Instant};
+
+const TOKEN: &str = "bench-token";
+
+fn arg(name: &str, default: usize) -> usize {
+    let args: Vec<String> = std::env::args().collect();
+    args.iter()
+        .position(|a| a == name)
+        .and_then(|i| args.get(i + 1))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+#[tokio::main]
+async fn main() {
+    let echo_count = arg("--echo", 2000);
+    let turns = arg("--turns", 1000);
+    let sessions = arg("--sessions", 50);
+    let per_session = arg("--per-session", 20);
+
+    eprintln!("[bench] starting the echo worker and the gateway");
+    let echo = Workerd::start_echo();
+    let llm = FakeLlm::start().await;
+    let gw = Workerd::start(GatewayOptions {
+        token: Some(TOKEN.into()),
+        ..Default::default()
+    });
+    let mut admin = Client::connect(&gw.url(), Some(TOKEN)).await;
+    admin
+        .config_set("model", json!({"provider": "openai", "id": "bench-model"}))
+        .await;
+    admin
+        .config_set("apiKeys.openai", json!(FAKE_API_KEY))
+        .await;
+    admin
+        .config_set("providers.openai.baseUrl", json!(llm.base_url_openai()))
+        .await;
+
+    eprintln!("[bench] echo floor: {echo_count} round trips");
+    let floor = echo_floor(&format!("ws://127.0.0.1:{}/ws", echo.port), echo_count).await;
+
+    eprintln!("[bench] sequential turns: {turns}");
+    let turn = sequential_turns(&gw.url(), turns, 20).await;
+
+    eprintln!("[bench] concurrent: {sessions} sessions × {per_session} turns");
+    let started = Instant::now();
+    let mut tasks = Vec::new();
+    for s in 0..sessions {
+        let url = gw.url();
+        tasks.push(tokio::spawn(async move {
+            let mut c = Client::connect(&url, Some(TOKEN)).await;
+            let mut samples = Vec::new();
+            for t in 0..per_session {
+                samples.push(one_turn(&mut c, &format!("agent:main:bench:conc:{s}"), t).await);
+            }
+            samples
+        }));
+    }
+    let mut conc_samples = Vec::new();
+    for t in tasks {
+        conc_samples.extend(t.await.unwrap());
+    }
+    let wall = started.elapsed().as_secs_f64();
+    let conc_turns = sessions * per_session;
+
+    let wasm = std::fs::read(repo_root().join("build").join("index_bg.wasm")).unwrap();
+    let wasm_gz = gzip_len(&wasm);
+
+    let floor_p50 = percentile(&floor, 50.0);
+    let turn_p50 = percentile(&turn, 50.0);
+    let report = json!({
+        "machine": {"cores": std::thread::available_parallelism().map(|n| n.get()).unwrap_or(0)},
+        "echoFloor": stats(&floor),
+        "turn": stats(&turn),
+        "turnP50OverEchoP50": round2(turn_p50 / floor_p50),
+        "concurrent": {
+            "sessions": sessions, "turnsPerSession": per_session, "turns": conc_turns,
+            "wallSeconds": round2(wall), "turnsPerSecond": round2(conc_turns as f64 / wall),
+            "latency": stats(&conc_samples),
+        },
+        "wasm": {"bytes": wasm.len(), "gzipBytes": wasm_gz},
+        "targets": {
+            "turnP50AtMost5xEcho": turn_p50 <= 5.0 * floor_p50,
+            "wasmGzipAtMost1MB": wasm_gz <= 1_000_000,
+        },
+    });
+    println!("{}", serde_json::to_string_pretty(&report).unwrap());
+}
+
+async fn echo_floor(url: &str, n: usize) -> Vec<f64> {
+    let mut c = Client::open(url).await;
+    let mut samples = Vec::with_capacity(n);
+    for i in 0..n + 50 {
+        let payload = json!({"type": "req", "id": format!("e{i}"), "method": "echo"}).to_string();
+        let t = Instant::now();
+        c.send_text(payload).await;
+        let _ = c.next_frame().await.expect("echo");
+        if i >= 50 {
+            samples.push(ms(t.elapsed()));
+        }
+    }
+    samples
+}
+
+async fn sequential_turns(url: &str, n: usize, sessions: usize) -> Vec<f64> {
+    let mut c = Client::connect(url, Some(TOKEN)).await;
+    // Warm-up: wake every session object once.
+    for s in 0..sessions {
+        one_turn(&mut c, &format!("agent:main:bench:seq:{s}"), 0).await;
+    }
+    let mut samples = Vec::with_capacity(n);
+    for i in 0..n {
+        samples.push(one_turn(&mut c, &format!("agent:main:bench:seq:{}", i % sessions), i).await);
+    }
+    samples
+}
+
+/// One `chat.send` → `final`, in milliseconds.
+async fn one_turn(c: &mut Client, key: &str, i: usize) -> f64 {
+    let t = Instant::now();
+    let run_id = c.chat_send(key, &format!("turn {i}")).await;
+    let sent = ms(t.elapsed());
+    let mut phases = vec![];
+    loop {
+        let evt = c.next_chat().await;
+        if evt.run_id.as_deref() != Some(run_id.as_str()) {
+            continue;
+        }
+        phases.push((format!("{:?}", evt.state), ms(t.elapsed())));
+        if matches!(evt.state, ChatState::Final | ChatState::Error) {
+            assert_eq!(evt.state, ChatState::Final, "{evt:?}");
+            break;
+        }
+    }
+    if std::env::var("BENCH_TRACE").is_ok() {
+        eprintln!("sent {sent:.1} {phases:?}");
+    }
+    ms(t.elapsed())
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1000.0
+}
+
+fn percentile(samples: &[f64], p: f64) -> f64 {
+    let mut s = samples.to_vec();
+    s.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    let idx = ((p / 100.0) * (s.len() - 1) as f64).round() as usize;
+    s[idx]
+}
+
+fn round2(x: f64) -> f64 {
+    (x * 100.0).round() / 100.0
+}
+
+fn stats(samples: &[f64]) -> Value {
+    json!({
+        "count": samples.len(),
+        "p50Ms": round2(percentile(samples, 50.0)),
+        "p99Ms": round2(percentile(samples, 99.0)),
+        "maxMs": round2(percentile(samples, 100.0)),
+    })
+}
+
+fn gzip_len(bytes: &[u8]) -> usize {
+    use std::io::Write;
+    let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+    enc.write_all(bytes).unwrap();
+    enc.finish().unwrap().len()
+}
