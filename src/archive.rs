@@ -228,7 +228,9 @@ pub fn read_page<T: DeserializeOwned, R: Read>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use gsv_protocol::{AssistantBlock, AssistantMessage, ContentBlock, ToolResultMessage, UserContent, UserMessage};
+    use gsv_protocol::{
+        AssistantBlock, AssistantMessage, ContentBlock, ToolResultMessage, UserContent, UserMessage,
+    };
     use serde_json::json;
 
     fn message(i: usize) -> Message {
@@ -240,8 +242,14 @@ mod tests {
             }),
             1 => Message::Assistant(AssistantMessage {
                 content: vec![
-                    AssistantBlock::Text { text: format!("answer {i}\nwith a newline") },
-                    AssistantBlock::ToolCall { id: format!("c{i}"), name: "Bash".into(), arguments: json!({"command": "ls"}) },
+                    AssistantBlock::Text {
+                        text: format!("answer {i}\nwith a newline"),
+                    },
+                    AssistantBlock::ToolCall {
+                        id: format!("c{i}"),
+                        name: "Bash".into(),
+                        arguments: json!({"command": "ls"}),
+                    },
                 ],
                 api: None,
                 provider: None,
@@ -254,7 +262,9 @@ mod tests {
             _ => Message::ToolResult(ToolResultMessage {
                 tool_call_id: format!("c{}", i - 1),
                 tool_name: "Bash".into(),
-                content: vec![ContentBlock::Text { text: "x".repeat(i % 500) }],
+                content: vec![ContentBlock::Text {
+                    text: "x".repeat(i % 500),
+                }],
                 is_error: false,
                 timestamp: t,
             }),
@@ -263,7 +273,10 @@ mod tests {
 
     #[test]
     fn keys() {
-        assert_eq!(archive_key("main", "s-1"), "agents/main/sessions/s-1.jsonl.gz");
+        assert_eq!(
+            archive_key("main", "s-1"),
+            "agents/main/sessions/s-1.jsonl.gz"
+        );
         assert_eq!(
             part_archive_key("main", "s-1", 1708300000000),
             "agents/main/sessions/s-1-part1708300000000.jsonl.gz"
@@ -287,21 +300,56 @@ mod tests {
         assert!(!last.is_empty() && last.len() <= 4096);
         let gz = chunks.concat();
         let all: Page<Message> = read_page(&gz[..], 0, usize::MAX).unwrap();
-        assert_eq!(all, Page { items: messages.clone(), next_offset: None });
+        assert_eq!(
+            all,
+            Page {
+                items: messages.clone(),
+                next_offset: None
+            }
+        );
         let page: Page<Message> = read_page(&gz[..], 1990, 4).unwrap();
-        assert_eq!(page, Page { items: messages[1990..1994].to_vec(), next_offset: Some(1994) });
+        assert_eq!(
+            page,
+            Page {
+                items: messages[1990..1994].to_vec(),
+                next_offset: Some(1994)
+            }
+        );
         let tail: Page<Message> = read_page(&gz[..], 1998, 5).unwrap();
-        assert_eq!(tail, Page { items: messages[1998..].to_vec(), next_offset: None });
+        assert_eq!(
+            tail,
+            Page {
+                items: messages[1998..].to_vec(),
+                next_offset: None
+            }
+        );
         let past: Page<Message> = read_page(&gz[..], 5000, 5).unwrap();
-        assert_eq!(past, Page { items: vec![], next_offset: None });
+        assert_eq!(
+            past,
+            Page {
+                items: vec![],
+                next_offset: None
+            }
+        );
     }
 
     #[test]
     fn raw_json_lines_pass_through() {
         let mut w = ArchiveWriter::new(R2_MIN_PART_BYTES);
-        assert_eq!(w.push_json(r#"{"role":"user","content":"Hello","timestamp":1}"#).unwrap(), None);
-        assert_eq!(w.push_json("{\"role\":\"user\",\n \"content\":\"Hi\",\"timestamp\":2}").unwrap(), None);
-        assert_eq!(w.push_json("not json\n").unwrap_err(), ArchiveError("message is not JSON: expected ident at line 1 column 2".into()));
+        assert_eq!(
+            w.push_json(r#"{"role":"user","content":"Hello","timestamp":1}"#)
+                .unwrap(),
+            None
+        );
+        assert_eq!(
+            w.push_json("{\"role\":\"user\",\n \"content\":\"Hi\",\"timestamp\":2}")
+                .unwrap(),
+            None
+        );
+        assert_eq!(
+            w.push_json("not json\n").unwrap_err(),
+            ArchiveError("message is not JSON: expected ident at line 1 column 2".into())
+        );
         let gz = w.finish().unwrap();
         let page: Page<serde_json::Value> = read_page(&gz[..], 0, 10).unwrap();
         assert_eq!(
@@ -316,10 +364,14 @@ mod tests {
     #[test]
     fn corrupt_lines_are_reported() {
         let mut enc = GzEncoder::new(Vec::new(), Compression::fast());
-        enc.write_all(b"{\"role\":\"user\",\"content\":\"a\",\"timestamp\":1}\n{oops}\n").unwrap();
+        enc.write_all(b"{\"role\":\"user\",\"content\":\"a\",\"timestamp\":1}\n{oops}\n")
+            .unwrap();
         let gz = enc.finish().unwrap();
         let err = read_page::<Message, _>(&gz[..], 0, 10).unwrap_err();
-        assert_eq!(err, ArchiveError("archive line 2: key must be a string at line 1 column 2".into()));
+        assert_eq!(
+            err,
+            ArchiveError("archive line 2: key must be a string at line 1 column 2".into())
+        );
         assert!(read_page::<Message, _>(&b"not gzip"[..], 0, 1).is_err());
     }
 
@@ -332,9 +384,16 @@ mod tests {
             message_count: 42,
             archived_at_ms: 1708300000000,
         };
-        let tokens = TokenCounts { input: 1000, output: 200, total: 1200 };
+        let tokens = TokenCounts {
+            input: 1000,
+            output: 200,
+            total: 1200,
+        };
         let s = |pairs: &[(&str, &str)]| -> BTreeMap<String, String> {
-            pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+            pairs
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect()
         };
         assert_eq!(
             archive_metadata(&info, &tokens),

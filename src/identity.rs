@@ -141,7 +141,9 @@ mod tests {
 
     #[test]
     fn template_and_empty_render_nothing() {
-        let id = AgentIdentity::parse("- **Name:** _(pick something)_\n- **Vibe:** *(how you come across)*\n");
+        let id = AgentIdentity::parse(
+            "- **Name:** _(pick something)_\n- **Vibe:** *(how you come across)*\n",
+        );
         assert!(id.is_empty());
         assert_eq!(id.render_line(), None);
         let only_creature = AgentIdentity::parse("- **Creature:** fox");

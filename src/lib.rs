@@ -6,12 +6,18 @@
 //! tested with `cargo test`; the Worker shells in `worker/` only do I/O.
 
 pub mod archive;
+pub mod commands;
 pub mod config;
 pub mod gateway;
+pub mod identity;
 pub mod llm;
+pub mod prompt;
 pub mod routing;
+pub mod selfreport;
 pub mod session;
+pub mod skills;
 pub mod time;
+pub mod workspace;
 
 #[cfg(target_arch = "wasm32")]
 mod worker;

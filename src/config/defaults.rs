@@ -38,6 +38,7 @@ pub fn default_config() -> Value {
         },
         "compaction": { "enabled": true, "reserveTokens": 20000, "keepRecentTokens": 20000, "extractMemories": true },
         "cron": { "enabled": true, "maxJobs": 200, "maxRunsPerJobHistory": 200, "maxConcurrentRuns": 4 },
-        "userTimezone": "UTC"
+        "userTimezone": "UTC",
+        "workspace": { "maxFileChars": 12000, "maxTotalChars": 60000 }
     })
 }

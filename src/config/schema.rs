@@ -120,6 +120,10 @@ pub const ROOT: Ty = Ty::Obj(&[
     ("compaction", COMPACTION),
     ("cron", CRON),
     ("userTimezone", Ty::Str),
+    (
+        "workspace",
+        Ty::Obj(&[("maxFileChars", POS), ("maxTotalChars", POS)]),
+    ),
 ]);
 
 /// The type expected at `segments`, or `None` when no such path exists.

@@ -68,12 +68,13 @@ impl Budget {
         self.used += cap;
         let end = text.char_indices().nth(cap).map_or(text.len(), |(i, _)| i);
         let kept = text[..end].trim_end();
-        let marker = format!(
-            "[truncated] Only the first {cap} of {total} characters of {label} are shown; read the whole file with gsv__ReadFile."
-        );
         Some(match kept.is_empty() {
-            true => marker,
-            false => format!("{kept}\n\n{marker}"),
+            true => format!(
+                "[truncated] {label} ({total} characters) is left out: the workspace budget is spent. Read it with gsv__ReadFile."
+            ),
+            false => format!(
+                "{kept}\n\n[truncated] Only the first {cap} of {total} characters of {label} are shown; read the whole file with gsv__ReadFile."
+            ),
         })
     }
 }

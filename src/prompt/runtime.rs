@@ -15,7 +15,10 @@ pub(crate) fn runtime(ctx: &PromptContext<'_>) -> String {
         format!("- Session key: {}", ctx.session_key),
         format!("- Model: {}/{}", ctx.model_provider, ctx.model_id),
         format!("- Timezone: {}", ctx.timezone),
-        format!("- Channel: {}", ctx.channel.unwrap_or("none (direct client)")),
+        format!(
+            "- Channel: {}",
+            ctx.channel.unwrap_or("none (direct client)")
+        ),
     ];
     let mut hosts: Vec<&HostInfo> = ctx.hosts.iter().collect();
     hosts.sort_by(|a, b| a.node_id.cmp(&b.node_id));
@@ -37,7 +40,7 @@ pub(crate) fn runtime(ctx: &PromptContext<'_>) -> String {
     lines.push(format!("- Execution hosts: {}", role("execution")));
     lines.push(format!("- Specialized hosts: {}", role("specialized")));
     if hosts.is_empty() {
-        lines.push("- No nodes are connected: only the native gsv__ tools can act.".into());
+        lines.push("- No nodes are connected, so no node tools are available.".into());
     } else {
         lines.push("- A node tool runs on the host named before `__`. Use the primary execution host for shell and file work unless the task needs another host's capabilities.".into());
         lines.push("- Hosts:".into());

@@ -45,7 +45,11 @@ pub(crate) fn heartbeats(
     let mut s = String::from(
         "## Heartbeats\n\nHeartbeat polls arrive as messages carrying the heartbeat prompt. On a poll, do what HEARTBEAT.md asks, and don't infer or repeat old tasks from earlier chats. If nothing needs attention, reply exactly: HEARTBEAT_OK",
     );
-    if let Some(p) = ctx.heartbeat_prompt.map(str::trim).filter(|p| !p.is_empty()) {
+    if let Some(p) = ctx
+        .heartbeat_prompt
+        .map(str::trim)
+        .filter(|p| !p.is_empty())
+    {
         s.push_str(&format!("\n\nConfigured heartbeat prompt: {p}"));
     }
     s.push_str(&format!("\n\n### HEARTBEAT.md\n\n{body}"));

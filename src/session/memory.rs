@@ -76,12 +76,21 @@ mod tests {
     #[test]
     fn sections_and_appends() {
         let marker = compaction_marker("s1", 1700);
-        let section = memory_section(MemorySource::Compaction, "09:05", &marker, "\n- likes tea\n").unwrap();
+        let section = memory_section(
+            MemorySource::Compaction,
+            "09:05",
+            &marker,
+            "\n- likes tea\n",
+        )
+        .unwrap();
         assert_eq!(
             section,
             "### Extracted from context compaction (09:05)\n<!-- gsv:compaction:s1:1700 -->\n- likes tea\n"
         );
-        assert_eq!(append_section(None, &marker, &section), Some(section.clone()));
+        assert_eq!(
+            append_section(None, &marker, &section),
+            Some(section.clone())
+        );
         assert_eq!(
             append_section(Some("# Notes\n- old\n\n\n"), &marker, &section),
             Some(format!("# Notes\n- old\n\n{section}"))
@@ -94,7 +103,13 @@ mod tests {
             memory_section(MemorySource::Reset, "23:59", &reset, "- moved to Berlin"),
             Some("### Extracted before session reset (23:59)\n<!-- gsv:reset:s1 -->\n- moved to Berlin\n".into())
         );
-        assert_eq!(memory_section(MemorySource::Reset, "23:59", &reset, "  \n"), None);
-        assert_eq!(memory_file_key("main", "2026-03-01"), "agents/main/memory/2026-03-01.md");
+        assert_eq!(
+            memory_section(MemorySource::Reset, "23:59", &reset, "  \n"),
+            None
+        );
+        assert_eq!(
+            memory_file_key("main", "2026-03-01"),
+            "agents/main/memory/2026-03-01.md"
+        );
     }
 }

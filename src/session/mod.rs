@@ -3,7 +3,10 @@
 //! text is batched. The Session DO (`worker::session_do`) does the I/O.
 
 pub mod coalesce;
+pub mod compaction;
 pub mod internal;
+pub mod memory;
 pub mod meta;
+pub mod reset;
 pub mod run;
 pub mod run_config;

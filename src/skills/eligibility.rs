@@ -72,7 +72,11 @@ pub fn evaluate(
     let eligible = reasons.is_empty();
     Eligibility {
         eligible,
-        hosts: if eligible { ids(&candidates) } else { Vec::new() },
+        hosts: if eligible {
+            ids(&candidates)
+        } else {
+            Vec::new()
+        },
         reasons,
     }
 }

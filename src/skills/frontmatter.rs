@@ -46,8 +46,7 @@ pub fn parse_skill(dir: &str, content: &str) -> Result<SkillDoc, String> {
         },
     };
     let name = text_field(&map, "name")?.unwrap_or_else(|| dir.to_string());
-    let description = text_field(&map, "description")?
-        .unwrap_or_else(|| default_description(body));
+    let description = text_field(&map, "description")?.unwrap_or_else(|| default_description(body));
     let homepage = text_field(&map, "homepage")?;
     let always = match map.get("always") {
         None | Some(Value::Null) => false,
@@ -159,7 +158,11 @@ fn default_description(body: &str) -> String {
         .skip_while(|l| l.is_empty() || l.starts_with('#'))
         .take_while(|l| !l.is_empty() && !l.starts_with('#'))
         .collect();
-    let text = para.join(" ").split_whitespace().collect::<Vec<_>>().join(" ");
+    let text = para
+        .join(" ")
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
     if text.chars().count() <= MAX_DEFAULT_DESCRIPTION {
         return text;
     }
@@ -225,18 +228,38 @@ mod tests {
     #[test]
     fn malformed_frontmatter_is_a_clear_error() {
         let cases = [
-            ("---\nname: [unclosed\n---\n", "invalid YAML in frontmatter at line 4 column 1: "),
-            ("---\nname: x\n", "frontmatter opened with --- on line 1 but has no closing --- line"),
-            ("---\n- a\n- b\n---\n", "frontmatter must be YAML `key: value` pairs"),
-            ("---\nalways: maybe\n---\n", "`always` must be true or false"),
+            (
+                "---\nname: [unclosed\n---\n",
+                "invalid YAML in frontmatter at line 3 column 1: while parsing a flow sequence, expected ',' or ']'",
+            ),
+            (
+                "---\nname: x\n",
+                "frontmatter opened with --- on line 1 but has no closing --- line",
+            ),
+            (
+                "---\n- a\n- b\n---\n",
+                "frontmatter must be YAML `key: value` pairs",
+            ),
+            (
+                "---\nalways: maybe\n---\n",
+                "`always` must be true or false",
+            ),
             ("---\nname: {a: 1}\n---\n", "`name` must be text"),
-            ("---\nmetadata: '{nope'\n---\n", "metadata is not valid JSON: "),
-            ("---\nmetadata:\n  gsv: [1]\n---\n", "metadata.gsv must be a mapping"),
-            ("---\nname: a\nname: b\n---\n", "invalid YAML in frontmatter at line 3 column 7: duplicate key `name`"),
+            (
+                "---\nmetadata: '{nope'\n---\n",
+                "metadata is not valid JSON: key must be a string at line 1 column 2",
+            ),
+            (
+                "---\nmetadata:\n  gsv: [1]\n---\n",
+                "metadata.gsv must be a mapping",
+            ),
+            (
+                "---\nname: a\nname: b\n---\n",
+                "invalid YAML in frontmatter at line 3 column 1: duplicate key `name`",
+            ),
         ];
         for (md, want) in cases {
-            let err = parse_skill("d", md).unwrap_err();
-            assert!(err.starts_with(want), "{md:?}: {err}");
+            assert_eq!(parse_skill("d", md).unwrap_err(), want, "{md:?}");
         }
     }
 }

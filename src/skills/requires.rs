@@ -145,7 +145,9 @@ impl Requirements {
             match item.as_str().map(str::trim) {
                 Some(s) if !s.is_empty() => list.push(s.to_string()),
                 _ => {
-                    problems.push(format!("requires.{key} has an entry that is not a name: {item}"));
+                    problems.push(format!(
+                        "requires.{key} has an entry that is not a name: {item}"
+                    ));
                     return;
                 }
             }

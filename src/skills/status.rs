@@ -222,9 +222,11 @@ fn evaluate_file(
         }
     };
     // `skills.entries` key: skill name, then directory, then full location.
-    let entry = [&doc.name, &file.dir, &location]
-        .into_iter()
-        .find_map(|k| entries.and_then(|m| m.get(k.as_str())).map(|e| (k.clone(), e)));
+    let entry = [&doc.name, &file.dir, &location].into_iter().find_map(|k| {
+        entries
+            .and_then(|m| m.get(k.as_str()))
+            .map(|e| (k.clone(), e))
+    });
     let mut problems = Vec::new();
     let mut always = doc.always;
     let mut requires_override = None;

@@ -10,7 +10,7 @@
 //! the event stream, so the small builder below (core-schema scalar
 //! resolution, anchors and aliases, duplicate-key check) replaces a loader.
 
-use saphyr_parser::{Event, Parser, ScalarStyle, Tag};
+use saphyr_parser::{Event, Marker, Parser, ScalarStyle, Tag};
 use serde_json::{Map, Number, Value};
 use std::collections::HashMap;
 
@@ -18,10 +18,11 @@ use std::collections::HashMap;
 /// ("billion laughs") so a hostile SKILL.md cannot exhaust memory.
 const MAX_NODES: usize = 10_000;
 
+/// An open collection, its anchor id and where it started.
 enum Frame {
-    Seq(Vec<Value>, usize),
-    /// The mapping, the pending key, the anchor id.
-    Map(Map<String, Value>, Option<String>, usize),
+    Seq(Vec<Value>, usize, Marker),
+    /// The mapping and its pending key (with where the key starts).
+    Map(Map<String, Value>, Option<(String, Marker)>, usize, Marker),
 }
 
 /// Why a YAML text could not be read, and where (1-based line and column).
@@ -34,7 +35,11 @@ pub struct YamlError {
 
 impl std::fmt::Display for YamlError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "line {} column {}: {}", self.line, self.column, self.message)
+        write!(
+            f,
+            "line {} column {}: {}",
+            self.line, self.column, self.message
+        )
     }
 }
 
@@ -50,14 +55,15 @@ pub fn parse(src: &str) -> Result<Value, YamlError> {
             column: e.marker().col() + 1,
             message: e.info().to_string(),
         })?;
-        let at = |msg: &str| YamlError {
-            line: span.start.line(),
-            column: span.start.col() + 1,
+        let at_mark = |mark: Marker, msg: &str| YamlError {
+            line: mark.line(),
+            column: mark.col() + 1,
             message: msg.to_string(),
         };
+        let at = |msg: &str| at_mark(span.start, msg);
         let done = match event {
             Event::Scalar(text, style, anchor, tag) => {
-                Some((scalar(&text, style, tag.as_deref()), anchor))
+                Some((scalar(&text, style, tag.as_deref()), anchor, span.start))
             }
             Event::Alias(id) => {
                 let v = anchors
@@ -65,25 +71,25 @@ pub fn parse(src: &str) -> Result<Value, YamlError> {
                     .cloned()
                     .ok_or_else(|| at("alias refers to an unknown anchor"))?;
                 nodes += count(&v);
-                Some((v, 0))
+                Some((v, 0, span.start))
             }
             Event::SequenceStart(anchor, _) => {
-                stack.push(Frame::Seq(Vec::new(), anchor));
+                stack.push(Frame::Seq(Vec::new(), anchor, span.start));
                 None
             }
             Event::MappingStart(anchor, _) => {
-                stack.push(Frame::Map(Map::new(), None, anchor));
+                stack.push(Frame::Map(Map::new(), None, anchor, span.start));
                 None
             }
             Event::SequenceEnd | Event::MappingEnd => match stack.pop() {
-                Some(Frame::Seq(items, anchor)) => Some((Value::Array(items), anchor)),
-                Some(Frame::Map(map, _, anchor)) => Some((Value::Object(map), anchor)),
+                Some(Frame::Seq(items, anchor, start)) => Some((Value::Array(items), anchor, start)),
+                Some(Frame::Map(map, _, anchor, start)) => Some((Value::Object(map), anchor, start)),
                 None => return Err(at("unbalanced collection end")),
             },
             Event::DocumentEnd => break,
             _ => None,
         };
-        let Some((value, anchor)) = done else {
+        let Some((value, anchor, start)) = done else {
             continue;
         };
         nodes += 1;
@@ -95,21 +101,26 @@ pub fn parse(src: &str) -> Result<Value, YamlError> {
         }
         match stack.last_mut() {
             None => root = Some(value),
-            Some(Frame::Seq(items, _)) => items.push(value),
-            Some(Frame::Map(map, key, _)) => match key.take() {
-                Some(k) => {
+            Some(Frame::Seq(items, ..)) => items.push(value),
+            Some(Frame::Map(map, key, ..)) => match key.take() {
+                Some((k, key_start)) => {
                     if map.contains_key(&k) {
-                        return Err(at(&format!("duplicate key `{k}`")));
+                        return Err(at_mark(key_start, &format!("duplicate key `{k}`")));
                     }
                     map.insert(k, value);
                 }
                 None => {
-                    *key = Some(match value {
+                    let k = match value {
                         Value::String(s) => s,
                         Value::Null => "null".to_string(),
                         Value::Bool(_) | Value::Number(_) => value.to_string(),
-                        _ => return Err(at("mapping keys must be plain values, not lists or mappings")),
-                    })
+                        _ => {
+                            return Err(at(
+                                "mapping keys must be plain values, not lists or mappings",
+                            ))
+                        }
+                    };
+                    *key = Some((k, start));
                 }
             },
         }
@@ -224,11 +235,11 @@ mod tests {
     fn errors_name_the_place() {
         assert_eq!(
             parse("a: 1\na: 2\n").unwrap_err().to_string(),
-            "line 2 column 4: duplicate key `a`"
+            "line 2 column 1: duplicate key `a`"
         );
         assert_eq!(
             parse("? [a]\n: 1\n").unwrap_err().to_string(),
-            "line 2 column 1: mapping keys must be plain values, not lists or mappings"
+            "line 1 column 5: mapping keys must be plain values, not lists or mappings"
         );
         let unclosed = parse("name: [a, b\n").unwrap_err();
         assert_eq!(unclosed.line, 2, "{unclosed}");
@@ -240,7 +251,9 @@ mod tests {
         for i in 1..8 {
             let p = (b'a' + i - 1) as char;
             let c = (b'a' + i) as char;
-            src.push_str(&format!("{c}: &{c} [*{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}]\n"));
+            src.push_str(&format!(
+                "{c}: &{c} [*{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}]\n"
+            ));
         }
         let err = parse(&src).unwrap_err();
         assert_eq!(err.message, "document too large (more than 10000 values)");

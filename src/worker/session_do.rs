@@ -32,12 +32,13 @@ const MIGRATIONS: &[&str] = &["
 const DELTA_INTERVAL_MS: i64 = 40;
 /// Resumes of one interrupted run before it is ended with an error.
 const MAX_RESUMES: i64 = 2;
-const WATCHDOG: &str = "watchdog";
-/// How often a live run proves it is alive. A run whose loop died with an
-/// eviction or restart is resumed at most this long after the fact.
-const WATCHDOG_MS: i64 = 10_000;
-/// The event link stays open this long after the last run, for the next.
-const LINK_IDLE: &str = "link-idle";
+/// The object's periodic deadline while it has something to watch: a live
+/// run proves it is alive at each tick; a run whose loop died with an
+/// eviction or restart is resumed at the next one; an idle event link is
+/// closed. It is moved only when missing, so a turn costs no alarm write.
+const TICK: &str = "tick";
+const TICK_MS: i64 = 10_000;
+/// The event link stays open this long after the last event, for the next run.
 const LINK_IDLE_MS: i64 = 30_000;
 
 #[durable_object]
@@ -55,6 +56,10 @@ struct Core {
     meta: RefCell<Option<SessionMeta>>,
     /// The event link to the Gateway, open while runs go on.
     link: RefCell<Option<WebSocket>>,
+    /// When the event link last carried an event.
+    link_used_at: Cell<i64>,
+    /// The alarm time this instance last set (`None`: unknown or none).
+    alarm_at: Cell<Option<i64>>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -78,6 +83,8 @@ impl DurableObject for Session {
             running: Cell::new(false),
             meta: RefCell::new(None),
             link: RefCell::new(None),
+            link_used_at: Cell::new(0),
+            alarm_at: Cell::new(None),
         };
         Self {
             state,
@@ -110,50 +117,56 @@ impl DurableObject for Session {
     }
 
     async fn alarm(&self) -> Result<Response> {
+        let core = &self.core;
         let now = now_ms();
-        let due = self
-            .core
+        // The alarm that woke us is spent.
+        core.alarm_at.set(None);
+        let due = core
             .take_due_deadlines(now)
             .map_err(|e| Error::RustError(e.message))?;
-        if due.iter().any(|k| k == LINK_IDLE) && !self.core.running.get() {
-            self.core.close_link();
+        if due.iter().any(|k| k == TICK) {
+            self.tick(now)
+                .await
+                .map_err(|e| Error::RustError(e.message))?;
         }
-        if due.iter().any(|k| k == WATCHDOG) {
-            if self.core.running.get() {
-                // The loop is alive in this instance: keep watching.
-                self.core
-                    .set_deadline(WATCHDOG, now + WATCHDOG_MS)
-                    .map_err(|e| Error::RustError(e.message))?;
-            } else {
-                if let Some(run) = self
-                    .core
-                    .current_run()
-                    .map_err(|e| Error::RustError(e.message))?
-                {
-                    if run.resumes >= MAX_RESUMES {
-                        self.core
-                            .fail_run(&run, "The run was interrupted and could not be resumed")
-                            .await;
-                    } else {
-                        self.core
-                            .exec(
-                                "UPDATE current_run SET resumes = resumes + 1 WHERE id = 1",
-                                vec![],
-                            )
-                            .map_err(|e| Error::RustError(e.message))?;
-                    }
-                }
-                // Runs the interrupted run (if any) and the queue, right
-                // here: an alarm handler may take its time.
-                run_loop(self.core.clone(), self.state.storage()).await;
-            }
-        }
-        schedule_alarm(&self.core, &self.state.storage()).await;
+        schedule_alarm(core, &self.state.storage()).await;
         Response::ok("ok")
     }
 }
 
 impl Session {
+    async fn tick(&self, now: i64) -> std::result::Result<(), ErrorShape> {
+        let core = &self.core;
+        if core.running.get() {
+            // The loop is alive in this instance: keep watching.
+            return core.set_deadline(TICK, now + TICK_MS);
+        }
+        if let Some(run) = core.current_run()? {
+            if run.resumes >= MAX_RESUMES {
+                core.fail_run(&run, "The run was interrupted and could not be resumed")
+                    .await;
+            } else {
+                core.exec(
+                    "UPDATE current_run SET resumes = resumes + 1 WHERE id = 1",
+                    vec![],
+                )?;
+            }
+        }
+        if core.current_run()?.is_some() || core.count("SELECT COUNT(*) AS n FROM run_queue")? > 0 {
+            // Runs the interrupted run and the queue right here: an alarm
+            // handler may take its time.
+            return Ok(run_loop(core.clone(), self.state.storage()).await);
+        }
+        if core.link.borrow().is_some() {
+            if now - core.link_used_at.get() >= LINK_IDLE_MS {
+                core.close_link();
+            } else {
+                core.set_deadline(TICK, now + TICK_MS)?;
+            }
+        }
+        Ok(())
+    }
+
     async fn chat_send(
         &self,
         send: SessionChatSend,
@@ -228,21 +241,15 @@ async fn run_loop(core: Rc<Core>, storage: Storage) {
             }
         };
         let Some(run) = run else { break };
-        if let Err(e) = core.set_deadline(WATCHDOG, now_ms() + WATCHDOG_MS) {
-            console_error!("session: {}", e.message);
+        match core.ensure_tick() {
+            Ok(true) => schedule_alarm(&core, &storage).await,
+            Ok(false) => {}
+            Err(e) => console_error!("session: {}", e.message),
         }
-        schedule_alarm(&core, &storage).await;
-        core.drive_run(&run, &storage).await;
+        core.drive_run(&run).await;
     }
-    let _ = core.exec(
-        "DELETE FROM deadlines WHERE kind = ?",
-        vec![WATCHDOG.into()],
-    );
-    // Not running from here on, before any await: a message arriving during
-    // the awaits below starts a loop of its own.
+    // The tick stays: it closes the event link once idle.
     core.running.set(false);
-    let _ = core.set_deadline(LINK_IDLE, now_ms() + LINK_IDLE_MS);
-    schedule_alarm(&core, &storage).await;
 }
 
 /// Opens a WebSocket to the Gateway's internal event-link path.
@@ -275,17 +282,22 @@ async fn schedule_alarm(core: &Core, storage: &Storage) {
         .exec("SELECT MIN(at_ms) AS at FROM deadlines", None)
         .and_then(|c| c.one::<Next>())
         .ok()
-        .and_then(|n| n.at);
+        .and_then(|n| n.at)
+        .map(|at| at as i64);
+    if next.is_some() && next == core.alarm_at.get() {
+        return;
+    }
     let result = match next {
         Some(at) => {
             storage
-                .set_alarm(ScheduledTime::new(js_sys::Date::new(&at.into())))
+                .set_alarm(ScheduledTime::new(js_sys::Date::new(&(at as f64).into())))
                 .await
         }
         None => storage.delete_alarm().await,
     };
-    if let Err(e) = result {
-        console_error!("session: scheduling the alarm failed: {e}");
+    match result {
+        Ok(()) => core.alarm_at.set(next),
+        Err(e) => console_error!("session: scheduling the alarm failed: {e}"),
     }
 }
 
@@ -448,6 +460,26 @@ impl Core {
         Ok(())
     }
 
+    /// Makes sure a tick is pending; true when the deadlines changed.
+    fn ensure_tick(&self) -> Res<bool> {
+        #[derive(Deserialize)]
+        struct Row {
+            at_ms: i64,
+        }
+        let rows: Vec<Row> = self
+            .exec(
+                "SELECT at_ms FROM deadlines WHERE kind = ?",
+                vec![TICK.into()],
+            )?
+            .to_array()
+            .map_err(internal_error)?;
+        if rows.first().is_some_and(|r| r.at_ms > now_ms()) {
+            return Ok(false);
+        }
+        self.set_deadline(TICK, now_ms() + TICK_MS)?;
+        Ok(true)
+    }
+
     /// Removes and returns the deadlines that are due.
     fn take_due_deadlines(&self, now: i64) -> Res<Vec<String>> {
         #[derive(Deserialize)]
@@ -486,6 +518,7 @@ impl Core {
             .as_ref()
             .is_some_and(|ws| ws.send_with_str(&text).is_ok());
         if sent {
+            self.link_used_at.set(now_ms());
             return;
         }
         self.link.replace(None);
@@ -549,7 +582,7 @@ impl Core {
     }
 
     /// Takes the current run through model calls until it has its answer.
-    async fn drive_run(&self, run: &CurrentRun, storage: &Storage) {
+    async fn drive_run(&self, run: &CurrentRun) {
         let mut usage: Usage = serde_json::from_str(&run.usage).unwrap_or_default();
         let mut iterations = run.iterations;
         loop {
@@ -580,8 +613,6 @@ impl Core {
                 "UPDATE current_run SET iterations = ? WHERE id = 1",
                 vec![iterations.into()],
             );
-            let _ = self.set_deadline(WATCHDOG, now_ms() + WATCHDOG_MS);
-            schedule_alarm(self, storage).await;
 
             let coalescer = Rc::new(RefCell::new(DeltaCoalescer::new(
                 now_ms(),

@@ -157,7 +157,10 @@ impl WorkspacePath {
     /// A file path such as `MEMORY.md` or `memory/2026-02-18.md`.
     pub fn file(path: &str) -> Result<Self, PathError> {
         if path.is_empty() {
-            return Err(err(path, "the path is empty; give a file path relative to your workspace, like MEMORY.md"));
+            return Err(err(
+                path,
+                "the path is empty; give a file path relative to your workspace, like MEMORY.md",
+            ));
         }
         check(path, path)?;
         Ok(Self(path.to_string()))
@@ -205,7 +208,10 @@ fn check(original: &str, path: &str) -> Result<(), PathError> {
         return Err(err(original, "absolute paths are not allowed; paths are relative to your workspace root (write memory/notes.md, not /memory/notes.md)"));
     }
     if path.contains('\\') {
-        return Err(err(original, "backslashes are not allowed; separate folders with /"));
+        return Err(err(
+            original,
+            "backslashes are not allowed; separate folders with /",
+        ));
     }
     if path.chars().any(char::is_control) {
         return Err(err(original, "control characters are not allowed"));
@@ -213,8 +219,18 @@ fn check(original: &str, path: &str) -> Result<(), PathError> {
     for segment in path.split('/') {
         match segment {
             "" => return Err(err(original, "empty path segment (a double or trailing /)")),
-            "." => return Err(err(original, "`.` segments are not allowed; write a/b, not ./a/b")),
-            ".." => return Err(err(original, "`..` is not allowed; paths cannot leave your workspace")),
+            "." => {
+                return Err(err(
+                    original,
+                    "`.` segments are not allowed; write a/b, not ./a/b",
+                ))
+            }
+            ".." => {
+                return Err(err(
+                    original,
+                    "`..` is not allowed; paths cannot leave your workspace",
+                ))
+            }
             _ => {}
         }
     }

@@ -42,7 +42,10 @@ fn media_extensions() {
         ("audio/mp3", "mp3"),
         ("audio/m4a", "m4a"),
         ("video/webm", "webm"),
-        ("application/vnd.openxmlformats-officedocument.wordprocessingml.document", "docx"),
+        (
+            "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
+            "docx",
+        ),
         ("text/plain", "bin"),
     ];
     for (mime, ext) in cases {
@@ -78,7 +81,10 @@ fn bad_paths_say_why() {
     for (path, reason) in cases {
         assert_eq!(
             WorkspacePath::file(path),
-            Err(PathError { path: path.into(), reason }),
+            Err(PathError {
+                path: path.into(),
+                reason
+            }),
             "{path:?}"
         );
     }
@@ -91,7 +97,10 @@ fn bad_paths_say_why() {
 #[test]
 fn good_paths() {
     assert_eq!(WorkspacePath::file("SOUL.md").unwrap().as_str(), "SOUL.md");
-    assert_eq!(WorkspacePath::file("notes/a b.md").unwrap().as_str(), "notes/a b.md");
+    assert_eq!(
+        WorkspacePath::file("notes/a b.md").unwrap().as_str(),
+        "notes/a b.md"
+    );
     for root in ["", "/", "."] {
         assert!(WorkspacePath::dir(root).unwrap().is_root(), "{root:?}");
     }
@@ -108,7 +117,10 @@ fn skills_view_reads_override_then_global_and_writes_override() {
     assert_eq!(
         read_candidates("main", &p),
         vec![
-            ("agents/main/skills/github/SKILL.md".to_string(), SkillSource::Agent),
+            (
+                "agents/main/skills/github/SKILL.md".to_string(),
+                SkillSource::Agent
+            ),
             ("skills/github/SKILL.md".to_string(), SkillSource::Global),
         ]
     );
@@ -140,8 +152,16 @@ fn list_prefixes_and_merged_listing() {
     let merged = listing(
         &skills,
         &[
-            ("agents/main/skills/".into(), vec![], vec!["agents/main/skills/github/".into()]),
-            ("skills/".into(), vec![], vec!["skills/github/".into(), "skills/tmux/".into()]),
+            (
+                "agents/main/skills/".into(),
+                vec![],
+                vec!["agents/main/skills/github/".into()],
+            ),
+            (
+                "skills/".into(),
+                vec![],
+                vec!["skills/github/".into(), "skills/tmux/".into()],
+            ),
         ],
     );
     assert_eq!(

@@ -2,20 +2,35 @@
 //! written to `agents/{agentId}/` on the agent's first start.
 
 use super::paths::{
-    AGENTS_MD, BOOTSTRAP_MD, HEARTBEAT_MD, IDENTITY_MD, MEMORY_MD, SOUL_MD, TOOLS_MD,
-    USER_MD, WORKSPACE_FILES,
+    AGENTS_MD, BOOTSTRAP_MD, HEARTBEAT_MD, IDENTITY_MD, MEMORY_MD, SOUL_MD, TOOLS_MD, USER_MD,
+    WORKSPACE_FILES,
 };
 
 /// Every template as `(file name, content)`.
 pub const TEMPLATES: [(&str, &str); 8] = [
-    (AGENTS_MD, include_str!("../../templates/workspace/AGENTS.md")),
+    (
+        AGENTS_MD,
+        include_str!("../../templates/workspace/AGENTS.md"),
+    ),
     (SOUL_MD, include_str!("../../templates/workspace/SOUL.md")),
-    (IDENTITY_MD, include_str!("../../templates/workspace/IDENTITY.md")),
+    (
+        IDENTITY_MD,
+        include_str!("../../templates/workspace/IDENTITY.md"),
+    ),
     (USER_MD, include_str!("../../templates/workspace/USER.md")),
-    (MEMORY_MD, include_str!("../../templates/workspace/MEMORY.md")),
+    (
+        MEMORY_MD,
+        include_str!("../../templates/workspace/MEMORY.md"),
+    ),
     (TOOLS_MD, include_str!("../../templates/workspace/TOOLS.md")),
-    (HEARTBEAT_MD, include_str!("../../templates/workspace/HEARTBEAT.md")),
-    (BOOTSTRAP_MD, include_str!("../../templates/workspace/BOOTSTRAP.md")),
+    (
+        HEARTBEAT_MD,
+        include_str!("../../templates/workspace/HEARTBEAT.md"),
+    ),
+    (
+        BOOTSTRAP_MD,
+        include_str!("../../templates/workspace/BOOTSTRAP.md"),
+    ),
 ];
 
 /// The files to write under `agents/{agentId}/` given the top-level file
@@ -50,9 +65,16 @@ mod tests {
             assert!(content.starts_with("# "), "{name} opens with a title");
             assert!(content.len() < 4000, "{name} stays short");
         }
-        assert!(heartbeat_is_empty(TEMPLATES[6].1), "HEARTBEAT template adds no section");
+        assert!(
+            heartbeat_is_empty(TEMPLATES[6].1),
+            "HEARTBEAT template adds no section"
+        );
         let identity = crate::identity::AgentIdentity::parse(TEMPLATES[2].1);
-        assert_eq!(identity, crate::identity::AgentIdentity::default(), "placeholders are skipped");
+        assert_eq!(
+            identity,
+            crate::identity::AgentIdentity::default(),
+            "placeholders are skipped"
+        );
         assert!(TEMPLATES[7].1.contains("gsv__DeleteFile"));
     }
 }

@@ -85,6 +85,20 @@ impl Client {
         }
     }
 
+    /// The next text message, whatever it holds.
+    pub async fn next_text(&mut self) -> String {
+        loop {
+            match tokio::time::timeout(TIMEOUT, self.ws.next())
+                .await
+                .expect("timed out")
+            {
+                Some(Ok(WsMessage::Text(t))) => return t.to_string(),
+                Some(Ok(_)) => continue,
+                other => panic!("socket ended: {other:?}"),
+            }
+        }
+    }
+
     /// Sends a request and returns its response (events meanwhile are kept).
     pub async fn request(&mut self, method: &str, params: Value) -> ResponseFrame {
         self.next_id += 1;

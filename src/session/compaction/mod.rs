@@ -27,7 +27,7 @@ pub use extract::{MemoryExtraction, MEMORY_EXTRACTION_SYSTEM_PROMPT};
 pub use split::{chunk_ranges, plan_manual, split_is_valid};
 pub use summarize::{
     parse_summarizer_answer, serialize_for_summary, summarizer_user_prompt, summary_message,
-    SummarizerAnswer, SummarizerRequest, Summarization, SummaryOutcome, Tier,
+    Summarization, SummarizerAnswer, SummarizerRequest, SummaryOutcome, Tier,
     SUMMARIZER_SYSTEM_PROMPT,
 };
 pub use window::{context_window, known_context_window, DEFAULT_CONTEXT_WINDOW};
@@ -53,7 +53,9 @@ impl CompactionSettings {
         Self {
             enabled: flag("compaction.enabled"),
             reserve_tokens: config.u64_at("compaction.reserveTokens").unwrap_or(20_000),
-            keep_recent_tokens: config.u64_at("compaction.keepRecentTokens").unwrap_or(20_000),
+            keep_recent_tokens: config
+                .u64_at("compaction.keepRecentTokens")
+                .unwrap_or(20_000),
             extract_memories: flag("compaction.extractMemories"),
             context_window: context_window(config, provider, model),
         }
@@ -98,7 +100,10 @@ pub enum CompactionTrigger {
         threshold: u64,
     },
     /// Estimated messages + system prompt.
-    Estimated { estimated_tokens: u64, threshold: u64 },
+    Estimated {
+        estimated_tokens: u64,
+        threshold: u64,
+    },
     /// The provider rejected the prompt as too long.
     Overflow,
 }
@@ -114,8 +119,8 @@ impl CompactionTrigger {
                 estimated_tokens,
                 ..
             } if tokens > estimated_tokens && estimated_tokens > 0 => {
-                (u128::from(keep_recent_tokens) * u128::from(estimated_tokens)
-                    / u128::from(tokens)) as u64
+                (u128::from(keep_recent_tokens) * u128::from(estimated_tokens) / u128::from(tokens))
+                    as u64
             }
             _ => keep_recent_tokens,
         }

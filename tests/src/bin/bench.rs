@@ -53,7 +53,10 @@ async fn main() {
         .await;
 
     eprintln!("[bench] echo floor: {echo_count} round trips");
-    let floor = echo_floor(&format!("ws://127.0.0.1:{}/ws", echo.port), echo_count).await;
+    let echo_url = format!("ws://127.0.0.1:{}/ws", echo.port);
+    let floor = echo_floor(&echo_url, "", echo_count).await;
+    let hop = echo_floor(&echo_url, "hop:", echo_count / 2).await;
+    let rpc = echo_floor(&echo_url, "rpc:", echo_count / 2).await;
 
     eprintln!("[bench] sequential turns: {turns}");
     let turn = sequential_turns(&gw.url(), turns, 20).await;
@@ -87,6 +90,9 @@ async fn main() {
     let report = json!({
         "machine": {"cores": std::thread::available_parallelism().map(|n| n.get()).unwrap_or(0)},
         "echoFloor": stats(&floor),
+        "doFetchHop": stats(&hop),
+        "doRpcHop": stats(&rpc),
+        "turnP50OverFetchHopP50": round2(turn_p50 / percentile(&hop, 50.0)),
         "turn": stats(&turn),
         "turnP50OverEchoP50": round2(turn_p50 / floor_p50),
         "concurrent": {
@@ -103,14 +109,19 @@ async fn main() {
     println!("{}", serde_json::to_string_pretty(&report).unwrap());
 }
 
-async fn echo_floor(url: &str, n: usize) -> Vec<f64> {
+/// Round trips through the echo worker; `prefix` picks the path (none, one
+/// object-to-object fetch, or one JS RPC call).
+async fn echo_floor(url: &str, prefix: &str, n: usize) -> Vec<f64> {
     let mut c = Client::open(url).await;
     let mut samples = Vec::with_capacity(n);
     for i in 0..n + 50 {
-        let payload = json!({"type": "req", "id": format!("e{i}"), "method": "echo"}).to_string();
+        let payload = format!(
+            "{prefix}{}",
+            json!({"type": "req", "id": format!("e{i}"), "method": "echo"})
+        );
         let t = Instant::now();
         c.send_text(payload).await;
-        let _ = c.next_frame().await.expect("echo");
+        let _ = c.next_text().await;
         if i >= 50 {
             samples.push(ms(t.elapsed()));
         }

@@ -1,0 +1,194 @@
+//! System prompt assembly (shared/seeds/r2-storage-layout.txt "Loading
+//! Order", reference §4.2): pure text from an already-loaded [`Workspace`]
+//! and the run's [`PromptContext`]. The Session DO loads the files from R2
+//! and calls [`build_system_prompt`] once per LLM call.
+
+mod budget;
+mod heartbeat;
+mod runtime;
+mod scaffold;
+mod sections;
+
+pub use budget::PromptLimits;
+pub use heartbeat::{heartbeat_is_empty, strip_html_comments};
+pub use scaffold::MAX_TOOL_DESCRIPTION;
+
+use crate::identity::AgentIdentity;
+use crate::skills::{HostInfo, PromptSkill};
+use budget::Budget;
+use gsv_protocol::ToolDefinition;
+use sections::file_section;
+
+/// Between two sections.
+pub const SECTION_SEPARATOR: &str = "\n\n---\n\n";
+
+/// One daily memory file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DailyMemory {
+    /// `YYYY-MM-DD` (UTC), as in the file name.
+    pub date: String,
+    pub content: String,
+}
+
+/// The workspace as loaded for one call: `None` = the file is absent.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Workspace {
+    pub soul: Option<String>,
+    pub identity: Option<String>,
+    pub user: Option<String>,
+    pub agents: Option<String>,
+    /// Loaded only for the main session.
+    pub memory: Option<String>,
+    pub tools: Option<String>,
+    pub heartbeat: Option<String>,
+    pub bootstrap: Option<String>,
+    pub yesterday: Option<DailyMemory>,
+    pub today: Option<DailyMemory>,
+    /// Eligible skills, agent-local first (`SkillsStatus::prompt_skills`).
+    pub skills: Vec<PromptSkill>,
+    /// Installed skills left out because no host meets their requirements.
+    pub ineligible_skills: usize,
+}
+
+/// Everything about the run that the prompt mentions.
+#[derive(Debug, Clone, Copy)]
+pub struct PromptContext<'a> {
+    pub agent_id: &'a str,
+    pub session_key: &'a str,
+    /// Whether this is the agent's main session (MEMORY.md is private to it).
+    pub is_main: bool,
+    pub model_provider: &'a str,
+    pub model_id: &'a str,
+    /// IANA name (`userTimezone`).
+    pub timezone: &'a str,
+    /// The channel the conversation comes from, if any.
+    pub channel: Option<&'a str>,
+    /// The tools attached to this run, native and node.
+    pub tools: &'a [ToolDefinition],
+    /// Connected nodes.
+    pub hosts: &'a [HostInfo],
+    /// Session `systemPrompt` ‖ config `systemPrompt` ‖ the default.
+    pub base_prompt: &'a str,
+    /// The configured heartbeat prompt, quoted in the Heartbeats section.
+    pub heartbeat_prompt: Option<&'a str>,
+}
+
+/// Assembles the system prompt.
+///
+/// Normal order (the seed's 12 rows): scaffold (base prompt, Tooling,
+/// Tool Call Style, Safety, Workspace, Workspace Files (Injected)) → Your
+/// Soul → Your Identity → About Your Human → Operating Instructions →
+/// Long-Term Memory (main session only) → Recent Context (Yesterday, Today)
+/// → Tool Notes → Heartbeats (meaningful HEARTBEAT.md only) → Skills
+/// (Mandatory Scan) (eligible skills only) → Runtime (always).
+///
+/// When BOOTSTRAP.md exists: scaffold → COMMISSIONING CEREMONY (First Run)
+/// → Current Soul → Current Identity → About Your Human → Runtime.
+pub fn build_system_prompt(
+    ws: &Workspace,
+    ctx: &PromptContext<'_>,
+    limits: PromptLimits,
+) -> String {
+    let mut budget = Budget::new(limits);
+    let mut out = scaffold::scaffold(ctx);
+    let mut push = |s: Option<String>| out.extend(s);
+    if let Some(bootstrap) = ws.bootstrap.as_deref().filter(|b| !b.trim().is_empty()) {
+        // The seed: "the core scaffold, then BOOTSTRAP.md as a commissioning
+        // ceremony, followed by SOUL.md, IDENTITY.md, and USER.md if present.
+        // Other workspace files are skipped." Runtime is not a workspace file
+        // and its row's condition is "Always", so it stays (the ceremony needs
+        // to know which session and channel it runs in). HEARTBEAT.md is a
+        // workspace file, so unlike upstream there is no Heartbeats section;
+        // skills are skipped too. IDENTITY.md is shown verbatim here: the
+        // agent has to see the template fields it is asked to fill in.
+        push(
+            budget
+                .take("BOOTSTRAP.md", bootstrap)
+                .map(|b| format!("## COMMISSIONING CEREMONY (First Run)\n\nBOOTSTRAP.md exists, so you have not been commissioned yet. Follow the ceremony below; it ends with deleting BOOTSTRAP.md.\n\n{b}")),
+        );
+        push(file_section(
+            &mut budget,
+            "Current Soul (update during commissioning)",
+            "SOUL.md",
+            ws.soul.as_deref(),
+        ));
+        push(file_section(
+            &mut budget,
+            "Current Identity (fill in during commissioning)",
+            "IDENTITY.md",
+            ws.identity.as_deref(),
+        ));
+        push(file_section(
+            &mut budget,
+            "About Your Human",
+            "USER.md",
+            ws.user.as_deref(),
+        ));
+    } else {
+        push(file_section(
+            &mut budget,
+            "Your Soul",
+            "SOUL.md",
+            ws.soul.as_deref(),
+        ));
+        // IDENTITY.md is rendered as the seed's single line
+        // (`name=…, emoji=…, vibe=…`); a file with none of those fields set
+        // (an unfilled template) adds no section.
+        let identity_line = ws
+            .identity
+            .as_deref()
+            .and_then(|md| AgentIdentity::parse(md).render_line());
+        push(file_section(
+            &mut budget,
+            "Your Identity",
+            "IDENTITY.md",
+            identity_line.as_deref(),
+        ));
+        push(file_section(
+            &mut budget,
+            "About Your Human",
+            "USER.md",
+            ws.user.as_deref(),
+        ));
+        push(file_section(
+            &mut budget,
+            "Operating Instructions",
+            "AGENTS.md",
+            ws.agents.as_deref(),
+        ));
+        if ctx.is_main {
+            push(file_section(
+                &mut budget,
+                "Long-Term Memory",
+                "MEMORY.md",
+                ws.memory.as_deref(),
+            ));
+        }
+        push(sections::recent_context(
+            &mut budget,
+            ws.yesterday.as_ref(),
+            ws.today.as_ref(),
+        ));
+        push(file_section(
+            &mut budget,
+            "Tool Notes",
+            "TOOLS.md",
+            ws.tools.as_deref(),
+        ));
+        push(sections::heartbeats(
+            &mut budget,
+            ws.heartbeat.as_deref(),
+            ctx,
+        ));
+        push(sections::skills(
+            &ws.skills,
+            ws.ineligible_skills,
+            ctx.tools,
+        ));
+    }
+    out.push(runtime::runtime(ctx));
+    out.join(SECTION_SEPARATOR)
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,217 @@
+//! Arguments and pure semantics of the workspace file tools, and the
+//! `session_logs` arguments.
+
+use super::tools::{DELETE_FILE, EDIT_FILE, LIST_FILES, READ_FILE, WRITE_FILE};
+use crate::workspace::paths::WorkspacePath;
+use serde_json::Value;
+
+/// A validated call of one of the native workspace tools.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum WorkspaceCall {
+    Read {
+        path: WorkspacePath,
+    },
+    Write {
+        path: WorkspacePath,
+        content: String,
+    },
+    Edit {
+        path: WorkspacePath,
+        old_string: String,
+        new_string: String,
+        replace_all: bool,
+    },
+    List {
+        path: WorkspacePath,
+    },
+    Delete {
+        path: WorkspacePath,
+    },
+}
+
+impl WorkspaceCall {
+    /// Reads the arguments of tool `name`; `None` when `name` is not a
+    /// workspace tool. Errors say which argument is wrong and why.
+    pub fn parse(name: &str, args: &Value) -> Option<Result<Self, String>> {
+        if ![READ_FILE, WRITE_FILE, EDIT_FILE, LIST_FILES, DELETE_FILE].contains(&name) {
+            return None;
+        }
+        let str_arg = |key: &str| -> Result<String, String> {
+            match args.get(key) {
+                Some(Value::String(s)) => Ok(s.clone()),
+                None | Some(Value::Null) => Err(format!("{name} needs `{key}` (a string)")),
+                Some(_) => Err(format!("{name}: `{key}` must be a string")),
+            }
+        };
+        let file = |key: &str| -> Result<WorkspacePath, String> {
+            WorkspacePath::file(&str_arg(key)?).map_err(|e| format!("{name}: {e}"))
+        };
+        Some((|| match name {
+            READ_FILE => Ok(Self::Read {
+                path: file("path")?,
+            }),
+            WRITE_FILE => Ok(Self::Write {
+                path: file("path")?,
+                content: str_arg("content")?,
+            }),
+            EDIT_FILE => Ok(Self::Edit {
+                path: file("path")?,
+                old_string: str_arg("oldString")?,
+                new_string: str_arg("newString")?,
+                replace_all: match args.get("replaceAll") {
+                    None | Some(Value::Null) => false,
+                    Some(Value::Bool(b)) => *b,
+                    Some(_) => return Err(format!("{name}: `replaceAll` must be true or false")),
+                },
+            }),
+            LIST_FILES => {
+                let dir = match args.get("path") {
+                    None | Some(Value::Null) => String::new(),
+                    Some(_) => str_arg("path")?,
+                };
+                WorkspacePath::dir(&dir)
+                    .map(|path| Self::List { path })
+                    .map_err(|e| format!("{name}: {e}"))
+            }
+            _ => Ok(Self::Delete {
+                path: file("path")?,
+            }),
+        })())
+    }
+}
+
+/// A successful edit.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Edited {
+    pub content: String,
+    pub replacements: usize,
+}
+
+/// Why an edit was refused.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum EditError {
+    EmptyOldString,
+    NotFound,
+    /// `oldString` occurs this many times and `replaceAll` is not set.
+    Ambiguous(usize),
+    Unchanged,
+}
+
+impl std::fmt::Display for EditError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::EmptyOldString => f.write_str("oldString is empty: give the exact text to replace (use gsv__WriteFile to replace a whole file)"),
+            Self::NotFound => f.write_str("oldString was not found (0 matches): it must match the file exactly, including spaces and line breaks; read the file first"),
+            Self::Ambiguous(n) => write!(f, "oldString matches {n} places: include more surrounding text so it matches exactly one, or set replaceAll: true to replace all {n}"),
+            Self::Unchanged => f.write_str("oldString and newString are identical: nothing to change"),
+        }
+    }
+}
+
+impl std::error::Error for EditError {}
+
+/// `gsv__EditFile`: replaces the exact text `old` with `new`. Exactly one
+/// match is required unless `replace_all` (then every non-overlapping
+/// match is replaced).
+pub fn apply_edit(
+    content: &str,
+    old: &str,
+    new: &str,
+    replace_all: bool,
+) -> Result<Edited, EditError> {
+    if old.is_empty() {
+        return Err(EditError::EmptyOldString);
+    }
+    if old == new {
+        return Err(EditError::Unchanged);
+    }
+    let n = content.matches(old).count();
+    match (n, replace_all) {
+        (0, _) => Err(EditError::NotFound),
+        (1, _) | (_, true) => Ok(Edited {
+            content: content.replace(old, new),
+            replacements: n,
+        }),
+        (n, false) => Err(EditError::Ambiguous(n)),
+    }
+}
+
+/// Content type stored with a written file, by extension.
+pub fn content_type(path: &WorkspacePath) -> &'static str {
+    let ext = path
+        .as_str()
+        .rsplit_once('.')
+        .map(|(_, e)| e.to_ascii_lowercase());
+    match ext.as_deref() {
+        Some("md") => "text/markdown; charset=utf-8",
+        Some("json") => "application/json",
+        Some("yaml" | "yml") => "text/yaml; charset=utf-8",
+        _ => "text/plain; charset=utf-8",
+    }
+}
+
+/// What `session_logs` is asked to do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SessionLogsAction {
+    ListSessions,
+    ReadSession,
+    Search,
+    Recent,
+}
+
+/// Validated `session_logs` arguments, limits clamped.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SessionLogsRequest {
+    pub action: SessionLogsAction,
+    /// Required for `read_session`; for `recent`, `None` = this session.
+    pub session_id: Option<String>,
+    /// Required for `search`.
+    pub query: Option<String>,
+    /// Entries per call: default 50, at most 500.
+    pub limit: usize,
+    /// Characters per content preview: default 200, at most 4 000.
+    pub preview_chars: usize,
+}
+
+impl SessionLogsRequest {
+    /// Reads the `session_logs` arguments.
+    pub fn parse(args: &Value) -> Result<Self, String> {
+        let text = |k: &str| {
+            args.get(k)
+                .and_then(Value::as_str)
+                .map(str::trim)
+                .filter(|s| !s.is_empty())
+                .map(String::from)
+        };
+        let action = match args.get("action").and_then(Value::as_str) {
+            Some("list_sessions") => SessionLogsAction::ListSessions,
+            Some("read_session") => SessionLogsAction::ReadSession,
+            Some("search") => SessionLogsAction::Search,
+            Some("recent") => SessionLogsAction::Recent,
+            _ => return Err(
+                "session_logs needs `action`: one of list_sessions, read_session, search, recent"
+                    .into(),
+            ),
+        };
+        let session_id = text("sessionId");
+        let query = text("query");
+        if action == SessionLogsAction::ReadSession && session_id.is_none() {
+            return Err("session_logs read_session needs `sessionId` (see list_sessions)".into());
+        }
+        if action == SessionLogsAction::Search && query.is_none() {
+            return Err("session_logs search needs `query`".into());
+        }
+        let num = |k: &str, default: u64, max: u64| {
+            args.get(k)
+                .and_then(Value::as_u64)
+                .map_or(default, |n| n.clamp(1, max)) as usize
+        };
+        Ok(Self {
+            action,
+            session_id,
+            query,
+            limit: num("limit", 50, 500),
+            preview_chars: num("previewChars", 200, 4000),
+        })
+    }
+}

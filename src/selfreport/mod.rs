@@ -1,0 +1,90 @@
+//! Self-report and workspace tools, the pure parts
+//! (shared/seeds/identity-and-workspace.txt "Self-report tools",
+//! reference §5): `who_am_i`, `what_do_i_know`, `my_stats`,
+//! `session_logs` results and arguments, the tool definitions, and the
+//! semantics of the native workspace file tools.
+
+mod edit;
+mod knowledge;
+mod tools;
+
+pub use edit::{
+    apply_edit, content_type, EditError, Edited, SessionLogsAction, SessionLogsRequest,
+    WorkspaceCall,
+};
+pub use knowledge::{
+    count_memories, memory_sections, what_do_i_know, Knowledge, MemorySection,
+    MAX_BULLETS_PER_SECTION, MAX_KNOWLEDGE_BYTES,
+};
+pub use tools::{
+    native_workspace_tools, self_report_tools, DELETE_FILE, EDIT_FILE, LIST_FILES, MY_STATS,
+    READ_FILE, SESSION_LOGS, WHAT_DO_I_KNOW, WHO_AM_I, WRITE_FILE,
+};
+
+use crate::identity::AgentIdentity;
+use crate::workspace::paths::agent_root;
+use serde::Serialize;
+
+/// Longest SOUL.md excerpt in `who_am_i`, in characters.
+pub const MAX_SOUL_EXCERPT: usize = 2048;
+
+/// The `who_am_i` result.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct WhoAmI {
+    pub agent_id: String,
+    /// `provider/model`.
+    pub model: String,
+    /// `agents/{agentId}/`.
+    pub workspace_dir: String,
+    pub identity: AgentIdentity,
+    /// `name=…, emoji=…, vibe=…`, as in the system prompt.
+    pub identity_line: Option<String>,
+    /// The start of SOUL.md, at most 2 048 characters (`…` marks a cut).
+    pub soul_excerpt: Option<String>,
+}
+
+/// Builds `who_am_i` from the loaded IDENTITY.md and SOUL.md.
+pub fn who_am_i(
+    agent_id: &str,
+    model: &str,
+    identity_md: Option<&str>,
+    soul_md: Option<&str>,
+) -> WhoAmI {
+    let identity = identity_md.map(AgentIdentity::parse).unwrap_or_default();
+    let soul_excerpt = soul_md.map(str::trim).filter(|s| !s.is_empty()).map(|s| {
+        if s.chars().count() <= MAX_SOUL_EXCERPT {
+            return s.to_string();
+        }
+        let mut cut: String = s.chars().take(MAX_SOUL_EXCERPT - 1).collect();
+        cut.push('…');
+        cut
+    });
+    WhoAmI {
+        agent_id: agent_id.to_string(),
+        model: model.to_string(),
+        workspace_dir: agent_root(agent_id),
+        identity_line: identity.render_line(),
+        identity,
+        soul_excerpt,
+    }
+}
+
+/// The `my_stats` result. gsv has no dreaming sweeps or recall tracking,
+/// so `memories_promoted`, `last_dream_ts`, `recall_events_7d` and
+/// `top_concept_tags_7d` stay 0 / null / empty; they keep the seed's shape.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
+pub struct MyStats {
+    /// Archived sessions plus the current one.
+    pub sessions_total: u64,
+    /// Bullets in MEMORY.md ([`count_memories`]).
+    pub memories_stored: u64,
+    pub memories_promoted: u64,
+    pub last_dream_ts: Option<u64>,
+    pub recall_events_7d: u64,
+    pub top_concept_tags_7d: Vec<String>,
+    /// Top-level workspace files that exist, in layout order.
+    pub workspace_files_present: Vec<String>,
+}
+
+#[cfg(test)]
+mod tests;
