@@ -14,7 +14,7 @@ if ! rustup target list --installed | grep -qx wasm32-unknown-unknown; then
   rustup target add wasm32-unknown-unknown
 fi
 
-installed_version() { "$1" --version 2>/dev/null | awk '{print $2}'; }
+installed_version() { "$1" --version 2>/dev/null | grep -oE '[0-9]+\.[0-9]+\.[0-9]+' | head -n1; }
 
 if [ "$(installed_version worker-build)" != "$WORKER_BUILD_VERSION" ]; then
   say "installing worker-build $WORKER_BUILD_VERSION"
