@@ -28,7 +28,9 @@ say "the gsv CLI is configured for ws://127.0.0.1:$PORT/ws"
 say "next, in another terminal: gsv config set apiKeys.anthropic <key>   (or model.provider/openai etc.)"
 say "                            gsv chat \"hello\""
 
+# wrangler reads secrets from the .dev.vars beside the config it runs.
 bash scripts/dev-config.sh > .gsv/wrangler.dev.toml
+(umask 077; cp .dev.vars .gsv/.dev.vars)
 export WRANGLER_SEND_METRICS=false CLOUDFLARE_CF_FETCH_ENABLED=false
-exec node_modules/.bin/wrangler dev -c .gsv/wrangler.dev.toml --env-file .dev.vars \
+exec node_modules/.bin/wrangler dev -c .gsv/wrangler.dev.toml \
   --ip 127.0.0.1 --port "$PORT" --persist-to .gsv/state

@@ -345,8 +345,10 @@ impl Gateway {
                 close_codes::UNAUTHORIZED,
                 "Unauthorized",
             ),
+            // Not the client's fault: 503, so clients show the instructions
+            // instead of asking for a different token.
             None => (
-                ErrorShape::new(codes::UNAUTHORIZED, NO_TOKEN_CONFIGURED),
+                ErrorShape::new(codes::UNAVAILABLE, NO_TOKEN_CONFIGURED),
                 close_codes::AUTH_NOT_CONFIGURED,
                 "No auth token configured on the gateway",
             ),

@@ -80,7 +80,7 @@ async fn a_gateway_without_a_token_refuses_connections_and_says_how_to_set_one()
         .request("connect", connect_params("anyone", Some("guess")))
         .await;
     let err = res.error.unwrap();
-    assert_eq!(err.code, 401);
+    assert_eq!(err.code, 503);
     assert!(
         err.message.contains("wrangler secret put GSV_AUTH_TOKEN"),
         "{}",
