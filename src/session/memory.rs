@@ -5,6 +5,26 @@
 //! and writes the result back. Each section carries an HTML-comment marker
 //! naming its origin, so repeating the append after a crash changes nothing.
 
+use crate::time::{date_string, hh_mm, TimeZone};
+
+/// Where memories about the moment `at_ms` go: the daily file of that
+/// date in the user's time zone (not UTC, v1 defect §12 #5) and the `HH:MM`
+/// for the section header. Compaction uses "now", a reset the last activity.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MemoryTarget {
+    pub key: String,
+    pub time: String,
+}
+
+impl MemoryTarget {
+    pub fn at(agent_id: &str, tz: &dyn TimeZone, at_ms: i64) -> Self {
+        Self {
+            key: memory_file_key(agent_id, &date_string(tz, at_ms)),
+            time: hh_mm(tz, at_ms),
+        }
+    }
+}
+
 /// Where a memory section came from; decides its header.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum MemorySource {
@@ -72,6 +92,25 @@ pub fn append_section(existing: Option<&str>, marker: &str, section: &str) -> Op
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn targets_follow_the_user_time_zone() {
+        let t = crate::time::test_tz::utc("2026-03-01T23:30:00Z");
+        assert_eq!(
+            MemoryTarget::at("main", &crate::time::test_tz::Tz::named("Asia/Tokyo"), t),
+            MemoryTarget {
+                key: "agents/main/memory/2026-03-02.md".into(),
+                time: "08:30".into()
+            }
+        );
+        assert_eq!(
+            MemoryTarget::at("main", &crate::time::Utc, t),
+            MemoryTarget {
+                key: "agents/main/memory/2026-03-01.md".into(),
+                time: "23:30".into()
+            }
+        );
+    }
 
     #[test]
     fn sections_and_appends() {

@@ -71,7 +71,10 @@ impl MemoryExtraction {
         let range = self.chunks.get(self.next)?.clone();
         Some(SummarizerRequest {
             system: MEMORY_EXTRACTION_SYSTEM_PROMPT.to_string(),
-            user: extraction_prompt(&serialize_for_summary(&messages[range]), &self.existing),
+            user: extraction_prompt(
+                &serialize_for_summary(messages.get(range).unwrap_or(&[])),
+                &self.existing,
+            ),
         })
     }
 

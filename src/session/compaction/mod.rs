@@ -200,4 +200,6 @@ pub fn plan_compaction(
 }
 
 #[cfg(test)]
+mod summarize_tests;
+#[cfg(test)]
 mod tests;

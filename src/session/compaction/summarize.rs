@@ -2,6 +2,7 @@
 //! fallbacks (full → partial → plaintext) as a state machine the shell
 //! drives with one LLM call per [`SummarizerRequest`].
 
+use super::estimate_messages_tokens;
 use gsv_protocol::{AssistantBlock, ContentBlock, Message, UserContent, UserMessage};
 use std::ops::Range;
 
@@ -183,18 +184,18 @@ pub struct Summarization {
 }
 
 impl Summarization {
-    /// `chunks` and `tokens` (per message) come from the plan;
-    /// `existing_memories` is today's memory file, if any.
+    /// `old` is `messages[..plan.split]`, `chunks` is `plan.chunks`;
+    /// `existing_memories` is the target memory file's content, if any.
     pub fn new(
+        old: &[Message],
         chunks: Vec<Range<usize>>,
-        tokens: &[u64],
         context_window: u64,
         existing_memories: Option<&str>,
     ) -> Self {
         Self {
             chunk_tokens: chunks
                 .iter()
-                .map(|r| tokens[r.clone()].iter().sum())
+                .map(|r| estimate_messages_tokens(old.get(r.clone()).unwrap_or(&[])))
                 .collect(),
             chunks,
             half_window: context_window / 2,
@@ -227,7 +228,7 @@ impl Summarization {
                 continue;
             }
             let user = summarizer_user_prompt(
-                &serialize_for_summary(&old[range.clone()]),
+                &serialize_for_summary(old.get(range.clone()).unwrap_or(&[])),
                 self.summary.as_deref(),
                 Some(&self.existing_memories),
             );

@@ -14,9 +14,9 @@
 //! anything out of order.
 
 use crate::archive::{archive_key, archive_metadata, ArchiveInfo};
-use crate::session::memory::{memory_file_key, reset_marker};
+use crate::session::memory::{reset_marker, MemoryTarget};
 use crate::session::meta::SessionMeta;
-use crate::time::{date_string, hh_mm, TimeZone};
+use crate::time::TimeZone;
 use gsv_protocol::TokenCounts;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -182,6 +182,7 @@ impl ResetPlan {
             message_count: input.message_count,
             archived_at_ms: input.now_ms,
         };
+        let memory = MemoryTarget::at(input.agent_id, tz, input.last_activity_ms);
         Self {
             reason: input.reason,
             session_key: input.session_key.to_string(),
@@ -192,8 +193,8 @@ impl ResetPlan {
             started_at_ms: input.now_ms,
             archive_key: archive_key(input.agent_id, input.old_session_id),
             archive_metadata: archive_metadata(&info, &input.tokens),
-            memory_key: memory_file_key(input.agent_id, &date_string(tz, input.last_activity_ms)),
-            memory_time: hh_mm(tz, input.last_activity_ms),
+            memory_key: memory.key,
+            memory_time: memory.time,
             media_prefix: format!("media/{}/", input.session_key),
             steps,
             done: 0,
@@ -265,10 +266,10 @@ impl ResetPlan {
     pub fn apply_to_meta(&self, step: ResetStep, meta: &mut SessionMeta) {
         match step {
             ResetStep::NewSessionId => meta.session_id = self.new_session_id.clone(),
-            ResetStep::RecordPreviousSessionId => {
-                if !meta.previous_session_ids.contains(&self.old_session_id) {
-                    meta.previous_session_ids.push(self.old_session_id.clone());
-                }
+            ResetStep::RecordPreviousSessionId
+                if !meta.previous_session_ids.contains(&self.old_session_id) =>
+            {
+                meta.previous_session_ids.push(self.old_session_id.clone());
             }
             ResetStep::ZeroTokenCounters => meta.tokens = TokenCounts::default(),
             ResetStep::SetLastResetAt => meta.last_reset_at = Some(self.started_at_ms),
