@@ -12,6 +12,10 @@ pub mod method {
     pub const CONFIG_SET: &str = "config.set";
     pub const SESSION_GET: &str = "session.get";
     pub const SESSION_PREVIEW: &str = "session.preview";
+    pub const WORKSPACE_LIST: &str = "workspace.list";
+    pub const WORKSPACE_READ: &str = "workspace.read";
+    pub const WORKSPACE_WRITE: &str = "workspace.write";
+    pub const WORKSPACE_DELETE: &str = "workspace.delete";
 }
 
 /// Event names, as on the wire.
@@ -243,6 +247,82 @@ pub struct SessionPreviewResult {
     pub session_id: String,
     pub message_count: u64,
     pub messages: Vec<Message>,
+}
+
+/// `workspace.list`: a directory of the agent's R2 workspace (`skills/` is
+/// the merged view of the agent's and the global skills).
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct WorkspaceListParams {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
+    /// Default: the default agent (`main`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent_id: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct WorkspaceListResult {
+    pub path: String,
+    pub files: Vec<String>,
+    pub directories: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct WorkspaceReadParams {
+    pub path: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent_id: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct WorkspaceReadResult {
+    pub path: String,
+    pub content: String,
+    pub size: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_modified: Option<i64>,
+    /// For `skills/…`: the R2 key actually read and whether it was the
+    /// agent's override or the global skill.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resolved_path: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resolved_source: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct WorkspaceWriteParams {
+    pub path: String,
+    pub content: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent_id: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct WorkspaceWriteResult {
+    pub path: String,
+    pub size: u64,
+    pub written: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct WorkspaceDeleteParams {
+    pub path: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent_id: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct WorkspaceDeleteResult {
+    pub path: String,
+    pub deleted: bool,
 }
 
 #[cfg(test)]
