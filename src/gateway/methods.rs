@@ -18,6 +18,10 @@ const METHODS: &[(&str, Callers)] = &[
     (method::CONFIG_SET, Callers::Clients),
     (method::SESSION_GET, Callers::ClientsAndChannels),
     (method::SESSION_PREVIEW, Callers::ClientsAndChannels),
+    (method::WORKSPACE_LIST, Callers::Clients),
+    (method::WORKSPACE_READ, Callers::Clients),
+    (method::WORKSPACE_WRITE, Callers::Clients),
+    (method::WORKSPACE_DELETE, Callers::Clients),
 ];
 
 const EVENTS: &[&str] = &[event::CHAT];

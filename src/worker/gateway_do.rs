@@ -4,6 +4,7 @@
 
 use super::rpc::{call_object, internal_error, new_id, now_ms, read_json, reply};
 use super::sql::migrate;
+use super::workspace_rpc;
 use crate::config::Config;
 use crate::gateway::auth::{tokens_match, NO_TOKEN_CONFIGURED};
 use crate::gateway::intake::{intake_binary, intake_text, Intake};
@@ -49,6 +50,8 @@ pub struct Gateway {
     state: State,
     env: Env,
     config: RefCell<Config>,
+    /// Derived from `config`, rebuilt when it changes.
+    routing: RefCell<RoutingConfig>,
     /// Open sockets and their attachments; rebuilt after hibernation.
     sockets: RefCell<Option<Vec<(WebSocket, Attachment)>>>,
 }
@@ -66,6 +69,7 @@ impl DurableObject for Gateway {
         Self {
             state,
             env,
+            routing: RefCell::new(RoutingConfig::from_config(&config)),
             config: RefCell::new(config),
             sockets: RefCell::new(None),
         }
@@ -244,6 +248,26 @@ impl Gateway {
                 let p: SessionPreviewParams = params(&req)?;
                 self.session_query(ws, &mut att, path::PREVIEW, p.session_key, p.limit)
                     .await
+            }
+            method::WORKSPACE_LIST => {
+                let p: WorkspaceListParams = params(&req)?;
+                let (bucket, agent) = self.workspace(p.agent_id.as_deref())?;
+                to_value(&workspace_rpc::list(&bucket, &agent, p).await?)
+            }
+            method::WORKSPACE_READ => {
+                let p: WorkspaceReadParams = params(&req)?;
+                let (bucket, agent) = self.workspace(p.agent_id.as_deref())?;
+                to_value(&workspace_rpc::read(&bucket, &agent, p).await?)
+            }
+            method::WORKSPACE_WRITE => {
+                let p: WorkspaceWriteParams = params(&req)?;
+                let (bucket, agent) = self.workspace(p.agent_id.as_deref())?;
+                to_value(&workspace_rpc::write(&bucket, &agent, p).await?)
+            }
+            method::WORKSPACE_DELETE => {
+                let p: WorkspaceDeleteParams = params(&req)?;
+                let (bucket, agent) = self.workspace(p.agent_id.as_deref())?;
+                to_value(&workspace_rpc::delete(&bucket, &agent, p).await?)
             }
             other => Err(ErrorShape::new(
                 codes::NOT_FOUND,
@@ -440,9 +464,20 @@ impl Gateway {
         delivered
     }
 
+    /// The R2 bucket and the agent a workspace request is about.
+    fn workspace(
+        &self,
+        agent_id: Option<&str>,
+    ) -> std::result::Result<(Bucket, String), ErrorShape> {
+        let bucket = self.env.bucket("STORAGE").map_err(internal_error)?;
+        Ok((
+            bucket,
+            workspace_rpc::agent(agent_id, &self.routing.borrow().default_agent_id),
+        ))
+    }
+
     fn canonical_key(&self, key: &str) -> String {
-        let config = self.config.borrow();
-        canonicalize_session_key(key, &RoutingConfig::from_config(&config))
+        canonicalize_session_key(key, &self.routing.borrow())
     }
 
     async fn chat_send(
@@ -525,6 +560,7 @@ impl Gateway {
                 vec![overrides.into()],
             )
             .map_err(internal_error)?;
+        self.routing.replace(RoutingConfig::from_config(&next));
         self.config.replace(next);
         to_value(&ConfigSetResult {
             ok: true,

@@ -4,9 +4,13 @@
 
 mod gateway_do;
 mod llm_call;
+mod prompt_load;
+mod r2;
 mod rpc;
 mod session_do;
 mod sql;
+mod tz;
+mod workspace_rpc;
 
 use worker::*;
 

@@ -4,6 +4,7 @@
 //! run whose loop died with an eviction or restart.
 
 use super::llm_call::complete;
+use super::prompt_load;
 use super::rpc::{call_object, internal_error, new_id, now_ms, read_json, reply};
 use super::sql::migrate;
 use crate::config::Config;
@@ -585,15 +586,27 @@ impl Core {
     async fn drive_run(&self, run: &CurrentRun) {
         let mut usage: Usage = serde_json::from_str(&run.usage).unwrap_or_default();
         let mut iterations = run.iterations;
+        // Assembled once per run from the workspace, not once per model call.
+        let mut system_prompt: Option<String> = None;
         loop {
             let (meta, config) = match (self.meta(""), self.config()) {
                 (Ok(m), Ok(c)) => (m, c),
                 (Err(e), _) | (_, Err(e)) => return self.fail_run(run, &e.message).await,
             };
-            let rc = RunConfig::resolve(&config, &meta.settings);
+            let mut rc = RunConfig::resolve(&config, &meta.settings);
             if let Some(reason) = &rc.unusable {
                 return self.fail_run(run, reason).await;
             }
+            if system_prompt.is_none() {
+                match prompt_load::assemble(&self.env, &config, &rc, &meta.session_key).await {
+                    Ok(p) => system_prompt = Some(p),
+                    Err(e) => {
+                        let msg = format!("Could not load the agent's workspace from R2: {e}");
+                        return self.fail_run(run, &msg).await;
+                    }
+                }
+            }
+            rc.system_prompt = system_prompt.clone().unwrap_or_default();
             let history = match self.messages("SELECT data FROM messages ORDER BY idx", vec![]) {
                 Ok(h) => h,
                 Err(e) => return self.fail_run(run, &e.message).await,

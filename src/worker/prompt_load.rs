@@ -1,0 +1,165 @@
+//! The system prompt of a run, assembled once when the run starts: the
+//! agent's workspace is read from R2 in one parallel batch (the SKILL.md
+//! files of the listed skill directories in a second one), an agent with
+//! no workspace yet gets the templates, and `prompt::build_system_prompt`
+//! does the rest.
+
+use super::r2::{self, TextObject};
+use super::rpc::now_ms;
+use super::tz::time_zone;
+use crate::config::Config;
+use crate::prompt::{build_system_prompt, DailyMemory, PromptContext, PromptLimits, Workspace};
+use crate::routing::{agent_id_of, is_main_session_key, RoutingConfig};
+use crate::session::run_config::RunConfig;
+use crate::skills::{skills_status, SkillFile, SkillSource};
+use crate::time::today_and_yesterday;
+use crate::workspace::paths::*;
+use crate::workspace::templates::first_start_templates;
+use futures::future::join_all;
+use worker::{Bucket, Env};
+
+pub async fn assemble(
+    env: &Env,
+    config: &Config,
+    rc: &RunConfig,
+    session_key: &str,
+) -> worker::Result<String> {
+    let bucket = env.bucket("STORAGE")?;
+    let routing = RoutingConfig::from_config(config);
+    let agent = agent_id_of(session_key);
+    let is_main = is_main_session_key(session_key, &routing);
+    let timezone = config.str_at("userTimezone").unwrap_or("UTC");
+    let (today, yesterday) = today_and_yesterday(&*time_zone(timezone), now_ms());
+
+    // Batch 1: every workspace file, both daily files, both skill listings.
+    let file_reads = join_all(
+        WORKSPACE_FILES
+            .iter()
+            .map(|f| r2::read_text(&bucket, file_key(&agent, f))),
+    );
+    let daily_reads =
+        join_all([&today, &yesterday].map(|d| r2::read_text(&bucket, daily_memory_key(&agent, d))));
+    let skill_prefixes = [
+        agent_skills_prefix(&agent),
+        GLOBAL_SKILLS_PREFIX.to_string(),
+    ];
+    let skill_lists = join_all(
+        skill_prefixes
+            .iter()
+            .map(|p| r2::list(&bucket, p, Some("/"))),
+    );
+    let (files, daily, lists) = futures::join!(file_reads, daily_reads, skill_lists);
+
+    let mut texts: Vec<Option<String>> = Vec::new();
+    for f in files {
+        texts.push(f?.map(|o: TextObject| o.content));
+    }
+    let existing: Vec<&str> = WORKSPACE_FILES
+        .iter()
+        .zip(&texts)
+        .filter(|(_, t)| t.is_some())
+        .map(|(n, _)| *n)
+        .collect();
+    let templates = first_start_templates(&existing);
+    if !templates.is_empty() {
+        write_templates(&bucket, &agent, &templates).await?;
+        for (name, content) in templates {
+            if let Some(i) = WORKSPACE_FILES.iter().position(|f| *f == name) {
+                texts[i] = Some(content.to_string());
+            }
+        }
+    }
+    let text = |name: &str| {
+        WORKSPACE_FILES
+            .iter()
+            .position(|f| *f == name)
+            .and_then(|i| texts[i].clone())
+    };
+
+    // Batch 2: the SKILL.md of every listed skill directory.
+    let mut wanted = Vec::new();
+    for ((prefix, source), listed) in skill_prefixes
+        .iter()
+        .zip([SkillSource::Agent, SkillSource::Global])
+        .zip(lists)
+    {
+        let (_, dirs) = listed?;
+        for dir in skill_dirs(prefix, &dirs) {
+            let key = match source {
+                SkillSource::Agent => agent_skill_key(&agent, &dir),
+                SkillSource::Global => global_skill_key(&dir),
+            };
+            wanted.push((dir, source, key));
+        }
+    }
+    let skill_reads = join_all(
+        wanted
+            .iter()
+            .map(|(_, _, key)| r2::read_text(&bucket, key.as_str())),
+    )
+    .await;
+    let mut skill_files = Vec::new();
+    for ((dir, source, _), read) in wanted.into_iter().zip(skill_reads) {
+        if let Some(obj) = read? {
+            skill_files.push(SkillFile {
+                dir,
+                source,
+                content: obj.content,
+            });
+        }
+    }
+    let status = skills_status(&agent, &skill_files, &[], config, now_ms() as u64);
+
+    let [today_file, yesterday_file] = <[_; 2]>::try_from(daily).unwrap_or_else(|_| unreachable!());
+    let ws = Workspace {
+        soul: text(SOUL_MD),
+        identity: text(IDENTITY_MD),
+        user: text(USER_MD),
+        agents: text(AGENTS_MD),
+        memory: if is_main { text(MEMORY_MD) } else { None },
+        tools: text(TOOLS_MD),
+        heartbeat: text(HEARTBEAT_MD),
+        bootstrap: text(BOOTSTRAP_MD),
+        yesterday: yesterday_file?.map(|o| DailyMemory {
+            date: yesterday.clone(),
+            content: o.content,
+        }),
+        today: today_file?.map(|o| DailyMemory {
+            date: today.clone(),
+            content: o.content,
+        }),
+        skills: status.prompt_skills(),
+        ineligible_skills: status.ineligible_count(),
+    };
+    let ctx = PromptContext {
+        agent_id: &agent,
+        session_key,
+        is_main,
+        model_provider: &rc.provider,
+        model_id: &rc.model,
+        timezone,
+        channel: None,
+        tools: &[],
+        hosts: &[],
+        base_prompt: &rc.system_prompt,
+        heartbeat_prompt: config.str_at("agents.defaultHeartbeat.prompt"),
+    };
+    Ok(build_system_prompt(
+        &ws,
+        &ctx,
+        PromptLimits::from_config(config),
+    ))
+}
+
+async fn write_templates(
+    bucket: &Bucket,
+    agent: &str,
+    templates: &[(&str, &str)],
+) -> worker::Result<()> {
+    let writes = join_all(
+        templates
+            .iter()
+            .map(|(name, content)| r2::write_text(bucket, file_key(agent, name), content)),
+    );
+    writes.await.into_iter().collect()
+}

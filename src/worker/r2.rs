@@ -1,0 +1,86 @@
+//! R2 access for the workspace: whole-text reads and writes, paginated
+//! listings with a delimiter, deletes.
+
+use worker::{Bucket, HttpMetadata, Result};
+
+/// A text object as read.
+pub struct TextObject {
+    pub content: String,
+    pub size: u64,
+    pub uploaded_ms: i64,
+}
+
+pub async fn read_text(bucket: &Bucket, key: impl Into<String>) -> Result<Option<TextObject>> {
+    let Some(object) = bucket.get(key.into()).execute().await? else {
+        return Ok(None);
+    };
+    let size = object.size();
+    let uploaded_ms = object.uploaded().as_millis() as i64;
+    let content = match object.body() {
+        Some(body) => body.text().await?,
+        None => String::new(),
+    };
+    Ok(Some(TextObject {
+        content,
+        size,
+        uploaded_ms,
+    }))
+}
+
+pub async fn write_text(bucket: &Bucket, key: impl Into<String>, content: &str) -> Result<()> {
+    let key = key.into();
+    let metadata = HttpMetadata {
+        content_type: Some(content_type(&key).into()),
+        ..Default::default()
+    };
+    bucket
+        .put(key, content.as_bytes().to_vec())
+        .http_metadata(metadata)
+        .execute()
+        .await?;
+    Ok(())
+}
+
+/// Whether the key existed (and is now gone).
+pub async fn delete(bucket: &Bucket, key: &str) -> Result<bool> {
+    if bucket.head(key).await?.is_none() {
+        return Ok(false);
+    }
+    bucket.delete(key).await?;
+    Ok(true)
+}
+
+/// Every key and delimited prefix under `prefix`, across pages.
+pub async fn list(
+    bucket: &Bucket,
+    prefix: &str,
+    delimiter: Option<&str>,
+) -> Result<(Vec<String>, Vec<String>)> {
+    let (mut keys, mut prefixes) = (Vec::new(), Vec::new());
+    let mut cursor: Option<String> = None;
+    loop {
+        let mut req = bucket.list().prefix(prefix);
+        if let Some(d) = delimiter {
+            req = req.delimiter(d);
+        }
+        if let Some(c) = cursor.take() {
+            req = req.cursor(c);
+        }
+        let page = req.execute().await?;
+        keys.extend(page.objects().iter().map(|o| o.key()));
+        prefixes.extend(page.delimited_prefixes());
+        match (page.truncated(), page.cursor()) {
+            (true, Some(c)) => cursor = Some(c),
+            _ => return Ok((keys, prefixes)),
+        }
+    }
+}
+
+fn content_type(key: &str) -> &'static str {
+    match key.rsplit('.').next().unwrap_or_default() {
+        "md" => "text/markdown; charset=utf-8",
+        "json" => "application/json",
+        "yaml" | "yml" => "application/yaml",
+        _ => "text/plain; charset=utf-8",
+    }
+}

@@ -1,0 +1,197 @@
+//! The agent workspace in R2 end to end: first-start templates, the
+//! workspace methods, and the system prompt the model receives.
+
+use gsv_e2e::fake_llm::{FakeLlm, FAKE_API_KEY};
+use gsv_e2e::harness::{GatewayOptions, Workerd};
+use gsv_e2e::ws::Client;
+use gsv_protocol::ChatState;
+use serde_json::{json, Value};
+
+const TOKEN: &str = "test-token";
+
+/// The system prompt of the model request whose last message is `text`.
+fn system_prompt_for(llm: &FakeLlm, text: &str) -> String {
+    let req = llm
+        .requests()
+        .into_iter()
+        .rfind(|r| {
+            r.body["messages"]
+                .as_array()
+                .and_then(|m| m.last())
+                .is_some_and(|m| m["content"] == json!(text))
+        })
+        .unwrap_or_else(|| panic!("no model request ended with {text:?}"));
+    req.body["messages"][0]["content"]
+        .as_str()
+        .unwrap()
+        .to_string()
+}
+
+async fn chat(c: &mut Client, key: &str, text: &str) {
+    let run = c.chat_send(key, text).await;
+    let events = c.run_events(&run).await;
+    assert_eq!(events.last().unwrap().state, ChatState::Final, "{events:?}");
+}
+
+fn today_utc() -> String {
+    let days = (std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs()
+        / 86_400) as i64;
+    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!("{y:04}-{m:02}-{d:02}")
+}
+
+#[tokio::test]
+async fn the_model_gets_the_prompt_assembled_from_the_workspace() {
+    let llm = FakeLlm::start().await;
+    let gw = Workerd::start(GatewayOptions::default());
+    let mut c = Client::connect(&gw.url(), Some(TOKEN)).await;
+    c.config_set("model", json!({"provider": "openai", "id": "gpt-test"}))
+        .await;
+    c.config_set("apiKeys.openai", json!(FAKE_API_KEY)).await;
+    c.config_set("providers.openai.baseUrl", json!(llm.base_url_openai()))
+        .await;
+
+    // First start: the templates are written and commissioning begins.
+    chat(&mut c, "main", "hello, who are you?").await;
+    let prompt = system_prompt_for(&llm, "hello, who are you?");
+    assert!(
+        prompt.contains("## COMMISSIONING CEREMONY (First Run)"),
+        "{prompt}"
+    );
+    let root = c
+        .request("workspace.list", json!({}))
+        .await
+        .payload
+        .unwrap();
+    assert_eq!(
+        root,
+        json!({"path": "", "directories": ["skills"], "files":
+            ["AGENTS.md", "BOOTSTRAP.md", "HEARTBEAT.md", "IDENTITY.md", "MEMORY.md", "SOUL.md", "TOOLS.md", "USER.md"]})
+    );
+
+    // Commissioning done: a soul, a memory, a daily note; BOOTSTRAP.md gone.
+    let write = |path: &str, content: &str| json!({"path": path, "content": content});
+    for (path, content) in [
+        (
+            "SOUL.md",
+            "I am a careful crab who double-checks everything.",
+        ),
+        ("MEMORY.md", "- The human's cat is called Ziggy."),
+        (
+            &format!("memory/{}.md", today_utc()),
+            "- Talked about tide pools today.",
+        ),
+    ] {
+        let res = c.request("workspace.write", write(path, content)).await;
+        assert_eq!(
+            res.payload.unwrap(),
+            json!({"path": path, "size": content.len(), "written": true})
+        );
+    }
+    let res = c
+        .request("workspace.delete", json!({"path": "BOOTSTRAP.md"}))
+        .await;
+    assert_eq!(
+        res.payload.unwrap(),
+        json!({"path": "BOOTSTRAP.md", "deleted": true})
+    );
+    let read = c
+        .request("workspace.read", json!({"path": "SOUL.md"}))
+        .await
+        .payload
+        .unwrap();
+    assert_eq!(
+        read["content"],
+        json!("I am a careful crab who double-checks everything.")
+    );
+
+    chat(&mut c, "main", "what do you remember?").await;
+    let prompt = system_prompt_for(&llm, "what do you remember?");
+    assert!(!prompt.contains("COMMISSIONING"), "{prompt}");
+    for expected in [
+        "## Your Soul",
+        "I am a careful crab who double-checks everything.",
+        "## Long-Term Memory",
+        "The human's cat is called Ziggy.",
+        "Talked about tide pools today.",
+        "## Runtime",
+    ] {
+        assert!(
+            prompt.contains(expected),
+            "missing {expected:?} in:\n{prompt}"
+        );
+    }
+    let soul_at = prompt.find("## Your Soul").unwrap();
+    let memory_at = prompt.find("## Long-Term Memory").unwrap();
+    assert!(soul_at < memory_at, "sections out of order");
+
+    // MEMORY.md is private to the main session.
+    chat(&mut c, "agent:main:discord:group:42", "group hello").await;
+    let prompt = system_prompt_for(&llm, "group hello");
+    assert!(prompt.contains("I am a careful crab"), "{prompt}");
+    assert!(
+        !prompt.contains("Ziggy"),
+        "MEMORY.md leaked into a non-main session:\n{prompt}"
+    );
+}
+
+#[tokio::test]
+async fn workspace_paths_stay_inside_the_workspace() {
+    let gw = Workerd::start(GatewayOptions::default());
+    let mut c = Client::connect(&gw.url(), Some(TOKEN)).await;
+    let err = |v: Value| serde_json::to_value(v["error"].clone()).unwrap();
+    let cases = [
+        ("workspace.read", json!({"path": "../agents/other/SOUL.md"})),
+        (
+            "workspace.write",
+            json!({"path": "/etc/passwd", "content": "x"}),
+        ),
+        (
+            "workspace.write",
+            json!({"path": "memory/../../x", "content": "x"}),
+        ),
+        ("workspace.delete", json!({"path": "a\\b"})),
+    ];
+    for (method, params) in cases {
+        let res = c.request(method, params.clone()).await;
+        let e = err(serde_json::to_value(&res).unwrap());
+        assert_eq!(e["code"], json!(400), "{method} {params}: {e}");
+        assert!(
+            e["message"]
+                .as_str()
+                .unwrap()
+                .starts_with("invalid workspace path"),
+            "{e}"
+        );
+    }
+    let res = c
+        .request("workspace.read", json!({"path": "NOPE.md"}))
+        .await;
+    assert_eq!(res.error.unwrap().code, 404);
+    // Agents have separate workspaces.
+    c.request(
+        "workspace.write",
+        json!({"path": "SOUL.md", "content": "work soul", "agentId": "work"}),
+    )
+    .await;
+    let res = c
+        .request("workspace.read", json!({"path": "SOUL.md"}))
+        .await;
+    assert_eq!(
+        res.error.unwrap().code,
+        404,
+        "the main agent must not see the work agent's file"
+    );
+}
