@@ -23,23 +23,31 @@ pub fn next_step(history: &[Message]) -> NextStep {
     }
 }
 
-/// Results for tool calls no connected node or native tool provides, so
-/// the model learns the tool is gone instead of the run stalling.
+/// The result message of one tool call; an error reads `Error: …`.
+pub fn tool_result(id: &str, name: &str, outcome: Result<String, String>, now: i64) -> Message {
+    let (text, is_error) = match outcome {
+        Ok(text) => (text, false),
+        Err(e) => (format!("Error: {e}"), true),
+    };
+    Message::ToolResult(ToolResultMessage {
+        tool_call_id: id.to_string(),
+        tool_name: name.to_string(),
+        content: vec![ContentBlock::Text { text }],
+        is_error,
+        timestamp: now,
+    })
+}
+
+/// What a call of a tool nothing provides gets back, so the model learns
+/// the tool is gone instead of the run stalling.
+pub fn unavailable(name: &str) -> String {
+    format!("tool {name} is not available (no node or native tool provides it)")
+}
+
+/// Results for tool calls no connected node or native tool provides.
 pub fn unavailable_tool_results(msg: &AssistantMessage, now: i64) -> Vec<Message> {
     msg.tool_calls()
-        .map(|(id, name, _)| {
-            Message::ToolResult(ToolResultMessage {
-                tool_call_id: id.to_string(),
-                tool_name: name.to_string(),
-                content: vec![ContentBlock::Text {
-                    text: format!(
-                        "Error: tool {name} is not available (no node or native tool provides it)"
-                    ),
-                }],
-                is_error: true,
-                timestamp: now,
-            })
-        })
+        .map(|(id, name, _)| tool_result(id, name, Err(unavailable(name)), now))
         .collect()
 }
 

@@ -11,7 +11,7 @@ use crate::llm::{
 use crate::session::run_config::RunConfig;
 use futures::future::{select, Either};
 use futures::StreamExt;
-use gsv_protocol::{AssistantMessage, Message};
+use gsv_protocol::{AssistantMessage, Message, ToolDefinition};
 use std::future::Future;
 use std::time::Duration;
 use worker::{AbortController, AbortSignal, Delay, Fetch, Headers, Method, Request, RequestInit};
@@ -19,6 +19,7 @@ use worker::{AbortController, AbortSignal, Delay, Fetch, Headers, Method, Reques
 pub async fn complete<F, Fut>(
     rc: &RunConfig,
     history: &[Message],
+    tools: &[ToolDefinition],
     mut on_text: F,
 ) -> Result<AssistantMessage, LlmError>
 where
@@ -30,7 +31,7 @@ where
         model: &rc.model,
         system_prompt: &rc.system_prompt,
         messages: history,
-        tools: &[],
+        tools,
         thinking: rc.thinking,
         max_tokens: rc.max_tokens,
     };

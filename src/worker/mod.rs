@@ -4,6 +4,7 @@
 
 mod gateway_do;
 mod llm_call;
+mod native_tools;
 mod prompt_load;
 mod r2;
 mod rpc;

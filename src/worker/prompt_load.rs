@@ -4,6 +4,7 @@
 //! no workspace yet gets the templates, and `prompt::build_system_prompt`
 //! does the rest.
 
+use super::native_tools;
 use super::r2::{self, TextObject};
 use super::rpc::now_ms;
 use super::tz::time_zone;
@@ -16,14 +17,24 @@ use crate::time::today_and_yesterday;
 use crate::workspace::paths::*;
 use crate::workspace::templates::first_start_templates;
 use futures::future::join_all;
+use gsv_protocol::ToolDefinition;
 use worker::{Bucket, Env};
+
+/// What a run needs from its agent's workspace, loaded once.
+pub struct RunPrompt {
+    pub system_prompt: String,
+    /// The native tools offered to the model.
+    pub tools: Vec<ToolDefinition>,
+    pub agent_id: String,
+    pub is_main: bool,
+}
 
 pub async fn assemble(
     env: &Env,
     config: &Config,
     rc: &RunConfig,
     session_key: &str,
-) -> worker::Result<String> {
+) -> worker::Result<RunPrompt> {
     let bucket = env.bucket("STORAGE")?;
     let routing = RoutingConfig::from_config(config);
     let agent = agent_id_of(session_key);
@@ -131,6 +142,7 @@ pub async fn assemble(
         skills: status.prompt_skills(),
         ineligible_skills: status.ineligible_count(),
     };
+    let tools = native_tools::definitions(is_main);
     let ctx = PromptContext {
         agent_id: &agent,
         session_key,
@@ -139,16 +151,18 @@ pub async fn assemble(
         model_id: &rc.model,
         timezone,
         channel: None,
-        tools: &[],
+        tools: &tools,
         hosts: &[],
         base_prompt: &rc.system_prompt,
         heartbeat_prompt: config.str_at("agents.defaultHeartbeat.prompt"),
     };
-    Ok(build_system_prompt(
-        &ws,
-        &ctx,
-        PromptLimits::from_config(config),
-    ))
+    let system_prompt = build_system_prompt(&ws, &ctx, PromptLimits::from_config(config));
+    Ok(RunPrompt {
+        system_prompt,
+        tools,
+        agent_id: agent,
+        is_main,
+    })
 }
 
 async fn write_templates(

@@ -4,6 +4,7 @@
 //! run whose loop died with an eviction or restart.
 
 use super::llm_call::complete;
+use super::native_tools;
 use super::prompt_load;
 use super::rpc::{call_object, internal_error, new_id, now_ms, read_json, reply};
 use super::sql::migrate;
@@ -11,7 +12,7 @@ use crate::config::Config;
 use crate::session::coalesce::DeltaCoalescer;
 use crate::session::internal::{path, SessionChatSend, SessionChatSendReply, SessionQuery};
 use crate::session::meta::SessionMeta;
-use crate::session::run::{next_step, unavailable_tool_results, NextStep, MAX_ITERATIONS};
+use crate::session::run::{next_step, tool_result, unavailable, NextStep, MAX_ITERATIONS};
 use crate::session::run_config::RunConfig;
 use gsv_protocol::*;
 use serde::Deserialize;
@@ -582,12 +583,49 @@ impl Core {
         let _ = self.exec("DELETE FROM current_run WHERE id = 1", vec![]);
     }
 
+    /// Runs every tool call of one assistant turn at once; the results come
+    /// back in the order of the calls.
+    async fn run_tools(
+        &self,
+        answer: &AssistantMessage,
+        prompt: &prompt_load::RunPrompt,
+        model: &str,
+    ) -> Vec<Message> {
+        let bucket = match self.env.bucket("STORAGE") {
+            Ok(b) => b,
+            Err(e) => {
+                let now = now_ms();
+                return answer
+                    .tool_calls()
+                    .map(|(id, name, _)| tool_result(id, name, Err(e.to_string()), now))
+                    .collect();
+            }
+        };
+        let ctx = native_tools::ToolContext {
+            bucket: &bucket,
+            agent_id: &prompt.agent_id,
+            model,
+            is_main: prompt.is_main,
+        };
+        let calls = answer.tool_calls().map(|(id, name, args)| {
+            let ctx = &ctx;
+            async move {
+                let outcome = match native_tools::is_native(name, ctx.is_main) {
+                    true => native_tools::execute(ctx, name, args).await,
+                    false => Err(unavailable(name)),
+                };
+                tool_result(id, name, outcome, now_ms())
+            }
+        });
+        futures::future::join_all(calls).await
+    }
+
     /// Takes the current run through model calls until it has its answer.
     async fn drive_run(&self, run: &CurrentRun) {
         let mut usage: Usage = serde_json::from_str(&run.usage).unwrap_or_default();
         let mut iterations = run.iterations;
         // Assembled once per run from the workspace, not once per model call.
-        let mut system_prompt: Option<String> = None;
+        let mut prompt: Option<prompt_load::RunPrompt> = None;
         loop {
             let (meta, config) = match (self.meta(""), self.config()) {
                 (Ok(m), Ok(c)) => (m, c),
@@ -597,16 +635,19 @@ impl Core {
             if let Some(reason) = &rc.unusable {
                 return self.fail_run(run, reason).await;
             }
-            if system_prompt.is_none() {
+            if prompt.is_none() {
                 match prompt_load::assemble(&self.env, &config, &rc, &meta.session_key).await {
-                    Ok(p) => system_prompt = Some(p),
+                    Ok(p) => prompt = Some(p),
                     Err(e) => {
                         let msg = format!("Could not load the agent's workspace from R2: {e}");
                         return self.fail_run(run, &msg).await;
                     }
                 }
             }
-            rc.system_prompt = system_prompt.clone().unwrap_or_default();
+            let Some(run_prompt) = prompt.as_ref() else {
+                continue;
+            };
+            rc.system_prompt = run_prompt.system_prompt.clone();
             let history = match self.messages("SELECT data FROM messages ORDER BY idx", vec![]) {
                 Ok(h) => h,
                 Err(e) => return self.fail_run(run, &e.message).await,
@@ -645,7 +686,7 @@ impl Core {
                     }
                 }
             };
-            let result = complete(&rc, &history, on_text).await;
+            let result = complete(&rc, &history, &run_prompt.tools, on_text).await;
             // The text not yet sent rides on the partial/final event.
             let tail = coalescer.borrow_mut().take_rest();
             let answer = match result {
@@ -681,7 +722,7 @@ impl Core {
                 })
                 .await;
             }
-            for result in unavailable_tool_results(&answer, now_ms()) {
+            for result in self.run_tools(&answer, run_prompt, &rc.model).await {
                 if let Err(e) = self.append(&result) {
                     return self.fail_run(run, &e.message).await;
                 }

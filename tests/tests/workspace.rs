@@ -195,3 +195,142 @@ async fn workspace_paths_stay_inside_the_workspace() {
         "the main agent must not see the work agent's file"
     );
 }
+
+#[tokio::test]
+async fn the_agent_commissions_itself_with_the_workspace_tools() {
+    use gsv_e2e::fake_llm::Step;
+    use gsv_protocol::Message;
+    let llm = FakeLlm::start().await;
+    let gw = Workerd::start(GatewayOptions::default());
+    let mut c = Client::connect(&gw.url(), Some(TOKEN)).await;
+    c.config_set("model", json!({"provider": "openai", "id": "gpt-test"}))
+        .await;
+    c.config_set("apiKeys.openai", json!(FAKE_API_KEY)).await;
+    c.config_set("providers.openai.baseUrl", json!(llm.base_url_openai()))
+        .await;
+    c.request(
+        "workspace.write",
+        json!({"path": "IDENTITY.md", "content": "- **Name:** Nim\n- **Emoji:** 🦀\n"}),
+    )
+    .await;
+    c.request(
+        "workspace.write",
+        json!({"path": "BOOTSTRAP.md", "content": "Ask who the human is, then delete this file."}),
+    )
+    .await;
+
+    llm.script(
+        "commission-e2e",
+        vec![
+            // Calls of one turn run in parallel, so they are independent.
+            Step::tool_calls(vec![
+                (
+                    "c1",
+                    "gsv__WriteFile",
+                    json!({"path": "USER.md", "content": "The human likes tea."}),
+                ),
+                ("c2", "gsv__DeleteFile", json!({"path": "BOOTSTRAP.md"})),
+                ("c3", "who_am_i", json!({})),
+            ]),
+            Step::tool_call(
+                "c4",
+                "gsv__EditFile",
+                json!({"path": "USER.md", "oldString": "tea", "newString": "green tea"}),
+            ),
+        ],
+    );
+    chat(&mut c, "main", "commission-e2e: I am Sam").await;
+
+    // The tools were offered to the model, and did their work.
+    let first = llm
+        .requests()
+        .into_iter()
+        .find(|r| r.body.to_string().contains("commission-e2e"))
+        .unwrap();
+    let offered: Vec<&str> = first.body["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["function"]["name"].as_str().unwrap())
+        .collect();
+    for name in [
+        "gsv__ReadFile",
+        "gsv__WriteFile",
+        "gsv__EditFile",
+        "gsv__ListFiles",
+        "gsv__DeleteFile",
+        "who_am_i",
+        "what_do_i_know",
+        "my_stats",
+    ] {
+        assert!(offered.contains(&name), "{name} not offered: {offered:?}");
+    }
+    let user = c
+        .request("workspace.read", json!({"path": "USER.md"}))
+        .await
+        .payload
+        .unwrap();
+    assert_eq!(user["content"], json!("The human likes green tea."));
+    assert_eq!(
+        c.request("workspace.read", json!({"path": "BOOTSTRAP.md"}))
+            .await
+            .error
+            .unwrap()
+            .code,
+        404
+    );
+
+    let preview = c
+        .request("session.preview", json!({"sessionKey": "main"}))
+        .await
+        .payload
+        .unwrap();
+    let messages: Vec<Message> = serde_json::from_value(preview["messages"].clone()).unwrap();
+    let results: Vec<(String, bool, String)> = messages
+        .iter()
+        .filter_map(|m| match m {
+            Message::ToolResult(r) => Some((
+                r.tool_call_id.clone(),
+                r.is_error,
+                gsv_protocol::join_text(&r.content),
+            )),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(results.len(), 4, "{results:?}");
+    assert_eq!(
+        results[0],
+        (
+            "c1".into(),
+            false,
+            json!({"path": "USER.md", "size": 20, "written": true}).to_string()
+        )
+    );
+    assert_eq!(
+        results[1],
+        (
+            "c2".into(),
+            false,
+            json!({"path": "BOOTSTRAP.md", "deleted": true}).to_string()
+        )
+    );
+    let who: Value = serde_json::from_str(&results[2].2).unwrap();
+    assert_eq!(
+        (who["agent_id"].clone(), who["identity_line"].clone()),
+        (json!("main"), json!("name=Nim, emoji=🦀"))
+    );
+    assert_eq!(
+        results[3],
+        (
+            "c4".into(),
+            false,
+            json!({"path": "USER.md", "replacements": 1}).to_string()
+        )
+    );
+
+    // Commissioning is over: the next run gets the normal prompt.
+    chat(&mut c, "main", "good morning").await;
+    let prompt = system_prompt_for(&llm, "good morning");
+    assert!(!prompt.contains("COMMISSIONING"), "{prompt}");
+    assert!(prompt.contains("The human likes green tea."), "{prompt}");
+}
