@@ -2,6 +2,7 @@
 
 use crate::config::KNOWN_KEYS;
 use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand};
+use std::path::PathBuf;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -13,6 +14,7 @@ Examples:
   gsv chat \"What's on my calendar today?\"   one message, reply printed as it streams
   gsv chat                                  interactive session
   gsv config get model                      show the gateway's model settings
+  gsv workspace edit MEMORY.md              edit the agent's memory in $EDITOR
   gsv local-config set gateway.url wss://gsv.<you>.workers.dev/ws
 
 Settings are read from the flags, then GSV_URL / GSV_TOKEN, then the local config
@@ -58,6 +60,9 @@ pub enum Command {
     /// Read or change this machine's gsv settings (gateway URL, token, defaults)
     #[command(subcommand)]
     LocalConfig(LocalConfigCommand),
+
+    /// List, read, write and edit the agent's workspace files (MEMORY.md, skills/…)
+    Workspace(WorkspaceArgs),
 }
 
 #[derive(Debug, Args)]
@@ -135,6 +140,71 @@ pub enum LocalConfigCommand {
     Path,
 }
 
+#[derive(Debug, Args)]
+#[command(after_help = "\
+Paths are relative to the workspace root: MEMORY.md, memory/2026-02-18.md,
+skills/<name>/SKILL.md. skills/ shows the agent's own skills merged with the global
+ones; put or edit there saves the agent's own copy, never the global skill.
+
+Examples:
+  gsv workspace ls                          the workspace root
+  gsv workspace ls memory
+  gsv workspace cat MEMORY.md
+  gsv workspace edit SOUL.md                opens $VISUAL or $EDITOR (else vi)
+  gsv workspace put notes/plan.md plan.md   upload a local file
+  echo '- prefers tea' | gsv workspace put memory/prefs.md
+  gsv workspace rm notes/plan.md
+  gsv workspace ls --agent work             another agent's workspace")]
+pub struct WorkspaceArgs {
+    /// Agent whose workspace to use [default: the gateway's default agent, usually main]
+    #[arg(short, long, global = true, value_name = "ID")]
+    pub agent: Option<String>,
+
+    #[command(subcommand)]
+    pub command: WorkspaceCommand,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum WorkspaceCommand {
+    /// List a directory: subdirectories (ending in /) first, then files
+    Ls {
+        /// Directory to list, e.g. memory [default: the workspace root]
+        path: Option<String>,
+    },
+    /// Print a file's content exactly as stored
+    Cat {
+        /// File to print, e.g. MEMORY.md
+        path: String,
+    },
+    /// Create or replace a file with the content of FILE or standard input
+    #[command(after_help = "\
+The content must be UTF-8 text. Examples:
+  gsv workspace put notes/plan.md ./plan.md
+  gsv workspace put USER.md < USER.md
+  some-command | gsv workspace put memory/log.md -")]
+    Put {
+        /// File to write in the workspace, e.g. notes/plan.md
+        path: String,
+        /// Local file to upload; omit it or give - to read standard input
+        #[arg(value_name = "FILE")]
+        file: Option<PathBuf>,
+    },
+    /// Delete a file
+    Rm {
+        /// File to delete, e.g. notes/plan.md
+        path: String,
+    },
+    /// Edit a file in $VISUAL or $EDITOR (else vi), saving it back when changed
+    #[command(after_help = "\
+A file that does not exist yet starts empty and is created when you save.
+Nothing is written when the editor exits with an error or the content is
+unchanged. The editor variable may hold arguments: EDITOR=\"code --wait\".")]
+    Edit {
+        /// File to edit, e.g. MEMORY.md
+        path: String,
+    },
+}
+
 /// Parses the process arguments, with the list of settings keys (kept in
 /// config.rs) added to `local-config --help`.
 pub fn parse() -> Cli {
@@ -186,6 +256,36 @@ mod tests {
         assert_eq!(
             (args.message.as_deref(), args.session.as_deref()),
             (Some("hi there"), Some("agent:x"))
+        );
+    }
+
+    #[test]
+    fn workspace_agent_goes_before_or_after_the_subcommand() {
+        let parsed: Vec<(Option<String>, String)> = [
+            vec!["gsv", "workspace", "--agent", "work", "ls"],
+            vec!["gsv", "workspace", "ls", "memory", "-a", "work"],
+            vec!["gsv", "workspace", "put", "notes/a.md", "-"],
+            vec!["gsv", "workspace", "edit", "MEMORY.md"],
+        ]
+        .into_iter()
+        .map(|args| {
+            let Command::Workspace(ws) = Cli::try_parse_from(args).unwrap().command else {
+                panic!("not workspace")
+            };
+            (ws.agent, format!("{:?}", ws.command))
+        })
+        .collect();
+        assert_eq!(
+            parsed,
+            vec![
+                (Some("work".into()), "Ls { path: None }".into()),
+                (Some("work".into()), "Ls { path: Some(\"memory\") }".into()),
+                (
+                    None,
+                    "Put { path: \"notes/a.md\", file: Some(\"-\") }".into()
+                ),
+                (None, "Edit { path: \"MEMORY.md\" }".into()),
+            ]
         );
     }
 

@@ -2,9 +2,10 @@
 //! runs the test's script on each connection.
 
 use futures_util::{SinkExt, StreamExt};
-use gsv_protocol::{ConnectParams, Frame, RequestFrame};
+use gsv_protocol::{ConnectParams, ErrorShape, Frame, RequestFrame};
 use serde_json::{json, Value};
 use std::future::Future;
+use std::sync::{Arc, Mutex};
 use tokio::net::{TcpListener, TcpStream};
 use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
 use tokio_tungstenite::tungstenite::protocol::CloseFrame;
@@ -45,15 +46,68 @@ impl Drop for FakeGateway {
 
 /// The next request frame; panics if the client closes first.
 pub async fn next_request(ws: &mut ServerSocket) -> RequestFrame {
+    try_next_request(ws).await.expect("client went away")
+}
+
+/// The next request frame, or `None` once the client has gone.
+pub async fn try_next_request(ws: &mut ServerSocket) -> Option<RequestFrame> {
     loop {
         match ws.next().await {
             Some(Ok(Message::Text(text))) => match serde_json::from_str(&text) {
-                Ok(Frame::Req(req)) => return req,
+                Ok(Frame::Req(req)) => return Some(req),
                 other => panic!("fake gateway got an unexpected frame: {other:?}"),
             },
+            Some(Ok(Message::Close(_))) | Some(Err(_)) | None => return None,
             Some(Ok(_)) => continue,
-            other => panic!("client went away: {other:?}"),
         }
+    }
+}
+
+/// What a [`CannedGateway`] answers one request with.
+pub type Answer = Result<Value, ErrorShape>;
+
+/// A gateway that accepts `connect`, then answers every request with
+/// `answer(method, params)` (params `null` when absent) and records each
+/// `(method, params)` it got, across connections, in order.
+pub struct CannedGateway {
+    pub gateway: FakeGateway,
+    requests: Arc<Mutex<Vec<(String, Value)>>>,
+}
+
+impl CannedGateway {
+    pub async fn start<F>(answer: F) -> Self
+    where
+        F: Fn(&str, &Value) -> Answer + Send + Sync + 'static,
+    {
+        let answer = Arc::new(answer);
+        let requests = Arc::new(Mutex::new(Vec::new()));
+        let recorded = requests.clone();
+        let gateway = FakeGateway::start(move |mut ws| {
+            let (answer, recorded) = (answer.clone(), recorded.clone());
+            async move {
+                accept_connect(&mut ws).await;
+                while let Some(req) = try_next_request(&mut ws).await {
+                    let params = req.params.unwrap_or(Value::Null);
+                    let frame = match answer(&req.method, &params) {
+                        Ok(payload) => Frame::ok(req.id, payload),
+                        Err(error) => Frame::err(req.id, error),
+                    };
+                    recorded.lock().unwrap().push((req.method, params));
+                    send(&mut ws, frame).await;
+                }
+            }
+        })
+        .await;
+        Self { gateway, requests }
+    }
+
+    pub fn url(&self) -> &str {
+        &self.gateway.url
+    }
+
+    /// The requests answered so far (`connect` excluded).
+    pub fn requests(&self) -> Vec<(String, Value)> {
+        self.requests.lock().unwrap().clone()
     }
 }
 

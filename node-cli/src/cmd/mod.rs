@@ -4,6 +4,7 @@ pub mod chat;
 mod chat_render;
 mod config;
 mod local_config;
+mod workspace;
 
 use crate::cli::{Cli, Command};
 use crate::config::{config_path, LocalConfig};
@@ -51,6 +52,12 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             let target = GatewayTarget::resolve(cli.url, cli.token, &config);
             let session = args.session.unwrap_or_else(|| config.default_session_key());
             chat::run(&target, &session, args.message).await
+        }
+        Command::Workspace(args) => {
+            let target = GatewayTarget::resolve(cli.url, cli.token, &config());
+            workspace::run(&target, args)
+                .await
+                .map(|()| ExitCode::SUCCESS)
         }
     }
 }
