@@ -6,10 +6,15 @@ use serde::Serialize;
 /// The persona facts of an agent. Every field is optional.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
 pub struct AgentIdentity {
+    /// What the agent is called.
     pub name: Option<String>,
+    /// What kind of being it is.
     pub creature: Option<String>,
+    /// How it comes across.
     pub vibe: Option<String>,
+    /// Its signature emoji.
     pub emoji: Option<String>,
+    /// An image URL.
     pub avatar: Option<String>,
 }
 
@@ -80,7 +85,7 @@ fn field(line: &str) -> Option<(&str, &str)> {
     }
     let (label, rest) = s.split_once(':')?;
     let label = label.trim();
-    (!label.is_empty() && label.chars().all(char::is_alphabetic)).then_some((label, rest))
+    (!label.is_empty() && label.bytes().all(|b| b.is_ascii_alphabetic())).then_some((label, rest))
 }
 
 fn clean(raw: &str) -> Option<String> {

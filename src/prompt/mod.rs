@@ -27,22 +27,32 @@ pub const SECTION_SEPARATOR: &str = "\n\n---\n\n";
 pub struct DailyMemory {
     /// `YYYY-MM-DD` (UTC), as in the file name.
     pub date: String,
+    /// The file's text.
     pub content: String,
 }
 
 /// The workspace as loaded for one call: `None` = the file is absent.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Workspace {
+    /// SOUL.md.
     pub soul: Option<String>,
+    /// IDENTITY.md.
     pub identity: Option<String>,
+    /// USER.md.
     pub user: Option<String>,
+    /// AGENTS.md.
     pub agents: Option<String>,
     /// Loaded only for the main session.
     pub memory: Option<String>,
+    /// TOOLS.md.
     pub tools: Option<String>,
+    /// HEARTBEAT.md.
     pub heartbeat: Option<String>,
+    /// BOOTSTRAP.md: while present, the prompt is the commissioning one.
     pub bootstrap: Option<String>,
+    /// `memory/{yesterday}.md`.
     pub yesterday: Option<DailyMemory>,
+    /// `memory/{today}.md`.
     pub today: Option<DailyMemory>,
     /// Eligible skills, agent-local first (`SkillsStatus::prompt_skills`).
     pub skills: Vec<PromptSkill>,
@@ -53,11 +63,15 @@ pub struct Workspace {
 /// Everything about the run that the prompt mentions.
 #[derive(Debug, Clone, Copy)]
 pub struct PromptContext<'a> {
+    /// The agent whose workspace this is.
     pub agent_id: &'a str,
+    /// The canonical session key.
     pub session_key: &'a str,
     /// Whether this is the agent's main session (MEMORY.md is private to it).
     pub is_main: bool,
+    /// Provider of the model this run calls.
     pub model_provider: &'a str,
+    /// Model id of this run.
     pub model_id: &'a str,
     /// IANA name (`userTimezone`).
     pub timezone: &'a str,
@@ -190,5 +204,7 @@ pub fn build_system_prompt(
     out.join(SECTION_SEPARATOR)
 }
 
+#[cfg(test)]
+mod row_tests;
 #[cfg(test)]
 mod tests;

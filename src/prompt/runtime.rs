@@ -1,7 +1,7 @@
 //! The "Runtime" section: who, where and with what this run happens.
 
 use super::PromptContext;
-use crate::skills::{primary_execution_host, HostInfo};
+use crate::skills::{primary_execution_host, sorted_hosts};
 
 pub(crate) fn runtime(ctx: &PromptContext<'_>) -> String {
     let session = if ctx.is_main {
@@ -20,8 +20,7 @@ pub(crate) fn runtime(ctx: &PromptContext<'_>) -> String {
             ctx.channel.unwrap_or("none (direct client)")
         ),
     ];
-    let mut hosts: Vec<&HostInfo> = ctx.hosts.iter().collect();
-    hosts.sort_by(|a, b| a.node_id.cmp(&b.node_id));
+    let hosts = sorted_hosts(ctx.hosts);
     let role = |r: &str| {
         let ids: Vec<&str> = hosts
             .iter()

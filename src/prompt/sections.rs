@@ -1,7 +1,7 @@
 //! Sections built from workspace files, daily notes, heartbeat and skills.
 
 use super::budget::Budget;
-use super::heartbeat::heartbeat_is_empty;
+use super::heartbeat::{heartbeat_is_empty, strip_html_comments};
 use super::{DailyMemory, PromptContext};
 use crate::skills::PromptSkill;
 use gsv_protocol::ToolDefinition;
@@ -41,7 +41,9 @@ pub(crate) fn heartbeats(
     ctx: &PromptContext<'_>,
 ) -> Option<String> {
     let md = heartbeat_md.filter(|m| !heartbeat_is_empty(m))?;
-    let body = budget.take("HEARTBEAT.md", md)?;
+    // Comments in HEARTBEAT.md are notes for the human (the template's
+    // how-to); they are not injected on every poll.
+    let body = budget.take("HEARTBEAT.md", &strip_html_comments(md))?;
     let mut s = String::from(
         "## Heartbeats\n\nHeartbeat polls arrive as messages carrying the heartbeat prompt. On a poll, do what HEARTBEAT.md asks, and don't infer or repeat old tasks from earlier chats. If nothing needs attention, reply exactly: HEARTBEAT_OK",
     );

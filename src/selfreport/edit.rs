@@ -8,23 +8,37 @@ use serde_json::Value;
 /// A validated call of one of the native workspace tools.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum WorkspaceCall {
+    /// `gsv__ReadFile`.
     Read {
+        /// The file.
         path: WorkspacePath,
     },
+    /// `gsv__WriteFile`.
     Write {
+        /// The file.
         path: WorkspacePath,
+        /// The whole new content.
         content: String,
     },
+    /// `gsv__EditFile`.
     Edit {
+        /// The file.
         path: WorkspacePath,
+        /// The exact text to replace.
         old_string: String,
+        /// The replacement.
         new_string: String,
+        /// Replace every match instead of requiring one.
         replace_all: bool,
     },
+    /// `gsv__ListFiles`.
     List {
+        /// The directory (root when empty).
         path: WorkspacePath,
     },
+    /// `gsv__DeleteFile`.
     Delete {
+        /// The file.
         path: WorkspacePath,
     },
 }
@@ -83,17 +97,22 @@ impl WorkspaceCall {
 /// A successful edit.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Edited {
+    /// The file's new content.
     pub content: String,
+    /// How many matches were replaced.
     pub replacements: usize,
 }
 
 /// Why an edit was refused.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum EditError {
+    /// `oldString` is empty.
     EmptyOldString,
+    /// `oldString` occurs nowhere.
     NotFound,
     /// `oldString` occurs this many times and `replaceAll` is not set.
     Ambiguous(usize),
+    /// `oldString` equals `newString`.
     Unchanged,
 }
 
@@ -153,15 +172,20 @@ pub fn content_type(path: &WorkspacePath) -> &'static str {
 /// What `session_logs` is asked to do.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SessionLogsAction {
+    /// `list_sessions`: the agent's sessions.
     ListSessions,
+    /// `read_session`: the entries of one session.
     ReadSession,
+    /// `search`: entries containing a query, across sessions.
     Search,
+    /// `recent`: the latest entries of a session.
     Recent,
 }
 
 /// Validated `session_logs` arguments, limits clamped.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SessionLogsRequest {
+    /// What to do.
     pub action: SessionLogsAction,
     /// Required for `read_session`; for `recent`, `None` = this session.
     pub session_id: Option<String>,

@@ -11,13 +11,16 @@ pub const MAX_BULLETS_PER_SECTION: usize = 10;
 /// One MEMORY.md section.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct MemorySection {
+    /// The heading text, without `#`s (empty before the first heading).
     pub heading: String,
+    /// The list items, markers removed.
     pub bullets: Vec<String>,
 }
 
 /// The `what_do_i_know` result.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Knowledge {
+    /// Sections in file order.
     pub sections: Vec<MemorySection>,
     /// Set when bullets or sections were left out to respect the caps.
     pub truncated: bool,
@@ -71,13 +74,14 @@ pub fn count_memories(md: &str) -> usize {
 }
 
 /// The `what_do_i_know` result for MEMORY.md (`None` = no file). With a
-/// `filter`, a section whose heading contains it (case-insensitive) is kept
+/// `filter`, a section whose heading contains it (ignoring ASCII case: the
+/// Unicode case tables would cost the Worker ~10 KB) is kept
 /// whole; otherwise only its bullets that contain it are kept. At most 10
 /// bullets per section and 6 144 bytes of JSON; `truncated` says when
 /// something was left out.
 pub fn what_do_i_know(memory_md: Option<&str>, filter: Option<&str>) -> Knowledge {
     let filter = filter
-        .map(|f| f.trim().to_lowercase())
+        .map(|f| f.trim().to_ascii_lowercase())
         .filter(|f| !f.is_empty());
     let mut out = Knowledge {
         sections: Vec::new(),
@@ -86,9 +90,9 @@ pub fn what_do_i_know(memory_md: Option<&str>, filter: Option<&str>) -> Knowledg
     let mut size = json_len(&out);
     for mut sec in memory_sections(memory_md.unwrap_or("")) {
         if let Some(f) = &filter {
-            if !sec.heading.to_lowercase().contains(f.as_str()) {
+            if !sec.heading.to_ascii_lowercase().contains(f.as_str()) {
                 sec.bullets
-                    .retain(|b| b.to_lowercase().contains(f.as_str()));
+                    .retain(|b| b.to_ascii_lowercase().contains(f.as_str()));
                 if sec.bullets.is_empty() {
                     continue;
                 }

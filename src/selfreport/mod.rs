@@ -31,11 +31,13 @@ pub const MAX_SOUL_EXCERPT: usize = 2048;
 /// The `who_am_i` result.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct WhoAmI {
+    /// The agent's id.
     pub agent_id: String,
     /// `provider/model`.
     pub model: String,
     /// `agents/{agentId}/`.
     pub workspace_dir: String,
+    /// The fields of IDENTITY.md.
     pub identity: AgentIdentity,
     /// `name=…, emoji=…, vibe=…`, as in the system prompt.
     pub identity_line: Option<String>,
@@ -78,9 +80,13 @@ pub struct MyStats {
     pub sessions_total: u64,
     /// Bullets in MEMORY.md ([`count_memories`]).
     pub memories_stored: u64,
+    /// Always 0 (no dreaming in gsv).
     pub memories_promoted: u64,
+    /// Always null (no dreaming in gsv).
     pub last_dream_ts: Option<u64>,
+    /// Always 0 (no recall tracking in gsv).
     pub recall_events_7d: u64,
+    /// Always empty (no recall tracking in gsv).
     pub top_concept_tags_7d: Vec<String>,
     /// Top-level workspace files that exist, in layout order.
     pub workspace_files_present: Vec<String>,

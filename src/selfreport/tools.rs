@@ -2,105 +2,115 @@
 //! workspace tools and the self-report tools.
 
 use gsv_protocol::ToolDefinition;
-use serde_json::{json, Value};
+use serde_json::Value;
 
+/// Reads a workspace file.
 pub const READ_FILE: &str = "gsv__ReadFile";
+/// Writes a workspace file.
 pub const WRITE_FILE: &str = "gsv__WriteFile";
+/// Edits a workspace file by exact replacement.
 pub const EDIT_FILE: &str = "gsv__EditFile";
+/// Lists a workspace folder.
 pub const LIST_FILES: &str = "gsv__ListFiles";
+/// Deletes a workspace file.
 pub const DELETE_FILE: &str = "gsv__DeleteFile";
+/// Self-report: who the agent is.
 pub const WHO_AM_I: &str = "who_am_i";
+/// Self-report: MEMORY.md by section.
 pub const WHAT_DO_I_KNOW: &str = "what_do_i_know";
+/// Self-report: numbers about the agent.
 pub const MY_STATS: &str = "my_stats";
+/// Self-report: the agent's own transcripts.
 pub const SESSION_LOGS: &str = "session_logs";
 
-fn def(name: &str, description: &str, input_schema: Value) -> ToolDefinition {
-    ToolDefinition {
-        name: name.to_string(),
-        description: description.to_string(),
-        input_schema,
-    }
-}
+/// Every definition, as the JSON the model receives. Kept as text rather
+/// than `json!` calls: parsing it reuses serde_json code the Worker already
+/// has, where `json!` expands to ~17 KB of wasm.
+const DEFINITIONS: &str = r#"[
+{"name": "gsv__ReadFile",
+ "description": "Read a file from your workspace. Under skills/ it reads your own copy of a skill if you have one, else the global skill.",
+ "inputSchema": {"type": "object", "properties": {
+   "path": {"type": "string", "description": "File path, relative to your workspace root (e.g. MEMORY.md, memory/2026-01-31.md, skills/github/SKILL.md)"}
+ }, "required": ["path"]}},
+{"name": "gsv__WriteFile",
+ "description": "Create or overwrite a file in your workspace with the given content. Writing under skills/ saves your own copy of the skill.",
+ "inputSchema": {"type": "object", "properties": {
+   "path": {"type": "string", "description": "File path, relative to your workspace root (e.g. MEMORY.md, memory/2026-01-31.md, skills/github/SKILL.md)"},
+   "content": {"type": "string", "description": "The complete new content of the file"}
+ }, "required": ["path", "content"]}},
+{"name": "gsv__EditFile",
+ "description": "Replace exact text in a workspace file. oldString must match exactly once, whitespace included, unless replaceAll is true. Editing a global skill saves your own copy.",
+ "inputSchema": {"type": "object", "properties": {
+   "path": {"type": "string", "description": "File path, relative to your workspace root (e.g. MEMORY.md, memory/2026-01-31.md, skills/github/SKILL.md)"},
+   "oldString": {"type": "string", "description": "The exact text to replace"},
+   "newString": {"type": "string", "description": "The replacement text"},
+   "replaceAll": {"type": "boolean", "description": "Replace every occurrence instead of requiring exactly one (default false)"}
+ }, "required": ["path", "oldString", "newString"]}},
+{"name": "gsv__ListFiles",
+ "description": "List the files and folders in a workspace folder (default: the root). skills/ shows your own skills merged with the global ones.",
+ "inputSchema": {"type": "object", "properties": {
+   "path": {"type": "string", "description": "Folder path; omit for the root, relative to your workspace root (e.g. memory, skills)"}
+ }}},
+{"name": "gsv__DeleteFile",
+ "description": "Delete a file from your workspace; fails if it does not exist. Deleting BOOTSTRAP.md ends first-run commissioning.",
+ "inputSchema": {"type": "object", "properties": {
+   "path": {"type": "string", "description": "File path, relative to your workspace root (e.g. MEMORY.md, memory/2026-01-31.md, skills/github/SKILL.md)"}
+ }, "required": ["path"]}},
+{"name": "who_am_i",
+ "description": "Describe yourself: agent id, model, workspace folder, the identity fields from IDENTITY.md and the start of SOUL.md. Use it when asked who or what you are.",
+ "inputSchema": {"type": "object", "properties": {}}},
+{"name": "what_do_i_know",
+ "description": "Look up your long-term memory (MEMORY.md) by section: headings with up to 10 bullets each. filter matches heading or bullet text, case-insensitive.",
+ "inputSchema": {"type": "object", "properties": {
+   "filter": {"type": "string", "description": "Text to look for in headings and bullets; omit for everything"}
+ }}},
+{"name": "my_stats",
+ "description": "Numbers about yourself: sessions so far, memories stored in MEMORY.md, and which workspace files exist.",
+ "inputSchema": {"type": "object", "properties": {}}},
+{"name": "session_logs",
+ "description": "Read your own conversation transcripts: list_sessions; read_session (sessionId); search (query) across sessions; recent (sessionId, default this session).",
+ "inputSchema": {"type": "object", "properties": {
+   "action": {"type": "string", "enum": ["list_sessions", "read_session", "search", "recent"]},
+   "sessionId": {"type": "string", "description": "Session id (read_session, recent)"},
+   "query": {"type": "string", "description": "Text to search for (search)"},
+   "limit": {"type": "integer", "minimum": 1, "maximum": 500, "description": "Entries to return (default 50)"},
+   "previewChars": {"type": "integer", "minimum": 1, "maximum": 4000, "description": "Characters of each entry's content (default 200)"}
+ }, "required": ["action"]}}
+]"#;
 
-fn path_prop(what: &str) -> Value {
-    json!({"type": "string", "description": format!("{what}, relative to your workspace root (e.g. MEMORY.md, memory/2026-01-31.md, skills/github/SKILL.md)")})
+/// The definitions named, in [`DEFINITIONS`] order. Read through `Value`,
+/// whose parser the Worker has anyway (a `ToolDefinition` deserializer
+/// would add ~7 KB).
+fn definitions(names: &[&str]) -> Vec<ToolDefinition> {
+    let all: Vec<Value> = match serde_json::from_str(DEFINITIONS) {
+        Ok(Value::Array(all)) => all,
+        _ => unreachable!("DEFINITIONS is a valid JSON array (tested)"),
+    };
+    all.into_iter()
+        .filter_map(|mut t| {
+            let text = |v: Value| v.as_str().unwrap_or_default().to_string();
+            let name = text(t["name"].take());
+            names.contains(&name.as_str()).then(|| ToolDefinition {
+                name,
+                description: text(t["description"].take()),
+                input_schema: t["inputSchema"].take(),
+            })
+        })
+        .collect()
 }
 
 /// gsv__ReadFile, gsv__WriteFile, gsv__EditFile, gsv__ListFiles,
 /// gsv__DeleteFile (reference §5).
 pub fn native_workspace_tools() -> Vec<ToolDefinition> {
-    vec![
-        def(
-            READ_FILE,
-            "Read a file from your workspace. Under skills/ it reads your own copy of a skill if you have one, else the global skill.",
-            json!({"type": "object", "properties": {"path": path_prop("File path")}, "required": ["path"]}),
-        ),
-        def(
-            WRITE_FILE,
-            "Create or overwrite a file in your workspace with the given content. Writing under skills/ saves your own copy of the skill.",
-            json!({"type": "object", "properties": {
-                "path": path_prop("File path"),
-                "content": {"type": "string", "description": "The complete new content of the file"}
-            }, "required": ["path", "content"]}),
-        ),
-        def(
-            EDIT_FILE,
-            "Replace exact text in a workspace file. oldString must match exactly once, whitespace included, unless replaceAll is true. Editing a global skill saves your own copy.",
-            json!({"type": "object", "properties": {
-                "path": path_prop("File path"),
-                "oldString": {"type": "string", "description": "The exact text to replace"},
-                "newString": {"type": "string", "description": "The replacement text"},
-                "replaceAll": {"type": "boolean", "description": "Replace every occurrence instead of requiring exactly one (default false)"}
-            }, "required": ["path", "oldString", "newString"]}),
-        ),
-        def(
-            LIST_FILES,
-            "List the files and folders in a workspace folder (default: the root). skills/ shows your own skills merged with the global ones.",
-            json!({"type": "object", "properties": {"path": path_prop("Folder path; omit for the root")}}),
-        ),
-        def(
-            DELETE_FILE,
-            "Delete a file from your workspace; fails if it does not exist. Deleting BOOTSTRAP.md ends first-run commissioning.",
-            json!({"type": "object", "properties": {"path": path_prop("File path")}, "required": ["path"]}),
-        ),
-    ]
+    definitions(&[READ_FILE, WRITE_FILE, EDIT_FILE, LIST_FILES, DELETE_FILE])
 }
 
 /// who_am_i, my_stats, and in the main session only what_do_i_know and
 /// session_logs: MEMORY.md and the transcripts of every session are
 /// private to the main session, like MEMORY.md in the prompt.
 pub fn self_report_tools(is_main: bool) -> Vec<ToolDefinition> {
-    let mut tools = vec![
-        def(
-            WHO_AM_I,
-            "Describe yourself: agent id, model, workspace folder, the identity fields from IDENTITY.md and the start of SOUL.md. Use it when asked who or what you are.",
-            json!({"type": "object", "properties": {}}),
-        ),
-        def(
-            MY_STATS,
-            "Numbers about yourself: sessions so far, memories stored in MEMORY.md, and which workspace files exist.",
-            json!({"type": "object", "properties": {}}),
-        ),
-    ];
-    if is_main {
-        tools.insert(1, def(
-            WHAT_DO_I_KNOW,
-            "Look up your long-term memory (MEMORY.md) by section: headings with up to 10 bullets each. filter matches heading or bullet text, case-insensitive.",
-            json!({"type": "object", "properties": {
-                "filter": {"type": "string", "description": "Text to look for in headings and bullets; omit for everything"}
-            }}),
-        ));
-        tools.push(def(
-            SESSION_LOGS,
-            "Read your own conversation transcripts: list_sessions; read_session (sessionId); search (query) across sessions; recent (sessionId, default this session).",
-            json!({"type": "object", "properties": {
-                "action": {"type": "string", "enum": ["list_sessions", "read_session", "search", "recent"]},
-                "sessionId": {"type": "string", "description": "Session id (read_session, recent)"},
-                "query": {"type": "string", "description": "Text to search for (search)"},
-                "limit": {"type": "integer", "minimum": 1, "maximum": 500, "description": "Entries to return (default 50)"},
-                "previewChars": {"type": "integer", "minimum": 1, "maximum": 4000, "description": "Characters of each entry's content (default 200)"}
-            }, "required": ["action"]}),
-        ));
+    match is_main {
+        true => definitions(&[WHO_AM_I, WHAT_DO_I_KNOW, MY_STATS, SESSION_LOGS]),
+        false => definitions(&[WHO_AM_I, MY_STATS]),
     }
-    tools
 }

@@ -3,7 +3,7 @@
 //! connected hosts are narrowed requirement by requirement and at least
 //! one must remain, and every `config` path must be truthy.
 
-use super::host::HostInfo;
+use super::host::{sorted_hosts, HostInfo};
 use super::requires::{Requirements, FIELDS};
 use crate::config::Config;
 use serde_json::Value;
@@ -11,6 +11,7 @@ use serde_json::Value;
 /// The verdict for one skill.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Eligibility {
+    /// Whether the skill is offered now.
     pub eligible: bool,
     /// Node ids that meet the host requirements (all hosts when there are
     /// none); empty when not eligible.
@@ -29,8 +30,7 @@ pub fn evaluate(
     hosts: &[HostInfo],
     config: &Config,
 ) -> Eligibility {
-    let mut sorted: Vec<&HostInfo> = hosts.iter().collect();
-    sorted.sort_by(|a, b| a.node_id.cmp(&b.node_id));
+    let sorted = sorted_hosts(hosts);
     let ids = |hs: &[&HostInfo]| hs.iter().map(|h| h.node_id.clone()).collect::<Vec<_>>();
     if always {
         return Eligibility {

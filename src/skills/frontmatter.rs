@@ -13,10 +13,15 @@ pub const NAMESPACES: &[&str] = &["gsv", "openclaw", "clawdbot"];
 /// What a SKILL.md says about itself.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SkillDoc {
+    /// `name`, else the directory name.
     pub name: String,
+    /// `description`, else the body's first paragraph.
     pub description: String,
+    /// `homepage`.
     pub homepage: Option<String>,
+    /// `always`: eligible whatever the requirements.
     pub always: bool,
+    /// `metadata.<ns>.emoji`.
     pub emoji: Option<String>,
     /// The raw `requires` of the winning metadata namespace, parsed later
     /// together with config overrides.
@@ -134,7 +139,7 @@ fn strip_trailing_commas(s: &str) -> String {
     let (mut in_str, mut escaped) = (false, false);
     for (i, &c) in chars.iter().enumerate() {
         if in_str {
-            in_str = !(c == '"' && !escaped);
+            in_str = c != '"' || escaped;
             escaped = c == '\\' && !escaped;
         } else if c == '"' {
             in_str = true;

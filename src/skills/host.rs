@@ -23,9 +23,11 @@ pub const CAPABILITIES: &[&str] = &[
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct HostInfo {
+    /// The node's id (the prefix of its tool names).
     pub node_id: String,
     /// `execution` or `specialized`.
     pub host_role: String,
+    /// Capability ids the node declared.
     #[serde(default)]
     pub host_capabilities: Vec<String>,
     /// Lower-cased OS name (`linux`, `darwin`, `windows`).
@@ -61,6 +63,13 @@ impl HostInfo {
             .map(|(b, _)| b.clone())
             .collect()
     }
+}
+
+/// The hosts ordered by node id (every listing shows them in this order).
+pub fn sorted_hosts(hosts: &[HostInfo]) -> Vec<&HostInfo> {
+    let mut sorted: Vec<&HostInfo> = hosts.iter().collect();
+    sorted.sort_unstable_by(|a, b| a.node_id.cmp(&b.node_id));
+    sorted
 }
 
 /// The primary execution host: the lexicographically first connected

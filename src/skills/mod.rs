@@ -11,7 +11,7 @@ pub mod yaml;
 
 pub use eligibility::{evaluate, Eligibility};
 pub use frontmatter::{parse_skill, SkillDoc};
-pub use host::{primary_execution_host, HostInfo, CAPABILITIES, HOST_ROLES};
+pub use host::{primary_execution_host, sorted_hosts, HostInfo, CAPABILITIES, HOST_ROLES};
 pub use requires::Requirements;
 pub use status::{
     skills_status, NodeStatus, PromptSkill, SkillFile, SkillSource, SkillStatus, SkillsStatus,

@@ -168,7 +168,7 @@ impl Requirements {
             }
         }
         if key == "os" {
-            list.iter_mut().for_each(|s| *s = s.to_lowercase());
+            list.iter_mut().for_each(|s| s.make_ascii_lowercase());
         }
         *slot = list;
     }

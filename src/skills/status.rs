@@ -3,13 +3,12 @@
 
 use super::eligibility::evaluate;
 use super::frontmatter::parse_skill;
-use super::host::HostInfo;
+use super::host::{sorted_hosts, HostInfo};
 use super::requires::Requirements;
 use crate::config::Config;
 use crate::workspace::paths;
 use serde::Serialize;
 use serde_json::{Map, Value};
-use std::collections::BTreeSet;
 
 /// Where a SKILL.md lives.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -26,7 +25,9 @@ pub enum SkillSource {
 pub struct SkillFile {
     /// The directory name (`{skillName}` in the key).
     pub dir: String,
+    /// Agent-local or global.
     pub source: SkillSource,
+    /// The SKILL.md text.
     pub content: String,
 }
 
@@ -34,13 +35,16 @@ pub struct SkillFile {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SkillsStatus {
+    /// The agent evaluated.
     pub agent_id: String,
     /// Epoch ms of this evaluation.
     pub refreshed_at: u64,
     /// Bins to probe on nodes: `bins` and `anyBins` of usable, non-`always`
     /// skills, names restricted to `[A-Za-z0-9._+-]`, sorted.
     pub required_bins: Vec<String>,
+    /// Connected nodes, by id.
     pub nodes: Vec<NodeStatus>,
+    /// Agent-local skills first, then unshadowed global ones.
     pub skills: Vec<SkillStatus>,
 }
 
@@ -48,13 +52,19 @@ pub struct SkillsStatus {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct NodeStatus {
+    /// The node's id.
     pub node_id: String,
+    /// `execution` or `specialized`.
     pub host_role: String,
+    /// Declared capability ids.
     pub host_capabilities: Vec<String>,
+    /// Lower-cased OS, when reported.
     pub host_os: Option<String>,
+    /// Names of set environment variables.
     pub host_env: Vec<String>,
     /// Bins a probe found.
     pub host_bins: Vec<String>,
+    /// When bins were last probed (epoch ms).
     pub host_bin_status_updated_at: Option<u64>,
     /// Whether the node can run bin probes (`shell.exec`).
     pub can_probe_bins: bool,
@@ -64,20 +74,30 @@ pub struct NodeStatus {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SkillStatus {
+    /// Frontmatter `name`, else the directory.
     pub name: String,
+    /// Frontmatter `description`, else the first paragraph.
     pub description: String,
     /// The R2 key of the SKILL.md in use.
     pub location: String,
     /// Where the agent reads it: `skills/{dir}/SKILL.md`.
     pub read_path: String,
+    /// Agent-local or global.
     pub source: SkillSource,
+    /// `always`, after config overrides.
     pub always: bool,
+    /// Whether the prompt lists it.
     pub eligible: bool,
+    /// Nodes meeting its requirements.
     pub eligible_hosts: Vec<String>,
+    /// Why it is not eligible.
     pub reasons: Vec<String>,
+    /// Its requirements after config overrides.
     pub requirements: Requirements,
+    /// `metadata.<ns>.emoji`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub emoji: Option<String>,
+    /// Frontmatter `homepage`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub homepage: Option<String>,
     /// Hidden by `skills.entries.<key>.enabled: false`.
@@ -91,10 +111,15 @@ pub struct SkillStatus {
 /// A skill as the system prompt lists it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PromptSkill {
+    /// The skill's name.
     pub name: String,
+    /// What it is for.
     pub description: String,
+    /// The R2 key of its SKILL.md.
     pub location: String,
+    /// Where the agent reads it (`skills/{dir}/SKILL.md`).
     pub read_path: String,
+    /// Whether it is `always` eligible.
     pub always: bool,
 }
 
@@ -137,22 +162,22 @@ pub fn skills_status(
     refreshed_at: u64,
 ) -> SkillsStatus {
     let mut ordered: Vec<&SkillFile> = files.iter().collect();
-    ordered.sort_by(|a, b| {
+    ordered.sort_unstable_by(|a, b| {
         (a.source == SkillSource::Global, &a.dir).cmp(&(b.source == SkillSource::Global, &b.dir))
     });
     let entries = config.raw("skills.entries").and_then(Value::as_object);
-    let mut seen: BTreeSet<String> = BTreeSet::new();
+    let mut seen: Vec<String> = Vec::new();
     let mut skills = Vec::new();
     for file in ordered {
         let skill = evaluate_file(agent_id, file, entries, hosts, config);
         if seen.contains(&file.dir) || seen.contains(&skill.name) {
             continue;
         }
-        seen.insert(file.dir.clone());
-        seen.insert(skill.name.clone());
+        seen.push(file.dir.clone());
+        seen.push(skill.name.clone());
         skills.push(skill);
     }
-    let required_bins: BTreeSet<String> = skills
+    let mut required_bins: Vec<String> = skills
         .iter()
         .filter(|s| !s.always && !s.disabled && s.error.is_none())
         .flat_map(|s| s.requirements.bins.iter().chain(&s.requirements.any_bins))
@@ -162,8 +187,10 @@ pub fn skills_status(
         })
         .cloned()
         .collect();
-    let mut nodes: Vec<NodeStatus> = hosts
-        .iter()
+    required_bins.sort_unstable();
+    required_bins.dedup();
+    let nodes: Vec<NodeStatus> = sorted_hosts(hosts)
+        .into_iter()
         .map(|h| NodeStatus {
             node_id: h.node_id.clone(),
             host_role: h.host_role.clone(),
@@ -175,11 +202,10 @@ pub fn skills_status(
             can_probe_bins: h.has_capability("shell.exec"),
         })
         .collect();
-    nodes.sort_by(|a, b| a.node_id.cmp(&b.node_id));
     SkillsStatus {
         agent_id: agent_id.to_string(),
         refreshed_at,
-        required_bins: required_bins.into_iter().collect(),
+        required_bins,
         nodes,
         skills,
     }

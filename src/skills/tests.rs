@@ -3,37 +3,95 @@ use crate::config::Config;
 use serde_json::json;
 use std::collections::BTreeMap;
 
-fn host(id: &str, role: &str, caps: &[&str], os: &str, env: &[&str], bins: &[(&str, bool)]) -> HostInfo {
+fn host(
+    id: &str,
+    role: &str,
+    caps: &[&str],
+    os: &str,
+    env: &[&str],
+    bins: &[(&str, bool)],
+) -> HostInfo {
     HostInfo {
         node_id: id.into(),
         host_role: role.into(),
         host_capabilities: caps.iter().map(|s| s.to_string()).collect(),
         host_os: Some(os.into()),
         host_env: env.iter().map(|s| s.to_string()).collect(),
-        host_bin_status: bins.iter().map(|(b, ok)| (b.to_string(), *ok)).collect::<BTreeMap<_, _>>(),
+        host_bin_status: bins
+            .iter()
+            .map(|(b, ok)| (b.to_string(), *ok))
+            .collect::<BTreeMap<_, _>>(),
         host_bin_status_updated_at: Some(1000),
     }
 }
 
 fn hosts() -> Vec<HostInfo> {
     vec![
-        host("server", "execution", &["filesystem.list", "filesystem.read", "filesystem.write", "shell.exec"], "linux", &["HOME"], &[("gh", false), ("jq", true)]),
-        host("laptop", "execution", &["filesystem.list", "filesystem.read", "filesystem.write", "shell.exec"], "darwin", &["GITHUB_TOKEN"], &[("gh", true)]),
-        host("cam", "specialized", &["filesystem.read"], "linux", &[], &[]),
+        host(
+            "server",
+            "execution",
+            &[
+                "filesystem.list",
+                "filesystem.read",
+                "filesystem.write",
+                "shell.exec",
+            ],
+            "linux",
+            &["HOME"],
+            &[("gh", false), ("jq", true)],
+        ),
+        host(
+            "laptop",
+            "execution",
+            &[
+                "filesystem.list",
+                "filesystem.read",
+                "filesystem.write",
+                "shell.exec",
+            ],
+            "darwin",
+            &["GITHUB_TOKEN"],
+            &[("gh", true)],
+        ),
+        host(
+            "cam",
+            "specialized",
+            &["filesystem.read"],
+            "linux",
+            &[],
+            &[],
+        ),
     ]
 }
 
 fn file(dir: &str, source: SkillSource, content: &str) -> SkillFile {
-    SkillFile { dir: dir.into(), source, content: content.into() }
+    SkillFile {
+        dir: dir.into(),
+        source,
+        content: content.into(),
+    }
 }
 
 fn requires(yaml: &str) -> String {
     format!("---\ndescription: d\nmetadata:\n  gsv:\n    requires:\n{yaml}---\n")
 }
 
-/// (eligible, hosts, reasons) of one skill with these requirements.
-fn verdict(req_yaml: &str, hosts: &[HostInfo], config: &Config) -> (bool, Vec<String>, Vec<String>) {
-    let st = skills_status("main", &[file("s", SkillSource::Global, &requires(req_yaml))], hosts, config, 0);
+/// (eligible, hosts, reasons).
+type Verdict = (bool, Vec<String>, Vec<String>);
+
+/// The verdict for one skill with these requirements.
+fn verdict(
+    req_yaml: &str,
+    hosts: &[HostInfo],
+    config: &Config,
+) -> (bool, Vec<String>, Vec<String>) {
+    let st = skills_status(
+        "main",
+        &[file("s", SkillSource::Global, &requires(req_yaml))],
+        hosts,
+        config,
+        0,
+    );
     let s = &st.skills[0];
     (s.eligible, s.eligible_hosts.clone(), s.reasons.clone())
 }
@@ -106,7 +164,7 @@ fn status_shape_precedence_and_errors() {
 fn each_host_filter() {
     let c = Config::default();
     let h = hosts();
-    let cases: [(&str, (bool, Vec<String>, Vec<String>)); 9] = [
+    let cases: [(&str, Verdict); 9] = [
         ("      hostRoles: [specialized]\n", (true, strings(&["cam"]), vec![])),
         ("      capabilities: [shell.exec, filesystem.write]\n", (true, strings(&["laptop", "server"]), vec![])),
         ("      anyCapabilities: [filesystem.edit, filesystem.read]\n", (true, strings(&["cam", "laptop", "server"]), vec![])),
@@ -133,17 +191,33 @@ fn no_hosts_and_config_requirements() {
     let mut c = Config::default();
     assert_eq!(
         verdict("      bins: [gh]\n", &[], &c),
-        (false, vec![], strings(&["no node is connected, and this skill needs a host"]))
+        (
+            false,
+            vec![],
+            strings(&["no node is connected, and this skill needs a host"])
+        )
     );
     assert_eq!(
         verdict("      config: [channels.discord.botToken]\n", &[], &c),
-        (false, vec![], strings(&["requires.config: `channels.discord.botToken` is not set in the gateway config"]))
+        (
+            false,
+            vec![],
+            strings(&[
+                "requires.config: `channels.discord.botToken` is not set in the gateway config"
+            ])
+        )
     );
     c.set("channels.discord.allowFrom", json!(["*"])).unwrap();
     // Config-only requirements need no host.
-    assert_eq!(verdict("      config: [channels.discord.allowFrom]\n", &[], &c), (true, vec![], vec![]));
+    assert_eq!(
+        verdict("      config: [channels.discord.allowFrom]\n", &[], &c),
+        (true, vec![], vec![])
+    );
     // No requirements at all: every host.
-    assert_eq!(verdict("      {}\n", &hosts(), &c), (true, strings(&["cam", "laptop", "server"]), vec![]));
+    assert_eq!(
+        verdict("      {}\n", &hosts(), &c),
+        (true, strings(&["cam", "laptop", "server"]), vec![])
+    );
 }
 
 #[test]
@@ -162,10 +236,15 @@ fn invalid_requirements_fail_closed_unless_always() {
             ])
         )
     );
-    let always = "---\nalways: true\nmetadata:\n  gsv:\n    requires:\n      hostRoles: [robot]\n---\n";
+    let always =
+        "---\nalways: true\nmetadata:\n  gsv:\n    requires:\n      hostRoles: [robot]\n---\n";
     let st = skills_status("main", &[file("a", SkillSource::Global, always)], &h, &c, 0);
     assert_eq!(
-        (st.skills[0].eligible, st.skills[0].eligible_hosts.clone(), st.skills[0].reasons.clone()),
+        (
+            st.skills[0].eligible,
+            st.skills[0].eligible_hosts.clone(),
+            st.skills[0].reasons.clone()
+        ),
         (true, strings(&["cam", "laptop", "server"]), vec![])
     );
     assert_eq!(st.required_bins, Vec::<String>::new());
@@ -174,10 +253,29 @@ fn invalid_requirements_fail_closed_unless_always() {
 #[test]
 fn config_entries_override_by_name_dir_or_location() {
     let files = [
-        file("gh-dir", SkillSource::Global, &format!("---\nname: github\n{}", &requires("      bins: [gh]\n      os: [windows]\n")[4..])),
-        file("tmux", SkillSource::Global, &requires("      bins: [tmux]\n")),
-        file("notes", SkillSource::Global, "---\ndescription: Notes.\n---\n"),
-        file("odd", SkillSource::Global, "---\nname: oddity\ndescription: Odd.\n---\n"),
+        file(
+            "gh-dir",
+            SkillSource::Global,
+            &format!(
+                "---\nname: github\n{}",
+                &requires("      bins: [gh]\n      os: [windows]\n")[4..]
+            ),
+        ),
+        file(
+            "tmux",
+            SkillSource::Global,
+            &requires("      bins: [tmux]\n"),
+        ),
+        file(
+            "notes",
+            SkillSource::Global,
+            "---\ndescription: Notes.\n---\n",
+        ),
+        file(
+            "odd",
+            SkillSource::Global,
+            "---\nname: oddity\ndescription: Odd.\n---\n",
+        ),
     ];
     let mut c = Config::default();
     // A location has dots, so the entries are set as one object.
@@ -192,18 +290,47 @@ fn config_entries_override_by_name_dir_or_location() {
     )
     .unwrap();
     let st = skills_status("main", &files, &hosts(), &c, 0);
-    let summary: Vec<(String, bool, bool, Vec<String>, Vec<String>)> = st
+    type Row = (String, bool, bool, Vec<String>, Vec<String>);
+    let summary: Vec<Row> = st
         .skills
         .iter()
-        .map(|s| (s.name.clone(), s.eligible, s.disabled, s.eligible_hosts.clone(), s.reasons.clone()))
+        .map(|s| {
+            (
+                s.name.clone(),
+                s.eligible,
+                s.disabled,
+                s.eligible_hosts.clone(),
+                s.reasons.clone(),
+            )
+        })
         .collect();
     assert_eq!(
         summary,
         vec![
             ("github".into(), true, false, strings(&["laptop"]), vec![]),
-            ("notes".into(), false, true, vec![], strings(&["disabled in the config (skills.entries.skills/notes/SKILL.md.enabled = false)"])),
-            ("oddity".into(), false, false, vec![], strings(&["skills.entries.odd.always must be true or false"])),
-            ("tmux".into(), true, false, strings(&["cam", "laptop", "server"]), vec![]),
+            (
+                "notes".into(),
+                false,
+                true,
+                vec![],
+                strings(&[
+                    "disabled in the config (skills.entries.skills/notes/SKILL.md.enabled = false)"
+                ])
+            ),
+            (
+                "oddity".into(),
+                false,
+                false,
+                vec![],
+                strings(&["skills.entries.odd.always must be true or false"])
+            ),
+            (
+                "tmux".into(),
+                true,
+                false,
+                strings(&["cam", "laptop", "server"]),
+                vec![]
+            ),
         ]
     );
     // The override replaced `os` and kept `bins`.
@@ -221,14 +348,38 @@ fn host_info_reads_the_wire_shape() {
         "toolCapabilities": {"Bash": ["shell.exec"]}
     }))
     .unwrap();
-    assert_eq!(h, host("n1", "execution", &["shell.exec"], "linux", &["HOME"], &[("git", true), ("gh", false)]).clone_without_probe_time());
+    assert_eq!(
+        h,
+        host(
+            "n1",
+            "execution",
+            &["shell.exec"],
+            "linux",
+            &["HOME"],
+            &[("git", true), ("gh", false)]
+        )
+        .clone_without_probe_time()
+    );
     assert_eq!(h.available_bins(), strings(&["git"]));
-    assert_eq!(primary_execution_host(&hosts()).map(|h| h.node_id.as_str()), Some("laptop"));
+    assert_eq!(
+        primary_execution_host(&hosts()).map(|h| h.node_id.as_str()),
+        Some("laptop")
+    );
 }
 
 impl HostInfo {
     fn clone_without_probe_time(mut self) -> Self {
         self.host_bin_status_updated_at = None;
         self
+    }
+}
+
+proptest::proptest! {
+    /// Whatever a SKILL.md holds, reading it never panics.
+    #[test]
+    fn any_skill_md_is_read_without_panic(body in "(---\n)?[ -~\n\t:\\[\\]{}&*!|>'\"#-]{0,200}(\n---\n)?.{0,40}") {
+        let files = [file("x", SkillSource::Agent, &body)];
+        let st = skills_status("main", &files, &hosts(), &Config::default(), 0);
+        proptest::prop_assert_eq!(st.skills.len(), 1);
     }
 }

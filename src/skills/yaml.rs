@@ -12,7 +12,6 @@
 
 use saphyr_parser::{Event, Marker, Parser, ScalarStyle, Tag};
 use serde_json::{Map, Number, Value};
-use std::collections::HashMap;
 
 /// More nodes than any frontmatter needs; bounds alias expansion
 /// ("billion laughs") so a hostile SKILL.md cannot exhaust memory.
@@ -28,8 +27,11 @@ enum Frame {
 /// Why a YAML text could not be read, and where (1-based line and column).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct YamlError {
+    /// 1-based line.
     pub line: usize,
+    /// 1-based column.
     pub column: usize,
+    /// What is wrong.
     pub message: String,
 }
 
@@ -46,7 +48,8 @@ impl std::fmt::Display for YamlError {
 /// Parses the first YAML document in `src`. An empty document is `Null`.
 pub fn parse(src: &str) -> Result<Value, YamlError> {
     let mut stack: Vec<Frame> = Vec::new();
-    let mut anchors: HashMap<usize, Value> = HashMap::new();
+    // Anchor ids count up from 1; a frontmatter has few, so a list will do.
+    let mut anchors: Vec<(usize, Value)> = Vec::new();
     let mut root: Option<Value> = None;
     let mut nodes = 0usize;
     for event in Parser::new_from_str(src) {
@@ -67,8 +70,10 @@ pub fn parse(src: &str) -> Result<Value, YamlError> {
             }
             Event::Alias(id) => {
                 let v = anchors
-                    .get(&id)
-                    .cloned()
+                    .iter()
+                    .rev()
+                    .find(|(a, _)| *a == id)
+                    .map(|(_, v)| v.clone())
                     .ok_or_else(|| at("alias refers to an unknown anchor"))?;
                 nodes += count(&v);
                 Some((v, 0, span.start))
@@ -82,8 +87,12 @@ pub fn parse(src: &str) -> Result<Value, YamlError> {
                 None
             }
             Event::SequenceEnd | Event::MappingEnd => match stack.pop() {
-                Some(Frame::Seq(items, anchor, start)) => Some((Value::Array(items), anchor, start)),
-                Some(Frame::Map(map, _, anchor, start)) => Some((Value::Object(map), anchor, start)),
+                Some(Frame::Seq(items, anchor, start)) => {
+                    Some((Value::Array(items), anchor, start))
+                }
+                Some(Frame::Map(map, _, anchor, start)) => {
+                    Some((Value::Object(map), anchor, start))
+                }
                 None => return Err(at("unbalanced collection end")),
             },
             Event::DocumentEnd => break,
@@ -97,7 +106,7 @@ pub fn parse(src: &str) -> Result<Value, YamlError> {
             return Err(at("document too large (more than 10000 values)"));
         }
         if anchor > 0 {
-            anchors.insert(anchor, value.clone());
+            anchors.push((anchor, value.clone()));
         }
         match stack.last_mut() {
             None => root = Some(value),

@@ -3,13 +3,21 @@
 
 use crate::skills::SkillSource;
 
+/// Operating instructions.
 pub const AGENTS_MD: &str = "AGENTS.md";
+/// Character and values.
 pub const SOUL_MD: &str = "SOUL.md";
+/// Persona fields.
 pub const IDENTITY_MD: &str = "IDENTITY.md";
+/// About the human.
 pub const USER_MD: &str = "USER.md";
+/// Long-term memory (main session only).
 pub const MEMORY_MD: &str = "MEMORY.md";
+/// Tool notes.
 pub const TOOLS_MD: &str = "TOOLS.md";
+/// Heartbeat tasks.
 pub const HEARTBEAT_MD: &str = "HEARTBEAT.md";
+/// First-run commissioning.
 pub const BOOTSTRAP_MD: &str = "BOOTSTRAP.md";
 
 /// Every top-level workspace file, in the order of the seed's layout.
@@ -71,6 +79,21 @@ pub fn agent_skills_prefix(agent_id: &str) -> String {
 /// `agents/{agentId}/skills/{name}/SKILL.md`.
 pub fn agent_skill_key(agent_id: &str, name: &str) -> String {
     format!("agents/{agent_id}/skills/{name}/SKILL.md")
+}
+
+/// The skill directory names in an R2 listing of `prefix` (the agent's
+/// or the global skills prefix) made with delimiter `/`: its delimited
+/// prefixes `{prefix}{name}/`, sorted.
+pub fn skill_dirs(prefix: &str, delimited_prefixes: &[String]) -> Vec<String> {
+    let mut dirs: Vec<String> = delimited_prefixes
+        .iter()
+        .filter_map(|p| p.strip_prefix(prefix)?.strip_suffix('/'))
+        .filter(|d| !d.is_empty() && !d.contains('/'))
+        .map(String::from)
+        .collect();
+    dirs.sort_unstable();
+    dirs.dedup();
+    dirs
 }
 
 /// `skills/{name}/SKILL.md`.
@@ -141,7 +164,9 @@ pub struct WorkspacePath(String);
 /// Why a workspace path was refused.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PathError {
+    /// The path as given.
     pub path: String,
+    /// Why it was refused.
     pub reason: &'static str,
 }
 
@@ -177,6 +202,7 @@ impl WorkspacePath {
         Ok(Self(trimmed.to_string()))
     }
 
+    /// The path, without a trailing `/`.
     pub fn as_str(&self) -> &str {
         &self.0
     }
@@ -282,8 +308,11 @@ fn prefixed(rest: &str) -> String {
 /// A directory listing, paths relative to the workspace.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct Listing {
+    /// The listed directory (empty = root).
     pub path: String,
+    /// Files, workspace-relative.
     pub files: Vec<String>,
+    /// Subdirectories, workspace-relative.
     pub directories: Vec<String>,
 }
 
@@ -297,30 +326,34 @@ pub fn listing(dir: &WorkspacePath, results: &[(String, Vec<String>, Vec<String>
         true => String::new(),
         false => format!("{}/", dir.as_str()),
     };
-    let mut files = std::collections::BTreeSet::new();
-    let mut dirs = std::collections::BTreeSet::new();
+    let mut files: Vec<String> = Vec::new();
+    let mut dirs: Vec<String> = Vec::new();
     for (prefix, keys, prefixes) in results {
         for key in keys {
             if let Some(name) = key.strip_prefix(prefix.as_str()).filter(|n| !n.is_empty()) {
-                files.insert(format!("{base}{name}"));
+                files.push(format!("{base}{name}"));
             }
         }
         for p in prefixes {
             if let Some(name) = p.strip_prefix(prefix.as_str()) {
                 let name = name.trim_end_matches('/');
                 if !name.is_empty() {
-                    dirs.insert(format!("{base}{name}"));
+                    dirs.push(format!("{base}{name}"));
                 }
             }
         }
     }
     if dir.is_root() {
-        dirs.insert("skills".to_string());
+        dirs.push("skills".to_string());
+    }
+    for list in [&mut files, &mut dirs] {
+        list.sort_unstable();
+        list.dedup();
     }
     Listing {
         path: dir.as_str().to_string(),
-        files: files.into_iter().collect(),
-        directories: dirs.into_iter().collect(),
+        files,
+        directories: dirs,
     }
 }
 

@@ -36,6 +36,20 @@ fn keys_follow_the_r2_layout() {
 }
 
 #[test]
+fn skill_dirs_from_a_delimited_listing() {
+    let listed = [
+        "agents/main/skills/tmux/".to_string(),
+        "agents/main/skills/github/".to_string(),
+        "skills/other/".to_string(),
+    ];
+    assert_eq!(
+        skill_dirs("agents/main/skills/", &listed),
+        ["github", "tmux"]
+    );
+    assert_eq!(skill_dirs(GLOBAL_SKILLS_PREFIX, &listed), ["other"]);
+}
+
+#[test]
 fn media_extensions() {
     let cases = [
         ("image/jpeg", "jpg"),
