@@ -63,6 +63,23 @@ pub enum Command {
 
     /// List, read, write and edit the agent's workspace files (MEMORY.md, skills/…)
     Workspace(WorkspaceArgs),
+
+    /// Show the agent's skills and whether the connected machines can run them
+    #[command(subcommand)]
+    Skills(SkillsCommand),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum SkillsCommand {
+    /// List the agent's skills: eligible ones first, with why the others are not
+    Status {
+        /// Agent whose skills to show [default: the gateway's default agent]
+        #[arg(short, long, value_name = "ID")]
+        agent: Option<String>,
+        /// Print the gateway's whole answer as JSON
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 #[derive(Debug, Args)]

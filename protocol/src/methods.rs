@@ -12,6 +12,7 @@ pub mod method {
     pub const CONFIG_SET: &str = "config.set";
     pub const SESSION_GET: &str = "session.get";
     pub const SESSION_PREVIEW: &str = "session.preview";
+    pub const SKILLS_STATUS: &str = "skills.status";
     pub const WORKSPACE_LIST: &str = "workspace.list";
     pub const WORKSPACE_READ: &str = "workspace.read";
     pub const WORKSPACE_WRITE: &str = "workspace.write";
@@ -247,6 +248,16 @@ pub struct SessionPreviewResult {
     pub session_id: String,
     pub message_count: u64,
     pub messages: Vec<Message>,
+}
+
+/// `skills.status`: the agent's skills, where each comes from, and whether
+/// the connected hosts meet its requirements (reference §1.4).
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SkillsStatusParams {
+    /// Default: the default agent (`main`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent_id: Option<String>,
 }
 
 /// `workspace.list`: a directory of the agent's R2 workspace (`skills/` is

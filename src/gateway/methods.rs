@@ -18,6 +18,7 @@ const METHODS: &[(&str, Callers)] = &[
     (method::CONFIG_SET, Callers::Clients),
     (method::SESSION_GET, Callers::ClientsAndChannels),
     (method::SESSION_PREVIEW, Callers::ClientsAndChannels),
+    (method::SKILLS_STATUS, Callers::Clients),
     (method::WORKSPACE_LIST, Callers::Clients),
     (method::WORKSPACE_READ, Callers::Clients),
     (method::WORKSPACE_WRITE, Callers::Clients),
@@ -81,7 +82,12 @@ mod tests {
                 "config.get",
                 "config.set",
                 "session.get",
-                "session.preview"
+                "session.preview",
+                "skills.status",
+                "workspace.list",
+                "workspace.read",
+                "workspace.write",
+                "workspace.delete"
             ]
         );
         assert_eq!(advertised_events(), ["chat"]);

@@ -2,6 +2,7 @@
 //! with the hibernation API, answers every request frame, keeps the config,
 //! and fans `chat` events out to the clients watching a session.
 
+use super::prompt_load;
 use super::rpc::{call_object, internal_error, new_id, now_ms, read_json, reply};
 use super::sql::migrate;
 use super::workspace_rpc;
@@ -11,6 +12,7 @@ use crate::gateway::intake::{intake_binary, intake_text, Intake};
 use crate::gateway::methods::{advertised_events, advertised_methods, authorize};
 use crate::routing::{canonicalize_session_key, RoutingConfig};
 use crate::session::internal::{path, SessionChatSend, SessionChatSendReply, SessionQuery};
+use crate::skills::skills_status;
 use gsv_protocol::*;
 use serde::{de::DeserializeOwned, Deserialize, Serialize};
 use serde_json::{json, Value};
@@ -248,6 +250,21 @@ impl Gateway {
                 let p: SessionPreviewParams = params(&req)?;
                 self.session_query(ws, &mut att, path::PREVIEW, p.session_key, p.limit)
                     .await
+            }
+            method::SKILLS_STATUS => {
+                let p: SkillsStatusParams = params(&req)?;
+                let (bucket, agent) = self.workspace(p.agent_id.as_deref())?;
+                let files = prompt_load::load_skill_files(&bucket, &agent)
+                    .await
+                    .map_err(internal_error)?;
+                let config = self.config.borrow().clone();
+                to_value(&skills_status(
+                    &agent,
+                    &files,
+                    &[],
+                    &config,
+                    now_ms() as u64,
+                ))
             }
             method::WORKSPACE_LIST => {
                 let p: WorkspaceListParams = params(&req)?;

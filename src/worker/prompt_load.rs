@@ -50,10 +50,7 @@ pub async fn assemble(
     );
     let daily_reads =
         join_all([&today, &yesterday].map(|d| r2::read_text(&bucket, daily_memory_key(&agent, d))));
-    let skill_prefixes = [
-        agent_skills_prefix(&agent),
-        GLOBAL_SKILLS_PREFIX.to_string(),
-    ];
+    let skill_prefixes = skill_prefixes(&agent);
     let skill_lists = join_all(
         skill_prefixes
             .iter()
@@ -88,37 +85,11 @@ pub async fn assemble(
     };
 
     // Batch 2: the SKILL.md of every listed skill directory.
-    let mut wanted = Vec::new();
-    for ((prefix, source), listed) in skill_prefixes
-        .iter()
-        .zip([SkillSource::Agent, SkillSource::Global])
-        .zip(lists)
-    {
-        let (_, dirs) = listed?;
-        for dir in skill_dirs(prefix, &dirs) {
-            let key = match source {
-                SkillSource::Agent => agent_skill_key(&agent, &dir),
-                SkillSource::Global => global_skill_key(&dir),
-            };
-            wanted.push((dir, source, key));
-        }
+    let mut listed = Vec::new();
+    for l in lists {
+        listed.push(l?.1);
     }
-    let skill_reads = join_all(
-        wanted
-            .iter()
-            .map(|(_, _, key)| r2::read_text(&bucket, key.as_str())),
-    )
-    .await;
-    let mut skill_files = Vec::new();
-    for ((dir, source, _), read) in wanted.into_iter().zip(skill_reads) {
-        if let Some(obj) = read? {
-            skill_files.push(SkillFile {
-                dir,
-                source,
-                content: obj.content,
-            });
-        }
-    }
+    let skill_files = read_skill_files(&bucket, &agent, &skill_prefixes, &listed).await?;
     let status = skills_status(&agent, &skill_files, &[], config, now_ms() as u64);
 
     let [today_file, yesterday_file] = <[_; 2]>::try_from(daily).unwrap_or_else(|_| unreachable!());
@@ -163,6 +134,64 @@ pub async fn assemble(
         agent_id: agent,
         is_main,
     })
+}
+
+/// The R2 prefixes holding the agent's own skills and the global ones.
+pub fn skill_prefixes(agent: &str) -> [String; 2] {
+    [agent_skills_prefix(agent), GLOBAL_SKILLS_PREFIX.to_string()]
+}
+
+/// Reads, in parallel, the SKILL.md of every skill directory listed under
+/// the two `skill_prefixes` (`delimited[i]` = the delimited prefixes of a
+/// listing of `prefixes[i]`).
+pub async fn read_skill_files(
+    bucket: &Bucket,
+    agent: &str,
+    prefixes: &[String; 2],
+    delimited: &[Vec<String>],
+) -> worker::Result<Vec<SkillFile>> {
+    let mut wanted = Vec::new();
+    for ((prefix, source), dirs) in prefixes
+        .iter()
+        .zip([SkillSource::Agent, SkillSource::Global])
+        .zip(delimited)
+    {
+        for dir in skill_dirs(prefix, dirs) {
+            let key = match source {
+                SkillSource::Agent => agent_skill_key(agent, &dir),
+                SkillSource::Global => global_skill_key(&dir),
+            };
+            wanted.push((dir, source, key));
+        }
+    }
+    let reads = join_all(
+        wanted
+            .iter()
+            .map(|(_, _, key)| r2::read_text(bucket, key.as_str())),
+    )
+    .await;
+    let mut files = Vec::new();
+    for ((dir, source, _), read) in wanted.into_iter().zip(reads) {
+        if let Some(obj) = read? {
+            files.push(SkillFile {
+                dir,
+                source,
+                content: obj.content,
+            });
+        }
+    }
+    Ok(files)
+}
+
+/// Lists and reads every skill of `agent` (for `skills.status`).
+pub async fn load_skill_files(bucket: &Bucket, agent: &str) -> worker::Result<Vec<SkillFile>> {
+    let prefixes = skill_prefixes(agent);
+    let lists = join_all(prefixes.iter().map(|p| r2::list(bucket, p, Some("/")))).await;
+    let mut delimited = Vec::new();
+    for l in lists {
+        delimited.push(l?.1);
+    }
+    read_skill_files(bucket, agent, &prefixes, &delimited).await
 }
 
 async fn write_templates(

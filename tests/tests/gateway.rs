@@ -64,7 +64,7 @@ async fn handshake_advertises_exactly_what_is_implemented() {
             "server": {"version": "0.1.0", "connectionId": null},
             "features": {
                 "methods": ["connect", "chat.send", "config.get", "config.set", "session.get", "session.preview",
-                    "workspace.list", "workspace.read", "workspace.write", "workspace.delete"],
+                    "skills.status", "workspace.list", "workspace.read", "workspace.write", "workspace.delete"],
                 "events": ["chat"]}})
     );
     // A second connect on the same socket is refused, the socket stays usable.

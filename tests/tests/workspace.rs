@@ -334,3 +334,80 @@ async fn the_agent_commissions_itself_with_the_workspace_tools() {
     assert!(!prompt.contains("COMMISSIONING"), "{prompt}");
     assert!(prompt.contains("The human likes green tea."), "{prompt}");
 }
+
+#[tokio::test]
+async fn skills_status_reports_skills_and_eligible_ones_reach_the_prompt() {
+    let llm = FakeLlm::start().await;
+    let gw = Workerd::start(GatewayOptions::default());
+    let mut c = Client::connect(&gw.url(), Some(TOKEN)).await;
+    c.config_set("model", json!({"provider": "openai", "id": "gpt-test"}))
+        .await;
+    c.config_set("apiKeys.openai", json!(FAKE_API_KEY)).await;
+    c.config_set("providers.openai.baseUrl", json!(llm.base_url_openai()))
+        .await;
+    let skill = "---\nname: tide-tables\ndescription: Look up tide tables for a harbour.\n---\n# Tides\nUse the almanac.\n";
+    let broken = "---\nname: [unclosed\n---\nbody\n";
+    for (path, content) in [
+        ("skills/tides/SKILL.md", skill),
+        ("skills/broken/SKILL.md", broken),
+        ("BOOTSTRAP.md", ""),
+    ] {
+        assert!(
+            c.request("workspace.write", json!({"path": path, "content": content}))
+                .await
+                .ok
+        );
+    }
+    let status = c.request("skills.status", json!({})).await.payload.unwrap();
+    assert_eq!(status["agentId"], json!("main"));
+    let skills = status["skills"].as_array().unwrap();
+    let tides = skills
+        .iter()
+        .find(|s| s["name"] == json!("tide-tables"))
+        .expect("tides listed");
+    assert_eq!(
+        (
+            tides["eligible"].clone(),
+            tides["source"].clone(),
+            tides["readPath"].clone(),
+            tides["description"].clone()
+        ),
+        (
+            json!(true),
+            json!("agent"),
+            json!("skills/tides/SKILL.md"),
+            json!("Look up tide tables for a harbour.")
+        )
+    );
+    let broken = skills
+        .iter()
+        .find(|s| s["location"].as_str().unwrap().contains("broken"))
+        .expect("broken listed");
+    assert_eq!(broken["eligible"], json!(false));
+    assert!(
+        broken["error"].as_str().is_some_and(|e| !e.is_empty()),
+        "{broken}"
+    );
+
+    // The CLI shows the same.
+    let config_dir = tempfile::tempdir().unwrap();
+    let out = std::process::Command::new(gsv_e2e::harness::gsv_bin())
+        .args(["skills", "status"])
+        .env("GSV_URL", gw.url())
+        .env("GSV_TOKEN", TOKEN)
+        .env("GSV_CONFIG_DIR", config_dir.path())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(stdout.starts_with("Skills of agent main:\n  ✓ tide-tables (agent) — Look up tide tables for a harbour.\n  ✗ "), "{stdout}");
+
+    chat(&mut c, "main", "any skills?").await;
+    let prompt = system_prompt_for(&llm, "any skills?");
+    assert!(prompt.contains("## Skills (Mandatory Scan)"), "{prompt}");
+    assert!(prompt.contains("tide-tables"), "{prompt}");
+}

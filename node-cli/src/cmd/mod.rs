@@ -4,6 +4,7 @@ pub mod chat;
 mod chat_render;
 mod config;
 mod local_config;
+mod skills;
 mod workspace;
 
 use crate::cli::{Cli, Command};
@@ -52,6 +53,12 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             let target = GatewayTarget::resolve(cli.url, cli.token, &config);
             let session = args.session.unwrap_or_else(|| config.default_session_key());
             chat::run(&target, &session, args.message).await
+        }
+        Command::Skills(command) => {
+            let target = GatewayTarget::resolve(cli.url, cli.token, &config());
+            skills::run(&target, command)
+                .await
+                .map(|()| ExitCode::SUCCESS)
         }
         Command::Workspace(args) => {
             let target = GatewayTarget::resolve(cli.url, cli.token, &config());
