@@ -328,6 +328,26 @@ async fn the_agent_commissions_itself_with_the_workspace_tools() {
         )
     );
 
+    // The workspace was read once for the run: its three model calls got the
+    // same prompt although the tools changed USER.md and BOOTSTRAP.md.
+    let run_prompts: Vec<String> = llm
+        .requests()
+        .into_iter()
+        .filter(|r| r.body.to_string().contains("commission-e2e"))
+        .map(|r| {
+            r.body["messages"][0]["content"]
+                .as_str()
+                .unwrap()
+                .to_string()
+        })
+        .collect();
+    assert_eq!(run_prompts.len(), 3);
+    assert!(
+        run_prompts.iter().all(|p| p == &run_prompts[0]),
+        "the prompt changed within a run"
+    );
+    assert!(run_prompts[0].contains("COMMISSIONING"));
+
     // Commissioning is over: the next run gets the normal prompt.
     chat(&mut c, "main", "good morning").await;
     let prompt = system_prompt_for(&llm, "good morning");

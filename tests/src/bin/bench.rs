@@ -82,6 +82,9 @@ async fn main() {
     let wall = started.elapsed().as_secs_f64();
     let conc_turns = sessions * per_session;
 
+    eprintln!("[bench] prompt assembly at the caps with 50 skills");
+    let prompt = prompt_assembly(200);
+
     let wasm = std::fs::read(repo_root().join("build").join("index_bg.wasm")).unwrap();
     let wasm_gz = gzip_len(&wasm);
 
@@ -100,6 +103,7 @@ async fn main() {
             "wallSeconds": round2(wall), "turnsPerSecond": round2(conc_turns as f64 / wall),
             "latency": stats(&conc_samples),
         },
+        "promptAssembly": prompt,
         "wasm": {"bytes": wasm.len(), "gzipBytes": wasm_gz},
         "targets": {
             "turnP50AtMost5xEcho": turn_p50 <= 5.0 * floor_p50,
@@ -163,6 +167,83 @@ async fn one_turn(c: &mut Client, key: &str, i: usize) -> f64 {
         eprintln!("sent {sent:.1} {phases:?}");
     }
     ms(t.elapsed())
+}
+
+/// Evaluating 50 SKILL.md files and assembling the prompt of a workspace
+/// whose files fill the caps (12 000 characters each, 60 000 in all), as
+/// the Session does once per run — natively, so the figure is the code's
+/// own cost; in the Worker it runs as wasm.
+fn prompt_assembly(iterations: usize) -> Value {
+    use gsv_gateway::config::Config;
+    use gsv_gateway::prompt::{
+        build_system_prompt, DailyMemory, PromptContext, PromptLimits, Workspace,
+    };
+    use gsv_gateway::skills::{skills_status, SkillFile, SkillSource};
+    let file = |label: &str| {
+        format!(
+            "# {label}\n\n{}",
+            "Notes about the human and the work. ".repeat(400)
+        )
+    };
+    let skills: Vec<SkillFile> = (0..50)
+        .map(|i| SkillFile {
+            dir: format!("skill-{i:02}"),
+            source: if i % 2 == 0 { SkillSource::Agent } else { SkillSource::Global },
+            content: format!(
+                "---\nname: skill-{i:02}\ndescription: Does task number {i} well.\nmetadata: {{\"gsv\": {{\"emoji\": \"🔧\"}}}}\n---\n# Skill {i}\n\n{}",
+                "Step by step instructions. ".repeat(40)
+            ),
+        })
+        .collect();
+    let config = Config::default();
+    let mut samples = Vec::with_capacity(iterations);
+    let mut prompt_chars = 0;
+    for _ in 0..iterations {
+        let t = Instant::now();
+        let status = skills_status("main", &skills, &[], &config, 0);
+        let ws = Workspace {
+            soul: Some(file("Soul")),
+            identity: Some("- **Name:** Nim\n- **Emoji:** 🦀\n- **Vibe:** calm".into()),
+            user: Some(file("User")),
+            agents: Some(file("Agents")),
+            memory: Some(file("Memory")),
+            tools: Some(file("Tools")),
+            heartbeat: Some(file("Heartbeat")),
+            bootstrap: None,
+            yesterday: Some(DailyMemory {
+                date: "2026-11-21".into(),
+                content: file("Yesterday"),
+            }),
+            today: Some(DailyMemory {
+                date: "2026-11-22".into(),
+                content: file("Today"),
+            }),
+            skills: status.prompt_skills(),
+            ineligible_skills: status.ineligible_count(),
+        };
+        let ctx = PromptContext {
+            agent_id: "main",
+            session_key: "agent:main:main",
+            is_main: true,
+            model_provider: "anthropic",
+            model_id: "claude-sonnet-4-20250514",
+            timezone: "Europe/Berlin",
+            channel: None,
+            tools: &[],
+            hosts: &[],
+            base_prompt: "You are a helpful AI assistant running inside GSV.",
+            heartbeat_prompt: None,
+        };
+        let prompt = build_system_prompt(&ws, &ctx, PromptLimits::from_config(&config));
+        samples.push(ms(t.elapsed()));
+        prompt_chars = prompt.chars().count();
+    }
+    json!({
+        "skills": 50,
+        "workspaceChars": 60000,
+        "promptChars": prompt_chars,
+        "time": stats(&samples),
+    })
 }
 
 fn ms(d: Duration) -> f64 {
