@@ -13,7 +13,7 @@
 //! a script's trigger consumes that script's next [`Step`]. Tool results are
 //! not user-authored, so one trigger drives a whole tool loop:
 //!
-//! ```ignore
+//! ```text
 //! let llm = FakeLlm::start().await;
 //! llm.script("weather", vec![
 //!     Step::tool_call("call_1", "laptop__Bash", json!({"command": "curl wttr.in"})),

@@ -171,6 +171,16 @@ impl Client {
         assert!(res.ok, "config.set {path} failed: {res:?}");
     }
 
+    /// Points the gateway's model at the fake LLM (OpenAI Chat Completions).
+    pub async fn use_fake_openai(&mut self, llm: &crate::fake_llm::FakeLlm) {
+        self.config_set("model", json!({"provider": "openai", "id": "gpt-test"}))
+            .await;
+        self.config_set("apiKeys.openai", json!(crate::fake_llm::FAKE_API_KEY))
+            .await;
+        self.config_set("providers.openai.baseUrl", json!(llm.base_url_openai()))
+            .await;
+    }
+
     pub async fn close(mut self) {
         let _ = self.ws.close(None).await;
     }

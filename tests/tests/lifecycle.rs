@@ -1,7 +1,7 @@
 //! Gateway lifecycle: state survives a workerd restart, and a gateway with
 //! no token configured refuses connections with instructions.
 
-use gsv_e2e::fake_llm::{FakeLlm, FAKE_API_KEY};
+use gsv_e2e::fake_llm::FakeLlm;
 use gsv_e2e::harness::{GatewayOptions, Workerd};
 use gsv_e2e::ws::{connect_params, Client, Closed};
 use gsv_protocol::ChatState;
@@ -14,11 +14,7 @@ async fn history_and_config_survive_a_workerd_restart() {
     let key = "agent:main:restart";
     let session_id = {
         let mut c = Client::connect(&gw.url(), Some("test-token")).await;
-        c.config_set("model", json!({"provider": "openai", "id": "gpt-test"}))
-            .await;
-        c.config_set("apiKeys.openai", json!(FAKE_API_KEY)).await;
-        c.config_set("providers.openai.baseUrl", json!(llm.base_url_openai()))
-            .await;
+        c.use_fake_openai(&llm).await;
         let run = c.chat_send(key, "remember me").await;
         assert_eq!(
             c.run_events(&run).await.last().unwrap().state,
@@ -105,11 +101,7 @@ async fn a_run_interrupted_by_a_restart_is_resumed_by_the_watchdog() {
     let key = "agent:main:interrupted";
     let run_id = {
         let mut c = Client::connect(&gw.url(), Some("test-token")).await;
-        c.config_set("model", json!({"provider": "openai", "id": "gpt-test"}))
-            .await;
-        c.config_set("apiKeys.openai", json!(FAKE_API_KEY)).await;
-        c.config_set("providers.openai.baseUrl", json!(llm.base_url_openai()))
-            .await;
+        c.use_fake_openai(&llm).await;
         let run_id = c.chat_send(key, "interrupt-e2e: are you there?").await;
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
         while !llm

@@ -1,7 +1,7 @@
 //! The agent workspace in R2 end to end: first-start templates, the
 //! workspace methods, and the system prompt the model receives.
 
-use gsv_e2e::fake_llm::{FakeLlm, FAKE_API_KEY};
+use gsv_e2e::fake_llm::FakeLlm;
 use gsv_e2e::harness::{GatewayOptions, Workerd};
 use gsv_e2e::ws::Client;
 use gsv_protocol::ChatState;
@@ -34,22 +34,10 @@ async fn chat(c: &mut Client, key: &str, text: &str) {
 }
 
 fn today_utc() -> String {
-    let days = (std::time::SystemTime::now()
+    let now = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_secs()
-        / 86_400) as i64;
-    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    format!("{y:04}-{m:02}-{d:02}")
+        .unwrap();
+    gsv_gateway::workspace::paths::utc_date(now.as_millis() as i64)
 }
 
 #[tokio::test]
@@ -57,11 +45,7 @@ async fn the_model_gets_the_prompt_assembled_from_the_workspace() {
     let llm = FakeLlm::start().await;
     let gw = Workerd::start(GatewayOptions::default());
     let mut c = Client::connect(&gw.url(), Some(TOKEN)).await;
-    c.config_set("model", json!({"provider": "openai", "id": "gpt-test"}))
-        .await;
-    c.config_set("apiKeys.openai", json!(FAKE_API_KEY)).await;
-    c.config_set("providers.openai.baseUrl", json!(llm.base_url_openai()))
-        .await;
+    c.use_fake_openai(&llm).await;
 
     // First start: the templates are written and commissioning begins.
     chat(&mut c, "main", "hello, who are you?").await;
@@ -203,11 +187,7 @@ async fn the_agent_commissions_itself_with_the_workspace_tools() {
     let llm = FakeLlm::start().await;
     let gw = Workerd::start(GatewayOptions::default());
     let mut c = Client::connect(&gw.url(), Some(TOKEN)).await;
-    c.config_set("model", json!({"provider": "openai", "id": "gpt-test"}))
-        .await;
-    c.config_set("apiKeys.openai", json!(FAKE_API_KEY)).await;
-    c.config_set("providers.openai.baseUrl", json!(llm.base_url_openai()))
-        .await;
+    c.use_fake_openai(&llm).await;
     c.request(
         "workspace.write",
         json!({"path": "IDENTITY.md", "content": "- **Name:** Nim\n- **Emoji:** 🦀\n"}),
@@ -360,11 +340,7 @@ async fn skills_status_reports_skills_and_eligible_ones_reach_the_prompt() {
     let llm = FakeLlm::start().await;
     let gw = Workerd::start(GatewayOptions::default());
     let mut c = Client::connect(&gw.url(), Some(TOKEN)).await;
-    c.config_set("model", json!({"provider": "openai", "id": "gpt-test"}))
-        .await;
-    c.config_set("apiKeys.openai", json!(FAKE_API_KEY)).await;
-    c.config_set("providers.openai.baseUrl", json!(llm.base_url_openai()))
-        .await;
+    c.use_fake_openai(&llm).await;
     let skill = "---\nname: tide-tables\ndescription: Look up tide tables for a harbour.\n---\n# Tides\nUse the almanac.\n";
     let broken = "---\nname: [unclosed\n---\nbody\n";
     for (path, content) in [

@@ -9,7 +9,7 @@
 //!
 //! Run with `bash scripts/bench.sh` (builds first); see BENCHMARKS.md.
 
-use gsv_e2e::fake_llm::{FakeLlm, FAKE_API_KEY};
+use gsv_e2e::fake_llm::FakeLlm;
 use gsv_e2e::harness::{repo_root, GatewayOptions, Workerd};
 use gsv_e2e::ws::Client;
 use gsv_protocol::ChatState;
@@ -42,15 +42,7 @@ async fn main() {
         ..Default::default()
     });
     let mut admin = Client::connect(&gw.url(), Some(TOKEN)).await;
-    admin
-        .config_set("model", json!({"provider": "openai", "id": "bench-model"}))
-        .await;
-    admin
-        .config_set("apiKeys.openai", json!(FAKE_API_KEY))
-        .await;
-    admin
-        .config_set("providers.openai.baseUrl", json!(llm.base_url_openai()))
-        .await;
+    admin.use_fake_openai(&llm).await;
 
     eprintln!("[bench] echo floor: {echo_count} round trips");
     let echo_url = format!("ws://127.0.0.1:{}/ws", echo.port);
