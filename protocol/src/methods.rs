@@ -12,6 +12,10 @@ pub mod method {
     pub const CONFIG_SET: &str = "config.set";
     pub const SESSION_GET: &str = "session.get";
     pub const SESSION_PREVIEW: &str = "session.preview";
+    pub const SESSIONS_LIST: &str = "sessions.list";
+    pub const SESSION_STATS: &str = "session.stats";
+    pub const SESSION_HISTORY: &str = "session.history";
+    pub const SESSION_PATCH: &str = "session.patch";
     pub const SKILLS_STATUS: &str = "skills.status";
     pub const WORKSPACE_LIST: &str = "workspace.list";
     pub const WORKSPACE_READ: &str = "workspace.read";
@@ -248,6 +252,77 @@ pub struct SessionPreviewResult {
     pub session_id: String,
     pub message_count: u64,
     pub messages: Vec<Message>,
+}
+
+/// `sessions.list`: the sessions the gateway has seen, most recently active first.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionsListParams {
+    /// Default 0.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub offset: Option<u32>,
+    /// Default 100, at most 500.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limit: Option<u32>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionRegistryEntry {
+    pub session_key: String,
+    pub created_at: i64,
+    pub last_active_at: i64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub label: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionsListResult {
+    pub sessions: Vec<SessionRegistryEntry>,
+    /// All sessions, not just this page.
+    pub count: u64,
+}
+
+/// `session.stats` (params: `SessionGetParams`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionStatsResult {
+    pub session_key: String,
+    pub session_id: String,
+    pub message_count: u64,
+    pub tokens: TokenCounts,
+    pub created_at: i64,
+    pub updated_at: i64,
+    /// Milliseconds since the session was created.
+    pub uptime: i64,
+    pub is_processing: bool,
+    /// Messages waiting for their run.
+    pub queue_size: u64,
+}
+
+/// `session.history` (params: `SessionGetParams`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionHistoryResult {
+    pub session_key: String,
+    pub current_session_id: String,
+    pub previous_session_ids: Vec<String>,
+}
+
+/// `session.patch`: settings are merged field by field (so is
+/// `settings.model`); `resetPolicy` is merged, its mode defaulting to
+/// `manual`; `label` replaces. `null` clears a field.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionPatchParams {
+    pub session_key: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub settings: Option<Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub label: Option<Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reset_policy: Option<Value>,
 }
 
 /// `skills.status`: the agent's skills, where each comes from, and whether
