@@ -67,6 +67,97 @@ pub enum Command {
     /// Show the agent's skills and whether the connected machines can run them
     #[command(subcommand)]
     Skills(SkillsCommand),
+
+    /// List the agent's sessions; show, preview or change one session
+    #[command(subcommand)]
+    Session(SessionCommand),
+}
+
+#[derive(Debug, Subcommand)]
+#[command(after_help = "\
+KEY is a session key such as agent:main:cli:dm:main [default: session.default_key
+from the local config, else agent:main:cli:dm:main].
+
+Examples:
+  gsv session list
+  gsv session get
+  gsv session preview agent:main:work -l 5
+  gsv session set model openai/gpt-4.1
+  gsv session set agent:main:work resetPolicy.mode idle")]
+pub enum SessionCommand {
+    /// List sessions, most recently active first
+    List {
+        /// How many sessions to show
+        #[arg(short, long, default_value_t = 50, value_name = "N")]
+        limit: u32,
+        /// How many of the most recent sessions to skip
+        #[arg(long, value_name = "N")]
+        offset: Option<u32>,
+    },
+    /// Show a session: ids, token counts, settings, reset policy
+    Get {
+        /// Session key [default: the configured default session]
+        key: Option<String>,
+        /// Print the gateway's whole answer as JSON
+        #[arg(long)]
+        json: bool,
+    },
+    /// Show a session's message and token counts, and whether it is running
+    Stats {
+        /// Session key [default: the configured default session]
+        key: Option<String>,
+        /// Print the gateway's whole answer as JSON
+        #[arg(long)]
+        json: bool,
+    },
+    /// Show a session's current id and the ids it had before each reset
+    History {
+        /// Session key [default: the configured default session]
+        key: Option<String>,
+        /// Print the gateway's whole answer as JSON
+        #[arg(long)]
+        json: bool,
+    },
+    /// Show a session's last messages
+    Preview {
+        /// Session key [default: the configured default session]
+        key: Option<String>,
+        /// How many of the last messages to show
+        #[arg(short, long, default_value_t = 20, value_name = "N")]
+        limit: u32,
+        /// Print the gateway's whole answer as JSON
+        #[arg(long)]
+        json: bool,
+    },
+    /// Change one setting of a session: set [KEY] PATH VALUE
+    #[command(
+        override_usage = "gsv session set [KEY] PATH VALUE",
+        after_help = "\
+Paths: label, model (provider/id, or id alone), model.provider, model.id,
+thinkingLevel, systemPrompt, maxTokens, resetPolicy.mode (manual, daily or idle),
+resetPolicy.atHour (0-23), resetPolicy.idleMinutes. VALUE null clears the setting.
+Setting resetPolicy.atHour or resetPolicy.idleMinutes also switches the mode to
+daily or idle.
+
+Examples:
+  gsv session set label \"Kitchen display\"
+  gsv session set model anthropic/claude-sonnet-4-5
+  gsv session set agent:main:work thinkingLevel high
+  gsv session set resetPolicy.mode idle
+  gsv session set resetPolicy.idleMinutes 30
+  gsv session set systemPrompt null"
+    )]
+    Set {
+        /// [KEY] PATH VALUE, described by the usage line and the text after it
+        #[arg(
+            required = true,
+            num_args = 2..=3,
+            value_name = "ARGS",
+            allow_hyphen_values = true,
+            hide = true
+        )]
+        args: Vec<String>,
+    },
 }
 
 #[derive(Debug, Subcommand)]

@@ -10,6 +10,10 @@ pub mod path {
     pub const CHAT_SEND: &str = "/chat.send";
     pub const GET: &str = "/session.get";
     pub const PREVIEW: &str = "/session.preview";
+    pub const STATS: &str = "/session.stats";
+    pub const HISTORY: &str = "/session.history";
+    /// Body: `gsv_protocol::SessionPatchParams`; answers the patched `SessionGetResult`.
+    pub const PATCH: &str = "/session.patch";
     /// Session → Gateway: deliver a `chat` event to the session's watchers.
     pub const CHAT_EVENT: &str = "/internal/chat-event";
     /// Session → Gateway: a WebSocket carrying the session's `chat` events

@@ -7,6 +7,7 @@ pub mod compaction;
 pub mod internal;
 pub mod memory;
 pub mod meta;
+pub mod patch;
 pub mod reset;
 pub mod run;
 pub mod run_config;

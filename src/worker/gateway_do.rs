@@ -19,8 +19,12 @@ use serde_json::{json, Value};
 use std::cell::RefCell;
 use worker::*;
 
-const MIGRATIONS: &[&str] =
-    &["CREATE TABLE config (id INTEGER PRIMARY KEY CHECK (id = 1), overrides TEXT NOT NULL)"];
+const MIGRATIONS: &[&str] = &[
+    "CREATE TABLE config (id INTEGER PRIMARY KEY CHECK (id = 1), overrides TEXT NOT NULL)",
+    // The sessions the gateway has routed to, for sessions.list.
+    "CREATE TABLE sessions (session_key TEXT PRIMARY KEY, created_at INTEGER NOT NULL, last_active_at INTEGER NOT NULL, label TEXT);
+     CREATE INDEX sessions_by_activity ON sessions (last_active_at DESC)",
+];
 
 /// How many sessions one socket follows at most (the newest are kept).
 const MAX_WATCHED: usize = 64;
@@ -245,6 +249,26 @@ impl Gateway {
                 let p: SessionGetParams = params(&req)?;
                 self.session_query(ws, &mut att, path::GET, p.session_key, None)
                     .await
+            }
+            method::SESSIONS_LIST => to_value(&self.sessions_list(params(&req)?)?),
+            method::SESSION_STATS => {
+                let p: SessionGetParams = params(&req)?;
+                self.session_query(ws, &mut att, path::STATS, p.session_key, None)
+                    .await
+            }
+            method::SESSION_HISTORY => {
+                let p: SessionGetParams = params(&req)?;
+                self.session_query(ws, &mut att, path::HISTORY, p.session_key, None)
+                    .await
+            }
+            method::SESSION_PATCH => {
+                let mut p: SessionPatchParams = params(&req)?;
+                p.session_key = self.canonical_key(&p.session_key);
+                let key = p.session_key.clone();
+                let result: SessionGetResult =
+                    call_object(&self.env, "SESSION", &key, path::PATCH, &p).await?;
+                self.touch_session(&key, result.label.as_deref(), p.label.is_some())?;
+                Ok(json!({"ok": true}))
             }
             method::SESSION_PREVIEW => {
                 let p: SessionPreviewParams = params(&req)?;
@@ -481,6 +505,68 @@ impl Gateway {
         delivered
     }
 
+    /// Records activity in the session registry; `label` is written only
+    /// when `set_label` (a patch may clear it).
+    fn touch_session(
+        &self,
+        key: &str,
+        label: Option<&str>,
+        set_label: bool,
+    ) -> std::result::Result<(), ErrorShape> {
+        let sql = self.state.storage().sql();
+        let now = now_ms();
+        sql.exec(
+            "INSERT INTO sessions (session_key, created_at, last_active_at, label) VALUES (?, ?, ?, ?)
+             ON CONFLICT(session_key) DO UPDATE SET last_active_at = excluded.last_active_at,
+             label = CASE WHEN ? THEN excluded.label ELSE sessions.label END",
+            vec![key.into(), now.into(), now.into(), label.map(String::from).into(), i64::from(set_label).into()],
+        )
+        .map_err(internal_error)?;
+        Ok(())
+    }
+
+    fn sessions_list(
+        &self,
+        p: SessionsListParams,
+    ) -> std::result::Result<SessionsListResult, ErrorShape> {
+        #[derive(Deserialize)]
+        struct Row {
+            session_key: String,
+            created_at: i64,
+            last_active_at: i64,
+            label: Option<String>,
+        }
+        #[derive(Deserialize)]
+        struct Count {
+            n: i64,
+        }
+        let limit = p.limit.unwrap_or(100).clamp(1, 500);
+        let sql = self.state.storage().sql();
+        let rows: Vec<Row> = sql
+            .exec(
+                "SELECT session_key, created_at, last_active_at, label FROM sessions ORDER BY last_active_at DESC, session_key LIMIT ? OFFSET ?",
+                vec![i64::from(limit).into(), i64::from(p.offset.unwrap_or(0)).into()],
+            )
+            .and_then(|c| c.to_array())
+            .map_err(internal_error)?;
+        let count = sql
+            .exec("SELECT COUNT(*) AS n FROM sessions", None)
+            .and_then(|c| c.one::<Count>())
+            .map_err(internal_error)?;
+        Ok(SessionsListResult {
+            sessions: rows
+                .into_iter()
+                .map(|r| SessionRegistryEntry {
+                    session_key: r.session_key,
+                    created_at: r.created_at,
+                    last_active_at: r.last_active_at,
+                    label: r.label,
+                })
+                .collect(),
+            count: count.n as u64,
+        })
+    }
+
     /// The R2 bucket and the agent a workspace request is about.
     fn workspace(
         &self,
@@ -513,6 +599,7 @@ impl Gateway {
         let run_id = p.run_id.filter(|r| !r.is_empty()).unwrap_or_else(new_id);
         // Watch first, so not even the first streamed chunk is missed.
         self.watch(ws, att, &session_key)?;
+        self.touch_session(&session_key, None, false)?;
         let send = SessionChatSend {
             session_key: session_key.clone(),
             run_id: run_id.clone(),

@@ -12,6 +12,7 @@ use crate::config::Config;
 use crate::session::coalesce::DeltaCoalescer;
 use crate::session::internal::{path, SessionChatSend, SessionChatSendReply, SessionQuery};
 use crate::session::meta::SessionMeta;
+use crate::session::patch::apply_patch;
 use crate::session::run::{next_step, tool_result, unavailable, NextStep, MAX_ITERATIONS};
 use crate::session::run_config::RunConfig;
 use gsv_protocol::*;
@@ -114,6 +115,25 @@ impl DurableObject for Session {
                 Ok(q) => self.preview(q),
                 Err(e) => Err(e),
             }),
+            path::STATS => reply(match read_json::<SessionQuery>(&mut req).await {
+                Ok(q) => self.stats(q),
+                Err(e) => Err(e),
+            }),
+            path::HISTORY => reply(match read_json::<SessionQuery>(&mut req).await {
+                Ok(q) => self
+                    .core
+                    .meta(&q.session_key)
+                    .map(|m| SessionHistoryResult {
+                        session_key: m.session_key,
+                        current_session_id: m.session_id,
+                        previous_session_ids: m.previous_session_ids,
+                    }),
+                Err(e) => Err(e),
+            }),
+            path::PATCH => reply(match read_json::<SessionPatchParams>(&mut req).await {
+                Ok(p) => self.patch(p),
+                Err(e) => Err(e),
+            }),
             _ => Response::error("Not found", 404),
         }
     }
@@ -194,6 +214,30 @@ impl Session {
             queued: position > 0,
             queue_position: position,
         })
+    }
+
+    fn stats(&self, q: SessionQuery) -> std::result::Result<SessionStatsResult, ErrorShape> {
+        let core = &self.core;
+        let meta = core.meta(&q.session_key)?;
+        let queued = core.count("SELECT COUNT(*) AS n FROM run_queue")?;
+        Ok(SessionStatsResult {
+            message_count: core.message_count()?,
+            uptime: now_ms() - meta.created_at,
+            is_processing: core.current_run()?.is_some(),
+            queue_size: queued as u64,
+            session_key: meta.session_key,
+            session_id: meta.session_id,
+            tokens: meta.tokens,
+            created_at: meta.created_at,
+            updated_at: meta.updated_at,
+        })
+    }
+
+    fn patch(&self, p: SessionPatchParams) -> std::result::Result<SessionGetResult, ErrorShape> {
+        let meta = self.core.meta(&p.session_key)?;
+        let next = apply_patch(&meta, &p).map_err(|e| ErrorShape::new(codes::BAD_REQUEST, e))?;
+        self.core.save_meta(&next, None)?;
+        Ok(next.to_result(self.core.message_count()?))
     }
 
     fn preview(&self, q: SessionQuery) -> std::result::Result<Value, ErrorShape> {

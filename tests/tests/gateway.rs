@@ -64,7 +64,7 @@ async fn handshake_advertises_exactly_what_is_implemented() {
             "server": {"version": "0.1.0", "connectionId": null},
             "features": {
                 "methods": ["connect", "chat.send", "config.get", "config.set", "session.get", "session.preview",
-                    "skills.status", "workspace.list", "workspace.read", "workspace.write", "workspace.delete"],
+                    "sessions.list", "session.stats", "session.history", "session.patch", "skills.status", "workspace.list", "workspace.read", "workspace.write", "workspace.delete"],
                 "events": ["chat"]}})
     );
     // A second connect on the same socket is refused, the socket stays usable.
@@ -459,4 +459,146 @@ fn gsv_config_round_trip_through_the_cli() {
     assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "12345");
     let value: Value = serde_json::from_slice(&gsv(&["config", "get", "apiKeys"]).stdout).unwrap();
     assert_eq!(value["openai"], json!("***"));
+}
+
+#[tokio::test]
+async fn sessions_are_listed_patched_and_their_settings_apply() {
+    let s = shared();
+    let mut c = client().await;
+    let (a, b) = ("agent:main:e2e:registry-a", "agent:main:e2e:registry-b");
+    for key in [a, b] {
+        let run = c.chat_send(key, &format!("hello {key}")).await;
+        c.run_events(&run).await;
+    }
+    let list = c
+        .request("sessions.list", json!({"limit": 500}))
+        .await
+        .payload
+        .unwrap();
+    let keys: Vec<&str> = list["sessions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["sessionKey"].as_str().unwrap())
+        .collect();
+    let (ia, ib) = (
+        keys.iter().position(|k| *k == a).unwrap(),
+        keys.iter().position(|k| *k == b).unwrap(),
+    );
+    assert!(ib < ia, "most recently active first: {keys:?}");
+    assert!(list["count"].as_u64().unwrap() >= 2);
+
+    let patch = json!({"sessionKey": a, "label": "Kitchen",
+        "settings": {"model": {"provider": "openai", "id": "gpt-other"}, "thinkingLevel": "low"},
+        "resetPolicy": {"mode": "idle", "idleMinutes": 30}});
+    assert_eq!(
+        c.request("session.patch", patch).await.payload.unwrap(),
+        json!({"ok": true})
+    );
+    let info = c
+        .request("session.get", json!({"sessionKey": a}))
+        .await
+        .payload
+        .unwrap();
+    assert_eq!(
+        (
+            info["label"].clone(),
+            info["settings"].clone(),
+            info["resetPolicy"].clone()
+        ),
+        (
+            json!("Kitchen"),
+            json!({"model": {"provider": "openai", "id": "gpt-other"}, "thinkingLevel": "low"}),
+            json!({"mode": "idle", "idleMinutes": 30})
+        )
+    );
+    let list = c
+        .request("sessions.list", json!({"limit": 500}))
+        .await
+        .payload
+        .unwrap();
+    let entry = list["sessions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["sessionKey"] == json!(a))
+        .unwrap()
+        .clone();
+    assert_eq!(entry["label"], json!("Kitchen"));
+
+    let stats = c
+        .request("session.stats", json!({"sessionKey": a}))
+        .await
+        .payload
+        .unwrap();
+    assert_eq!(
+        (
+            stats["messageCount"].clone(),
+            stats["isProcessing"].clone(),
+            stats["queueSize"].clone(),
+            stats["sessionId"].clone()
+        ),
+        (json!(2), json!(false), json!(0), info["sessionId"].clone())
+    );
+    assert!(stats["tokens"]["total"].as_u64().unwrap() > 0);
+    let history = c
+        .request("session.history", json!({"sessionKey": a}))
+        .await
+        .payload
+        .unwrap();
+    assert_eq!(
+        history,
+        json!({"sessionKey": a, "currentSessionId": info["sessionId"], "previousSessionIds": []})
+    );
+
+    // The session's own model and thinking level reach the provider.
+    let run = c.chat_send(a, "which model now?").await;
+    c.run_events(&run).await;
+    let req = s
+        .llm
+        .requests()
+        .into_iter()
+        .rfind(|r| r.body.to_string().contains("which model now?"))
+        .unwrap();
+    assert_eq!(
+        (
+            req.body["model"].clone(),
+            req.body["reasoning_effort"].clone()
+        ),
+        (json!("gpt-other"), json!("low"))
+    );
+
+    let bad = c
+        .request(
+            "session.patch",
+            json!({"sessionKey": a, "settings": {"thinkingLevel": "lots"}}),
+        )
+        .await;
+    assert_eq!(
+        serde_json::to_value(bad.error).unwrap(),
+        json!({"code": 400, "message": "settings.thinkingLevel \"lots\" is not one of off, minimal, low, medium, high, xhigh"})
+    );
+}
+
+#[test]
+fn gsv_session_set_and_get_through_the_gateway() {
+    let s = shared();
+    let config_dir = tempfile::tempdir().unwrap();
+    let gsv = |args: &[&str]| {
+        std::process::Command::new(gsv_bin())
+            .args(args)
+            .env("GSV_URL", s.gw.url())
+            .env("GSV_TOKEN", TOKEN)
+            .env("GSV_CONFIG_DIR", config_dir.path())
+            .output()
+            .unwrap()
+    };
+    let key = "agent:main:e2e:cli-session";
+    let out = gsv(&["session", "set", key, "resetPolicy.idleMinutes", "45"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = gsv(&["session", "get", key, "--json"]);
+    let info: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(info["resetPolicy"], json!({"mode": "idle", "idleMinutes": 45}));
+    let out = gsv(&["session", "set", key, "thinkingLevel", "lots"]);
+    assert_eq!(out.status.code(), Some(1));
 }

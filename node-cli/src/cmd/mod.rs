@@ -4,6 +4,7 @@ pub mod chat;
 mod chat_render;
 mod config;
 mod local_config;
+mod session;
 mod skills;
 mod workspace;
 
@@ -53,6 +54,13 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             let target = GatewayTarget::resolve(cli.url, cli.token, &config);
             let session = args.session.unwrap_or_else(|| config.default_session_key());
             chat::run(&target, &session, args.message).await
+        }
+        Command::Session(command) => {
+            let config = config();
+            let target = GatewayTarget::resolve(cli.url, cli.token, &config);
+            session::run(&target, command, &config.default_session_key())
+                .await
+                .map(|()| ExitCode::SUCCESS)
         }
         Command::Skills(command) => {
             let target = GatewayTarget::resolve(cli.url, cli.token, &config());

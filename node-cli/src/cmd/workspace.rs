@@ -160,7 +160,7 @@ async fn edit(
     Ok(())
 }
 
-async fn call<R: DeserializeOwned>(
+pub(super) async fn call<R: DeserializeOwned>(
     conn: &Connection,
     method: &str,
     params: impl Serialize,
@@ -169,7 +169,7 @@ async fn call<R: DeserializeOwned>(
     parse(method, &answer)
 }
 
-fn parse<R: DeserializeOwned>(method: &str, answer: &Value) -> Result<R> {
+pub(super) fn parse<R: DeserializeOwned>(method: &str, answer: &Value) -> Result<R> {
     R::deserialize(answer).map_err(|e| {
         anyhow!(
             "unexpected answer to `{method}` ({e}): {answer}. \

@@ -1,0 +1,488 @@
+//! `gsv session list|get|stats|history|preview|set`: the agent's sessions,
+//! over the socket.
+
+use super::workspace::parse;
+use super::GatewayTarget;
+use crate::cli::SessionCommand;
+use anyhow::{bail, Result};
+use gsv_protocol::{
+    method, AssistantMessage, Message, SessionGetParams, SessionGetResult, SessionHistoryResult,
+    SessionPatchParams, SessionPreviewParams, SessionPreviewResult, SessionStatsResult,
+    SessionsListParams, SessionsListResult, TokenCounts,
+};
+use serde_json::{json, Value};
+use std::io::Write;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+pub async fn run(target: &GatewayTarget, command: SessionCommand, default_key: &str) -> Result<()> {
+    let now_ms = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_millis() as i64)
+        .unwrap_or(0);
+    execute(target, command, default_key, now_ms, &mut std::io::stdout()).await
+}
+
+/// Runs one session command; `default_key` stands in for a KEY left out and
+/// `now_ms` is the time `list` measures "last active" from.
+pub async fn execute(
+    target: &GatewayTarget,
+    command: SessionCommand,
+    default_key: &str,
+    now_ms: i64,
+    out: &mut dyn Write,
+) -> Result<()> {
+    let key_or_default = |key: Option<String>| key.unwrap_or_else(|| default_key.to_string());
+    match command {
+        SessionCommand::List { limit, offset } => {
+            let conn = target.connect().await?;
+            let params = SessionsListParams {
+                offset,
+                limit: Some(limit),
+            };
+            let answer = conn
+                .request(method::SESSIONS_LIST, serde_json::to_value(params)?)
+                .await?;
+            let list: SessionsListResult = parse(method::SESSIONS_LIST, &answer)?;
+            out.write_all(render_list(&list, now_ms).as_bytes())?;
+        }
+        SessionCommand::Get { key, json } => {
+            let answer = fetch(target, method::SESSION_GET, key_or_default(key)).await?;
+            if json {
+                write_json(out, &answer)?;
+            } else {
+                let session: SessionGetResult = parse(method::SESSION_GET, &answer)?;
+                out.write_all(render_session(&session).as_bytes())?;
+            }
+        }
+        SessionCommand::Stats { key, json } => {
+            let answer = fetch(target, method::SESSION_STATS, key_or_default(key)).await?;
+            if json {
+                write_json(out, &answer)?;
+            } else {
+                let stats: SessionStatsResult = parse(method::SESSION_STATS, &answer)?;
+                out.write_all(render_stats(&stats).as_bytes())?;
+            }
+        }
+        SessionCommand::History { key, json } => {
+            let answer = fetch(target, method::SESSION_HISTORY, key_or_default(key)).await?;
+            if json {
+                write_json(out, &answer)?;
+            } else {
+                let history: SessionHistoryResult = parse(method::SESSION_HISTORY, &answer)?;
+                out.write_all(render_history(&history).as_bytes())?;
+            }
+        }
+        SessionCommand::Preview { key, limit, json } => {
+            let conn = target.connect().await?;
+            let params = SessionPreviewParams {
+                session_key: key_or_default(key),
+                limit: Some(limit),
+            };
+            let answer = conn
+                .request(method::SESSION_PREVIEW, serde_json::to_value(params)?)
+                .await?;
+            if json {
+                write_json(out, &answer)?;
+            } else {
+                let preview: SessionPreviewResult = parse(method::SESSION_PREVIEW, &answer)?;
+                out.write_all(render_preview(&preview).as_bytes())?;
+            }
+        }
+        SessionCommand::Set { args } => {
+            let (key, path, value) = match <[String; 3]>::try_from(args) {
+                Ok([key, path, value]) => (key, path, value),
+                Err(args) => match <[String; 2]>::try_from(args) {
+                    Ok([path, value]) => (default_key.to_string(), path, value),
+                    Err(_) => bail!("usage: gsv session set [KEY] PATH VALUE"),
+                },
+            };
+            // A bad PATH or VALUE needs no gateway to be refused.
+            let patch = build_patch(&key, &path, &value)?;
+            let conn = target.connect().await?;
+            conn.request(method::SESSION_PATCH, serde_json::to_value(patch)?)
+                .await?;
+            writeln!(out, "Set {path} = {value} for {key}")?;
+        }
+    }
+    out.flush()?;
+    Ok(())
+}
+
+/// The answer to a method whose params are just the session key.
+async fn fetch(target: &GatewayTarget, method: &str, session_key: String) -> Result<Value> {
+    let conn = target.connect().await?;
+    let params = serde_json::to_value(SessionGetParams { session_key })?;
+    Ok(conn.request(method, params).await?)
+}
+
+fn write_json(out: &mut dyn Write, answer: &Value) -> Result<()> {
+    writeln!(out, "{}", serde_json::to_string_pretty(answer)?)?;
+    Ok(())
+}
+
+// ---- session set ----
+
+/// The paths `gsv session set` knows.
+pub const SET_PATHS: &[&str] = &[
+    "label",
+    "model",
+    "model.provider",
+    "model.id",
+    "thinkingLevel",
+    "systemPrompt",
+    "maxTokens",
+    "resetPolicy.mode",
+    "resetPolicy.atHour",
+    "resetPolicy.idleMinutes",
+];
+
+/// The `session.patch` params that set PATH to the text VALUE. `null`
+/// clears; number paths take whole numbers; `model` takes `provider/id` or
+/// an id alone. Setting `resetPolicy.atHour` or `resetPolicy.idleMinutes`
+/// also switches the mode to `daily` or `idle`, the only mode that uses it.
+pub fn build_patch(key: &str, path: &str, raw: &str) -> Result<SessionPatchParams> {
+    let mut patch = SessionPatchParams {
+        session_key: key.to_string(),
+        settings: None,
+        label: None,
+        reset_policy: None,
+    };
+    match path {
+        "label" => patch.label = Some(text(raw)),
+        "model" => patch.settings = Some(json!({ "model": model(raw)? })),
+        "model.provider" | "model.id" => {
+            let field = &path["model.".len()..];
+            let value = non_empty_text(path, raw)?;
+            patch.settings = Some(json!({ "model": { field: value } }));
+        }
+        "thinkingLevel" | "systemPrompt" => patch.settings = Some(json!({ path: text(raw) })),
+        "maxTokens" => patch.settings = Some(json!({ path: number(path, raw)? })),
+        "resetPolicy.mode" => patch.reset_policy = Some(json!({ "mode": text(raw) })),
+        "resetPolicy.atHour" | "resetPolicy.idleMinutes" => {
+            let field = &path["resetPolicy.".len()..];
+            let value = number(path, raw)?;
+            let mode = if field == "atHour" { "daily" } else { "idle" };
+            patch.reset_policy = Some(if value.is_null() {
+                json!({ field: value })
+            } else {
+                json!({ "mode": mode, field: value })
+            });
+        }
+        _ => bail!(
+            "unknown session setting `{path}`; use one of: {}",
+            SET_PATHS.join(", ")
+        ),
+    }
+    Ok(patch)
+}
+
+fn text(raw: &str) -> Value {
+    match raw {
+        "null" => Value::Null,
+        _ => Value::String(raw.to_string()),
+    }
+}
+
+fn non_empty_text(path: &str, raw: &str) -> Result<Value> {
+    if raw.trim().is_empty() {
+        bail!("{path} cannot be empty");
+    }
+    Ok(text(raw))
+}
+
+fn number(path: &str, raw: &str) -> Result<Value> {
+    match raw {
+        "null" => Ok(Value::Null),
+        _ => match raw.trim().parse::<u64>() {
+            Ok(n) => Ok(json!(n)),
+            Err(_) => bail!("{path} must be a whole number (or null to clear it), not `{raw}`"),
+        },
+    }
+}
+
+/// `provider/id` (the id may hold more slashes) or an id alone.
+fn model(raw: &str) -> Result<Value> {
+    if raw == "null" {
+        return Ok(Value::Null);
+    }
+    match raw.split_once('/') {
+        Some((provider, id)) if !provider.is_empty() && !id.is_empty() => {
+            Ok(json!({ "provider": provider, "id": id }))
+        }
+        None if !raw.trim().is_empty() => Ok(json!({ "id": raw })),
+        _ => bail!("model must be provider/id or an id, e.g. openai/gpt-4.1, not `{raw}`"),
+    }
+}
+
+// ---- rendering ----
+
+/// A table of key, last active and label, then `N of COUNT sessions`.
+pub fn render_list(list: &SessionsListResult, now_ms: i64) -> String {
+    let mut rows = vec![[
+        "KEY".to_string(),
+        "LAST ACTIVE".to_string(),
+        "LABEL".to_string(),
+    ]];
+    rows.extend(list.sessions.iter().map(|s| {
+        [
+            s.session_key.clone(),
+            ago(now_ms, s.last_active_at),
+            s.label.clone().unwrap_or_default(),
+        ]
+    }));
+    let width = |col: usize| {
+        rows.iter()
+            .map(|r| r[col].chars().count())
+            .max()
+            .unwrap_or(0)
+    };
+    let (key_width, active_width) = (width(0), width(1));
+    let mut out = String::new();
+    if !list.sessions.is_empty() {
+        for [key, active, label] in &rows {
+            let line = format!("{key:<key_width$}  {active:<active_width$}  {label}");
+            out.push_str(line.trim_end());
+            out.push('\n');
+        }
+    }
+    let noun = if list.count == 1 {
+        "session"
+    } else {
+        "sessions"
+    };
+    out.push_str(&format!(
+        "{} of {} {noun}\n",
+        list.sessions.len(),
+        list.count
+    ));
+    out
+}
+
+pub fn render_session(s: &SessionGetResult) -> String {
+    let mut fields = vec![("Session", s.session_key.clone())];
+    if let Some(label) = &s.label {
+        fields.push(("Label", label.clone()));
+    }
+    fields.extend([
+        ("Session id", s.session_id.clone()),
+        ("Created", iso_utc(s.created_at)),
+        ("Updated", iso_utc(s.updated_at)),
+        ("Messages", s.message_count.to_string()),
+        ("Tokens", tokens(&s.tokens)),
+    ]);
+    let settings = &s.settings;
+    if let Some(model) = &settings.model {
+        let shown = match (model.provider.as_str(), model.id.as_str()) {
+            ("", id) => id.to_string(),
+            (provider, id) => format!("{provider}/{id}"),
+        };
+        fields.push(("Model", shown));
+    }
+    if let Some(level) = &settings.thinking_level {
+        fields.push(("Thinking", level.clone()));
+    }
+    if let Some(max) = settings.max_tokens {
+        fields.push(("Max tokens", max.to_string()));
+    }
+    if let Some(prompt) = &settings.system_prompt {
+        fields.push(("System prompt", shorten(prompt, 60)));
+    }
+    fields.push((
+        "Reset policy",
+        s.reset_policy
+            .as_ref()
+            .map(reset_policy)
+            .unwrap_or_else(|| "gateway default".to_string()),
+    ));
+    if let Some(at) = s.last_reset_at {
+        fields.push(("Last reset", iso_utc(at)));
+    }
+    fields.push(("Previous ids", id_list(&s.previous_session_ids)));
+    render_fields(&fields)
+}
+
+pub fn render_stats(s: &SessionStatsResult) -> String {
+    render_fields(&[
+        ("Session", s.session_key.clone()),
+        ("Session id", s.session_id.clone()),
+        ("Messages", s.message_count.to_string()),
+        ("Tokens", tokens(&s.tokens)),
+        ("Created", iso_utc(s.created_at)),
+        ("Updated", iso_utc(s.updated_at)),
+        ("Uptime", duration(s.uptime)),
+        (
+            "Running",
+            if s.is_processing { "yes" } else { "no" }.to_string(),
+        ),
+        ("Queued", s.queue_size.to_string()),
+    ])
+}
+
+pub fn render_history(h: &SessionHistoryResult) -> String {
+    render_fields(&[
+        ("Session", h.session_key.clone()),
+        ("Current id", h.current_session_id.clone()),
+        ("Previous ids", id_list(&h.previous_session_ids)),
+    ])
+}
+
+/// A header, then one block per message, blocks apart by a blank line.
+pub fn render_preview(p: &SessionPreviewResult) -> String {
+    if p.messages.is_empty() {
+        return format!(
+            "{} (session {}) has no messages yet\n",
+            p.session_key, p.session_id
+        );
+    }
+    let mut out = format!(
+        "{} (session {}): last {} of {} messages\n",
+        p.session_key,
+        p.session_id,
+        p.messages.len(),
+        p.message_count
+    );
+    for message in &p.messages {
+        out.push('\n');
+        out.push_str(&render_message(message));
+    }
+    out
+}
+
+fn render_message(message: &Message) -> String {
+    match message {
+        Message::User(m) => format!("user: {}\n", m.content.text()),
+        Message::Assistant(m) => render_assistant(m),
+        Message::ToolResult(m) => {
+            let error = if m.is_error { " (error)" } else { "" };
+            let text = gsv_protocol::join_text(&m.content);
+            format!(
+                "toolResult {}{error}: {}\n",
+                m.tool_name,
+                shorten(&text, 200)
+            )
+        }
+    }
+}
+
+fn render_assistant(m: &AssistantMessage) -> String {
+    use gsv_protocol::StopReason;
+    let failed = m.stop_reason == Some(StopReason::Error) || m.error_message.is_some();
+    let mut out = String::from(if failed {
+        "assistant (error):"
+    } else {
+        "assistant:"
+    });
+    let text = m.text();
+    if !text.is_empty() {
+        out.push(' ');
+        out.push_str(&text);
+    }
+    out.push('\n');
+    for (_, name, arguments) in m.tool_calls() {
+        out.push_str(&format!(
+            "→ {name}({})\n",
+            shorten(&arguments.to_string(), 120)
+        ));
+    }
+    if let Some(error) = &m.error_message {
+        out.push_str(&format!("error: {error}\n"));
+    }
+    out
+}
+
+/// `Label  value` lines, the values lined up.
+fn render_fields(fields: &[(&str, String)]) -> String {
+    let width = fields.iter().map(|(k, _)| k.len()).max().unwrap_or(0);
+    fields
+        .iter()
+        .map(|(label, value)| {
+            let value = value.replace('\n', &format!("\n{:width$}  ", ""));
+            format!("{label:<width$}  {value}\n")
+        })
+        .collect()
+}
+
+fn tokens(t: &TokenCounts) -> String {
+    format!("{} in, {} out, {} total", t.input, t.output, t.total)
+}
+
+fn id_list(ids: &[String]) -> String {
+    if ids.is_empty() {
+        "none".to_string()
+    } else {
+        ids.join("\n")
+    }
+}
+
+/// `manual`, `daily at 04:00`, `idle after 30 min`; another shape as JSON.
+fn reset_policy(policy: &Value) -> String {
+    match (
+        policy["mode"].as_str(),
+        policy["atHour"].as_u64(),
+        policy["idleMinutes"].as_u64(),
+    ) {
+        (Some("manual"), _, _) => "manual".to_string(),
+        (Some("daily"), Some(hour), _) => format!("daily at {hour:02}:00"),
+        (Some("idle"), _, Some(minutes)) => format!("idle after {minutes} min"),
+        (Some(mode), None, None) => mode.to_string(),
+        _ => policy.to_string(),
+    }
+}
+
+/// At most `max` characters, the last one `…` when cut.
+fn shorten(text: &str, max: usize) -> String {
+    if text.chars().count() <= max {
+        return text.to_string();
+    }
+    let mut cut: String = text.chars().take(max.saturating_sub(1)).collect();
+    cut.push('…');
+    cut
+}
+
+/// `just now`, `3m ago`, `5h ago`, `2d ago`.
+fn ago(now_ms: i64, then_ms: i64) -> String {
+    let secs = (now_ms - then_ms) / 1000;
+    match secs {
+        s if s < 60 => "just now".to_string(),
+        s if s < 3600 => format!("{}m ago", s / 60),
+        s if s < 86_400 => format!("{}h ago", s / 3600),
+        s => format!("{}d ago", s / 86_400),
+    }
+}
+
+/// `45s`, `3m 20s`, `2h 5m`, `3d 4h`.
+fn duration(ms: i64) -> String {
+    let s = ms.max(0) / 1000;
+    match s {
+        s if s < 60 => format!("{s}s"),
+        s if s < 3600 => format!("{}m {}s", s / 60, s % 60),
+        s if s < 86_400 => format!("{}h {}m", s / 3600, s % 3600 / 60),
+        s => format!("{}d {}h", s / 86_400, s % 86_400 / 3600),
+    }
+}
+
+/// Milliseconds since the epoch as `2026-02-18T09:30:05Z`.
+fn iso_utc(ms: i64) -> String {
+    let secs = ms.div_euclid(1000);
+    let (days, rest) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
+    // Howard Hinnant's civil_from_days.
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z",
+        rest / 3600,
+        rest % 3600 / 60,
+        rest % 60
+    )
+}
+
+#[cfg(test)]
+#[path = "session_tests.rs"]
+mod tests;
