@@ -16,6 +16,8 @@ pub mod method {
     pub const SESSION_STATS: &str = "session.stats";
     pub const SESSION_HISTORY: &str = "session.history";
     pub const SESSION_PATCH: &str = "session.patch";
+    pub const SESSION_COMPACT: &str = "session.compact";
+    pub const SESSION_TRANSCRIPT: &str = "session.transcript";
     pub const SKILLS_STATUS: &str = "skills.status";
     pub const WORKSPACE_LIST: &str = "workspace.list";
     pub const WORKSPACE_READ: &str = "workspace.read";
@@ -323,6 +325,57 @@ pub struct SessionPatchParams {
     pub label: Option<Value>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reset_policy: Option<Value>,
+}
+
+/// `session.compact`: keep the last `keepMessages` (default 20) verbatim,
+/// never separating a tool call from its results, and archive the rest to
+/// `agents/{agentId}/sessions/{sessionId}-part{ms}.jsonl.gz`. No model call.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionCompactParams {
+    pub session_key: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub keep_messages: Option<u32>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionCompactResult {
+    pub ok: bool,
+    pub trimmed_messages: u64,
+    pub kept_messages: u64,
+    /// The R2 key of the part archive, when messages were removed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub archived_to: Option<String>,
+}
+
+/// `session.transcript`: the archived messages of one session id of this
+/// session (its compaction parts in order, then its reset archive), paged.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionTranscriptParams {
+    pub session_key: String,
+    /// Default: the current session id.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub offset: Option<u32>,
+    /// Default 100, at most 1000.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limit: Option<u32>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionTranscriptResult {
+    pub session_key: String,
+    pub session_id: String,
+    /// The R2 keys read, in order.
+    pub archives: Vec<String>,
+    pub messages: Vec<Message>,
+    /// Where the next page starts, when there is one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub next_offset: Option<u32>,
 }
 
 /// `skills.status`: the agent's skills, where each comes from, and whether

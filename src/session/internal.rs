@@ -14,6 +14,10 @@ pub mod path {
     pub const HISTORY: &str = "/session.history";
     /// Body: `gsv_protocol::SessionPatchParams`; answers the patched `SessionGetResult`.
     pub const PATCH: &str = "/session.patch";
+    /// Body: `gsv_protocol::SessionCompactParams`.
+    pub const COMPACT: &str = "/session.compact";
+    /// Body: `gsv_protocol::SessionTranscriptParams`.
+    pub const TRANSCRIPT: &str = "/session.transcript";
     /// Session → Gateway: deliver a `chat` event to the session's watchers.
     pub const CHAT_EVENT: &str = "/internal/chat-event";
     /// Session → Gateway: a WebSocket carrying the session's `chat` events

@@ -11,3 +11,4 @@ pub mod patch;
 pub mod reset;
 pub mod run;
 pub mod run_config;
+pub mod transcript;

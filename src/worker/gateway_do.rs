@@ -270,6 +270,18 @@ impl Gateway {
                 self.touch_session(&key, result.label.as_deref(), p.label.is_some())?;
                 Ok(json!({"ok": true}))
             }
+            method::SESSION_COMPACT => {
+                let mut p: SessionCompactParams = params(&req)?;
+                p.session_key = self.canonical_key(&p.session_key);
+                let key = p.session_key.clone();
+                call_object(&self.env, "SESSION", &key, path::COMPACT, &p).await
+            }
+            method::SESSION_TRANSCRIPT => {
+                let mut p: SessionTranscriptParams = params(&req)?;
+                p.session_key = self.canonical_key(&p.session_key);
+                let key = p.session_key.clone();
+                call_object(&self.env, "SESSION", &key, path::TRANSCRIPT, &p).await
+            }
             method::SESSION_PREVIEW => {
                 let p: SessionPreviewParams = params(&req)?;
                 self.session_query(ws, &mut att, path::PREVIEW, p.session_key, p.limit)

@@ -2,6 +2,7 @@
 //! Only `/health` and `/ws` are public; the objects' internal paths are
 //! reachable only from inside the Worker.
 
+mod archives;
 mod gateway_do;
 mod llm_call;
 mod native_tools;

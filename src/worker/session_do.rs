@@ -3,6 +3,7 @@
 //! agent loop. A watchdog deadline (the object's alarm) resumes or ends a
 //! run whose loop died with an eviction or restart.
 
+use super::archives;
 use super::llm_call::complete;
 use super::native_tools;
 use super::prompt_load;
@@ -51,9 +52,9 @@ pub struct Session {
 }
 
 /// What the loop shares with the object's handlers.
-struct Core {
+pub(super) struct Core {
     sql: SqlStorage,
-    env: Env,
+    pub(super) env: Env,
     /// True while a loop runs in this instance (lost, as it should be, on eviction).
     running: Cell<bool>,
     meta: RefCell<Option<SessionMeta>>,
@@ -66,7 +67,7 @@ struct Core {
 }
 
 #[derive(Debug, Clone, Deserialize)]
-struct CurrentRun {
+pub(super) struct CurrentRun {
     run_id: String,
     first_idx: i64,
     usage: String,
@@ -132,6 +133,14 @@ impl DurableObject for Session {
             }),
             path::PATCH => reply(match read_json::<SessionPatchParams>(&mut req).await {
                 Ok(p) => self.patch(p),
+                Err(e) => Err(e),
+            }),
+            path::COMPACT => reply(match read_json::<SessionCompactParams>(&mut req).await {
+                Ok(p) => archives::compact(&self.core, p).await,
+                Err(e) => Err(e),
+            }),
+            path::TRANSCRIPT => reply(match read_json::<SessionTranscriptParams>(&mut req).await {
+                Ok(p) => archives::transcript(&self.core, p).await,
                 Err(e) => Err(e),
             }),
             _ => Response::error("Not found", 404),
@@ -347,10 +356,10 @@ async fn schedule_alarm(core: &Core, storage: &Storage) {
     }
 }
 
-type Res<T> = std::result::Result<T, ErrorShape>;
+pub(super) type Res<T> = std::result::Result<T, ErrorShape>;
 
 impl Core {
-    fn exec(&self, query: &str, bindings: Vec<SqlStorageValue>) -> Res<SqlCursor> {
+    pub(super) fn exec(&self, query: &str, bindings: Vec<SqlStorageValue>) -> Res<SqlCursor> {
         self.sql.exec(query, bindings).map_err(internal_error)
     }
 
@@ -370,7 +379,11 @@ impl Core {
             .map(|n| n as u64)
     }
 
-    fn messages(&self, query: &str, bindings: Vec<SqlStorageValue>) -> Res<Vec<Message>> {
+    pub(super) fn messages(
+        &self,
+        query: &str,
+        bindings: Vec<SqlStorageValue>,
+    ) -> Res<Vec<Message>> {
         #[derive(Deserialize)]
         struct Row {
             data: String,
@@ -394,7 +407,7 @@ impl Core {
     }
 
     /// The session's meta, created (and stored at once) on first use.
-    fn meta(&self, session_key: &str) -> Res<SessionMeta> {
+    pub(super) fn meta(&self, session_key: &str) -> Res<SessionMeta> {
         if let Some(m) = self.meta.borrow().as_ref() {
             return Ok(m.clone());
         }
@@ -456,7 +469,7 @@ impl Core {
         Ok(Config::from_overrides(overrides.unwrap_or(Value::Null)))
     }
 
-    fn current_run(&self) -> Res<Option<CurrentRun>> {
+    pub(super) fn current_run(&self) -> Res<Option<CurrentRun>> {
         let rows: Vec<CurrentRun> = self
             .exec("SELECT run_id, first_idx, usage, iterations, resumes FROM current_run WHERE id = 1", vec![])?
             .to_array()
@@ -696,8 +709,16 @@ impl Core {
                 Ok(h) => h,
                 Err(e) => return self.fail_run(run, &e.message).await,
             };
-            let run_messages = history.get(run.first_idx as usize..).unwrap_or_default();
-            if let NextStep::Finished(answer) = next_step(run_messages) {
+            // `first_idx` is a message index, not a position: older messages
+            // may have been compacted away.
+            let run_messages = match self.messages(
+                "SELECT data FROM messages WHERE idx >= ? ORDER BY idx",
+                vec![run.first_idx.into()],
+            ) {
+                Ok(m) => m,
+                Err(e) => return self.fail_run(run, &e.message).await,
+            };
+            if let NextStep::Finished(answer) = next_step(&run_messages) {
                 return self.finish_run(run, answer, usage, None).await;
             }
             if iterations >= i64::from(MAX_ITERATIONS) {

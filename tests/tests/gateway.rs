@@ -64,7 +64,8 @@ async fn handshake_advertises_exactly_what_is_implemented() {
             "server": {"version": "0.1.0", "connectionId": null},
             "features": {
                 "methods": ["connect", "chat.send", "config.get", "config.set", "session.get", "session.preview",
-                    "sessions.list", "session.stats", "session.history", "session.patch", "skills.status", "workspace.list", "workspace.read", "workspace.write", "workspace.delete"],
+                    "sessions.list", "session.stats", "session.history", "session.patch",
+                    "session.compact", "session.transcript", "skills.status", "workspace.list", "workspace.read", "workspace.write", "workspace.delete"],
                 "events": ["chat"]}})
     );
     // A second connect on the same socket is refused, the socket stays usable.
@@ -595,10 +596,118 @@ fn gsv_session_set_and_get_through_the_gateway() {
     };
     let key = "agent:main:e2e:cli-session";
     let out = gsv(&["session", "set", key, "resetPolicy.idleMinutes", "45"]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let out = gsv(&["session", "get", key, "--json"]);
     let info: Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(info["resetPolicy"], json!({"mode": "idle", "idleMinutes": 45}));
+    assert_eq!(
+        info["resetPolicy"],
+        json!({"mode": "idle", "idleMinutes": 45})
+    );
     let out = gsv(&["session", "set", key, "thinkingLevel", "lots"]);
     assert_eq!(out.status.code(), Some(1));
+}
+
+#[tokio::test]
+async fn compaction_archives_removed_messages_and_never_splits_a_tool_call() {
+    let s = shared();
+    s.llm.script(
+        "compact-tool-e2e",
+        vec![Step::tool_call(
+            "call_c",
+            "ghost__Bash",
+            json!({"command": "ls"}),
+        )],
+    );
+    let mut c = client().await;
+    let key = "agent:main:e2e:compact";
+    for text in ["first words", "compact-tool-e2e please", "last words"] {
+        let run = c.chat_send(key, text).await;
+        c.run_events(&run).await;
+    }
+    // user, assistant | user, assistant(tool call), tool result, assistant | user, assistant
+    let before: Vec<Value> = c
+        .request("session.preview", json!({"sessionKey": key}))
+        .await
+        .payload
+        .unwrap()["messages"]
+        .as_array()
+        .unwrap()
+        .clone();
+    assert_eq!(before.len(), 8);
+
+    // Keeping 4 would leave the tool call behind its result: 5 are kept.
+    let res = c
+        .request(
+            "session.compact",
+            json!({"sessionKey": key, "keepMessages": 4}),
+        )
+        .await
+        .payload
+        .unwrap();
+    let info = c
+        .request("session.get", json!({"sessionKey": key}))
+        .await
+        .payload
+        .unwrap();
+    let archived_to = res["archivedTo"].as_str().unwrap().to_string();
+    assert_eq!(
+        (
+            res["ok"].clone(),
+            res["trimmedMessages"].clone(),
+            res["keptMessages"].clone()
+        ),
+        (json!(true), json!(3), json!(5))
+    );
+    let prefix = format!(
+        "agents/main/sessions/{}-part",
+        info["sessionId"].as_str().unwrap()
+    );
+    assert!(
+        archived_to.starts_with(&prefix) && archived_to.ends_with(".jsonl.gz"),
+        "{archived_to}"
+    );
+    let after = c
+        .request("session.preview", json!({"sessionKey": key}))
+        .await
+        .payload
+        .unwrap();
+    assert_eq!(after["messages"].as_array().unwrap()[..], before[3..]);
+
+    // The archive holds exactly the removed messages, readable back in pages.
+    let page1 = c
+        .request("session.transcript", json!({"sessionKey": key, "limit": 2}))
+        .await
+        .payload
+        .unwrap();
+    assert_eq!(page1["archives"], json!([archived_to]));
+    assert_eq!(page1["messages"].as_array().unwrap()[..], before[..2]);
+    assert_eq!(page1["nextOffset"], json!(2));
+    let page2 = c
+        .request(
+            "session.transcript",
+            json!({"sessionKey": key, "offset": 2}),
+        )
+        .await
+        .payload
+        .unwrap();
+    assert_eq!(page2["messages"].as_array().unwrap()[..], before[2..3]);
+    assert_eq!(page2.get("nextOffset"), None);
+
+    // The conversation goes on with the kept history.
+    let run = c.chat_send(key, "still with me?").await;
+    assert_eq!(
+        c.run_events(&run).await.last().unwrap().state,
+        ChatState::Final
+    );
+    let other = c
+        .request(
+            "session.transcript",
+            json!({"sessionKey": key, "sessionId": "not-mine"}),
+        )
+        .await;
+    assert_eq!(other.error.unwrap().code, 404);
 }

@@ -1,0 +1,170 @@
+//! Session archives in R2: manual compaction (`session.compact`) writes the
+//! removed messages as a gzip JSONL part archive before deleting them, and
+//! `session.transcript` reads a session id's archives back, paged.
+
+use super::rpc::{internal_error, now_ms};
+use super::session_do::{Core, Res};
+use crate::archive::{
+    part_archive_key, part_archive_metadata, read_page, ArchiveInfo, ArchiveWriter,
+};
+use crate::routing::agent_id_of;
+use crate::session::compaction::plan_manual;
+use crate::session::transcript::{order_archives, page_slices};
+use crate::workspace::paths::agent_root;
+use gsv_protocol::*;
+use serde::Deserialize;
+use std::collections::HashMap;
+use worker::{Bucket, HttpMetadata};
+
+/// Compressed chunks handed out by the archive writer.
+const CHUNK_BYTES: usize = 64 * 1024;
+
+pub async fn compact(core: &Core, p: SessionCompactParams) -> Res<SessionCompactResult> {
+    let meta = core.meta(&p.session_key)?;
+    if core.current_run()?.is_some() {
+        return Err(ErrorShape::new(
+            409,
+            "A run is in progress in this session; compact it once the run has ended",
+        )
+        .retryable(true));
+    }
+    #[derive(Deserialize)]
+    struct Row {
+        idx: i64,
+        data: String,
+    }
+    let rows: Vec<Row> = core
+        .exec("SELECT idx, data FROM messages ORDER BY idx", vec![])?
+        .to_array()
+        .map_err(internal_error)?;
+    let messages: Vec<Message> = rows
+        .iter()
+        .map(|r| serde_json::from_str(&r.data))
+        .collect::<Result<_, _>>()
+        .map_err(internal_error)?;
+    let keep = p.keep_messages.unwrap_or(20) as usize;
+    let Some(split) = plan_manual(&messages, keep) else {
+        let kept = messages.len() as u64;
+        return Ok(SessionCompactResult {
+            ok: true,
+            trimmed_messages: 0,
+            kept_messages: kept,
+            archived_to: None,
+        });
+    };
+
+    let now = now_ms();
+    let agent = agent_id_of(&meta.session_key);
+    let mut writer = ArchiveWriter::new(CHUNK_BYTES);
+    let mut body = Vec::new();
+    for m in &messages[..split] {
+        if let Some(chunk) = writer.push_message(m).map_err(internal_error)? {
+            body.extend_from_slice(&chunk);
+        }
+    }
+    body.extend(writer.finish().map_err(internal_error)?);
+    let key = part_archive_key(&agent, &meta.session_id, now);
+    let info = ArchiveInfo {
+        session_key: &meta.session_key,
+        session_id: &meta.session_id,
+        agent_id: &agent,
+        message_count: split as u64,
+        archived_at_ms: now,
+    };
+    let metadata: HashMap<String, String> = part_archive_metadata(&info, now).into_iter().collect();
+    let bucket = bucket(core)?;
+    let size = body.len() as u64;
+    let http = HttpMetadata {
+        content_type: Some("application/gzip".into()),
+        ..Default::default()
+    };
+    bucket
+        .put(&key, body)
+        .http_metadata(http)
+        .custom_metadata(metadata)
+        .execute()
+        .await
+        .map_err(internal_error)?;
+    // The messages go only once their archive is verifiably there.
+    match bucket.head(&key).await.map_err(internal_error)? {
+        Some(obj) if obj.size() == size => {}
+        _ => {
+            return Err(internal_error(format!(
+                "the archive {key} could not be verified; nothing was removed"
+            )))
+        }
+    }
+    core.exec(
+        "DELETE FROM messages WHERE idx < ?",
+        vec![rows[split].idx.into()],
+    )?;
+    Ok(SessionCompactResult {
+        ok: true,
+        trimmed_messages: split as u64,
+        kept_messages: (messages.len() - split) as u64,
+        archived_to: Some(key),
+    })
+}
+
+pub async fn transcript(core: &Core, p: SessionTranscriptParams) -> Res<SessionTranscriptResult> {
+    let meta = core.meta(&p.session_key)?;
+    let session_id = p
+        .session_id
+        .clone()
+        .unwrap_or_else(|| meta.session_id.clone());
+    // A session reads only its own transcripts.
+    if session_id != meta.session_id && !meta.previous_session_ids.contains(&session_id) {
+        return Err(ErrorShape::new(
+            codes::NOT_FOUND,
+            format!("{session_id} is not a session id of {}", meta.session_key),
+        ));
+    }
+    let agent = agent_id_of(&meta.session_key);
+    let bucket = bucket(core)?;
+    let prefix = format!("{}sessions/{session_id}", agent_root(&agent));
+    let (keys, _) = super::r2::list(&bucket, &prefix, None)
+        .await
+        .map_err(internal_error)?;
+    let archives = order_archives(&session_id, &keys);
+    let mut counts = Vec::new();
+    for key in &archives {
+        let head = bucket.head(key).await.map_err(internal_error)?;
+        let count = head
+            .and_then(|o| o.custom_metadata().ok())
+            .and_then(|m| m.get("messageCount").and_then(|c| c.parse::<u64>().ok()))
+            .unwrap_or(0);
+        counts.push(count);
+    }
+    let offset = p.offset.unwrap_or(0) as usize;
+    let limit = p.limit.unwrap_or(100).clamp(1, 1000) as usize;
+    let mut messages = Vec::new();
+    for (i, start, take) in page_slices(&counts, offset, limit) {
+        let Some(obj) = bucket
+            .get(&archives[i])
+            .execute()
+            .await
+            .map_err(internal_error)?
+        else {
+            continue;
+        };
+        let bytes = match obj.body() {
+            Some(body) => body.bytes().await.map_err(internal_error)?,
+            None => continue,
+        };
+        let page = read_page::<Message, _>(&bytes[..], start, take).map_err(internal_error)?;
+        messages.extend(page.items);
+    }
+    let total: u64 = counts.iter().sum();
+    let end = (offset + messages.len()) as u64;
+    Ok(SessionTranscriptResult {
+        session_key: meta.session_key,
+        session_id,
+        archives,
+        next_offset: (end < total && !messages.is_empty()).then_some(end as u32),
+        messages,
+    })
+}
+
+fn bucket(core: &Core) -> Res<Bucket> {
+    core.env.bucket("STORAGE").map_err(internal_error)
+}
