@@ -129,6 +129,32 @@ pub enum SessionCommand {
         #[arg(long)]
         json: bool,
     },
+    /// Keep the last N messages and archive the rest to R2 (no summary; tool
+    /// calls are never separated from their results)
+    Compact {
+        /// Session key [default: the configured default session]
+        key: Option<String>,
+        /// How many of the last messages to keep
+        #[arg(short, long, default_value_t = 20, value_name = "N")]
+        keep: u32,
+    },
+    /// Read archived messages back (compaction parts, then the reset archive)
+    Transcript {
+        /// Session key [default: the configured default session]
+        key: Option<String>,
+        /// Which session id [default: the current one]; see `gsv session history`
+        #[arg(long, value_name = "ID")]
+        session_id: Option<String>,
+        /// First message to show
+        #[arg(long, default_value_t = 0, value_name = "N")]
+        offset: u32,
+        /// How many messages to show
+        #[arg(short, long, default_value_t = 100, value_name = "N")]
+        limit: u32,
+        /// Print the gateway's whole answer as JSON
+        #[arg(long)]
+        json: bool,
+    },
     /// Change one setting of a session: set [KEY] PATH VALUE
     #[command(
         override_usage = "gsv session set [KEY] PATH VALUE",

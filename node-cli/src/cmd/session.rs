@@ -6,9 +6,10 @@ use super::GatewayTarget;
 use crate::cli::SessionCommand;
 use anyhow::{bail, Result};
 use gsv_protocol::{
-    method, AssistantMessage, Message, SessionGetParams, SessionGetResult, SessionHistoryResult,
-    SessionPatchParams, SessionPreviewParams, SessionPreviewResult, SessionStatsResult,
-    SessionsListParams, SessionsListResult, TokenCounts,
+    method, AssistantMessage, Message, SessionCompactParams, SessionCompactResult,
+    SessionGetParams, SessionGetResult, SessionHistoryResult, SessionPatchParams,
+    SessionPreviewParams, SessionPreviewResult, SessionStatsResult, SessionTranscriptParams,
+    SessionTranscriptResult, SessionsListParams, SessionsListResult, TokenCounts,
 };
 use serde_json::{json, Value};
 use std::io::Write;
@@ -86,6 +87,42 @@ pub async fn execute(
             } else {
                 let preview: SessionPreviewResult = parse(method::SESSION_PREVIEW, &answer)?;
                 out.write_all(render_preview(&preview).as_bytes())?;
+            }
+        }
+        SessionCommand::Compact { key, keep } => {
+            let conn = target.connect().await?;
+            let params = SessionCompactParams {
+                session_key: key_or_default(key),
+                keep_messages: Some(keep),
+            };
+            let answer = conn
+                .request(method::SESSION_COMPACT, serde_json::to_value(params)?)
+                .await?;
+            let result: SessionCompactResult = parse(method::SESSION_COMPACT, &answer)?;
+            out.write_all(render_compact(&result).as_bytes())?;
+        }
+        SessionCommand::Transcript {
+            key,
+            session_id,
+            offset,
+            limit,
+            json,
+        } => {
+            let conn = target.connect().await?;
+            let params = SessionTranscriptParams {
+                session_key: key_or_default(key),
+                session_id,
+                offset: Some(offset),
+                limit: Some(limit),
+            };
+            let answer = conn
+                .request(method::SESSION_TRANSCRIPT, serde_json::to_value(params)?)
+                .await?;
+            if json {
+                write_json(out, &answer)?;
+            } else {
+                let t: SessionTranscriptResult = parse(method::SESSION_TRANSCRIPT, &answer)?;
+                out.write_all(render_transcript(&t, offset).as_bytes())?;
             }
         }
         SessionCommand::Set { args } => {
@@ -324,6 +361,42 @@ pub fn render_history(h: &SessionHistoryResult) -> String {
         ("Current id", h.current_session_id.clone()),
         ("Previous ids", id_list(&h.previous_session_ids)),
     ])
+}
+
+pub fn render_compact(r: &SessionCompactResult) -> String {
+    match &r.archived_to {
+        Some(key) => format!(
+            "Archived {} messages to {key}; {} kept\n",
+            r.trimmed_messages, r.kept_messages
+        ),
+        None => format!("Nothing to compact: {} messages kept\n", r.kept_messages),
+    }
+}
+
+/// Like a preview: a header, then one block per archived message.
+pub fn render_transcript(t: &SessionTranscriptResult, offset: u32) -> String {
+    if t.messages.is_empty() {
+        return format!(
+            "No archived messages for session {} of {}\n",
+            t.session_id, t.session_key
+        );
+    }
+    let last = offset as usize + t.messages.len();
+    let mut out = format!(
+        "{} (session {}): archived messages {}–{}\n",
+        t.session_key,
+        t.session_id,
+        offset + 1,
+        last
+    );
+    for message in &t.messages {
+        out.push('\n');
+        out.push_str(&render_message(message));
+    }
+    if let Some(next) = t.next_offset {
+        out.push_str(&format!("\n(more: --offset {next})\n"));
+    }
+    out
 }
 
 /// A header, then one block per message, blocks apart by a blank line.

@@ -596,3 +596,42 @@ fn set_takes_an_optional_key_first() {
     assert!(parse(&["label"]).is_err());
     assert!(parse(&["a", "b", "c", "d"]).is_err());
 }
+
+#[test]
+fn compact_and_transcript_rendering() {
+    use gsv_protocol::{SessionCompactResult, SessionTranscriptResult, UserContent, UserMessage};
+    let done = SessionCompactResult {
+        ok: true,
+        trimmed_messages: 3,
+        kept_messages: 5,
+        archived_to: Some("agents/main/sessions/s1-part9.jsonl.gz".into()),
+    };
+    assert_eq!(
+        render_compact(&done),
+        "Archived 3 messages to agents/main/sessions/s1-part9.jsonl.gz; 5 kept\n"
+    );
+    let nothing = SessionCompactResult {
+        ok: true,
+        trimmed_messages: 0,
+        kept_messages: 4,
+        archived_to: None,
+    };
+    assert_eq!(
+        render_compact(&nothing),
+        "Nothing to compact: 4 messages kept\n"
+    );
+    let t = SessionTranscriptResult {
+        session_key: "agent:main:main".into(),
+        session_id: "s1".into(),
+        archives: vec!["agents/main/sessions/s1-part9.jsonl.gz".into()],
+        messages: vec![gsv_protocol::Message::User(UserMessage {
+            content: UserContent::Text("hi".into()),
+            timestamp: 1,
+        })],
+        next_offset: Some(3),
+    };
+    assert_eq!(
+        render_transcript(&t, 2),
+        "agent:main:main (session s1): archived messages 3–3\n\nuser: hi\n\n(more: --offset 3)\n"
+    );
+}
