@@ -17,6 +17,7 @@ pub mod method {
     pub const SESSION_HISTORY: &str = "session.history";
     pub const SESSION_PATCH: &str = "session.patch";
     pub const SESSION_COMPACT: &str = "session.compact";
+    pub const SESSION_RESET: &str = "session.reset";
     pub const SESSION_TRANSCRIPT: &str = "session.transcript";
     pub const SKILLS_STATUS: &str = "skills.status";
     pub const WORKSPACE_LIST: &str = "workspace.list";
@@ -347,6 +348,24 @@ pub struct SessionCompactResult {
     /// The R2 key of the part archive, when messages were removed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub archived_to: Option<String>,
+}
+
+/// `session.reset` (params: `SessionGetParams`): archive every message to
+/// `agents/{agentId}/sessions/{sessionId}.jsonl.gz`, then start a new
+/// session id with zeroed counters (reference §3.6).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionResetResult {
+    pub ok: bool,
+    pub session_key: String,
+    pub old_session_id: String,
+    pub new_session_id: String,
+    pub archived_messages: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub archived_to: Option<String>,
+    pub tokens_cleared: TokenCounts,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub media_deleted: Option<u64>,
 }
 
 /// `session.transcript`: the archived messages of one session id of this

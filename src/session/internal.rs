@@ -16,6 +16,8 @@ pub mod path {
     pub const PATCH: &str = "/session.patch";
     /// Body: `gsv_protocol::SessionCompactParams`.
     pub const COMPACT: &str = "/session.compact";
+    /// Body: `SessionQuery`; answers `gsv_protocol::SessionResetResult`.
+    pub const RESET: &str = "/session.reset";
     /// Body: `gsv_protocol::SessionTranscriptParams`.
     pub const TRANSCRIPT: &str = "/session.transcript";
     /// Session → Gateway: deliver a `chat` event to the session's watchers.

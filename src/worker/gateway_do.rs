@@ -276,6 +276,11 @@ impl Gateway {
                 let key = p.session_key.clone();
                 call_object(&self.env, "SESSION", &key, path::COMPACT, &p).await
             }
+            method::SESSION_RESET => {
+                let p: SessionGetParams = params(&req)?;
+                self.session_query(ws, &mut att, path::RESET, p.session_key, None)
+                    .await
+            }
             method::SESSION_TRANSCRIPT => {
                 let mut p: SessionTranscriptParams = params(&req)?;
                 p.session_key = self.canonical_key(&p.session_key);

@@ -30,7 +30,10 @@ const MIGRATIONS: &[&str] = &["
     CREATE TABLE current_run (id INTEGER PRIMARY KEY CHECK (id = 1), run_id TEXT NOT NULL, first_idx INTEGER NOT NULL,
         started_at INTEGER NOT NULL, usage TEXT NOT NULL, iterations INTEGER NOT NULL DEFAULT 0, resumes INTEGER NOT NULL DEFAULT 0);
     CREATE TABLE deadlines (kind TEXT PRIMARY KEY, at_ms INTEGER NOT NULL);
-"];
+",
+    // A reset in progress (one row): its plan, rewritten after every step.
+    "CREATE TABLE reset_plan (id INTEGER PRIMARY KEY CHECK (id = 1), plan TEXT NOT NULL)",
+];
 
 /// Streamed text is sent to the gateway at most this often.
 const DELTA_INTERVAL_MS: i64 = 40;
@@ -139,6 +142,18 @@ impl DurableObject for Session {
                 Ok(p) => archives::compact(&self.core, p).await,
                 Err(e) => Err(e),
             }),
+            path::RESET => reply(match read_json::<SessionQuery>(&mut req).await {
+                Ok(q) => {
+                    let tz_name = self
+                        .core
+                        .config()
+                        .ok()
+                        .and_then(|c| c.str_at("userTimezone").map(String::from));
+                    let tz = super::tz::time_zone(tz_name.as_deref().unwrap_or("UTC"));
+                    archives::reset(&self.core, &q.session_key, &*tz).await
+                }
+                Err(e) => Err(e),
+            }),
             path::TRANSCRIPT => reply(match read_json::<SessionTranscriptParams>(&mut req).await {
                 Ok(p) => archives::transcript(&self.core, p).await,
                 Err(e) => Err(e),
@@ -183,7 +198,10 @@ impl Session {
                 )?;
             }
         }
-        if core.current_run()?.is_some() || core.count("SELECT COUNT(*) AS n FROM run_queue")? > 0 {
+        let work_left = core.current_run()?.is_some()
+            || core.count("SELECT COUNT(*) AS n FROM run_queue")? > 0
+            || archives::reset_pending(core);
+        if work_left {
             // Runs the interrupted run and the queue right here: an alarm
             // handler may take its time.
             return Ok(run_loop(core.clone(), self.state.storage()).await);
@@ -280,6 +298,15 @@ async fn run_loop(core: Rc<Core>, storage: Storage) {
     if core.running.replace(true) {
         return;
     }
+    // No run starts over a half-done reset.
+    if let Err(e) = archives::resume_reset(&core).await {
+        console_error!("session: resuming a reset failed: {}", e.message);
+        core.running.set(false);
+        if let Ok(true) = core.ensure_tick() {
+            schedule_alarm(&core, &storage).await;
+        }
+        return;
+    }
     loop {
         let run = match core.current_run() {
             Ok(Some(run)) => Some(run),
@@ -374,7 +401,7 @@ impl Core {
             .map_err(internal_error)
     }
 
-    fn message_count(&self) -> Res<u64> {
+    pub(super) fn message_count(&self) -> Res<u64> {
         self.count("SELECT COUNT(*) AS n FROM messages")
             .map(|n| n as u64)
     }
@@ -431,7 +458,7 @@ impl Core {
         Ok(meta)
     }
 
-    fn save_meta(&self, meta: &SessionMeta, config: Option<&Value>) -> Res<()> {
+    pub(super) fn save_meta(&self, meta: &SessionMeta, config: Option<&Value>) -> Res<()> {
         let data = serde_json::to_string(meta).map_err(internal_error)?;
         match config {
             Some(cfg) => {

@@ -65,7 +65,7 @@ async fn handshake_advertises_exactly_what_is_implemented() {
             "features": {
                 "methods": ["connect", "chat.send", "config.get", "config.set", "session.get", "session.preview",
                     "sessions.list", "session.stats", "session.history", "session.patch",
-                    "session.compact", "session.transcript", "skills.status", "workspace.list", "workspace.read", "workspace.write", "workspace.delete"],
+                    "session.compact", "session.reset", "session.transcript", "skills.status", "workspace.list", "workspace.read", "workspace.write", "workspace.delete"],
                 "events": ["chat"]}})
     );
     // A second connect on the same socket is refused, the socket stays usable.
@@ -710,4 +710,82 @@ async fn compaction_archives_removed_messages_and_never_splits_a_tool_call() {
         )
         .await;
     assert_eq!(other.error.unwrap().code, 404);
+}
+
+#[tokio::test]
+async fn reset_archives_everything_then_starts_a_new_session() {
+    let mut c = client().await;
+    let key = "agent:main:e2e:reset";
+    for text in ["remember the lighthouse", "and the harbour"] {
+        let run = c.chat_send(key, text).await;
+        c.run_events(&run).await;
+    }
+    let before = c
+        .request("session.preview", json!({"sessionKey": key}))
+        .await
+        .payload
+        .unwrap();
+    let old_id = before["sessionId"].as_str().unwrap().to_string();
+    let tokens = c
+        .request("session.get", json!({"sessionKey": key}))
+        .await
+        .payload
+        .unwrap()["tokens"]
+        .clone();
+
+    let res = c
+        .request("session.reset", json!({"sessionKey": key}))
+        .await
+        .payload
+        .unwrap();
+    let new_id = res["newSessionId"].as_str().unwrap().to_string();
+    assert_ne!(new_id, old_id);
+    assert_eq!(
+        res,
+        json!({"ok": true, "sessionKey": key, "oldSessionId": old_id, "newSessionId": new_id,
+            "archivedMessages": 4, "archivedTo": format!("agents/main/sessions/{old_id}.jsonl.gz"),
+            "tokensCleared": tokens, "mediaDeleted": 0})
+    );
+    let info = c
+        .request("session.get", json!({"sessionKey": key}))
+        .await
+        .payload
+        .unwrap();
+    assert_eq!(
+        (
+            info["sessionId"].clone(),
+            info["messageCount"].clone(),
+            info["tokens"].clone(),
+            info["previousSessionIds"].clone()
+        ),
+        (
+            json!(new_id),
+            json!(0),
+            json!({"input": 0, "output": 0, "total": 0}),
+            json!([old_id])
+        )
+    );
+    assert!(info["lastResetAt"].as_i64().is_some());
+    // The archive holds exactly the old conversation.
+    let old = c
+        .request(
+            "session.transcript",
+            json!({"sessionKey": key, "sessionId": old_id}),
+        )
+        .await
+        .payload
+        .unwrap();
+    assert_eq!(old["messages"], before["messages"]);
+    // The new session starts clean and works.
+    let run = c.chat_send(key, "hello again").await;
+    assert_eq!(
+        c.run_events(&run).await.last().unwrap().state,
+        ChatState::Final
+    );
+    let after = c
+        .request("session.preview", json!({"sessionKey": key}))
+        .await
+        .payload
+        .unwrap();
+    assert_eq!(after["messageCount"], json!(2));
 }
