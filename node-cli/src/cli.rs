@@ -129,6 +129,12 @@ pub enum SessionCommand {
         #[arg(long)]
         json: bool,
     },
+    /// Archive the whole conversation to R2 and start a new session (the
+    /// same key, a new session id; the old transcript stays readable)
+    Reset {
+        /// Session key [default: the configured default session]
+        key: Option<String>,
+    },
     /// Keep the last N messages and archive the rest to R2 (no summary; tool
     /// calls are never separated from their results)
     Compact {

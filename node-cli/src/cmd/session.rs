@@ -8,8 +8,9 @@ use anyhow::{bail, Result};
 use gsv_protocol::{
     method, AssistantMessage, Message, SessionCompactParams, SessionCompactResult,
     SessionGetParams, SessionGetResult, SessionHistoryResult, SessionPatchParams,
-    SessionPreviewParams, SessionPreviewResult, SessionStatsResult, SessionTranscriptParams,
-    SessionTranscriptResult, SessionsListParams, SessionsListResult, TokenCounts,
+    SessionPreviewParams, SessionPreviewResult, SessionResetResult, SessionStatsResult,
+    SessionTranscriptParams, SessionTranscriptResult, SessionsListParams, SessionsListResult,
+    TokenCounts,
 };
 use serde_json::{json, Value};
 use std::io::Write;
@@ -88,6 +89,11 @@ pub async fn execute(
                 let preview: SessionPreviewResult = parse(method::SESSION_PREVIEW, &answer)?;
                 out.write_all(render_preview(&preview).as_bytes())?;
             }
+        }
+        SessionCommand::Reset { key } => {
+            let answer = fetch(target, method::SESSION_RESET, key_or_default(key)).await?;
+            let result: SessionResetResult = parse(method::SESSION_RESET, &answer)?;
+            out.write_all(render_reset(&result).as_bytes())?;
         }
         SessionCommand::Compact { key, keep } => {
             let conn = target.connect().await?;
@@ -361,6 +367,17 @@ pub fn render_history(h: &SessionHistoryResult) -> String {
         ("Current id", h.current_session_id.clone()),
         ("Previous ids", id_list(&h.previous_session_ids)),
     ])
+}
+
+pub fn render_reset(r: &SessionResetResult) -> String {
+    let archived = match &r.archived_to {
+        Some(key) => format!("Archived {} messages to {key}.", r.archived_messages),
+        None => "Nothing to archive.".to_string(),
+    };
+    format!(
+        "Session reset. {archived} New session id {} (was {}).\n",
+        r.new_session_id, r.old_session_id
+    )
 }
 
 pub fn render_compact(r: &SessionCompactResult) -> String {

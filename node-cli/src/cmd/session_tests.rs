@@ -635,3 +635,22 @@ fn compact_and_transcript_rendering() {
         "agent:main:main (session s1): archived messages 3–3\n\nuser: hi\n\n(more: --offset 3)\n"
     );
 }
+
+#[test]
+fn reset_rendering() {
+    use gsv_protocol::{SessionResetResult, TokenCounts};
+    let r = SessionResetResult {
+        ok: true,
+        session_key: "agent:main:main".into(),
+        old_session_id: "old".into(),
+        new_session_id: "new".into(),
+        archived_messages: 4,
+        archived_to: Some("agents/main/sessions/old.jsonl.gz".into()),
+        tokens_cleared: TokenCounts::default(),
+        media_deleted: Some(0),
+    };
+    assert_eq!(
+        render_reset(&r),
+        "Session reset. Archived 4 messages to agents/main/sessions/old.jsonl.gz. New session id new (was old).\n"
+    );
+}
