@@ -14,7 +14,7 @@ use crate::session::transcript::{order_archives, page_slices};
 use crate::workspace::paths::agent_root;
 use gsv_protocol::*;
 use serde::Deserialize;
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use worker::{Bucket, HttpMetadata};
 
 /// Compressed chunks handed out by the archive writer.
@@ -56,14 +56,6 @@ pub async fn compact(core: &Core, p: SessionCompactParams) -> Res<SessionCompact
 
     let now = now_ms();
     let agent = agent_id_of(&meta.session_key);
-    let mut writer = ArchiveWriter::new(CHUNK_BYTES);
-    let mut body = Vec::new();
-    for m in &messages[..split] {
-        if let Some(chunk) = writer.push_message(m).map_err(internal_error)? {
-            body.extend_from_slice(&chunk);
-        }
-    }
-    body.extend(writer.finish().map_err(internal_error)?);
     let key = part_archive_key(&agent, &meta.session_id, now);
     let info = ArchiveInfo {
         session_key: &meta.session_key,
@@ -72,28 +64,16 @@ pub async fn compact(core: &Core, p: SessionCompactParams) -> Res<SessionCompact
         message_count: split as u64,
         archived_at_ms: now,
     };
-    let metadata: HashMap<String, String> = part_archive_metadata(&info, now).into_iter().collect();
-    let bucket = bucket(core)?;
-    let size = body.len() as u64;
-    let http = HttpMetadata {
-        content_type: Some("application/gzip".into()),
-        ..Default::default()
-    };
-    bucket
-        .put(&key, body)
-        .http_metadata(http)
-        .custom_metadata(metadata)
-        .execute()
-        .await
-        .map_err(internal_error)?;
+    let metadata = part_archive_metadata(&info, now);
+    let (check, size) = write_archive(&bucket(core)?, &key, &messages[..split], &metadata).await?;
     // The messages go only once their archive is verifiably there.
-    match bucket.head(&key).await.map_err(internal_error)? {
-        Some(obj) if obj.size() == size => {}
-        _ => {
-            return Err(internal_error(format!(
-                "the archive {key} could not be verified; nothing was removed"
-            )))
-        }
+    if check.size != Some(size)
+        || check.messages_written != split as u64
+        || check.custom_metadata != metadata
+    {
+        return Err(internal_error(format!(
+            "the archive {key} could not be verified; nothing was removed"
+        )));
     }
     core.exec(
         "DELETE FROM messages WHERE idx < ?",
@@ -164,6 +144,49 @@ pub async fn transcript(core: &Core, p: SessionTranscriptParams) -> Res<SessionT
         next_offset: (end < total && !messages.is_empty()).then_some(end as u32),
         messages,
     })
+}
+
+/// Streams `messages` through gzip into `key` with `metadata`, then reads
+/// the stored object's head back (what a caller verifies before deleting
+/// anything) and the size it uploaded.
+async fn write_archive(
+    bucket: &Bucket,
+    key: &str,
+    messages: &[Message],
+    metadata: &BTreeMap<String, String>,
+) -> Res<(ArchiveCheck, u64)> {
+    let mut writer = ArchiveWriter::new(CHUNK_BYTES);
+    let mut body = Vec::new();
+    for m in messages {
+        if let Some(chunk) = writer.push_message(m).map_err(internal_error)? {
+            body.extend_from_slice(&chunk);
+        }
+    }
+    let written = writer.message_count();
+    body.extend(writer.finish().map_err(internal_error)?);
+    let size = body.len() as u64;
+    let custom: HashMap<String, String> = metadata.clone().into_iter().collect();
+    let http = HttpMetadata {
+        content_type: Some("application/gzip".into()),
+        ..Default::default()
+    };
+    bucket
+        .put(key, body)
+        .http_metadata(http)
+        .custom_metadata(custom)
+        .execute()
+        .await
+        .map_err(internal_error)?;
+    let head = bucket.head(key).await.map_err(internal_error)?;
+    let check = ArchiveCheck {
+        messages_written: written,
+        size: head.as_ref().map(|o| o.size()),
+        custom_metadata: head
+            .and_then(|o| o.custom_metadata().ok())
+            .map(|m| m.into_iter().collect())
+            .unwrap_or_default(),
+    };
+    Ok((check, size))
 }
 
 fn bucket(core: &Core) -> Res<Bucket> {
@@ -240,40 +263,13 @@ async fn run_plan(
         match step {
             ResetStep::ArchiveMessages => {
                 let messages = core.messages("SELECT data FROM messages ORDER BY idx", vec![])?;
-                let mut writer = ArchiveWriter::new(CHUNK_BYTES);
-                let mut body = Vec::new();
-                for m in &messages {
-                    if let Some(chunk) = writer.push_message(m).map_err(internal_error)? {
-                        body.extend_from_slice(&chunk);
-                    }
-                }
-                let written = writer.message_count();
-                body.extend(writer.finish().map_err(internal_error)?);
-                let metadata: HashMap<String, String> =
-                    plan.archive_metadata.clone().into_iter().collect();
-                let http = HttpMetadata {
-                    content_type: Some("application/gzip".into()),
-                    ..Default::default()
-                };
-                bucket
-                    .put(&plan.archive_key, body)
-                    .http_metadata(http)
-                    .custom_metadata(metadata)
-                    .execute()
-                    .await
-                    .map_err(internal_error)?;
-                let head = bucket
-                    .head(&plan.archive_key)
-                    .await
-                    .map_err(internal_error)?;
-                let check = ArchiveCheck {
-                    messages_written: written,
-                    size: head.as_ref().map(|o| o.size()),
-                    custom_metadata: head
-                        .and_then(|o| o.custom_metadata().ok())
-                        .map(|m| m.into_iter().collect())
-                        .unwrap_or_default(),
-                };
+                let (check, _) = write_archive(
+                    &bucket,
+                    &plan.archive_key,
+                    &messages,
+                    &plan.archive_metadata,
+                )
+                .await?;
                 plan.verify_archive(&check).map_err(internal_error)?;
             }
             ResetStep::DeleteMedia => {
