@@ -406,6 +406,30 @@ impl Core {
             .map(|n| n as u64)
     }
 
+    /// The whole history, and the part of it from message index `first_idx`
+    /// on (an index, not a position: older messages may be compacted away).
+    fn history_from(&self, first_idx: i64) -> Res<(Vec<Message>, Vec<Message>)> {
+        #[derive(Deserialize)]
+        struct Row {
+            idx: i64,
+            data: String,
+        }
+        let rows: Vec<Row> = self
+            .exec("SELECT idx, data FROM messages ORDER BY idx", vec![])?
+            .to_array()
+            .map_err(internal_error)?;
+        let mut all = Vec::with_capacity(rows.len());
+        let mut from = Vec::new();
+        for row in rows {
+            let message: Message = serde_json::from_str(&row.data).map_err(internal_error)?;
+            if row.idx >= first_idx {
+                from.push(message.clone());
+            }
+            all.push(message);
+        }
+        Ok((all, from))
+    }
+
     pub(super) fn messages(
         &self,
         query: &str,
@@ -708,41 +732,33 @@ impl Core {
     async fn drive_run(&self, run: &CurrentRun) {
         let mut usage: Usage = serde_json::from_str(&run.usage).unwrap_or_default();
         let mut iterations = run.iterations;
-        // Assembled once per run from the workspace, not once per model call.
-        let mut prompt: Option<prompt_load::RunPrompt> = None;
-        loop {
-            let (meta, config) = match (self.meta(""), self.config()) {
-                (Ok(m), Ok(c)) => (m, c),
-                (Err(e), _) | (_, Err(e)) => return self.fail_run(run, &e.message).await,
-            };
-            let mut rc = RunConfig::resolve(&config, &meta.settings);
-            if let Some(reason) = &rc.unusable {
-                return self.fail_run(run, reason).await;
-            }
-            if prompt.is_none() {
-                match prompt_load::assemble(&self.env, &config, &rc, &meta.session_key).await {
-                    Ok(p) => prompt = Some(p),
-                    Err(e) => {
-                        let msg = format!("Could not load the agent's workspace from R2: {e}");
-                        return self.fail_run(run, &msg).await;
-                    }
+        // Config, model and prompt are resolved once per run, not once per
+        // model call: the workspace is read from R2 once.
+        let (meta, config) = match (self.meta(""), self.config()) {
+            (Ok(m), Ok(c)) => (m, c),
+            (Err(e), _) | (_, Err(e)) => return self.fail_run(run, &e.message).await,
+        };
+        let mut rc = RunConfig::resolve(&config, &meta.settings);
+        if let Some(reason) = &rc.unusable {
+            return self.fail_run(run, reason).await;
+        }
+        let run_prompt =
+            match prompt_load::assemble(&self.env, &config, &rc, &meta.session_key).await {
+                Ok(p) => p,
+                Err(e) => {
+                    let msg = format!("Could not load the agent's workspace from R2: {e}");
+                    return self.fail_run(run, &msg).await;
                 }
-            }
-            let Some(run_prompt) = prompt.as_ref() else {
-                continue;
             };
-            rc.system_prompt = run_prompt.system_prompt.clone();
-            let history = match self.messages("SELECT data FROM messages ORDER BY idx", vec![]) {
-                Ok(h) => h,
+        rc.system_prompt = run_prompt.system_prompt.clone();
+        let run_prompt = &run_prompt;
+        loop {
+            let meta = match self.meta("") {
+                Ok(m) => m,
                 Err(e) => return self.fail_run(run, &e.message).await,
             };
-            // `first_idx` is a message index, not a position: older messages
-            // may have been compacted away.
-            let run_messages = match self.messages(
-                "SELECT data FROM messages WHERE idx >= ? ORDER BY idx",
-                vec![run.first_idx.into()],
-            ) {
-                Ok(m) => m,
+            let (history, run_messages) = match self.history_from(run.first_idx) {
+                Ok(h) => h,
                 Err(e) => return self.fail_run(run, &e.message).await,
             };
             if let NextStep::Finished(answer) = next_step(&run_messages) {
