@@ -157,10 +157,12 @@ pub fn apply_edit(
 
 /// Content type stored with a written file, by extension.
 pub fn content_type(path: &WorkspacePath) -> &'static str {
-    let ext = path
-        .as_str()
-        .rsplit_once('.')
-        .map(|(_, e)| e.to_ascii_lowercase());
+    content_type_of(path.as_str())
+}
+
+/// Content type for an R2 key or file name, by extension.
+pub fn content_type_of(name: &str) -> &'static str {
+    let ext = name.rsplit_once('.').map(|(_, e)| e.to_ascii_lowercase());
     match ext.as_deref() {
         Some("md") => "text/markdown; charset=utf-8",
         Some("json") => "application/json",

@@ -9,8 +9,8 @@ mod knowledge;
 mod tools;
 
 pub use edit::{
-    apply_edit, content_type, EditError, Edited, SessionLogsAction, SessionLogsRequest,
-    WorkspaceCall,
+    apply_edit, content_type, content_type_of, EditError, Edited, SessionLogsAction,
+    SessionLogsRequest, WorkspaceCall,
 };
 pub use knowledge::{
     count_memories, memory_sections, what_do_i_know, Knowledge, MemorySection,

@@ -1,6 +1,7 @@
 //! R2 access for the workspace: whole-text reads and writes, paginated
 //! listings with a delimiter, deletes.
 
+use crate::selfreport::content_type_of;
 use worker::{Bucket, HttpMetadata, Result};
 
 /// A text object as read.
@@ -30,7 +31,7 @@ pub async fn read_text(bucket: &Bucket, key: impl Into<String>) -> Result<Option
 pub async fn write_text(bucket: &Bucket, key: impl Into<String>, content: &str) -> Result<()> {
     let key = key.into();
     let metadata = HttpMetadata {
-        content_type: Some(content_type(&key).into()),
+        content_type: Some(content_type_of(&key).into()),
         ..Default::default()
     };
     bucket
@@ -73,14 +74,5 @@ pub async fn list(
             (true, Some(c)) => cursor = Some(c),
             _ => return Ok((keys, prefixes)),
         }
-    }
-}
-
-fn content_type(key: &str) -> &'static str {
-    match key.rsplit('.').next().unwrap_or_default() {
-        "md" => "text/markdown; charset=utf-8",
-        "json" => "application/json",
-        "yaml" | "yml" => "application/yaml",
-        _ => "text/plain; charset=utf-8",
     }
 }
