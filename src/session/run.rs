@@ -44,13 +44,6 @@ pub fn unavailable(name: &str) -> String {
     format!("tool {name} is not available (no node or native tool provides it)")
 }
 
-/// Results for tool calls no connected node or native tool provides.
-pub fn unavailable_tool_results(msg: &AssistantMessage, now: i64) -> Vec<Message> {
-    msg.tool_calls()
-        .map(|(id, name, _)| tool_result(id, name, Err(unavailable(name)), now))
-        .collect()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -108,7 +101,10 @@ mod tests {
             },
         ]);
         assert_eq!(
-            unavailable_tool_results(&calling, 9),
+            calling
+                .tool_calls()
+                .map(|(id, name, _)| tool_result(id, name, Err(unavailable(name)), 9))
+                .collect::<Vec<_>>(),
             vec![Message::ToolResult(ToolResultMessage {
                 tool_call_id: "c1".into(),
                 tool_name: "x__Bash".into(),
