@@ -29,6 +29,19 @@ pub fn gsv_bin() -> PathBuf {
     bin
 }
 
+/// Runs the `gsv` binary against the gateway at `url` with `token`, its
+/// local config in a fresh temporary directory.
+pub fn run_gsv(url: &str, token: &str, args: &[&str]) -> std::process::Output {
+    let config_dir = tempfile::tempdir().unwrap();
+    Command::new(gsv_bin())
+        .args(args)
+        .env("GSV_URL", url)
+        .env("GSV_TOKEN", token)
+        .env("GSV_CONFIG_DIR", config_dir.path())
+        .output()
+        .expect("run gsv")
+}
+
 pub fn free_port() -> u16 {
     TcpListener::bind("127.0.0.1:0")
         .unwrap()

@@ -3,7 +3,7 @@
 //! each uses its own session key.
 
 use gsv_e2e::fake_llm::{FakeLlm, Step, FAKE_API_KEY};
-use gsv_e2e::harness::{gsv_bin, GatewayOptions, Workerd};
+use gsv_e2e::harness::{run_gsv, GatewayOptions, Workerd};
 use gsv_e2e::ws::{connect_params, streamed_text, Client, Closed};
 use gsv_protocol::{ChatState, ContentBlock, Frame, Message, UserContent};
 use serde_json::{json, Value};
@@ -406,14 +406,11 @@ async fn unknown_tool_calls_get_error_results_and_the_run_continues() {
 #[test]
 fn gsv_chat_one_shot_prints_the_streamed_answer() {
     let s = shared();
-    let config_dir = tempfile::tempdir().unwrap();
-    let out = std::process::Command::new(gsv_bin())
-        .args(["chat", "hello from the cli", "-s", "agent:main:e2e:cli"])
-        .env("GSV_URL", s.gw.url())
-        .env("GSV_TOKEN", TOKEN)
-        .env("GSV_CONFIG_DIR", config_dir.path())
-        .output()
-        .unwrap();
+    let out = run_gsv(
+        &s.gw.url(),
+        TOKEN,
+        &["chat", "hello from the cli", "-s", "agent:main:e2e:cli"],
+    );
     assert_eq!(String::from_utf8_lossy(&out.stderr), "");
     assert_eq!(
         String::from_utf8_lossy(&out.stdout),
@@ -425,14 +422,7 @@ fn gsv_chat_one_shot_prints_the_streamed_answer() {
 #[test]
 fn gsv_cli_reports_a_wrong_token_plainly() {
     let s = shared();
-    let config_dir = tempfile::tempdir().unwrap();
-    let out = std::process::Command::new(gsv_bin())
-        .args(["config", "get", "model"])
-        .env("GSV_URL", s.gw.url())
-        .env("GSV_TOKEN", "not-the-token")
-        .env("GSV_CONFIG_DIR", config_dir.path())
-        .output()
-        .unwrap();
+    let out = run_gsv(&s.gw.url(), "not-the-token", &["config", "get", "model"]);
     assert_eq!(out.status.code(), Some(1));
     assert_eq!(
         String::from_utf8_lossy(&out.stderr),
@@ -443,16 +433,7 @@ fn gsv_cli_reports_a_wrong_token_plainly() {
 #[test]
 fn gsv_config_round_trip_through_the_cli() {
     let s = shared();
-    let config_dir = tempfile::tempdir().unwrap();
-    let gsv = |args: &[&str]| {
-        std::process::Command::new(gsv_bin())
-            .args(args)
-            .env("GSV_URL", s.gw.url())
-            .env("GSV_TOKEN", TOKEN)
-            .env("GSV_CONFIG_DIR", config_dir.path())
-            .output()
-            .unwrap()
-    };
+    let gsv = |args: &[&str]| run_gsv(&s.gw.url(), TOKEN, args);
     assert!(gsv(&["config", "set", "compaction.reserveTokens", "12345"])
         .status
         .success());
@@ -584,16 +565,7 @@ async fn sessions_are_listed_patched_and_their_settings_apply() {
 #[test]
 fn gsv_session_set_and_get_through_the_gateway() {
     let s = shared();
-    let config_dir = tempfile::tempdir().unwrap();
-    let gsv = |args: &[&str]| {
-        std::process::Command::new(gsv_bin())
-            .args(args)
-            .env("GSV_URL", s.gw.url())
-            .env("GSV_TOKEN", TOKEN)
-            .env("GSV_CONFIG_DIR", config_dir.path())
-            .output()
-            .unwrap()
-    };
+    let gsv = |args: &[&str]| run_gsv(&s.gw.url(), TOKEN, args);
     let key = "agent:main:e2e:cli-session";
     let out = gsv(&["session", "set", key, "resetPolicy.idleMinutes", "45"]);
     assert!(

@@ -386,14 +386,7 @@ async fn skills_status_reports_skills_and_eligible_ones_reach_the_prompt() {
     );
 
     // The CLI shows the same.
-    let config_dir = tempfile::tempdir().unwrap();
-    let out = std::process::Command::new(gsv_e2e::harness::gsv_bin())
-        .args(["skills", "status"])
-        .env("GSV_URL", gw.url())
-        .env("GSV_TOKEN", TOKEN)
-        .env("GSV_CONFIG_DIR", config_dir.path())
-        .output()
-        .unwrap();
+    let out = gsv_e2e::harness::run_gsv(&gw.url(), TOKEN, &["skills", "status"]);
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(
         out.status.success(),
