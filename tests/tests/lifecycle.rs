@@ -90,6 +90,16 @@ async fn a_gateway_without_a_token_refuses_connections_and_says_how_to_set_one()
             reason: "No auth token configured on the gateway".into()
         })
     );
+    // The CLI passes the gateway's instructions on instead of asking for
+    // another token.
+    let out = gsv_e2e::harness::run_gsv(&gw.url(), "anything", &["chat", "hello"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("wrangler secret put GSV_AUTH_TOKEN"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("rejected the token"), "{stderr}");
 }
 
 #[tokio::test]
