@@ -71,6 +71,101 @@ pub enum Command {
     /// List the agent's sessions; show, preview or change one session
     #[command(subcommand)]
     Session(SessionCommand),
+
+    /// Offer this machine's tools (shell, files, search) to the agent, as a
+    /// service or in the foreground
+    Node(NodeArgs),
+
+    /// List the tools the agent can use, or call one yourself
+    #[command(subcommand)]
+    Tools(ToolsCommand),
+}
+
+#[derive(Debug, Args)]
+#[command(after_help = "\
+Examples:
+  gsv node --foreground --id laptop --workspace ~/code
+  gsv node install --id server --workspace /srv/work    (systemd user unit / launchd agent)
+  gsv node status
+  gsv node logs --follow
+
+Tools see only the workspace directory (symlinks that leave it included) unless
+the node runs with --allow-outside-workspace. Without a subcommand or
+--foreground, `gsv node` installs and starts the service.")]
+pub struct NodeArgs {
+    #[command(subcommand)]
+    pub command: Option<NodeCommand>,
+
+    #[command(flatten)]
+    pub run: NodeRunArgs,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct NodeRunArgs {
+    /// Run in this terminal instead of as a service (logs also go to stderr)
+    #[arg(long)]
+    pub foreground: bool,
+
+    /// Node id, the prefix of its tool names [default: node.id from the local
+    /// config, else node-<hostname>]
+    #[arg(long, value_name = "ID")]
+    pub id: Option<String>,
+
+    /// Directory the tools work in [default: node.workspace from the local
+    /// config, else the current directory]
+    #[arg(long, value_name = "DIR")]
+    pub workspace: Option<PathBuf>,
+
+    /// Let tools read, write and run outside the workspace
+    #[arg(long)]
+    pub allow_outside_workspace: bool,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum NodeCommand {
+    /// Install and start the node as a user service (systemd on Linux, launchd on macOS)
+    Install(NodeRunArgs),
+    /// Stop and remove the service
+    Uninstall,
+    /// Start the installed service
+    Start,
+    /// Stop the service
+    Stop,
+    /// Show whether the service is installed and running
+    Status,
+    /// Show the node's log
+    Logs {
+        /// How many lines to show
+        #[arg(short, long, default_value_t = 100)]
+        lines: usize,
+        /// Keep printing new lines as they are written
+        #[arg(short, long)]
+        follow: bool,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+#[command(after_help = "\
+Examples:
+  gsv tools list
+  gsv tools call laptop__Bash '{\"command\": \"uname -a\"}'
+  gsv tools call laptop__Read '{\"path\": \"README.md\", \"limit\": 20}'")]
+pub enum ToolsCommand {
+    /// List native tools and the tools of every connected node
+    List {
+        /// Print the gateway's whole answer as JSON
+        #[arg(long)]
+        json: bool,
+    },
+    /// Call a node tool and print its result
+    Call {
+        /// Namespaced tool name, NODE__Tool
+        #[arg(value_name = "TOOL")]
+        tool: String,
+        /// Arguments as a JSON object
+        #[arg(value_name = "JSON", default_value = "{}")]
+        args: String,
+    },
 }
 
 #[derive(Debug, Subcommand)]

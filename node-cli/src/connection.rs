@@ -11,13 +11,13 @@ use futures_util::stream::{SplitSink, SplitStream};
 use futures_util::{SinkExt, StreamExt};
 use gsv_protocol::{
     method, AuthParams, ClientInfo, ClientMode, ConnectParams, ErrorShape, EventFrame, Frame,
-    HelloOkResult, ResponseFrame, PROTOCOL_VERSION,
+    HelloOkResult, NodeRuntimeInfo, ResponseFrame, ToolDefinition, PROTOCOL_VERSION,
 };
 use serde_json::Value;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 use tokio::net::TcpStream;
 use tokio::sync::{broadcast, mpsc, oneshot, watch};
 use tokio_tungstenite::tungstenite::Message;
@@ -39,9 +39,24 @@ pub struct Connection {
     reader: tokio::task::JoinHandle<()>,
 }
 
+/// Who this connection is to the gateway.
+#[derive(Debug, Clone)]
+pub enum Identity {
+    /// A chat client or admin command (a fresh id per process).
+    Client,
+    /// A node offering tools.
+    Node {
+        id: String,
+        tools: Vec<ToolDefinition>,
+        runtime: NodeRuntimeInfo,
+    },
+}
+
 /// State the socket tasks and the requesters share.
 struct Shared {
     state: Mutex<State>,
+    /// When the last frame of any kind (pongs included) arrived.
+    last_inbound: Mutex<Instant>,
     closed_tx: watch::Sender<Option<CloseReason>>,
     events: broadcast::Sender<EventFrame>,
 }
@@ -55,6 +70,15 @@ struct State {
 impl Connection {
     /// Opens the socket and performs the v1 handshake as a `client`.
     pub async fn connect(url: &str, token: Option<&str>) -> Result<Self, ConnectError> {
+        Self::connect_as(url, token, &Identity::Client).await
+    }
+
+    /// Opens the socket and performs the v1 handshake as `identity`.
+    pub async fn connect_as(
+        url: &str,
+        token: Option<&str>,
+        identity: &Identity,
+    ) -> Result<Self, ConnectError> {
         if !(url.starts_with("ws://") || url.starts_with("wss://")) {
             let reason = "it must start with ws://, wss://, http:// or https://".to_string();
             return Err(ConnectError::InvalidUrl {
@@ -75,7 +99,7 @@ impl Connection {
             Ok(Ok((socket, _response))) => socket,
         };
         let mut connection = Self::start(socket);
-        let params = connect_params(token);
+        let params = connect_params(token, identity);
         let answer = connection
             .request_with_timeout(method::CONNECT, params, HANDSHAKE_TIMEOUT)
             .await
@@ -103,6 +127,7 @@ impl Connection {
         let (events, _) = broadcast::channel(EVENT_BUFFER);
         let shared = Arc::new(Shared {
             state: Mutex::default(),
+            last_inbound: Mutex::new(Instant::now()),
             closed_tx,
             events,
         });
@@ -188,6 +213,20 @@ impl Connection {
         self.shared.events.subscribe()
     }
 
+    /// Sends a WebSocket ping; the answer (or any frame) shows in `idle_for`.
+    pub fn ping(&self) {
+        let _ = self.outgoing.send(Message::Ping(Default::default()));
+    }
+
+    /// How long since the gateway last sent anything.
+    pub fn idle_for(&self) -> Duration {
+        self.shared
+            .last_inbound
+            .lock()
+            .map(|t| t.elapsed())
+            .unwrap_or_default()
+    }
+
     pub fn close_reason(&self) -> Option<CloseReason> {
         self.shared.lock().closed.clone()
     }
@@ -245,20 +284,29 @@ impl Drop for PendingGuard<'_> {
     }
 }
 
-fn connect_params(token: Option<&str>) -> Value {
+fn connect_params(token: Option<&str>, identity: &Identity) -> Value {
+    let (id, mode, tools, runtime) = match identity {
+        Identity::Client => (new_client_id(), ClientMode::Client, None, None),
+        Identity::Node { id, tools, runtime } => (
+            id.clone(),
+            ClientMode::Node,
+            Some(tools.clone()),
+            Some(serde_json::to_value(runtime).expect("runtime info serializes")),
+        ),
+    };
     let params = ConnectParams {
         min_protocol: PROTOCOL_VERSION,
         max_protocol: PROTOCOL_VERSION,
         client: ClientInfo {
-            id: new_client_id(),
+            id,
             version: env!("CARGO_PKG_VERSION").to_string(),
             platform: std::env::consts::OS.to_string(),
-            mode: ClientMode::Client,
+            mode,
             channel: None,
             account_id: None,
         },
-        tools: None,
-        node_runtime: None,
+        tools,
+        node_runtime: runtime,
         auth: token.map(|t| AuthParams {
             token: Some(t.to_string()),
         }),
@@ -274,7 +322,11 @@ fn new_client_id() -> String {
 
 async fn read_loop(mut stream: SplitStream<Socket>, shared: Arc<Shared>) {
     loop {
-        match stream.next().await {
+        let next = stream.next().await;
+        if let Ok(mut t) = shared.last_inbound.lock() {
+            *t = Instant::now();
+        }
+        match next {
             Some(Ok(Message::Text(text))) => handle_text(&text, &shared),
             // Keep reading after a close frame so tungstenite can answer it.
             Some(Ok(Message::Close(frame))) => shared.mark_closed(CloseReason::from_frame(frame)),

@@ -4,6 +4,10 @@ mod cli;
 mod cmd;
 mod config;
 mod connection;
+mod logs;
+mod node;
+mod service;
+mod tools;
 #[cfg(test)]
 mod test_support;
 

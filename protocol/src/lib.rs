@@ -6,10 +6,12 @@
 pub mod frames;
 pub mod messages;
 pub mod methods;
+pub mod nodes;
 
 pub use frames::*;
 pub use messages::*;
 pub use methods::*;
+pub use nodes::*;
 
 /// The only protocol version this gateway speaks.
 pub const PROTOCOL_VERSION: u32 = 1;

@@ -24,11 +24,18 @@ pub mod method {
     pub const WORKSPACE_READ: &str = "workspace.read";
     pub const WORKSPACE_WRITE: &str = "workspace.write";
     pub const WORKSPACE_DELETE: &str = "workspace.delete";
+    pub const CHAT_ABORT: &str = "chat.abort";
+    pub const TOOLS_LIST: &str = "tools.list";
+    pub const TOOL_INVOKE: &str = "tool.invoke";
+    pub const TOOL_RESULT: &str = "tool.result";
+    pub const NODE_EXEC_EVENT: &str = "node.exec.event";
 }
 
 /// Event names, as on the wire.
 pub mod event {
     pub const CHAT: &str = "chat";
+    /// Gateway → node: run a tool (`ToolInvokeEvent`).
+    pub const TOOL_INVOKE: &str = "tool.invoke";
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]

@@ -109,6 +109,13 @@ pub const ROOT: Ty = Ty::Obj(&[
     ("providers", Ty::Map(&PROVIDER)),
     ("timeouts", TIMEOUTS),
     (
+        "tools",
+        Ty::Obj(&[
+            ("maxResultChars", Ty::Int(1000, 10_000_000)),
+            ("maxIterations", Ty::Int(1, 1000)),
+        ]),
+    ),
+    (
         "transcription",
         Ty::Obj(&[("provider", Ty::OneOf(&["workers-ai", "openai"]))]),
     ),

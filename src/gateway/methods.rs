@@ -10,6 +10,10 @@ enum Callers {
     Clients,
     /// Clients and channel workers (they relay user messages).
     ClientsAndChannels,
+    /// Nodes only: they answer the calls sent to them.
+    Nodes,
+    /// Clients and nodes (v1 nodes use `tools.list` as a keepalive).
+    ClientsAndNodes,
 }
 
 const METHODS: &[(&str, Callers)] = &[
@@ -30,9 +34,14 @@ const METHODS: &[(&str, Callers)] = &[
     (method::WORKSPACE_READ, Callers::Clients),
     (method::WORKSPACE_WRITE, Callers::Clients),
     (method::WORKSPACE_DELETE, Callers::Clients),
+    (method::CHAT_ABORT, Callers::ClientsAndChannels),
+    (method::TOOLS_LIST, Callers::ClientsAndNodes),
+    (method::TOOL_INVOKE, Callers::Clients),
+    (method::TOOL_RESULT, Callers::Nodes),
+    (method::NODE_EXEC_EVENT, Callers::Nodes),
 ];
 
-const EVENTS: &[&str] = &[event::CHAT];
+const EVENTS: &[&str] = &[event::CHAT, event::TOOL_INVOKE];
 
 /// Every method `hello-ok` advertises: exactly those handled, `connect` included.
 pub fn advertised_methods() -> Vec<String> {
@@ -60,6 +69,8 @@ pub fn authorize(mode: ClientMode, name: &str) -> Result<(), ErrorShape> {
     let allowed = match callers {
         Callers::Clients => mode == ClientMode::Client,
         Callers::ClientsAndChannels => matches!(mode, ClientMode::Client | ClientMode::Channel),
+        Callers::Nodes => mode == ClientMode::Node,
+        Callers::ClientsAndNodes => matches!(mode, ClientMode::Client | ClientMode::Node),
     };
     if allowed {
         Ok(())
@@ -101,10 +112,15 @@ mod tests {
                 "workspace.list",
                 "workspace.read",
                 "workspace.write",
-                "workspace.delete"
+                "workspace.delete",
+                "chat.abort",
+                "tools.list",
+                "tool.invoke",
+                "tool.result",
+                "node.exec.event"
             ]
         );
-        assert_eq!(advertised_events(), ["chat"]);
+        assert_eq!(advertised_events(), ["chat", "tool.invoke"]);
     }
 
     #[test]
@@ -125,6 +141,22 @@ mod tests {
             ))
         );
         assert_eq!(authorize(ClientMode::Channel, "chat.send"), Ok(()));
+        assert_eq!(authorize(ClientMode::Node, "tool.result"), Ok(()));
+        assert_eq!(authorize(ClientMode::Node, "tools.list"), Ok(()));
+        assert_eq!(
+            authorize(ClientMode::Client, "tool.result"),
+            Err(ErrorShape::new(
+                403,
+                "Method tool.result is not allowed for client connections"
+            ))
+        );
+        assert_eq!(
+            authorize(ClientMode::Node, "tool.invoke"),
+            Err(ErrorShape::new(
+                403,
+                "Method tool.invoke is not allowed for node connections"
+            ))
+        );
         assert_eq!(
             authorize(ClientMode::Client, "nope.nope"),
             Err(ErrorShape::new(404, "Unknown method: nope.nope"))

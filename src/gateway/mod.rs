@@ -4,3 +4,4 @@
 pub mod auth;
 pub mod intake;
 pub mod methods;
+pub mod nodes;

@@ -2,6 +2,8 @@
 //! `fetch` calls on paths the public router never forwards; an error comes
 //! back as a non-2xx answer whose body is an `ErrorShape`.
 
+use crate::skills::HostInfo;
+use gsv_protocol::{NodeExecEventParams, ToolDefinition};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -26,6 +28,36 @@ pub mod path {
     /// (one text frame per event, in order) while the session is busy, so
     /// streaming costs no object-to-object request per chunk.
     pub const EVENT_LINK: &str = "/internal/event-link";
+    /// Session → Gateway: send a node tool call (`gsv_protocol::ToolRequestParams`).
+    pub const TOOL_REQUEST: &str = "/internal/tool-request";
+    /// Gateway → Session: a node's answer (`gsv_protocol::ToolResultParams`);
+    /// answers `gsv_protocol::AckResult`.
+    pub const TOOL_RESULT: &str = "/tool.result";
+    /// Gateway → Session: a background command ended (`SessionExecEvent`).
+    pub const EXEC_EVENT: &str = "/exec.event";
+    /// Gateway → Session: cancel the current run (`SessionQuery`).
+    pub const ABORT: &str = "/chat.abort";
+}
+
+/// The node tools and hosts connected when a message arrives; the run
+/// offers these tools to the model and names these hosts in its prompt.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct NodeSnapshot {
+    /// Namespaced `{nodeId}__{Tool}`.
+    #[serde(default)]
+    pub tools: Vec<ToolDefinition>,
+    #[serde(default)]
+    pub hosts: Vec<HostInfo>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionExecEvent {
+    pub session_key: String,
+    pub node_id: String,
+    pub event: NodeExecEventParams,
+    pub nodes: NodeSnapshot,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -37,6 +69,8 @@ pub struct SessionChatSend {
     /// The effective gateway config (secrets included) at the time of the
     /// message; the session resolves its run from it.
     pub config: Value,
+    #[serde(default)]
+    pub nodes: NodeSnapshot,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

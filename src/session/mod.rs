@@ -11,4 +11,5 @@ pub mod patch;
 pub mod reset;
 pub mod run;
 pub mod run_config;
+pub mod tools;
 pub mod transcript;

@@ -3,8 +3,9 @@
 
 use gsv_protocol::{AssistantMessage, ContentBlock, Message, ToolResultMessage};
 
-/// Model calls one run may make before it is ended (runaway tool loops).
-pub const MAX_ITERATIONS: u32 = 25;
+/// Model calls one run may make before it is ended (runaway tool loops),
+/// unless `tools.maxIterations` says otherwise.
+pub const DEFAULT_MAX_ITERATIONS: u32 = 25;
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum NextStep {

@@ -3,6 +3,8 @@
 
 use crate::config::{Config, DEFAULT_SYSTEM_PROMPT};
 use crate::llm::{provider_for, Endpoint, ThinkingLevel};
+use crate::session::run::DEFAULT_MAX_ITERATIONS;
+use crate::session::tools::DEFAULT_MAX_RESULT_CHARS;
 use gsv_protocol::SessionSettings;
 
 #[derive(Debug, Clone, PartialEq)]
@@ -16,6 +18,12 @@ pub struct RunConfig {
     pub thinking: ThinkingLevel,
     pub max_tokens: Option<u64>,
     pub llm_timeout_ms: u64,
+    /// How long a tool call may take before it becomes an error result.
+    pub tool_timeout_ms: u64,
+    /// Tool result text beyond this many characters is cut (with a note).
+    pub max_result_chars: usize,
+    /// Model calls one run may make (ends runaway tool loops).
+    pub max_iterations: u32,
     /// Set when the run cannot call the model: the reason, worded for the user.
     pub unusable: Option<String>,
 }
@@ -85,6 +93,15 @@ impl RunConfig {
             thinking,
             max_tokens: settings.max_tokens.or(config.u64_at("model.maxTokens")),
             llm_timeout_ms: config.u64_at("timeouts.llmMs").unwrap_or(300_000),
+            tool_timeout_ms: config.u64_at("timeouts.toolMs").unwrap_or(60_000),
+            max_result_chars: config
+                .u64_at("tools.maxResultChars")
+                .map_or(DEFAULT_MAX_RESULT_CHARS, |n| n as usize),
+            max_iterations: config
+                .u64_at("tools.maxIterations")
+                .map_or(DEFAULT_MAX_ITERATIONS, |n| {
+                    n.min(u64::from(u32::MAX)) as u32
+                }),
             unusable,
         }
     }
@@ -110,6 +127,9 @@ mod tests {
                 thinking: ThinkingLevel::None,
                 max_tokens: None,
                 llm_timeout_ms: 300_000,
+                tool_timeout_ms: 60_000,
+                max_result_chars: 100_000,
+                max_iterations: 25,
                 unusable: Some(
                     "No API key configured for provider 'anthropic'. Set one with: gsv config set apiKeys.anthropic <key>"
                         .into()
@@ -134,6 +154,9 @@ mod tests {
         .unwrap();
         c.set("timeouts.llmMs", json!(5000)).unwrap();
         c.set("systemPrompt", json!("Be brief.")).unwrap();
+        c.set("timeouts.toolMs", json!(2000)).unwrap();
+        c.set("tools", json!({"maxResultChars": 5000, "maxIterations": 3}))
+            .unwrap();
         let rc = RunConfig::resolve(&c, &SessionSettings::default());
         assert_eq!(
             rc,
@@ -149,6 +172,9 @@ mod tests {
                 thinking: ThinkingLevel::High,
                 max_tokens: None,
                 llm_timeout_ms: 5000,
+                tool_timeout_ms: 2000,
+                max_result_chars: 5000,
+                max_iterations: 3,
                 unusable: None,
             }
         );

@@ -8,15 +8,8 @@ use std::collections::BTreeMap;
 /// Host roles a node may declare.
 pub const HOST_ROLES: &[&str] = &["execution", "specialized"];
 
-/// Capability ids a node may declare.
-pub const CAPABILITIES: &[&str] = &[
-    "filesystem.list",
-    "filesystem.read",
-    "filesystem.write",
-    "filesystem.edit",
-    "text.search",
-    "shell.exec",
-];
+/// Capability ids a node may declare (the wire crate holds the list).
+pub const CAPABILITIES: &[&str] = gsv_protocol::capability::ALL;
 
 /// One connected node's runtime info, as validated at connect time and
 /// updated by bin probes. Deserializes from the camelCase wire shape.

@@ -2,6 +2,8 @@
 //! with the hibernation API, answers every request frame, keeps the config,
 //! and fans `chat` events out to the clients watching a session.
 
+mod nodes;
+
 use super::prompt_load;
 use super::rpc::{call_object, internal_error, new_id, now_ms, read_json, reply};
 use super::sql::migrate;
@@ -24,6 +26,15 @@ const MIGRATIONS: &[&str] = &[
     // The sessions the gateway has routed to, for sessions.list.
     "CREATE TABLE sessions (session_key TEXT PRIMARY KEY, created_at INTEGER NOT NULL, last_active_at INTEGER NOT NULL, label TEXT);
      CREATE INDEX sessions_by_activity ON sessions (last_active_at DESC)",
+    // Connected nodes and their tools, tool calls out at nodes (who waits
+    // for each), and background commands whose end a session waits for.
+    "CREATE TABLE nodes (node_id TEXT PRIMARY KEY, conn_id TEXT NOT NULL, tools TEXT NOT NULL,
+        runtime TEXT NOT NULL, connected_at INTEGER NOT NULL);
+     CREATE TABLE tool_calls (call_id TEXT PRIMARY KEY, node_id TEXT NOT NULL, kind TEXT NOT NULL,
+        session_key TEXT, conn_id TEXT, frame_id TEXT, created_at INTEGER NOT NULL, deadline_at INTEGER NOT NULL);
+     CREATE INDEX tool_calls_by_node ON tool_calls (node_id);
+     CREATE TABLE exec_sessions (node_id TEXT NOT NULL, session_id TEXT NOT NULL, session_key TEXT NOT NULL,
+        call_id TEXT NOT NULL, expires_at INTEGER NOT NULL, PRIMARY KEY (node_id, session_id))",
 ];
 
 /// How many sessions one socket follows at most (the newest are kept).
@@ -105,6 +116,13 @@ impl DurableObject for Gateway {
                 self.state.accept_web_socket(&pair.server);
                 Response::from_websocket(pair.client)
             }
+            path::TOOL_REQUEST => {
+                let result = match read_json::<ToolRequestParams>(&mut req).await {
+                    Ok(p) => self.tool_request(p).await,
+                    Err(e) => Err(e),
+                };
+                reply(result)
+            }
             path::CHAT_EVENT => {
                 let result = match read_json::<ChatEvent>(&mut req).await {
                     Ok(evt) => Ok(json!({ "delivered": self.deliver_chat_event(&evt) })),
@@ -142,10 +160,20 @@ impl DurableObject for Gateway {
         };
         let id = req.id.clone();
         let frame = match self.handle_request(&ws, req).await {
-            Ok(payload) => Frame::ok(id, payload),
+            Ok(Some(payload)) => Frame::ok(id, payload),
+            // Answered later (tool.invoke), with this frame's id.
+            Ok(None) => return Ok(()),
             Err(err) => Frame::err(id, err),
         };
         send(&ws, &frame)
+    }
+
+    async fn alarm(&self) -> Result<Response> {
+        if let Err(e) = self.expire(now_ms()).await {
+            console_error!("gateway: expiring tool calls failed: {}", e.message);
+        }
+        self.schedule_alarm().await;
+        Response::ok("ok")
     }
 
     async fn websocket_close(
@@ -156,6 +184,7 @@ impl DurableObject for Gateway {
         _clean: bool,
     ) -> Result<()> {
         self.sockets.replace(None);
+        self.forget(&ws).await;
         // Completes the closing handshake; the socket may already be gone.
         let code = if (1000..5000).contains(&code) && code != 1005 && code != 1006 {
             code as u16
@@ -166,8 +195,9 @@ impl DurableObject for Gateway {
         Ok(())
     }
 
-    async fn websocket_error(&self, _ws: WebSocket, _error: Error) -> Result<()> {
+    async fn websocket_error(&self, ws: WebSocket, _error: Error) -> Result<()> {
         self.sockets.replace(None);
+        self.forget(&ws).await;
         Ok(())
     }
 }
@@ -219,11 +249,42 @@ fn to_value<T: Serialize>(v: &T) -> std::result::Result<Value, ErrorShape> {
 }
 
 impl Gateway {
+    /// A socket closed: what it owed or waited for is settled.
+    async fn forget(&self, ws: &WebSocket) {
+        let Some(att) = ws.deserialize_attachment::<Attachment>().ok().flatten() else {
+            return;
+        };
+        let result = match &att.peer {
+            Some(p) if p.mode == ClientMode::Node => {
+                self.node_gone(&p.client_id, &att.conn_id).await
+            }
+            Some(_) => self.client_gone(&att.conn_id),
+            None => Ok(()),
+        };
+        if let Err(e) = result {
+            console_error!("gateway: cleaning up after a socket failed: {}", e.message);
+        }
+    }
+
+    /// A Session's node tool call.
+    async fn tool_request(&self, p: ToolRequestParams) -> std::result::Result<Value, ErrorShape> {
+        let tool_ms = self
+            .config
+            .borrow()
+            .u64_at("timeouts.toolMs")
+            .unwrap_or(60_000) as i64;
+        let asker = nodes::Asker::Session(&p.session_key);
+        self.send_tool_call(&p.call_id, &p.tool, p.args, asker, tool_ms)?;
+        self.schedule_alarm().await;
+        Ok(json!({"status": "sent"}))
+    }
+
+    /// The answer to a request frame; `None` when it is sent later.
     async fn handle_request(
         &self,
         ws: &WebSocket,
         req: RequestFrame,
-    ) -> std::result::Result<Value, ErrorShape> {
+    ) -> std::result::Result<Option<Value>, ErrorShape> {
         let mut att: Attachment = ws
             .deserialize_attachment()
             .map_err(internal_error)?
@@ -232,7 +293,7 @@ impl Gateway {
             if att.peer.is_some() {
                 return Err(ErrorShape::new(codes::BAD_REQUEST, "Already connected"));
             }
-            return self.handle_connect(ws, &mut att, params(&req)?);
+            return self.handle_connect(ws, &mut att, params(&req)?).map(Some);
         }
         let Some(peer) = att.peer.clone() else {
             return Err(ErrorShape::new(
@@ -241,7 +302,29 @@ impl Gateway {
             ));
         };
         authorize(peer.mode, &req.method)?;
+        if req.method == method::TOOL_INVOKE {
+            self.tool_invoke(&att, &req.id, params(&req)?).await?;
+            return Ok(None);
+        }
+        self.dispatch(ws, att, peer, req).await.map(Some)
+    }
+
+    async fn dispatch(
+        &self,
+        ws: &WebSocket,
+        mut att: Attachment,
+        peer: Peer,
+        req: RequestFrame,
+    ) -> std::result::Result<Value, ErrorShape> {
         match req.method.as_str() {
+            method::TOOLS_LIST => self.tools_list(),
+            method::TOOL_RESULT => self.tool_result(&peer.client_id, params(&req)?).await,
+            method::NODE_EXEC_EVENT => self.exec_event(&peer.client_id, params(&req)?).await,
+            method::CHAT_ABORT => {
+                let p: ChatAbortParams = params(&req)?;
+                self.session_query(ws, &mut att, path::ABORT, p.session_key, None)
+                    .await
+            }
             method::CHAT_SEND => self.chat_send(ws, &mut att, params(&req)?).await,
             method::CONFIG_GET => self.config_get(params(&req)?),
             method::CONFIG_SET => self.config_set(params(&req)?),
@@ -374,6 +457,9 @@ impl Gateway {
             _ => {}
         }
         self.check_token(ws, p.auth.as_ref().and_then(|a| a.token.as_deref()))?;
+        if p.client.mode == ClientMode::Node {
+            self.register_node(&att.conn_id, &p)?;
+        }
 
         let client_id = match (&p.client.mode, &p.client.channel) {
             (ClientMode::Channel, Some(ch)) => {
@@ -613,6 +699,9 @@ impl Gateway {
             ));
         }
         let session_key = self.canonical_key(&p.session_key);
+        if p.message.trim() == "/stop" {
+            return self.stop(ws, att, session_key).await;
+        }
         let run_id = p.run_id.filter(|r| !r.is_empty()).unwrap_or_else(new_id);
         // Watch first, so not even the first streamed chunk is missed.
         self.watch(ws, att, &session_key)?;
@@ -622,6 +711,7 @@ impl Gateway {
             run_id: run_id.clone(),
             message: p.message,
             config: self.config.borrow().effective().clone(),
+            nodes: self.node_snapshot()?,
         };
         let r: SessionChatSendReply =
             call_object(&self.env, "SESSION", &session_key, path::CHAT_SEND, &send).await?;
@@ -632,6 +722,24 @@ impl Gateway {
             queued: r.queued,
             queue_position: r.queued.then_some(r.queue_position),
         })
+    }
+
+    /// `/stop` in a chat: cancels the session's run (v1 slash command shape).
+    async fn stop(
+        &self,
+        ws: &WebSocket,
+        att: &mut Attachment,
+        session_key: String,
+    ) -> std::result::Result<Value, ErrorShape> {
+        let r = self
+            .session_query(ws, att, path::ABORT, session_key, None)
+            .await?;
+        let r: ChatAbortResult = serde_json::from_value(r).map_err(internal_error)?;
+        let response = match r.was_running {
+            true => "Stopped the current run.",
+            false => "Nothing is running.",
+        };
+        Ok(json!({"status": "command", "command": "stop", "response": response}))
     }
 
     async fn session_query(

@@ -11,6 +11,7 @@ use super::tz::time_zone;
 use crate::config::Config;
 use crate::prompt::{build_system_prompt, DailyMemory, PromptContext, PromptLimits, Workspace};
 use crate::routing::{agent_id_of, is_main_session_key, RoutingConfig};
+use crate::session::internal::NodeSnapshot;
 use crate::session::run_config::RunConfig;
 use crate::skills::{skills_status, SkillFile, SkillSource};
 use crate::time::today_and_yesterday;
@@ -23,7 +24,7 @@ use worker::{Bucket, Env};
 /// What a run needs from its agent's workspace, loaded once.
 pub struct RunPrompt {
     pub system_prompt: String,
-    /// The native tools offered to the model.
+    /// The tools offered to the model: native, then the nodes'.
     pub tools: Vec<ToolDefinition>,
     pub agent_id: String,
     pub is_main: bool,
@@ -34,6 +35,7 @@ pub async fn assemble(
     config: &Config,
     rc: &RunConfig,
     session_key: &str,
+    nodes: &NodeSnapshot,
 ) -> worker::Result<RunPrompt> {
     let bucket = env.bucket("STORAGE")?;
     let routing = RoutingConfig::from_config(config);
@@ -90,7 +92,7 @@ pub async fn assemble(
         listed.push(l?.1);
     }
     let skill_files = read_skill_files(&bucket, &agent, &skill_prefixes, &listed).await?;
-    let status = skills_status(&agent, &skill_files, &[], config, now_ms() as u64);
+    let status = skills_status(&agent, &skill_files, &nodes.hosts, config, now_ms() as u64);
 
     let [today_file, yesterday_file] = <[_; 2]>::try_from(daily).unwrap_or_else(|_| unreachable!());
     let ws = Workspace {
@@ -113,7 +115,8 @@ pub async fn assemble(
         skills: status.prompt_skills(),
         ineligible_skills: status.ineligible_count(),
     };
-    let tools = native_tools::definitions(is_main);
+    let mut tools = native_tools::definitions(is_main);
+    tools.extend(nodes.tools.iter().cloned());
     let ctx = PromptContext {
         agent_id: &agent,
         session_key,
@@ -123,7 +126,7 @@ pub async fn assemble(
         timezone,
         channel: None,
         tools: &tools,
-        hosts: &[],
+        hosts: &nodes.hosts,
         base_prompt: &rc.system_prompt,
         heartbeat_prompt: config.str_at("agents.defaultHeartbeat.prompt"),
     };

@@ -5,17 +5,20 @@
 
 use super::archives;
 use super::llm_call::complete;
-use super::native_tools;
 use super::prompt_load;
 use super::rpc::{call_object, internal_error, new_id, now_ms, read_json, reply};
+use super::session_tools::{ToolRun, TOOLS_DEADLINE};
 use super::sql::migrate;
 use crate::config::Config;
 use crate::session::coalesce::DeltaCoalescer;
-use crate::session::internal::{path, SessionChatSend, SessionChatSendReply, SessionQuery};
+use crate::session::internal::{
+    path, NodeSnapshot, SessionChatSend, SessionChatSendReply, SessionExecEvent, SessionQuery,
+};
 use crate::session::meta::SessionMeta;
 use crate::session::patch::apply_patch;
-use crate::session::run::{next_step, tool_result, unavailable, NextStep, MAX_ITERATIONS};
+use crate::session::run::{next_step, NextStep};
 use crate::session::run_config::RunConfig;
+use crate::session::tools::{exec_event_message, ToolWait};
 use gsv_protocol::*;
 use serde::Deserialize;
 use serde_json::Value;
@@ -33,6 +36,13 @@ const MIGRATIONS: &[&str] = &["
 ",
     // A reset in progress (one row): its plan, rewritten after every step.
     "CREATE TABLE reset_plan (id INTEGER PRIMARY KEY CHECK (id = 1), plan TEXT NOT NULL)",
+    // The current turn's tool calls (results stored as they arrive), the
+    // background-command events already queued, and the node tools and
+    // hosts known at the last message.
+    "CREATE TABLE tool_calls (seq INTEGER PRIMARY KEY, call_id TEXT NOT NULL UNIQUE, name TEXT NOT NULL,
+        args TEXT NOT NULL, dispatched INTEGER NOT NULL DEFAULT 0, result TEXT);
+     CREATE TABLE seen_exec_events (event_id TEXT PRIMARY KEY, seen_at INTEGER NOT NULL);
+     ALTER TABLE meta ADD COLUMN nodes TEXT NOT NULL DEFAULT '{}'",
 ];
 
 /// Streamed text is sent to the gateway at most this often.
@@ -47,6 +57,8 @@ const TICK: &str = "tick";
 const TICK_MS: i64 = 10_000;
 /// The event link stays open this long after the last event, for the next run.
 const LINK_IDLE_MS: i64 = 30_000;
+/// Background-command events are recognised as repeats for this long.
+const SEEN_EXEC_EVENT_MS: i64 = 24 * 3600 * 1000;
 
 #[durable_object]
 pub struct Session {
@@ -57,6 +69,7 @@ pub struct Session {
 /// What the loop shares with the object's handlers.
 pub(super) struct Core {
     sql: SqlStorage,
+    storage: Storage,
     pub(super) env: Env,
     /// True while a loop runs in this instance (lost, as it should be, on eviction).
     running: Cell<bool>,
@@ -71,7 +84,7 @@ pub(super) struct Core {
 
 #[derive(Debug, Clone, Deserialize)]
 pub(super) struct CurrentRun {
-    run_id: String,
+    pub(super) run_id: String,
     first_idx: i64,
     usage: String,
     iterations: i64,
@@ -86,6 +99,7 @@ impl DurableObject for Session {
         }
         let core = Core {
             sql,
+            storage: state.storage(),
             env,
             running: Cell::new(false),
             meta: RefCell::new(None),
@@ -154,6 +168,18 @@ impl DurableObject for Session {
                 }
                 Err(e) => Err(e),
             }),
+            path::TOOL_RESULT => reply(match read_json::<ToolResultParams>(&mut req).await {
+                Ok(p) => self.tool_result(p),
+                Err(e) => Err(e),
+            }),
+            path::EXEC_EVENT => reply(match read_json::<SessionExecEvent>(&mut req).await {
+                Ok(ev) => self.exec_event(ev),
+                Err(e) => Err(e),
+            }),
+            path::ABORT => reply(match read_json::<SessionQuery>(&mut req).await {
+                Ok(q) => self.abort(q).await,
+                Err(e) => Err(e),
+            }),
             path::TRANSCRIPT => reply(match read_json::<SessionTranscriptParams>(&mut req).await {
                 Ok(p) => archives::transcript(&self.core, p).await,
                 Err(e) => Err(e),
@@ -170,12 +196,20 @@ impl DurableObject for Session {
         let due = core
             .take_due_deadlines(now)
             .map_err(|e| Error::RustError(e.message))?;
+        if due.iter().any(|k| k == TOOLS_DEADLINE) {
+            // Unanswered calls become timeout errors and the run goes on.
+            core.time_out_tools()
+                .map_err(|e| Error::RustError(e.message))?;
+            if !core.running.get() {
+                run_loop(core.clone()).await;
+            }
+        }
         if due.iter().any(|k| k == TICK) {
             self.tick(now)
                 .await
                 .map_err(|e| Error::RustError(e.message))?;
         }
-        schedule_alarm(core, &self.state.storage()).await;
+        core.schedule().await;
         Response::ok("ok")
     }
 }
@@ -187,7 +221,8 @@ impl Session {
             // The loop is alive in this instance: keep watching.
             return core.set_deadline(TICK, now + TICK_MS);
         }
-        if let Some(run) = core.current_run()? {
+        let waiting = matches!(core.tool_state()?, ToolWait::Waiting);
+        if let Some(run) = core.current_run()?.filter(|_| !waiting) {
             if run.resumes >= MAX_RESUMES {
                 core.fail_run(&run, "The run was interrupted and could not be resumed")
                     .await;
@@ -198,13 +233,13 @@ impl Session {
                 )?;
             }
         }
-        let work_left = core.current_run()?.is_some()
+        let work_left = (core.current_run()?.is_some() && !waiting)
             || core.count("SELECT COUNT(*) AS n FROM run_queue")? > 0
             || archives::reset_pending(core);
         if work_left {
             // Runs the interrupted run and the queue right here: an alarm
             // handler may take its time.
-            return Ok(run_loop(core.clone(), self.state.storage()).await);
+            return Ok(run_loop(core.clone()).await);
         }
         if core.link.borrow().is_some() {
             if now - core.link_used_at.get() >= LINK_IDLE_MS {
@@ -224,6 +259,7 @@ impl Session {
         let mut meta = core.meta(&send.session_key)?;
         meta.updated_at = now_ms();
         core.save_meta(&meta, Some(&send.config))?;
+        core.save_nodes(&send.nodes)?;
         core.exec(
             "INSERT INTO run_queue (run_id, message, queued_at) VALUES (?, ?, ?)",
             vec![send.run_id.into(), send.message.into(), now_ms().into()],
@@ -231,15 +267,91 @@ impl Session {
         let waiting = core.count("SELECT COUNT(*) AS n FROM run_queue")?;
         let busy = core.current_run()?.is_some();
         let position = (waiting - 1 + i64::from(busy)) as u32;
-        if !core.running.get() {
-            // The loop outlives this request; the watchdog covers its death.
-            let (core, storage) = (self.core.clone(), self.state.storage());
-            self.state
-                .wait_until(async move { run_loop(core, storage).await });
-        }
+        self.start_loop();
         Ok(SessionChatSendReply {
             queued: position > 0,
             queue_position: position,
+        })
+    }
+
+    /// Runs the loop past this request; the watchdog covers its death.
+    fn start_loop(&self) {
+        if !self.core.running.get() {
+            let core = self.core.clone();
+            self.state.wait_until(async move { run_loop(core).await });
+        }
+    }
+
+    fn tool_result(&self, p: ToolResultParams) -> std::result::Result<AckResult, ErrorShape> {
+        let (ack, complete) = self.core.take_tool_result(p)?;
+        if complete {
+            self.start_loop();
+        }
+        Ok(ack)
+    }
+
+    /// A background command of this session ended: the agent hears of it
+    /// in a run of its own, queued like a message (once per event).
+    fn exec_event(&self, ev: SessionExecEvent) -> std::result::Result<AckResult, ErrorShape> {
+        let core = &self.core;
+        core.meta(&ev.session_key)?;
+        let seen = core.count_with(
+            "SELECT COUNT(*) AS n FROM seen_exec_events WHERE event_id = ?",
+            vec![ev.event.event_id.as_str().into()],
+        )?;
+        if seen > 0 {
+            return Ok(AckResult {
+                ok: true,
+                dropped: Some(true),
+            });
+        }
+        let now = now_ms();
+        core.exec(
+            "DELETE FROM seen_exec_events WHERE seen_at < ?",
+            vec![(now - SEEN_EXEC_EVENT_MS).into()],
+        )?;
+        core.exec(
+            "INSERT INTO seen_exec_events (event_id, seen_at) VALUES (?, ?)",
+            vec![ev.event.event_id.as_str().into(), now.into()],
+        )?;
+        core.save_nodes(&ev.nodes)?;
+        core.exec(
+            "INSERT INTO run_queue (run_id, message, queued_at) VALUES (?, ?, ?)",
+            vec![
+                new_id().into(),
+                exec_event_message(&ev.node_id, &ev.event).into(),
+                now.into(),
+            ],
+        )?;
+        self.start_loop();
+        Ok(AckResult {
+            ok: true,
+            dropped: None,
+        })
+    }
+
+    /// Cancels the current run and forgets its outstanding tool calls; a
+    /// loop still waiting on the model drops the answer when it comes.
+    async fn abort(&self, q: SessionQuery) -> std::result::Result<ChatAbortResult, ErrorShape> {
+        let core = &self.core;
+        core.meta(&q.session_key)?;
+        let Some(run) = core.current_run()? else {
+            return Ok(ChatAbortResult {
+                ok: true,
+                was_running: false,
+                run_id: None,
+                pending_tools_cancelled: 0,
+            });
+        };
+        let cancelled = core.cancel_tools()?;
+        core.fail_run(&run, "Run cancelled by user").await;
+        core.schedule().await;
+        self.start_loop();
+        Ok(ChatAbortResult {
+            ok: true,
+            was_running: true,
+            run_id: Some(run.run_id),
+            pending_tools_cancelled: cancelled,
         })
     }
 
@@ -294,7 +406,7 @@ impl Session {
 
 /// Runs the current run (resuming it if it was interrupted), then every
 /// queued message in order, each in its own run.
-async fn run_loop(core: Rc<Core>, storage: Storage) {
+async fn run_loop(core: Rc<Core>) {
     if core.running.replace(true) {
         return;
     }
@@ -303,7 +415,7 @@ async fn run_loop(core: Rc<Core>, storage: Storage) {
         console_error!("session: resuming a reset failed: {}", e.message);
         core.running.set(false);
         if let Ok(true) = core.ensure_tick() {
-            schedule_alarm(&core, &storage).await;
+            core.schedule().await;
         }
         return;
     }
@@ -324,11 +436,14 @@ async fn run_loop(core: Rc<Core>, storage: Storage) {
         };
         let Some(run) = run else { break };
         match core.ensure_tick() {
-            Ok(true) => schedule_alarm(&core, &storage).await,
+            Ok(true) => core.schedule().await,
             Ok(false) => {}
             Err(e) => console_error!("session: {}", e.message),
         }
-        core.drive_run(&run).await;
+        if !core.drive_run(&run).await {
+            // Waiting on tool calls: a result or the deadline resumes it.
+            break;
+        }
     }
     // The tick stays: it closes the event link once idle.
     core.running.set(false);
@@ -353,52 +468,64 @@ async fn open_link(env: &Env) -> Result<WebSocket> {
     Ok(ws)
 }
 
-/// Points the object's one alarm at its earliest deadline.
-async fn schedule_alarm(core: &Core, storage: &Storage) {
-    #[derive(Deserialize)]
-    struct Next {
-        at: Option<f64>,
-    }
-    let next = core
-        .sql
-        .exec("SELECT MIN(at_ms) AS at FROM deadlines", None)
-        .and_then(|c| c.one::<Next>())
-        .ok()
-        .and_then(|n| n.at)
-        .map(|at| at as i64);
-    if next.is_some() && next == core.alarm_at.get() {
-        return;
-    }
-    let result = match next {
-        Some(at) => {
-            storage
-                .set_alarm(ScheduledTime::new(js_sys::Date::new(&(at as f64).into())))
-                .await
-        }
-        None => storage.delete_alarm().await,
-    };
-    match result {
-        Ok(()) => core.alarm_at.set(next),
-        Err(e) => console_error!("session: scheduling the alarm failed: {e}"),
-    }
-}
-
 pub(super) type Res<T> = std::result::Result<T, ErrorShape>;
 
 impl Core {
+    /// Points the object's one alarm at its earliest deadline.
+    pub(super) async fn schedule(&self) {
+        #[derive(Deserialize)]
+        struct Next {
+            at: Option<f64>,
+        }
+        let next = self
+            .sql
+            .exec("SELECT MIN(at_ms) AS at FROM deadlines", None)
+            .and_then(|c| c.one::<Next>())
+            .ok()
+            .and_then(|n| n.at)
+            .map(|at| at as i64);
+        if next.is_some() && next == self.alarm_at.get() {
+            return;
+        }
+        let result = match next {
+            Some(at) => {
+                self.storage
+                    .set_alarm(ScheduledTime::new(js_sys::Date::new(&(at as f64).into())))
+                    .await
+            }
+            None => self.storage.delete_alarm().await,
+        };
+        match result {
+            Ok(()) => self.alarm_at.set(next),
+            Err(e) => console_error!("session: scheduling the alarm failed: {e}"),
+        }
+    }
+
     pub(super) fn exec(&self, query: &str, bindings: Vec<SqlStorageValue>) -> Res<SqlCursor> {
         self.sql.exec(query, bindings).map_err(internal_error)
     }
 
     fn count(&self, query: &str) -> Res<i64> {
+        self.count_with(query, vec![])
+    }
+
+    fn count_with(&self, query: &str, bindings: Vec<SqlStorageValue>) -> Res<i64> {
         #[derive(Deserialize)]
         struct N {
             n: i64,
         }
-        self.exec(query, vec![])?
+        self.exec(query, bindings)?
             .one::<N>()
             .map(|r| r.n)
             .map_err(internal_error)
+    }
+
+    /// Whether `run` is still the current run (not cancelled meanwhile).
+    pub(super) fn is_current(&self, run: &CurrentRun) -> bool {
+        self.current_run()
+            .ok()
+            .flatten()
+            .is_some_and(|r| r.run_id == run.run_id)
     }
 
     pub(super) fn message_count(&self) -> Res<u64> {
@@ -448,7 +575,7 @@ impl Core {
             .collect()
     }
 
-    fn append(&self, msg: &Message) -> Res<()> {
+    pub(super) fn append(&self, msg: &Message) -> Res<()> {
         let data = serde_json::to_string(msg).map_err(internal_error)?;
         self.exec(
             "INSERT INTO messages (idx, role, data, timestamp) VALUES ((SELECT COALESCE(MAX(idx), -1) + 1 FROM messages), ?, ?, ?)",
@@ -501,6 +628,33 @@ impl Core {
         }
         self.meta.replace(Some(meta.clone()));
         Ok(())
+    }
+
+    /// The run settings from the stored config and session settings.
+    pub(super) fn run_config(&self) -> Res<RunConfig> {
+        let meta = self.meta("")?;
+        Ok(RunConfig::resolve(&self.config()?, &meta.settings))
+    }
+
+    fn save_nodes(&self, nodes: &NodeSnapshot) -> Res<()> {
+        let data = serde_json::to_string(nodes).map_err(internal_error)?;
+        self.exec("UPDATE meta SET nodes = ? WHERE id = 1", vec![data.into()])?;
+        Ok(())
+    }
+
+    fn nodes(&self) -> Res<NodeSnapshot> {
+        #[derive(Deserialize)]
+        struct Row {
+            nodes: String,
+        }
+        let rows: Vec<Row> = self
+            .exec("SELECT nodes FROM meta WHERE id = 1", vec![])?
+            .to_array()
+            .map_err(internal_error)?;
+        Ok(rows
+            .first()
+            .and_then(|r| serde_json::from_str(&r.nodes).ok())
+            .unwrap_or_default())
     }
 
     fn config(&self) -> Res<Config> {
@@ -665,7 +819,7 @@ impl Core {
     }
 
     /// Ends the current run with an error event; its messages stay stored.
-    async fn fail_run(&self, run: &CurrentRun, error: &str) {
+    pub(super) async fn fail_run(&self, run: &CurrentRun, error: &str) {
         let evt = ChatEvent {
             error: Some(error.to_string()),
             ..self.event(run, ChatState::Error)
@@ -691,84 +845,73 @@ impl Core {
         let _ = self.exec("DELETE FROM current_run WHERE id = 1", vec![]);
     }
 
-    /// Runs every tool call of one assistant turn at once; the results come
-    /// back in the order of the calls.
-    async fn run_tools(
-        &self,
-        answer: &AssistantMessage,
-        prompt: &prompt_load::RunPrompt,
-        model: &str,
-    ) -> Vec<Message> {
-        let bucket = match self.env.bucket("STORAGE") {
-            Ok(b) => b,
-            Err(e) => {
-                let now = now_ms();
-                return answer
-                    .tool_calls()
-                    .map(|(id, name, _)| tool_result(id, name, Err(e.to_string()), now))
-                    .collect();
-            }
-        };
-        let ctx = native_tools::ToolContext {
-            bucket: &bucket,
-            agent_id: &prompt.agent_id,
-            model,
-            is_main: prompt.is_main,
-        };
-        let calls = answer.tool_calls().map(|(id, name, args)| {
-            let ctx = &ctx;
-            async move {
-                let outcome = match native_tools::is_native(name, ctx.is_main) {
-                    true => native_tools::execute(ctx, name, args).await,
-                    false => Err(unavailable(name)),
-                };
-                tool_result(id, name, outcome, now_ms())
-            }
-        });
-        futures::future::join_all(calls).await
-    }
-
-    /// Takes the current run through model calls until it has its answer.
-    async fn drive_run(&self, run: &CurrentRun) {
+    /// Takes the current run through model calls and tool calls until it
+    /// has its answer (true), or must wait for tool results (false).
+    async fn drive_run(&self, run: &CurrentRun) -> bool {
         let mut usage: Usage = serde_json::from_str(&run.usage).unwrap_or_default();
         let mut iterations = run.iterations;
         // Config, model and prompt are resolved once per run, not once per
         // model call: the workspace is read from R2 once.
-        let (meta, config) = match (self.meta(""), self.config()) {
-            (Ok(m), Ok(c)) => (m, c),
-            (Err(e), _) | (_, Err(e)) => return self.fail_run(run, &e.message).await,
+        let (meta, config, nodes) = match (self.meta(""), self.config(), self.nodes()) {
+            (Ok(m), Ok(c), Ok(n)) => (m, c, n),
+            (Err(e), _, _) | (_, Err(e), _) | (_, _, Err(e)) => {
+                self.fail_run(run, &e.message).await;
+                return true;
+            }
         };
         let mut rc = RunConfig::resolve(&config, &meta.settings);
         if let Some(reason) = &rc.unusable {
-            return self.fail_run(run, reason).await;
+            self.fail_run(run, reason).await;
+            return true;
         }
         let run_prompt =
-            match prompt_load::assemble(&self.env, &config, &rc, &meta.session_key).await {
+            match prompt_load::assemble(&self.env, &config, &rc, &meta.session_key, &nodes).await {
                 Ok(p) => p,
                 Err(e) => {
                     let msg = format!("Could not load the agent's workspace from R2: {e}");
-                    return self.fail_run(run, &msg).await;
+                    self.fail_run(run, &msg).await;
+                    return true;
                 }
             };
         rc.system_prompt = run_prompt.system_prompt.clone();
-        let run_prompt = &run_prompt;
+        let tool_run = ToolRun {
+            prompt: &run_prompt,
+            rc: &rc,
+            session_key: &meta.session_key,
+        };
         loop {
+            match self.settle_tools(run, &tool_run).await {
+                Ok(true) => {}
+                Ok(false) => return false,
+                Err(e) => {
+                    self.fail_run(run, &e.message).await;
+                    return true;
+                }
+            }
+            if !self.is_current(run) {
+                return true;
+            }
             let meta = match self.meta("") {
                 Ok(m) => m,
-                Err(e) => return self.fail_run(run, &e.message).await,
+                Err(e) => {
+                    self.fail_run(run, &e.message).await;
+                    return true;
+                }
             };
             let (history, run_messages) = match self.history_from(run.first_idx) {
                 Ok(h) => h,
-                Err(e) => return self.fail_run(run, &e.message).await,
+                Err(e) => {
+                    self.fail_run(run, &e.message).await;
+                    return true;
+                }
             };
             if let NextStep::Finished(answer) = next_step(&run_messages) {
-                return self.finish_run(run, answer, usage, None).await;
+                self.finish_run(run, answer, usage, None).await;
+                return true;
             }
-            if iterations >= i64::from(MAX_ITERATIONS) {
-                let msg = format!(
-                    "Stopped after {MAX_ITERATIONS} model calls in one run without a final answer"
-                );
-                return self.fail_run(run, &msg).await;
+            if iterations >= i64::from(rc.max_iterations) {
+                self.stop_runaway(run, rc.max_iterations, usage).await;
+                return true;
             }
             iterations += 1;
             let _ = self.exec(
@@ -795,14 +938,18 @@ impl Core {
                 }
             };
             let result = complete(&rc, &history, &run_prompt.tools, on_text).await;
+            if !self.is_current(run) {
+                // Cancelled while the model answered: the answer is dropped.
+                return true;
+            }
             // The text not yet sent rides on the partial/final event.
             let tail = coalescer.borrow_mut().take_rest();
             let answer = match result {
                 Ok(a) => a,
                 Err(e) => {
-                    return self
-                        .fail_run(run, &format!("Model call failed: {}", e.message))
-                        .await
+                    self.fail_run(run, &format!("Model call failed: {}", e.message))
+                        .await;
+                    return true;
                 }
             };
             if let Some(u) = &answer.usage {
@@ -816,11 +963,17 @@ impl Core {
                 "UPDATE current_run SET usage = ? WHERE id = 1",
                 vec![serde_json::to_string(&usage).unwrap_or_default().into()],
             );
-            if let Err(e) = self.append(&Message::Assistant(answer.clone())) {
-                return self.fail_run(run, &e.message).await;
+            // The turn and its calls are stored in one synchronous step.
+            if let Err(e) = self
+                .append(&Message::Assistant(answer.clone()))
+                .and_then(|_| self.store_calls(&answer))
+            {
+                self.fail_run(run, &e.message).await;
+                return true;
             }
             if !answer.has_tool_calls() {
-                return self.finish_run(run, answer, usage, tail).await;
+                self.finish_run(run, answer, usage, tail).await;
+                return true;
             }
             if !answer.text().is_empty() {
                 self.emit(ChatEvent {
@@ -830,11 +983,28 @@ impl Core {
                 })
                 .await;
             }
-            for result in self.run_tools(&answer, run_prompt, &rc.model).await {
-                if let Err(e) = self.append(&result) {
-                    return self.fail_run(run, &e.message).await;
-                }
-            }
         }
+    }
+
+    /// Ends a run that keeps calling tools with a final message saying so.
+    async fn stop_runaway(&self, run: &CurrentRun, max: u32, usage: Usage) {
+        let text = format!(
+            "I stopped after {max} model calls in this run without reaching an answer \
+             (the limit is tools.maxIterations = {max}). Tell me to continue if you want me to keep going."
+        );
+        let message = AssistantMessage {
+            content: vec![AssistantBlock::Text { text }],
+            api: None,
+            provider: None,
+            model: None,
+            usage: None,
+            stop_reason: Some(StopReason::Stop),
+            error_message: None,
+            timestamp: now_ms(),
+        };
+        if let Err(e) = self.append(&Message::Assistant(message.clone())) {
+            return self.fail_run(run, &e.message).await;
+        }
+        self.finish_run(run, message, usage, None).await;
     }
 }

@@ -280,3 +280,67 @@ pub fn gateway_dev_config() -> String {
     );
     String::from_utf8(out.stdout).unwrap()
 }
+
+/// A real `gsv node --foreground` process, killed on drop.
+pub struct Node {
+    child: Option<Child>,
+    pub id: String,
+    /// Its workspace (a fresh temporary directory unless given).
+    pub workspace: PathBuf,
+    _dirs: Vec<tempfile::TempDir>,
+}
+
+impl Node {
+    /// Starts a node with a fresh workspace.
+    pub fn start(url: &str, token: &str, id: &str) -> Self {
+        let ws = tempfile::tempdir().unwrap();
+        let path = ws.path().canonicalize().unwrap();
+        let mut node = Self::start_in(url, token, id, &path, &[]);
+        node._dirs.push(ws);
+        node
+    }
+
+    /// Starts a node on `workspace` with extra flags.
+    pub fn start_in(url: &str, token: &str, id: &str, workspace: &Path, flags: &[&str]) -> Self {
+        let home = tempfile::tempdir().unwrap();
+        let child = Command::new(gsv_bin())
+            .args(["node", "--foreground", "--id", id, "--workspace"])
+            .arg(workspace)
+            .args(flags)
+            .env("GSV_URL", url)
+            .env("GSV_TOKEN", token)
+            .env("GSV_CONFIG_DIR", home.path())
+            .env("GSV_HOME", home.path())
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start gsv node");
+        Self {
+            child: Some(child),
+            id: id.to_string(),
+            workspace: workspace.to_path_buf(),
+            _dirs: vec![home],
+        }
+    }
+
+    /// The node's JSONL log so far.
+    pub fn log(&self) -> String {
+        let home = self._dirs[0].path();
+        std::fs::read_to_string(home.join("logs").join("node.log")).unwrap_or_default()
+    }
+
+    /// SIGKILL, as a crash or a pulled cable would.
+    pub fn kill(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
+impl Drop for Node {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}

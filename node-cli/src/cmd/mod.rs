@@ -4,8 +4,10 @@ pub mod chat;
 mod chat_render;
 mod config;
 mod local_config;
+mod node;
 mod session;
 mod skills;
+mod tools;
 mod workspace;
 
 use crate::cli::{Cli, Command};
@@ -65,6 +67,19 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Skills(command) => {
             let target = GatewayTarget::resolve(cli.url, cli.token, &config());
             skills::run(&target, command)
+                .await
+                .map(|()| ExitCode::SUCCESS)
+        }
+        Command::Node(args) => {
+            let config = config();
+            let target = GatewayTarget::resolve(cli.url, cli.token, &config);
+            node::run(&target, args, &config)
+                .await
+                .map(|()| ExitCode::SUCCESS)
+        }
+        Command::Tools(command) => {
+            let target = GatewayTarget::resolve(cli.url, cli.token, &config());
+            tools::run(&target, command)
                 .await
                 .map(|()| ExitCode::SUCCESS)
         }

@@ -125,6 +125,11 @@ pub enum ConnectError {
     Refused {
         reason: String,
     },
+    /// The gateway refused what this connect said (protocol version, node
+    /// registration): retrying the same connect cannot help.
+    Invalid {
+        reason: String,
+    },
     HandshakeTimeout {
         url: String,
     },
@@ -169,6 +174,13 @@ impl ConnectError {
         match error {
             RequestError::Gateway(e) if e.code == codes::UNAUTHORIZED => {
                 ConnectError::TokenRejected { token_sent }
+            }
+            RequestError::Gateway(e)
+                if e.code == codes::INVALID_CONNECT || e.code == codes::UNSUPPORTED_PROTOCOL =>
+            {
+                ConnectError::Invalid {
+                    reason: e.to_string(),
+                }
             }
             RequestError::Gateway(e) => ConnectError::Refused {
                 reason: e.to_string(),
@@ -219,6 +231,9 @@ impl fmt::Display for ConnectError {
             ),
             ConnectError::Refused { reason } => {
                 write!(f, "The gateway refused the connection: {reason}")
+            }
+            ConnectError::Invalid { reason } => {
+                write!(f, "The gateway refused this connection as sent: {reason}")
             }
             ConnectError::HandshakeTimeout { url } => write!(
                 f,

@@ -1,0 +1,225 @@
+//! `gsv node --foreground`: connects to the gateway as a node, runs the
+//! tool calls it sends (each in its own task, so calls run in parallel),
+//! and reconnects after drops with exponential backoff and jitter. Results
+//! and background-command events are kept in an outbox until the gateway
+//! acknowledges them, so a call that finishes while the link is down is
+//! delivered after the reconnect.
+
+mod backoff;
+mod outbox;
+
+use crate::connection::{ConnectError, Connection, Identity, RequestError};
+use crate::logs::NodeLog;
+use crate::tools::Toolbox;
+use backoff::Backoff;
+use gsv_protocol::{event, ToolInvokeEvent, ToolResultParams};
+use outbox::{Outbox, Outgoing};
+use serde_json::json;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::mpsc;
+
+/// A ping goes out after this much silence from the gateway...
+const PING_AFTER: Duration = Duration::from_secs(20);
+/// ...and the link is declared dead after this much.
+const DEAD_AFTER: Duration = Duration::from_secs(45);
+/// Unacknowledged items are retried this often while connected.
+const RETRY_EVERY: Duration = Duration::from_secs(5);
+/// How long one delivery waits for the gateway's answer.
+const DELIVERY_TIMEOUT: Duration = Duration::from_secs(20);
+
+pub struct NodeOptions {
+    pub url: String,
+    pub token: Option<String>,
+    pub id: String,
+    pub workspace: PathBuf,
+    /// False when the operator allowed paths outside the workspace.
+    pub confine: bool,
+}
+
+/// What comes back to the main loop from the tasks it spawns.
+enum Report {
+    /// A finished call or a background-command event, to deliver.
+    Owed(Outgoing),
+    /// The gateway took it, or refused it for good.
+    Settled(Outgoing),
+    /// The delivery failed with the link: keep it for later.
+    Unsent(Outgoing),
+}
+
+/// Runs until the process is stopped; returns only on a configuration
+/// error that retrying cannot fix.
+pub async fn run(opts: NodeOptions, log: NodeLog) -> anyhow::Result<()> {
+    let (toolbox, mut exec_events) = Toolbox::new(opts.workspace.clone(), opts.confine)
+        .map_err(|e| anyhow::anyhow!("workspace {}: {e}", opts.workspace.display()))?;
+    let identity = Identity::Node {
+        id: opts.id.clone(),
+        tools: toolbox.definitions(),
+        runtime: toolbox.runtime_info(),
+    };
+    let (reports, mut inbox) = mpsc::unbounded_channel::<Report>();
+    {
+        // Background-command events join the outbox like results.
+        let reports = reports.clone();
+        tokio::spawn(async move {
+            while let Some(ev) = exec_events.recv().await {
+                let _ = reports.send(Report::Owed(Outgoing::ExecEvent(ev)));
+            }
+        });
+    }
+    log.info(
+        "node starting",
+        json!({"nodeId": opts.id, "workspace": toolbox.workspace(), "confined": opts.confine, "url": opts.url}),
+    );
+    let mut outbox = Outbox::default();
+    let mut backoff = Backoff::default();
+    loop {
+        match Connection::connect_as(&opts.url, opts.token.as_deref(), &identity).await {
+            Ok(conn) => {
+                backoff.reset();
+                log.info(
+                    "connected",
+                    json!({"nodeId": opts.id, "owed": outbox.len()}),
+                );
+                let conn = Arc::new(conn);
+                let why = serve(&conn, &toolbox, &mut outbox, &reports, &mut inbox, &log).await;
+                log.warn("disconnected", json!({"reason": why}));
+            }
+            Err(e @ (ConnectError::Invalid { .. } | ConnectError::InvalidUrl { .. })) => {
+                log.error("connect refused", json!({"error": e.to_string()}));
+                return Err(e.into());
+            }
+            Err(e) => log.warn("connect failed", json!({"error": e.to_string()})),
+        }
+        let wait = backoff.next_delay();
+        log.info("reconnecting", json!({"inMs": wait.as_millis() as u64}));
+        // Calls finishing meanwhile are kept for the next connection.
+        let sleep = tokio::time::sleep(wait);
+        tokio::pin!(sleep);
+        loop {
+            tokio::select! {
+                _ = &mut sleep => break,
+                Some(report) = inbox.recv() => keep(&mut outbox, report),
+            }
+        }
+    }
+}
+
+fn keep(outbox: &mut Outbox, report: Report) {
+    match report {
+        Report::Owed(item) | Report::Unsent(item) => outbox.push(item),
+        Report::Settled(item) => outbox.settled(&item),
+    }
+}
+
+/// Serves one connection until it ends; returns why it ended.
+async fn serve(
+    conn: &Arc<Connection>,
+    toolbox: &Toolbox,
+    outbox: &mut Outbox,
+    reports: &mpsc::UnboundedSender<Report>,
+    inbox: &mut mpsc::UnboundedReceiver<Report>,
+    log: &NodeLog,
+) -> String {
+    let mut events = conn.events();
+    let mut tick = tokio::time::interval(RETRY_EVERY.min(PING_AFTER));
+    let mut last_retry = tokio::time::Instant::now();
+    deliver_ready(conn, outbox, reports);
+    loop {
+        tokio::select! {
+            reason = conn.closed() => return reason.to_string(),
+            evt = events.recv() => match evt {
+                Ok(evt) if evt.event == event::TOOL_INVOKE => {
+                    match serde_json::from_value::<ToolInvokeEvent>(evt.payload.unwrap_or_default()) {
+                        Ok(call) => {
+                            outbox.call_started(&call.call_id);
+                            spawn_call(toolbox, call, reports, log);
+                        }
+                        Err(e) => log.warn("malformed tool.invoke", json!({"error": e.to_string()})),
+                    }
+                }
+                Ok(_) => {}
+                Err(tokio::sync::broadcast::error::RecvError::Lagged(n)) => {
+                    log.error("events lost", json!({"count": n}));
+                }
+                Err(_) => return "event stream ended".into(),
+            },
+            Some(report) = inbox.recv() => {
+                let fresh = matches!(report, Report::Owed(_) | Report::Settled(_));
+                keep(outbox, report);
+                if fresh {
+                    deliver_ready(conn, outbox, reports);
+                }
+            }
+            _ = tick.tick() => {
+                let idle = conn.idle_for();
+                if idle >= DEAD_AFTER {
+                    return format!("no answer from the gateway for {} s", idle.as_secs());
+                }
+                if idle >= PING_AFTER {
+                    conn.ping();
+                }
+                if last_retry.elapsed() >= RETRY_EVERY && outbox.len() > 0 {
+                    last_retry = tokio::time::Instant::now();
+                    deliver_ready(conn, outbox, reports);
+                }
+            }
+        }
+    }
+}
+
+fn spawn_call(
+    toolbox: &Toolbox,
+    call: ToolInvokeEvent,
+    reports: &mpsc::UnboundedSender<Report>,
+    log: &NodeLog,
+) {
+    let (toolbox, reports, log) = (toolbox.clone(), reports.clone(), log.clone());
+    tokio::spawn(async move {
+        let started = std::time::Instant::now();
+        let outcome = toolbox
+            .call(&call.tool, call.args, Some(&call.call_id))
+            .await;
+        log.info(
+            "tool call",
+            json!({"callId": call.call_id, "tool": call.tool, "ok": outcome.is_ok(),
+                   "ms": started.elapsed().as_millis() as u64}),
+        );
+        let (result, error) = match outcome {
+            Ok(v) => (Some(v), None),
+            Err(e) => (None, Some(e)),
+        };
+        let params = ToolResultParams {
+            call_id: call.call_id,
+            result,
+            error,
+        };
+        let _ = reports.send(Report::Owed(Outgoing::ToolResult(params)));
+    });
+}
+
+/// Sends every item that may go now, each in its own task.
+fn deliver_ready(
+    conn: &Arc<Connection>,
+    outbox: &mut Outbox,
+    reports: &mpsc::UnboundedSender<Report>,
+) {
+    for item in outbox.take_ready() {
+        let (conn, reports) = (conn.clone(), reports.clone());
+        tokio::spawn(async move {
+            let sent = conn
+                .request_with_timeout(item.method(), item.params(), DELIVERY_TIMEOUT)
+                .await;
+            let report = match sent {
+                Ok(_) => Report::Settled(item),
+                // The gateway asks for a retry (its session was unreachable).
+                Err(RequestError::Gateway(e)) if e.retryable == Some(true) => Report::Unsent(item),
+                // Refused for good (a malformed result, a call of another node).
+                Err(RequestError::Gateway(_)) => Report::Settled(item),
+                Err(_) => Report::Unsent(item),
+            };
+            let _ = reports.send(report);
+        });
+    }
+}

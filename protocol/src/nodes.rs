@@ -1,0 +1,177 @@
+//! Nodes and their tools: runtime info sent at connect, tool calls in both
+//! directions, background-exec events and file transfers.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::ToolDefinition;
+
+/// What a node host is for (reference §2.8).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum HostRole {
+    /// A general machine: files and a shell.
+    Execution,
+    /// A host offering only some capabilities.
+    Specialized,
+}
+
+/// Capability ids a node may declare (reference §2.8).
+pub mod capability {
+    pub const FILESYSTEM_LIST: &str = "filesystem.list";
+    pub const FILESYSTEM_READ: &str = "filesystem.read";
+    pub const FILESYSTEM_WRITE: &str = "filesystem.write";
+    pub const FILESYSTEM_EDIT: &str = "filesystem.edit";
+    pub const TEXT_SEARCH: &str = "text.search";
+    pub const SHELL_EXEC: &str = "shell.exec";
+
+    pub const ALL: &[&str] = &[
+        FILESYSTEM_LIST,
+        FILESYSTEM_READ,
+        FILESYSTEM_WRITE,
+        FILESYSTEM_EDIT,
+        TEXT_SEARCH,
+        SHELL_EXEC,
+    ];
+    /// What an `execution` host must offer.
+    pub const EXECUTION_BASELINE: &[&str] = &[
+        FILESYSTEM_LIST,
+        FILESYSTEM_READ,
+        FILESYSTEM_WRITE,
+        SHELL_EXEC,
+    ];
+}
+
+/// `connect.nodeRuntime`: what the node host is and can do.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct NodeRuntimeInfo {
+    pub host_role: HostRole,
+    pub host_capabilities: Vec<String>,
+    /// Tool name (un-namespaced) → the capabilities it uses.
+    pub tool_capabilities: std::collections::BTreeMap<String, Vec<String>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host_os: Option<String>,
+    /// Names (never values) of the node's environment variables.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub host_env: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host_bin_status: Option<std::collections::BTreeMap<String, bool>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host_bin_status_updated_at: Option<i64>,
+}
+
+/// `tools.list` result.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolsListResult {
+    pub tools: Vec<ToolDefinition>,
+}
+
+/// `tool.invoke` params (client → gateway): `tool` is namespaced.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolInvokeParams {
+    pub tool: String,
+    #[serde(default)]
+    pub args: Value,
+}
+
+/// `tool.invoke` result, sent when the node answers.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolInvokeResult {
+    pub result: Value,
+}
+
+/// `tool.invoke` event (gateway → node): `tool` is un-namespaced.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolInvokeEvent {
+    pub call_id: String,
+    pub tool: String,
+    #[serde(default)]
+    pub args: Value,
+}
+
+/// `tool.result` params (node → gateway).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolResultParams {
+    pub call_id: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub result: Option<Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+/// `tool.result` / `node.exec.event` answer; `dropped` when nobody waited.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AckResult {
+    pub ok: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dropped: Option<bool>,
+}
+
+/// `tool.request` params (a session asks for a node tool).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolRequestParams {
+    pub call_id: String,
+    pub tool: String,
+    #[serde(default)]
+    pub args: Value,
+    pub session_key: String,
+}
+
+/// What happened to a background command (reference §2.9).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ExecEventKind {
+    Started,
+    Finished,
+    Failed,
+    TimedOut,
+}
+
+impl ExecEventKind {
+    pub fn is_terminal(self) -> bool {
+        !matches!(self, ExecEventKind::Started)
+    }
+}
+
+/// `node.exec.event` params (node → gateway).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct NodeExecEventParams {
+    pub event_id: String,
+    pub session_id: String,
+    pub event: ExecEventKind,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub call_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exit_code: Option<i32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub signal: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output_tail: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub started_at: Option<i64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ended_at: Option<i64>,
+}
+
+/// `chat.abort` params: cancel the session's current run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ChatAbortParams {
+    pub session_key: String,
+}
+
+/// `chat.abort` result (v1 `Session.abort` shape).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ChatAbortResult {
+    pub ok: bool,
+    pub was_running: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run_id: Option<String>,
+    pub pending_tools_cancelled: u32,
+}

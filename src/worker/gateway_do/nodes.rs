@@ -1,0 +1,507 @@
+//! Nodes on the Gateway: the tool registry (one row per connected node),
+//! tool calls routed to nodes and their results routed back to whoever
+//! asked (a Session or a client's deferred `tool.invoke`), background
+//! commands reported back to their session, and the deadlines of calls.
+//! Everything is in SQLite so it survives hibernation and restarts.
+
+use super::{to_value, Attachment, Gateway};
+use crate::gateway::nodes::{host_info, namespaced, split_tool_name, validate_node};
+use crate::session::internal::{path, NodeSnapshot, SessionExecEvent};
+use crate::worker::native_tools;
+use crate::worker::rpc::{call_object, internal_error, now_ms};
+use gsv_protocol::*;
+use serde::Deserialize;
+use serde_json::Value;
+use worker::*;
+
+type Res<T> = std::result::Result<T, ErrorShape>;
+
+/// Routes to sessions outlive the session's own deadline by this much,
+/// then they are forgotten.
+const ROUTE_GRACE_MS: i64 = 60_000;
+/// A background command is followed this long (reference §2.9).
+const EXEC_SESSION_TTL_MS: i64 = 24 * 3600 * 1000;
+
+#[derive(Debug, Deserialize)]
+struct NodeRow {
+    node_id: String,
+    conn_id: String,
+    tools: String,
+    runtime: String,
+}
+
+#[derive(Debug, Deserialize)]
+struct RouteRow {
+    call_id: String,
+    node_id: String,
+    kind: String,
+    session_key: Option<String>,
+    conn_id: Option<String>,
+    frame_id: Option<String>,
+}
+
+/// Who waits for a call's result.
+pub(super) enum Asker<'a> {
+    Session(&'a str),
+    Client { conn_id: &'a str, frame_id: &'a str },
+}
+
+/// A connected node: its registry row, when its socket is live.
+struct LiveNode {
+    ws: WebSocket,
+    tools: Vec<ToolDefinition>,
+    runtime: NodeRuntimeInfo,
+}
+
+impl Gateway {
+    fn sql(&self) -> SqlStorage {
+        self.state.storage().sql()
+    }
+
+    /// Checks a node's connect and records its tools (replacing any
+    /// earlier registration of the same id).
+    pub(super) fn register_node(&self, conn_id: &str, p: &ConnectParams) -> Res<()> {
+        let tools = p.tools.clone().unwrap_or_default();
+        let runtime = validate_node(&p.client.id, &tools, p.node_runtime.as_ref())
+            .map_err(|e| ErrorShape::new(codes::INVALID_CONNECT, e))?;
+        self.sql()
+            .exec(
+                "INSERT INTO nodes (node_id, conn_id, tools, runtime, connected_at) VALUES (?, ?, ?, ?, ?)
+                 ON CONFLICT(node_id) DO UPDATE SET conn_id = excluded.conn_id, tools = excluded.tools,
+                 runtime = excluded.runtime, connected_at = excluded.connected_at",
+                vec![
+                    p.client.id.as_str().into(),
+                    conn_id.into(),
+                    serde_json::to_string(&tools).map_err(internal_error)?.into(),
+                    serde_json::to_string(&runtime).map_err(internal_error)?.into(),
+                    now_ms().into(),
+                ],
+            )
+            .map_err(internal_error)?;
+        Ok(())
+    }
+
+    /// The registered nodes whose socket is open (a restart loses sockets
+    /// without a close event; their rows are ignored until they return).
+    fn live_nodes(&self) -> Res<Vec<(String, LiveNode)>> {
+        let rows: Vec<NodeRow> = self
+            .sql()
+            .exec(
+                "SELECT node_id, conn_id, tools, runtime FROM nodes ORDER BY node_id",
+                None,
+            )
+            .and_then(|c| c.to_array())
+            .map_err(internal_error)?;
+        let sockets = self.sockets();
+        let mut live = Vec::new();
+        for row in rows {
+            let Some((ws, _)) = sockets.iter().find(|(_, a)| a.conn_id == row.conn_id) else {
+                continue;
+            };
+            let (Ok(tools), Ok(runtime)) = (
+                serde_json::from_str(&row.tools),
+                serde_json::from_str(&row.runtime),
+            ) else {
+                continue;
+            };
+            live.push((
+                row.node_id,
+                LiveNode {
+                    ws: ws.clone(),
+                    tools,
+                    runtime,
+                },
+            ));
+        }
+        Ok(live)
+    }
+
+    /// The node tools and hosts a run gets.
+    pub(super) fn node_snapshot(&self) -> Res<NodeSnapshot> {
+        let mut snapshot = NodeSnapshot::default();
+        for (id, node) in self.live_nodes()? {
+            snapshot.tools.extend(namespaced(&id, &node.tools));
+            snapshot.hosts.push(host_info(&id, &node.runtime));
+        }
+        Ok(snapshot)
+    }
+
+    /// `tools.list`: the native tools, then every connected node's.
+    pub(super) fn tools_list(&self) -> Res<Value> {
+        let mut tools = native_tools::definitions(true);
+        tools.extend(self.node_snapshot()?.tools);
+        to_value(&ToolsListResult { tools })
+    }
+
+    /// Sends a tool call to the node that offers it and records who waits.
+    pub(super) fn send_tool_call(
+        &self,
+        call_id: &str,
+        tool: &str,
+        args: Value,
+        asker: Asker<'_>,
+        deadline_ms: i64,
+    ) -> Res<()> {
+        let Some((node_id, name)) = split_tool_name(tool) else {
+            return Err(ErrorShape::new(
+                codes::NOT_FOUND,
+                format!("Unknown tool {tool}: node tools are named {{nodeId}}__{{Tool}}"),
+            ));
+        };
+        let live = self.live_nodes()?;
+        let Some((_, node)) = live.iter().find(|(id, _)| id == node_id) else {
+            return Err(ErrorShape::new(
+                codes::UNAVAILABLE,
+                format!("Node {node_id} is not connected"),
+            ));
+        };
+        if !node.tools.iter().any(|t| t.name == name) {
+            return Err(ErrorShape::new(
+                codes::NOT_FOUND,
+                format!("Node {node_id} has no tool {name}"),
+            ));
+        }
+        let (kind, session_key, conn_id, frame_id) = match asker {
+            Asker::Session(key) => ("session", Some(key), None, None),
+            Asker::Client { conn_id, frame_id } => ("client", None, Some(conn_id), Some(frame_id)),
+        };
+        let now = now_ms();
+        self.sql()
+            .exec(
+                "INSERT OR REPLACE INTO tool_calls (call_id, node_id, kind, session_key, conn_id, frame_id, created_at, deadline_at)
+                 VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                vec![
+                    call_id.into(),
+                    node_id.into(),
+                    kind.into(),
+                    session_key.map(String::from).into(),
+                    conn_id.map(String::from).into(),
+                    frame_id.map(String::from).into(),
+                    now.into(),
+                    (now + deadline_ms).into(),
+                ],
+            )
+            .map_err(internal_error)?;
+        let evt = ToolInvokeEvent {
+            call_id: call_id.to_string(),
+            tool: name.to_string(),
+            args,
+        };
+        let frame = Frame::event(event::TOOL_INVOKE, to_value(&evt)?);
+        if node.ws.send_with_str(frame.to_json()).is_err() {
+            self.delete_route(call_id)?;
+            return Err(ErrorShape::new(
+                codes::UNAVAILABLE,
+                format!("Node {node_id} is not connected"),
+            ));
+        }
+        Ok(())
+    }
+
+    /// `tool.invoke` from a client: answered when the node answers.
+    pub(super) async fn tool_invoke(
+        &self,
+        att: &Attachment,
+        frame_id: &str,
+        p: ToolInvokeParams,
+    ) -> Res<()> {
+        let tool_ms = self
+            .config
+            .borrow()
+            .u64_at("timeouts.toolMs")
+            .unwrap_or(60_000) as i64;
+        let call_id = crate::worker::rpc::new_id();
+        let asker = Asker::Client {
+            conn_id: &att.conn_id,
+            frame_id,
+        };
+        self.send_tool_call(&call_id, &p.tool, p.args, asker, tool_ms)?;
+        self.schedule_alarm().await;
+        Ok(())
+    }
+
+    fn route(&self, call_id: &str) -> Res<Option<RouteRow>> {
+        let rows: Vec<RouteRow> = self
+            .sql()
+            .exec(
+                "SELECT call_id, node_id, kind, session_key, conn_id, frame_id FROM tool_calls WHERE call_id = ?",
+                vec![call_id.into()],
+            )
+            .and_then(|c| c.to_array())
+            .map_err(internal_error)?;
+        Ok(rows.into_iter().next())
+    }
+
+    fn delete_route(&self, call_id: &str) -> Res<()> {
+        self.sql()
+            .exec(
+                "DELETE FROM tool_calls WHERE call_id = ?",
+                vec![call_id.into()],
+            )
+            .map_err(internal_error)?;
+        Ok(())
+    }
+
+    /// `tool.result` from a node: handed to whoever waits for it.
+    pub(super) async fn tool_result(&self, node_id: &str, p: ToolResultParams) -> Res<Value> {
+        let Some(route) = self.route(&p.call_id)? else {
+            return to_value(&AckResult {
+                ok: true,
+                dropped: Some(true),
+            });
+        };
+        if route.node_id != node_id {
+            return Err(ErrorShape::new(
+                codes::FORBIDDEN,
+                format!(
+                    "Call {} was sent to node {}, not to {node_id}",
+                    p.call_id, route.node_id
+                ),
+            ));
+        }
+        self.delete_route(&route.call_id)?;
+        if let Some(session_id) = running_exec_session(&p) {
+            if let Some(key) = route.session_key.as_deref() {
+                self.follow_exec(node_id, &session_id, key, &route.call_id)?;
+            }
+        }
+        self.deliver(&route, p).await
+    }
+
+    async fn deliver(&self, route: &RouteRow, p: ToolResultParams) -> Res<Value> {
+        match (route.kind.as_str(), &route.session_key) {
+            ("session", Some(key)) => {
+                let ack: AckResult =
+                    call_object(&self.env, "SESSION", key, path::TOOL_RESULT, &p).await?;
+                to_value(&ack)
+            }
+            _ => {
+                let frame_id = route.frame_id.clone().unwrap_or_default();
+                let frame = match p.error {
+                    Some(e) => Frame::err(frame_id, ErrorShape::new(codes::INTERNAL, e)),
+                    None => Frame::ok(
+                        frame_id,
+                        to_value(&ToolInvokeResult {
+                            result: p.result.unwrap_or(Value::Null),
+                        })?,
+                    ),
+                };
+                let asker = self
+                    .sockets()
+                    .into_iter()
+                    .find(|(_, a)| Some(&a.conn_id) == route.conn_id.as_ref());
+                let delivered = match asker {
+                    Some((ws, _)) => ws.send_with_str(frame.to_json()).is_ok(),
+                    None => false,
+                };
+                to_value(&AckResult {
+                    ok: true,
+                    dropped: (!delivered).then_some(true),
+                })
+            }
+        }
+    }
+
+    /// A node went away: every call it owed fails now, not at its timeout.
+    pub(super) async fn node_gone(&self, node_id: &str, conn_id: &str) -> Res<()> {
+        let owner: Vec<NodeRow> = self
+            .sql()
+            .exec(
+                "SELECT node_id, conn_id, tools, runtime FROM nodes WHERE node_id = ?",
+                vec![node_id.into()],
+            )
+            .and_then(|c| c.to_array())
+            .map_err(internal_error)?;
+        if owner.first().is_some_and(|r| r.conn_id != conn_id) {
+            // A newer connection of the same node took over: it may still
+            // deliver what the old one was running.
+            return Ok(());
+        }
+        self.sql()
+            .exec("DELETE FROM nodes WHERE node_id = ?", vec![node_id.into()])
+            .map_err(internal_error)?;
+        let routes: Vec<RouteRow> = self
+            .sql()
+            .exec(
+                "SELECT call_id, node_id, kind, session_key, conn_id, frame_id FROM tool_calls WHERE node_id = ?",
+                vec![node_id.into()],
+            )
+            .and_then(|c| c.to_array())
+            .map_err(internal_error)?;
+        self.sql()
+            .exec(
+                "DELETE FROM tool_calls WHERE node_id = ?",
+                vec![node_id.into()],
+            )
+            .map_err(internal_error)?;
+        let failures = routes.iter().map(|route| {
+            let p = ToolResultParams {
+                call_id: route.call_id.clone(),
+                result: None,
+                error: Some(format!("node {node_id} disconnected")),
+            };
+            self.deliver(route, p)
+        });
+        for r in futures::future::join_all(failures).await {
+            if let Err(e) = r {
+                console_error!("gateway: failing a call of {node_id}: {}", e.message);
+            }
+        }
+        Ok(())
+    }
+
+    /// A client went away: its deferred invokes have no one to answer.
+    pub(super) fn client_gone(&self, conn_id: &str) -> Res<()> {
+        self.sql()
+            .exec(
+                "DELETE FROM tool_calls WHERE kind = 'client' AND conn_id = ?",
+                vec![conn_id.into()],
+            )
+            .map_err(internal_error)?;
+        Ok(())
+    }
+
+    fn follow_exec(&self, node_id: &str, session_id: &str, key: &str, call_id: &str) -> Res<()> {
+        self.sql()
+            .exec(
+                "INSERT OR REPLACE INTO exec_sessions (node_id, session_id, session_key, call_id, expires_at) VALUES (?, ?, ?, ?, ?)",
+                vec![
+                    node_id.into(),
+                    session_id.into(),
+                    key.into(),
+                    call_id.into(),
+                    (now_ms() + EXEC_SESSION_TTL_MS).into(),
+                ],
+            )
+            .map_err(internal_error)?;
+        Ok(())
+    }
+
+    /// `node.exec.event`: a background command the gateway follows ended;
+    /// its session hears of it. Unknown commands are dropped.
+    pub(super) async fn exec_event(&self, node_id: &str, p: NodeExecEventParams) -> Res<Value> {
+        #[derive(Deserialize)]
+        struct Row {
+            session_key: String,
+        }
+        let rows: Vec<Row> = self
+            .sql()
+            .exec(
+                "SELECT session_key FROM exec_sessions WHERE node_id = ? AND session_id = ?",
+                vec![node_id.into(), p.session_id.as_str().into()],
+            )
+            .and_then(|c| c.to_array())
+            .map_err(internal_error)?;
+        let Some(row) = rows.into_iter().next() else {
+            return to_value(&AckResult {
+                ok: true,
+                dropped: Some(true),
+            });
+        };
+        if !p.event.is_terminal() {
+            return to_value(&AckResult {
+                ok: true,
+                dropped: None,
+            });
+        }
+        let ev = SessionExecEvent {
+            session_key: row.session_key.clone(),
+            node_id: node_id.to_string(),
+            event: p.clone(),
+            nodes: self.node_snapshot()?,
+        };
+        let ack: AckResult = call_object(
+            &self.env,
+            "SESSION",
+            &row.session_key,
+            path::EXEC_EVENT,
+            &ev,
+        )
+        .await
+        .map_err(|e| ErrorShape {
+            retryable: Some(true),
+            ..e
+        })?;
+        self.sql()
+            .exec(
+                "DELETE FROM exec_sessions WHERE node_id = ? AND session_id = ?",
+                vec![node_id.into(), p.session_id.as_str().into()],
+            )
+            .map_err(internal_error)?;
+        to_value(&ack)
+    }
+
+    /// Deadlines: client invokes that got no answer are answered with a
+    /// timeout; routes and followed commands past their time are forgotten.
+    pub(super) async fn expire(&self, now: i64) -> Res<()> {
+        let due: Vec<RouteRow> = self
+            .sql()
+            .exec(
+                "SELECT call_id, node_id, kind, session_key, conn_id, frame_id FROM tool_calls
+                 WHERE (kind = 'client' AND deadline_at <= ?) OR deadline_at <= ?",
+                vec![now.into(), (now - ROUTE_GRACE_MS).into()],
+            )
+            .and_then(|c| c.to_array())
+            .map_err(internal_error)?;
+        for route in due {
+            self.delete_route(&route.call_id)?;
+            if route.kind == "client" {
+                let tool = format!("{}__…", route.node_id);
+                let p = ToolResultParams {
+                    call_id: route.call_id.clone(),
+                    result: None,
+                    error: Some(format!("{tool} did not answer in time (timeouts.toolMs)")),
+                };
+                self.deliver(&route, p).await?;
+            }
+        }
+        self.sql()
+            .exec(
+                "DELETE FROM exec_sessions WHERE expires_at <= ?",
+                vec![now.into()],
+            )
+            .map_err(internal_error)?;
+        Ok(())
+    }
+
+    /// Points the alarm at the next deadline.
+    pub(super) async fn schedule_alarm(&self) {
+        #[derive(Deserialize)]
+        struct Next {
+            at: Option<f64>,
+        }
+        let next = self
+            .sql()
+            .exec(
+                &format!(
+                    "SELECT MIN(at) AS at FROM (
+                       SELECT CASE kind WHEN 'client' THEN deadline_at ELSE deadline_at + {ROUTE_GRACE_MS} END AS at FROM tool_calls
+                       UNION ALL SELECT expires_at FROM exec_sessions)"
+                ),
+                None,
+            )
+            .and_then(|c| c.one::<Next>())
+            .ok()
+            .and_then(|n| n.at);
+        let storage = self.state.storage();
+        let result = match next {
+            Some(at) => {
+                storage
+                    .set_alarm(ScheduledTime::new(js_sys::Date::new(&at.into())))
+                    .await
+            }
+            None => storage.delete_alarm().await,
+        };
+        if let Err(e) = result {
+            console_error!("gateway: scheduling the alarm failed: {e}");
+        }
+    }
+}
+
+/// A Bash result saying the command goes on in the background.
+fn running_exec_session(p: &ToolResultParams) -> Option<String> {
+    let r = p.result.as_ref()?;
+    (r.get("status")? == "running")
+        .then(|| r.get("sessionId")?.as_str().map(String::from))
+        .flatten()
+}

@@ -1,0 +1,415 @@
+//! Nodes end to end: real `gsv node` processes offering tools to the real
+//! gateway under workerd, the fake LLM asking for them.
+
+use gsv_e2e::fake_llm::{FakeLlm, Step};
+use gsv_e2e::harness::{run_gsv, GatewayOptions, Node, Workerd};
+use gsv_e2e::ws::Client;
+use gsv_protocol::{ChatEvent, ChatState};
+use serde_json::{json, Value};
+use std::time::{Duration, Instant};
+
+const TOKEN: &str = "test-token";
+
+/// Waits until `tools.list` names every tool in `names`.
+async fn wait_for_tools(c: &mut Client, names: &[&str]) {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let list = c.request("tools.list", json!({})).await.payload.unwrap();
+        let have: Vec<&str> = list["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|t| t["name"].as_str())
+            .collect();
+        if names.iter().all(|n| have.contains(n)) {
+            return;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "tools {names:?} never appeared: {have:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// The tool result messages the model received in its last request.
+fn tool_results_sent(llm: &FakeLlm) -> Vec<Value> {
+    let last = llm.requests().pop().expect("a model request");
+    last.body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .cloned()
+        .collect()
+}
+
+async fn setup() -> (FakeLlm, Workerd, Client) {
+    let llm = FakeLlm::start().await;
+    let gw = Workerd::start(GatewayOptions::default());
+    let mut c = Client::connect(&gw.url(), Some(TOKEN)).await;
+    c.use_fake_openai(&llm).await;
+    (llm, gw, c)
+}
+
+fn final_text(events: &[ChatEvent]) -> String {
+    let last = events.last().unwrap();
+    assert_eq!(last.state, ChatState::Final, "{events:?}");
+    last.message.as_ref().unwrap().text()
+}
+
+#[tokio::test]
+async fn node_tools_answer_the_model_and_run_in_parallel() {
+    let (llm, gw, mut c) = setup().await;
+    let laptop = Node::start(&gw.url(), TOKEN, "laptop");
+    let _server = Node::start(&gw.url(), TOKEN, "server");
+    std::fs::write(laptop.workspace.join("notes.txt"), "alpha\nbeta\n").unwrap();
+    wait_for_tools(&mut c, &["laptop__Bash", "laptop__Read", "server__Grep"]).await;
+
+    // One call, its result fed back to the model.
+    llm.script(
+        "read my notes",
+        vec![
+            Step::tool_call("call_r", "laptop__Read", json!({"path": "notes.txt"})),
+            Step::text("You wrote alpha and beta."),
+        ],
+    );
+    let run = c.chat_send("main", "read my notes").await;
+    let events = c.run_events(&run).await;
+    assert_eq!(final_text(&events), "You wrote alpha and beta.");
+    let results = tool_results_sent(&llm);
+    assert_eq!(results.len(), 1);
+    assert_eq!(results[0]["tool_call_id"], "call_r");
+    let content: Value = serde_json::from_str(results[0]["content"].as_str().unwrap()).unwrap();
+    assert_eq!(content["content"], "     1\talpha\n     2\tbeta");
+
+    // Two slow calls on two machines in one turn: together, not one after
+    // the other, and their results in the order of the calls.
+    llm.script(
+        "both machines",
+        vec![
+            Step::tool_calls(vec![
+                (
+                    "call_a",
+                    "laptop__Bash",
+                    json!({"command": "sleep 2; echo from-laptop"}),
+                ),
+                (
+                    "call_b",
+                    "server__Bash",
+                    json!({"command": "sleep 2; echo from-server"}),
+                ),
+            ]),
+            Step::text("Both answered."),
+        ],
+    );
+    let started = Instant::now();
+    let run = c.chat_send("main", "both machines").await;
+    let events = c.run_events(&run).await;
+    let took = started.elapsed();
+    assert_eq!(final_text(&events), "Both answered.");
+    assert!(
+        took < Duration::from_millis(3500),
+        "calls ran one after the other: {took:?}"
+    );
+    let all = tool_results_sent(&llm);
+    let results = &all[all.len() - 2..];
+    let ids: Vec<&str> = results
+        .iter()
+        .map(|r| r["tool_call_id"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids, ["call_a", "call_b"]);
+    assert!(results[0]["content"]
+        .as_str()
+        .unwrap()
+        .contains("from-laptop"));
+    assert!(results[1]["content"]
+        .as_str()
+        .unwrap()
+        .contains("from-server"));
+}
+
+#[tokio::test]
+async fn a_killed_node_fails_its_calls_at_once() {
+    let (llm, gw, mut c) = setup().await;
+    let mut node = Node::start(&gw.url(), TOKEN, "laptop");
+    wait_for_tools(&mut c, &["laptop__Bash"]).await;
+    llm.script(
+        "long job",
+        vec![
+            Step::tool_call(
+                "call_1",
+                "laptop__Bash",
+                json!({"command": "touch started; sleep 60"}),
+            ),
+            Step::text("The laptop went away."),
+        ],
+    );
+    let run = c.chat_send("main", "long job").await;
+    let marker = node.workspace.join("started");
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !marker.exists() {
+        assert!(Instant::now() < deadline, "the command never started");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let killed = Instant::now();
+    node.kill();
+    let events = c.run_events(&run).await;
+    let took = killed.elapsed();
+    assert_eq!(final_text(&events), "The laptop went away.");
+    assert!(took < Duration::from_secs(1), "the failure took {took:?}");
+    let results = tool_results_sent(&llm);
+    assert_eq!(results[0]["content"], "Error: node laptop disconnected");
+}
+
+/// A node that takes calls and never answers (a raw protocol client).
+async fn silent_node(url: &str, id: &str) -> Client {
+    let mut n = Client::open(url).await;
+    let params = json!({
+        "minProtocol": 1, "maxProtocol": 1,
+        "client": {"id": id, "version": "test", "platform": "linux", "mode": "node"},
+        "tools": [{"name": "Hang", "description": "never answers", "inputSchema": {"type": "object"}}],
+        "nodeRuntime": {"hostRole": "specialized", "hostCapabilities": ["shell.exec"],
+                        "toolCapabilities": {"Hang": ["shell.exec"]}},
+        "auth": {"token": TOKEN}
+    });
+    let res = n.request("connect", params).await;
+    assert!(res.ok, "{res:?}");
+    n
+}
+
+#[tokio::test]
+async fn unanswered_calls_time_out_and_stray_results_are_dropped() {
+    let (llm, gw, mut c) = setup().await;
+    c.config_set("timeouts.toolMs", json!(1000)).await;
+    let mut silent = silent_node(&gw.url(), "mute").await;
+    llm.script(
+        "ask the mute",
+        vec![
+            Step::tool_call("call_h", "mute__Hang", json!({})),
+            Step::text("It did not answer."),
+        ],
+    );
+    let run = c.chat_send("main", "ask the mute").await;
+    let events = c.run_events(&run).await;
+    assert_eq!(final_text(&events), "It did not answer.");
+    assert_eq!(
+        tool_results_sent(&llm)[0]["content"],
+        "Error: mute__Hang did not answer within 1 s (timeouts.toolMs)"
+    );
+
+    // The node got the call; its late answer finds nobody waiting.
+    let invoke = loop {
+        match silent.next_frame().await.unwrap() {
+            gsv_protocol::Frame::Evt(e) if e.event == "tool.invoke" => break e.payload.unwrap(),
+            _ => {}
+        }
+    };
+    assert_eq!(
+        invoke,
+        json!({"callId": "call_h", "tool": "Hang", "args": {}})
+    );
+    let late = silent
+        .request(
+            "tool.result",
+            json!({"callId": "call_h", "result": "too late"}),
+        )
+        .await;
+    assert_eq!(late.payload, Some(json!({"ok": true, "dropped": true})));
+
+    // A client's own invoke times out too, answered by the gateway's alarm.
+    let res = c
+        .request("tool.invoke", json!({"tool": "mute__Hang", "args": {}}))
+        .await;
+    assert!(!res.ok);
+    let err = res.error.unwrap();
+    assert_eq!(
+        err.message,
+        "mute__… did not answer in time (timeouts.toolMs)"
+    );
+
+    // Unknown tools and nodes are refused at once.
+    let res = c
+        .request("tool.invoke", json!({"tool": "ghost__Bash"}))
+        .await;
+    assert_eq!(res.error.unwrap().message, "Node ghost is not connected");
+    let res = c
+        .request("tool.invoke", json!({"tool": "mute__Bash"}))
+        .await;
+    assert_eq!(res.error.unwrap().message, "Node mute has no tool Bash");
+}
+
+#[tokio::test]
+async fn bad_node_registrations_are_refused_with_the_reason() {
+    let gw = Workerd::start(GatewayOptions::default());
+    let mut n = Client::open(&gw.url()).await;
+    let params = json!({
+        "minProtocol": 1, "maxProtocol": 1,
+        "client": {"id": "box", "version": "test", "platform": "linux", "mode": "node"},
+        "tools": [{"name": "Bash", "description": "shell", "inputSchema": {"type": "object"}}],
+        "nodeRuntime": {"hostRole": "execution", "hostCapabilities": ["shell.exec"],
+                        "toolCapabilities": {"Bash": ["shell.exec"]}},
+        "auth": {"token": TOKEN}
+    });
+    let res = n.request("connect", params).await;
+    let err = res.error.unwrap();
+    assert_eq!(err.code, 103);
+    assert_eq!(
+        err.message,
+        "An execution host must offer filesystem.list, filesystem.read, filesystem.write, shell.exec; missing filesystem.list, filesystem.read, filesystem.write"
+    );
+}
+
+#[tokio::test]
+async fn the_cli_lists_and_calls_node_tools() {
+    let gw = Workerd::start(GatewayOptions::default());
+    let mut c = Client::connect(&gw.url(), Some(TOKEN)).await;
+    let node = Node::start(&gw.url(), TOKEN, "laptop");
+    std::fs::write(node.workspace.join("hello.txt"), "hi there\n").unwrap();
+    wait_for_tools(&mut c, &["laptop__Read"]).await;
+
+    let out = run_gsv(&gw.url(), TOKEN, &["tools", "list"]);
+    assert!(out.status.success(), "{out:?}");
+    let listing = String::from_utf8(out.stdout).unwrap();
+    assert!(listing.contains("gsv__ReadFile"), "{listing}");
+    for tool in ["Bash", "Process", "Read", "Write", "Edit", "Glob", "Grep"] {
+        assert!(listing.contains(&format!("laptop__{tool} ")), "{listing}");
+    }
+
+    let out = run_gsv(
+        &gw.url(),
+        TOKEN,
+        &[
+            "tools",
+            "call",
+            "laptop__Bash",
+            r#"{"command": "cat hello.txt"}"#,
+        ],
+    );
+    assert!(out.status.success(), "{out:?}");
+    let result: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(result["status"], "completed");
+    assert_eq!(result["exitCode"], 0);
+    assert_eq!(result["output"], "hi there\n");
+
+    // Outside the workspace is refused, saying why.
+    let out = run_gsv(
+        &gw.url(),
+        TOKEN,
+        &[
+            "tools",
+            "call",
+            "laptop__Read",
+            r#"{"path": "/etc/passwd"}"#,
+        ],
+    );
+    assert!(!out.status.success());
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(err.contains("outside the node workspace"), "{err}");
+}
+
+#[tokio::test]
+async fn stop_cancels_a_run_waiting_on_a_tool() {
+    let (llm, gw, mut c) = setup().await;
+    let _silent = silent_node(&gw.url(), "mute").await;
+    llm.script(
+        "hang forever",
+        vec![Step::tool_call("call_h", "mute__Hang", json!({}))],
+    );
+    let run = c.chat_send("main", "hang forever").await;
+    // Wait until the call is out (the model was asked once).
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while llm.requests().is_empty() {
+        assert!(Instant::now() < deadline);
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let res = c.request("chat.abort", json!({"sessionKey": "main"})).await;
+    assert_eq!(
+        res.payload,
+        Some(json!({"ok": true, "wasRunning": true, "runId": run, "pendingToolsCancelled": 1}))
+    );
+    let events = c.run_events(&run).await;
+    assert_eq!(
+        events.last().unwrap().error.as_deref(),
+        Some("Run cancelled by user")
+    );
+    let res = c
+        .request(
+            "chat.send",
+            json!({"sessionKey": "main", "message": "/stop"}),
+        )
+        .await;
+    assert_eq!(
+        res.payload,
+        Some(json!({"status": "command", "command": "stop", "response": "Nothing is running."}))
+    );
+    // The session works afterwards.
+    let run = c.chat_send("main", "still there?").await;
+    assert_eq!(final_text(&c.run_events(&run).await), "echo: still there?");
+}
+
+#[tokio::test]
+async fn runaway_tool_loops_end_with_a_clear_message() {
+    let (llm, gw, mut c) = setup().await;
+    c.config_set("tools.maxIterations", json!(2)).await;
+    let _node = Node::start(&gw.url(), TOKEN, "laptop");
+    wait_for_tools(&mut c, &["laptop__Bash"]).await;
+    let again = || Step::tool_call("call_x", "laptop__Bash", json!({"command": "true"}));
+    llm.script("loop", vec![again(), again(), again()]);
+    let run = c.chat_send("main", "loop").await;
+    let text = final_text(&c.run_events(&run).await);
+    assert_eq!(
+        text,
+        "I stopped after 2 model calls in this run without reaching an answer (the limit is tools.maxIterations = 2). Tell me to continue if you want me to keep going."
+    );
+    assert_eq!(llm.requests().len(), 2);
+}
+
+#[tokio::test]
+async fn a_background_command_reports_back_to_its_session() {
+    let (llm, gw, mut c) = setup().await;
+    let _node = Node::start(&gw.url(), TOKEN, "laptop");
+    wait_for_tools(&mut c, &["laptop__Bash"]).await;
+    llm.script(
+        "build in the background",
+        vec![
+            Step::tool_call(
+                "call_bg",
+                "laptop__Bash",
+                json!({"command": "sleep 1; echo build-ok", "background": true}),
+            ),
+            Step::text("Started the build."),
+        ],
+    );
+    llm.script(
+        "async_exec_completion",
+        vec![Step::text("The build finished fine.")],
+    );
+    let run = c.chat_send("main", "build in the background").await;
+    assert_eq!(final_text(&c.run_events(&run).await), "Started the build.");
+    // The completion arrives as a run of its own.
+    let evt = loop {
+        let evt = c.next_chat().await;
+        if matches!(evt.state, ChatState::Final | ChatState::Error) {
+            break evt;
+        }
+    };
+    assert_eq!(evt.message.unwrap().text(), "The build finished fine.");
+    let last = llm.requests().pop().unwrap();
+    let user = last.body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .rfind(|m| m["role"] == "user")
+        .unwrap()["content"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        user.starts_with("System event: async_exec_completion\nBackground command "),
+        "{user}"
+    );
+    assert!(user.contains("on node laptop finished."), "{user}");
+    assert!(user.contains("build-ok"), "{user}");
+}
