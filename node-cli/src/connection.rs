@@ -37,6 +37,7 @@ pub struct Connection {
     outgoing: mpsc::UnboundedSender<Message>,
     next_id: AtomicU64,
     reader: tokio::task::JoinHandle<()>,
+    binary_rx: Mutex<Option<mpsc::UnboundedReceiver<Vec<u8>>>>,
 }
 
 /// Who this connection is to the gateway.
@@ -57,6 +58,8 @@ struct Shared {
     state: Mutex<State>,
     /// When the last frame of any kind (pongs included) arrived.
     last_inbound: Mutex<Instant>,
+    /// Binary frames (file transfer chunks), in arrival order.
+    binary: mpsc::UnboundedSender<Vec<u8>>,
     closed_tx: watch::Sender<Option<CloseReason>>,
     events: broadcast::Sender<EventFrame>,
 }
@@ -125,7 +128,9 @@ impl Connection {
         let (sink, stream) = socket.split();
         let (closed_tx, _) = watch::channel(None);
         let (events, _) = broadcast::channel(EVENT_BUFFER);
+        let (binary, binary_rx) = mpsc::unbounded_channel();
         let shared = Arc::new(Shared {
+            binary,
             state: Mutex::default(),
             last_inbound: Mutex::new(Instant::now()),
             closed_tx,
@@ -140,6 +145,7 @@ impl Connection {
             outgoing,
             next_id: AtomicU64::new(1),
             reader,
+            binary_rx: Mutex::new(Some(binary_rx)),
         }
     }
 
@@ -211,6 +217,18 @@ impl Connection {
     /// request whose events you want, so none slip through in between.
     pub fn events(&self) -> broadcast::Receiver<EventFrame> {
         self.shared.events.subscribe()
+    }
+
+    /// The binary frames the gateway sends (once: the receiver is handed
+    /// out to the first caller). A frame arrives here before any event that
+    /// followed it on the socket is seen.
+    pub fn take_binary(&self) -> Option<mpsc::UnboundedReceiver<Vec<u8>>> {
+        self.binary_rx.lock().ok()?.take()
+    }
+
+    /// Sends a binary frame.
+    pub fn send_binary(&self, bytes: Vec<u8>) {
+        let _ = self.outgoing.send(Message::binary(bytes));
     }
 
     /// Sends a WebSocket ping; the answer (or any frame) shows in `idle_for`.
@@ -330,7 +348,10 @@ async fn read_loop(mut stream: SplitStream<Socket>, shared: Arc<Shared>) {
             Some(Ok(Message::Text(text))) => handle_text(&text, &shared),
             // Keep reading after a close frame so tungstenite can answer it.
             Some(Ok(Message::Close(frame))) => shared.mark_closed(CloseReason::from_frame(frame)),
-            Some(Ok(_)) => {} // binary, ping, pong: nothing for a client
+            Some(Ok(Message::Binary(bytes))) => {
+                let _ = shared.binary.send(bytes.to_vec());
+            }
+            Some(Ok(_)) => {} // ping, pong: answered by tungstenite
             Some(Err(e)) => return shared.mark_closed(CloseReason::Lost(e.to_string())),
             None => return shared.mark_closed(CloseReason::Lost("the connection ended".into())),
         }

@@ -29,6 +29,7 @@ pub mod method {
     pub const TOOL_INVOKE: &str = "tool.invoke";
     pub const TOOL_RESULT: &str = "tool.result";
     pub const NODE_EXEC_EVENT: &str = "node.exec.event";
+    pub const TRANSFER_STATUS: &str = "transfer.status";
 }
 
 /// Event names, as on the wire.
@@ -36,6 +37,10 @@ pub mod event {
     pub const CHAT: &str = "chat";
     /// Gateway → node: run a tool (`ToolInvokeEvent`).
     pub const TOOL_INVOKE: &str = "tool.invoke";
+    pub const TRANSFER_SEND: &str = "transfer.send";
+    pub const TRANSFER_RECEIVE: &str = "transfer.receive";
+    pub const TRANSFER_END: &str = "transfer.end";
+    pub const TRANSFER_CANCEL: &str = "transfer.cancel";
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]

@@ -175,3 +175,91 @@ pub struct ChatAbortResult {
     pub run_id: Option<String>,
     pub pending_tools_cancelled: u32,
 }
+
+/// File transfers (`gsv__Transfer`): bytes travel as binary WebSocket
+/// frames, each a 4-byte big-endian transfer id then a chunk of the file,
+/// alongside these JSON messages.
+pub mod transfer {
+    use serde::{Deserialize, Serialize};
+
+    /// Bytes per binary frame.
+    pub const CHUNK_BYTES: usize = 64 * 1024;
+
+    /// Splits a binary frame into its transfer id and chunk.
+    pub fn split_frame(frame: &[u8]) -> Option<(u32, &[u8])> {
+        let (id, chunk) = frame.split_first_chunk::<4>()?;
+        Some((u32::from_be_bytes(*id), chunk))
+    }
+
+    /// A binary frame carrying `chunk` of transfer `id`.
+    pub fn frame(id: u32, chunk: &[u8]) -> Vec<u8> {
+        let mut out = Vec::with_capacity(4 + chunk.len());
+        out.extend_from_slice(&id.to_be_bytes());
+        out.extend_from_slice(chunk);
+        out
+    }
+
+    /// Event `transfer.send` (gateway → source node): send this file.
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    pub struct TransferSendEvent {
+        pub transfer_id: u32,
+        pub path: String,
+        /// Files larger than this are refused before any byte moves.
+        pub max_bytes: u64,
+    }
+
+    /// Event `transfer.receive` (gateway → destination node): `size`
+    /// bytes for `path` follow as binary frames, then `transfer.end`.
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    pub struct TransferReceiveEvent {
+        pub transfer_id: u32,
+        pub path: String,
+        pub size: u64,
+    }
+
+    /// Event `transfer.end` (gateway → destination node): every chunk was
+    /// sent; keep the file only if it has this size and SHA-256 (hex).
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    pub struct TransferEndEvent {
+        pub transfer_id: u32,
+        pub sha256: String,
+    }
+
+    /// Event `transfer.cancel` (gateway → node): drop what was received.
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    pub struct TransferCancelEvent {
+        pub transfer_id: u32,
+        pub reason: String,
+    }
+
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+    #[serde(rename_all = "lowercase")]
+    pub enum TransferState {
+        /// Source: `size` bytes follow.
+        Sending,
+        /// Source: all bytes sent; `sha256` is their checksum.
+        Sent,
+        /// Destination: the file is in place.
+        Done,
+        /// Either side: the transfer failed (`error`).
+        Failed,
+    }
+
+    /// `transfer.status` params (node → gateway).
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    pub struct TransferStatusParams {
+        pub transfer_id: u32,
+        pub state: TransferState,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub size: Option<u64>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub sha256: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub error: Option<String>,
+    }
+}

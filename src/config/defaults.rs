@@ -13,7 +13,7 @@ pub fn default_config() -> Value {
         "apiKeys": {},
         "providers": {},
         "timeouts": { "llmMs": 300000, "toolMs": 60000, "skillProbeMaxAgeMs": 600000 },
-        "tools": { "maxResultChars": 100000, "maxIterations": 25 },
+        "tools": { "maxResultChars": 100000, "maxIterations": 25, "maxTransferBytes": 33554432 },
         "transcription": { "provider": "workers-ai" },
         "channels": {
             "whatsapp": { "dmPolicy": "pairing", "allowFrom": [] },

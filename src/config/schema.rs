@@ -113,6 +113,8 @@ pub const ROOT: Ty = Ty::Obj(&[
         Ty::Obj(&[
             ("maxResultChars", Ty::Int(1000, 10_000_000)),
             ("maxIterations", Ty::Int(1, 1000)),
+            // The gateway holds a file bound for R2 in memory: stay far below 128 MB.
+            ("maxTransferBytes", Ty::Int(1, 64 * 1024 * 1024)),
         ]),
     ),
     (

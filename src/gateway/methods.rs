@@ -39,9 +39,17 @@ const METHODS: &[(&str, Callers)] = &[
     (method::TOOL_INVOKE, Callers::Clients),
     (method::TOOL_RESULT, Callers::Nodes),
     (method::NODE_EXEC_EVENT, Callers::Nodes),
+    (method::TRANSFER_STATUS, Callers::Nodes),
 ];
 
-const EVENTS: &[&str] = &[event::CHAT, event::TOOL_INVOKE];
+const EVENTS: &[&str] = &[
+    event::CHAT,
+    event::TOOL_INVOKE,
+    event::TRANSFER_SEND,
+    event::TRANSFER_RECEIVE,
+    event::TRANSFER_END,
+    event::TRANSFER_CANCEL,
+];
 
 /// Every method `hello-ok` advertises: exactly those handled, `connect` included.
 pub fn advertised_methods() -> Vec<String> {
@@ -117,10 +125,21 @@ mod tests {
                 "tools.list",
                 "tool.invoke",
                 "tool.result",
-                "node.exec.event"
+                "node.exec.event",
+                "transfer.status"
             ]
         );
-        assert_eq!(advertised_events(), ["chat", "tool.invoke"]);
+        assert_eq!(
+            advertised_events(),
+            [
+                "chat",
+                "tool.invoke",
+                "transfer.send",
+                "transfer.receive",
+                "transfer.end",
+                "transfer.cancel"
+            ]
+        );
     }
 
     #[test]

@@ -5,3 +5,4 @@ pub mod auth;
 pub mod intake;
 pub mod methods;
 pub mod nodes;
+pub mod transfer;

@@ -30,6 +30,10 @@ pub mod path {
     pub const EVENT_LINK: &str = "/internal/event-link";
     /// Session → Gateway: send a node tool call (`gsv_protocol::ToolRequestParams`).
     pub const TOOL_REQUEST: &str = "/internal/tool-request";
+    /// Session → Gateway: start a `gsv__Transfer`
+    /// (`crate::gateway::transfer::TransferRequest`); its result comes back
+    /// later on `TOOL_RESULT`.
+    pub const TRANSFER: &str = "/internal/transfer";
     /// Gateway → Session: a node's answer (`gsv_protocol::ToolResultParams`);
     /// answers `gsv_protocol::AckResult`.
     pub const TOOL_RESULT: &str = "/tool.result";

@@ -1,7 +1,7 @@
 //! What a run does next, decided from the stored history alone, so a run
 //! resumed after eviction picks up exactly where it stopped.
 
-use gsv_protocol::{AssistantMessage, ContentBlock, Message, ToolResultMessage};
+use gsv_protocol::{AssistantMessage, Message};
 
 /// Model calls one run may make before it is ended (runaway tool loops),
 /// unless `tools.maxIterations` says otherwise.
@@ -22,27 +22,6 @@ pub fn next_step(history: &[Message]) -> NextStep {
         Some(Message::Assistant(m)) if !m.has_tool_calls() => NextStep::Finished(m.clone()),
         _ => NextStep::CallModel,
     }
-}
-
-/// The result message of one tool call; an error reads `Error: …`.
-pub fn tool_result(id: &str, name: &str, outcome: Result<String, String>, now: i64) -> Message {
-    let (text, is_error) = match outcome {
-        Ok(text) => (text, false),
-        Err(e) => (format!("Error: {e}"), true),
-    };
-    Message::ToolResult(ToolResultMessage {
-        tool_call_id: id.to_string(),
-        tool_name: name.to_string(),
-        content: vec![ContentBlock::Text { text }],
-        is_error,
-        timestamp: now,
-    })
-}
-
-/// What a call of a tool nothing provides gets back, so the model learns
-/// the tool is gone instead of the run stalling.
-pub fn unavailable(name: &str) -> String {
-    format!("tool {name} is not available (no node or native tool provides it)")
 }
 
 #[cfg(test)]
@@ -86,37 +65,6 @@ mod tests {
         assert_eq!(
             next_step(&[user, Message::Assistant(calling)]),
             NextStep::CallModel
-        );
-    }
-
-    #[test]
-    fn unavailable_tools_get_error_results() {
-        let calling = assistant(vec![
-            AssistantBlock::Text {
-                text: "checking".into(),
-            },
-            AssistantBlock::ToolCall {
-                id: "c1".into(),
-                name: "x__Bash".into(),
-                arguments: json!({}),
-            },
-        ]);
-        assert_eq!(
-            calling
-                .tool_calls()
-                .map(|(id, name, _)| tool_result(id, name, Err(unavailable(name)), 9))
-                .collect::<Vec<_>>(),
-            vec![Message::ToolResult(ToolResultMessage {
-                tool_call_id: "c1".into(),
-                tool_name: "x__Bash".into(),
-                content: vec![ContentBlock::Text {
-                    text:
-                        "Error: tool x__Bash is not available (no node or native tool provides it)"
-                            .into()
-                }],
-                is_error: true,
-                timestamp: 9,
-            })]
         );
     }
 }

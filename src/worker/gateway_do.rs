@@ -3,6 +3,7 @@
 //! and fans `chat` events out to the clients watching a session.
 
 mod nodes;
+mod transfer;
 
 use super::prompt_load;
 use super::rpc::{call_object, internal_error, new_id, now_ms, read_json, reply};
@@ -71,6 +72,9 @@ pub struct Gateway {
     routing: RefCell<RoutingConfig>,
     /// Open sockets and their attachments; rebuilt after hibernation.
     sockets: RefCell<Option<Vec<(WebSocket, Attachment)>>>,
+    /// File transfers in progress, by transfer id.
+    transfers: RefCell<std::collections::HashMap<u32, transfer::Transfer>>,
+    next_transfer: std::cell::Cell<u32>,
 }
 
 impl DurableObject for Gateway {
@@ -89,6 +93,8 @@ impl DurableObject for Gateway {
             routing: RefCell::new(RoutingConfig::from_config(&config)),
             config: RefCell::new(config),
             sockets: RefCell::new(None),
+            transfers: RefCell::new(Default::default()),
+            next_transfer: std::cell::Cell::new(0),
         }
     }
 
@@ -123,6 +129,13 @@ impl DurableObject for Gateway {
                 };
                 reply(result)
             }
+            path::TRANSFER => {
+                let result = match read_json(&mut req).await {
+                    Ok(p) => self.start_transfer(p).await,
+                    Err(e) => Err(e),
+                };
+                reply(result)
+            }
             path::CHAT_EVENT => {
                 let result = match read_json::<ChatEvent>(&mut req).await {
                     Ok(evt) => Ok(json!({ "delivered": self.deliver_chat_event(&evt) })),
@@ -141,7 +154,19 @@ impl DurableObject for Gateway {
     ) -> Result<()> {
         let req = match message {
             WebSocketIncomingMessage::Binary(bytes) => {
-                return send(&ws, &intake_binary(bytes.len()))
+                let att: Option<Attachment> = ws.deserialize_attachment().ok().flatten();
+                let node = att
+                    .and_then(|a| a.peer)
+                    .filter(|p| p.mode == ClientMode::Node)
+                    .map(|p| p.client_id);
+                return match node {
+                    // File transfer chunks; a bad one is answered like a bad frame.
+                    Some(node) => match self.transfer_chunk(&node, &bytes) {
+                        Ok(()) => Ok(()),
+                        Err(e) => send(&ws, &Frame::err(String::new(), e)),
+                    },
+                    None => send(&ws, &intake_binary(bytes.len())),
+                };
             }
             WebSocketIncomingMessage::String(text) if is_link(&ws) => {
                 match serde_json::from_str::<ChatEvent>(&text) {
@@ -320,6 +345,7 @@ impl Gateway {
             method::TOOLS_LIST => self.tools_list(),
             method::TOOL_RESULT => self.tool_result(&peer.client_id, params(&req)?).await,
             method::NODE_EXEC_EVENT => self.exec_event(&peer.client_id, params(&req)?).await,
+            method::TRANSFER_STATUS => self.transfer_status(&peer.client_id, params(&req)?).await,
             method::CHAT_ABORT => {
                 let p: ChatAbortParams = params(&req)?;
                 self.session_query(ws, &mut att, path::ABORT, p.session_key, None)

@@ -117,6 +117,9 @@ pub async fn assemble(
     };
     let mut tools = native_tools::definitions(is_main);
     tools.extend(nodes.tools.iter().cloned());
+    if !nodes.hosts.is_empty() {
+        tools.push(crate::gateway::transfer::definition());
+    }
     let ctx = PromptContext {
         agent_id: &agent,
         session_key,

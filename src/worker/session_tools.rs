@@ -9,10 +9,13 @@ use super::native_tools;
 use super::prompt_load::RunPrompt;
 use super::rpc::{call_object, internal_error, now_ms};
 use super::session_do::{Core, CurrentRun, Res};
+use crate::gateway::transfer::{TransferArgs, TransferRequest, TRANSFER};
 use crate::session::internal::path;
 use crate::session::run_config::RunConfig;
 use crate::session::tools::{result_message, timed_out, tool_wait, PendingCall, ToolWait};
-use gsv_protocol::{AckResult, AssistantMessage, Message, ToolRequestParams, ToolResultParams};
+use gsv_protocol::{
+    codes, AckResult, AssistantMessage, ErrorShape, Message, ToolRequestParams, ToolResultParams,
+};
 use serde::Deserialize;
 use serde_json::Value;
 
@@ -121,6 +124,9 @@ impl Core {
     /// Runs a native call here, or hands a node call to the Gateway.
     async fn dispatch(&self, row: &CallRow, t: &ToolRun<'_>) -> Res<()> {
         let args: Value = serde_json::from_str(&row.args).unwrap_or(Value::Null);
+        if row.name == TRANSFER {
+            return self.dispatch_transfer(row, &args, t).await;
+        }
         if native_tools::is_native(&row.name, t.prompt.is_main) {
             let outcome = match self.env.bucket("STORAGE") {
                 Ok(bucket) => {
@@ -154,6 +160,43 @@ impl Core {
         )
         .await;
         match sent {
+            Ok(_) => {
+                self.exec(
+                    "UPDATE tool_calls SET dispatched = 1 WHERE call_id = ?",
+                    vec![row.call_id.as_str().into()],
+                )?;
+            }
+            Err(e) => {
+                self.store_outcome(
+                    &row.call_id,
+                    &row.name,
+                    Err(e.message),
+                    t.rc.max_result_chars,
+                )?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Hands a `gsv__Transfer` to the Gateway, which relays the bytes and
+    /// answers the call when the copy is in place (or failed).
+    async fn dispatch_transfer(&self, row: &CallRow, args: &Value, t: &ToolRun<'_>) -> Res<()> {
+        let parsed: Result<TransferArgs, String> =
+            serde_json::from_value(args.clone()).map_err(|e| format!("invalid arguments: {e}"));
+        let started: Res<Value> = match parsed {
+            Err(e) => Err(ErrorShape::new(codes::BAD_REQUEST, e)),
+            Ok(a) => {
+                let req = TransferRequest {
+                    call_id: row.call_id.clone(),
+                    session_key: t.session_key.to_string(),
+                    agent_id: t.prompt.agent_id.clone(),
+                    source: a.source,
+                    destination: a.destination,
+                };
+                call_object(&self.env, "GATEWAY", "singleton", path::TRANSFER, &req).await
+            }
+        };
+        match started {
             Ok(_) => {
                 self.exec(
                     "UPDATE tool_calls SET dispatched = 1 WHERE call_id = ?",

@@ -15,8 +15,12 @@ pub fn repo_root() -> PathBuf {
         .to_path_buf()
 }
 
-/// The `gsv` binary, built by the test command before the tests run.
+/// The `gsv` binary, built by the test command before the tests run;
+/// `GSV_BIN` names another build (the bench runs the release one).
 pub fn gsv_bin() -> PathBuf {
+    if let Some(bin) = std::env::var_os("GSV_BIN") {
+        return PathBuf::from(bin);
+    }
     let target = std::env::var_os("CARGO_TARGET_DIR")
         .map(PathBuf::from)
         .unwrap_or_else(|| repo_root().join("target"));
@@ -133,8 +137,14 @@ impl Workerd {
             .join("node_modules")
             .join(".bin")
             .join("wrangler");
-        for _attempt in 0..3 {
-            let port = free_port();
+        // A restart keeps its port (nodes reconnect to the same URL).
+        let previous = self.port;
+        for attempt in 0..3 {
+            let port = if attempt == 0 && previous != 0 {
+                previous
+            } else {
+                free_port()
+            };
             let log = std::fs::File::create(&self.log_path).unwrap();
             let child = Command::new(&wrangler)
                 .arg("dev")
@@ -322,6 +332,11 @@ impl Node {
             workspace: workspace.to_path_buf(),
             _dirs: vec![home],
         }
+    }
+
+    /// The process id while it runs (the bench reads its CPU time).
+    pub fn pid(&self) -> Option<u32> {
+        self.child.as_ref().map(Child::id)
     }
 
     /// The node's JSONL log so far.

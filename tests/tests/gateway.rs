@@ -65,8 +65,9 @@ async fn handshake_advertises_exactly_what_is_implemented() {
             "features": {
                 "methods": ["connect", "chat.send", "config.get", "config.set", "session.get", "session.preview",
                     "sessions.list", "session.stats", "session.history", "session.patch",
-                    "session.compact", "session.reset", "session.transcript", "skills.status", "workspace.list", "workspace.read", "workspace.write", "workspace.delete"],
-                "events": ["chat"]}})
+                    "session.compact", "session.reset", "session.transcript", "skills.status", "workspace.list", "workspace.read", "workspace.write", "workspace.delete",
+                    "chat.abort", "tools.list", "tool.invoke", "tool.result", "node.exec.event", "transfer.status"],
+                "events": ["chat", "tool.invoke", "transfer.send", "transfer.receive", "transfer.end", "transfer.cancel"]}})
     );
     // A second connect on the same socket is refused, the socket stays usable.
     let again = c
@@ -186,6 +187,8 @@ async fn methods_are_checked_against_the_connection_mode() {
     let mut p = connect_params("node-x", Some(TOKEN));
     p["client"]["mode"] = json!("node");
     p["tools"] = json!([{"name": "Bash", "description": "run", "inputSchema": {"type": "object"}}]);
+    p["nodeRuntime"] = json!({"hostRole": "specialized", "hostCapabilities": ["shell.exec"],
+        "toolCapabilities": {"Bash": ["shell.exec"]}});
     assert!(node.request("connect", p).await.ok);
     let res = node
         .request("config.set", json!({"path": "model.id", "value": "evil"}))
@@ -395,7 +398,7 @@ async fn unknown_tool_calls_get_error_results_and_the_run_continues() {
             assert_eq!(
                 r.content,
                 vec![ContentBlock::Text {
-                    text: "Error: tool ghost__Bash is not available (no node or native tool provides it)".into()
+                    text: "Error: Node ghost is not connected".into()
                 }]
             );
         }

@@ -154,10 +154,18 @@ async fn a_killed_node_fails_its_calls_at_once() {
     }
     let killed = Instant::now();
     node.kill();
-    let events = c.run_events(&run).await;
+    // The error result reaches the model at once, not at the call's timeout.
+    while llm.requests().len() < 2 {
+        assert!(
+            killed.elapsed() < Duration::from_secs(10),
+            "the call was never failed"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
     let took = killed.elapsed();
-    assert_eq!(final_text(&events), "The laptop went away.");
     assert!(took < Duration::from_secs(1), "the failure took {took:?}");
+    let events = c.run_events(&run).await;
+    assert_eq!(final_text(&events), "The laptop went away.");
     let results = tool_results_sent(&llm);
     assert_eq!(results[0]["content"], "Error: node laptop disconnected");
 }
@@ -412,4 +420,155 @@ async fn a_background_command_reports_back_to_its_session() {
     );
     assert!(user.contains("on node laptop finished."), "{user}");
     assert!(user.contains("build-ok"), "{user}");
+}
+
+#[tokio::test]
+async fn a_call_in_flight_survives_a_gateway_restart() {
+    let (llm, mut gw, mut c) = setup().await;
+    let node = Node::start(&gw.url(), TOKEN, "laptop");
+    wait_for_tools(&mut c, &["laptop__Bash"]).await;
+    llm.script(
+        "slow job",
+        vec![
+            Step::tool_call(
+                "call_s",
+                "laptop__Bash",
+                json!({"command": "touch started; sleep 4; echo survived"}),
+            ),
+            Step::text("It survived the restart."),
+        ],
+    );
+    c.chat_send("main", "slow job").await;
+    let marker = node.workspace.join("started");
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !marker.exists() {
+        assert!(Instant::now() < deadline, "the command never started");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    // Gateway and session die with workerd while the call runs: nothing of
+    // the run is in memory any more. The node finishes, reconnects, and
+    // delivers the result to the gateway that still waits for it.
+    c.close().await;
+    gw.restart();
+    let mut c = Client::connect(&gw.url(), Some(TOKEN)).await;
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let preview = c
+            .request("session.preview", json!({"sessionKey": "main", "limit": 2}))
+            .await
+            .payload
+            .unwrap();
+        let messages = preview["messages"].as_array().unwrap();
+        if messages.last().is_some_and(|m| {
+            m["role"] == "assistant" && m["content"][0]["text"] == "It survived the restart."
+        }) {
+            let result = &messages[0];
+            assert_eq!(result["role"], "toolResult");
+            assert_eq!(result["toolCallId"], "call_s");
+            let text = result["content"][0]["text"].as_str().unwrap();
+            assert!(
+                text.contains("survived\\n"),
+                "{result}\nnode log:\n{}\ngateway log:\n{}",
+                node.log(),
+                gw.log()
+            );
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the run never finished: {preview}"
+        );
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+}
+
+#[tokio::test]
+async fn transfers_round_trip_byte_exact() {
+    let (llm, gw, mut c) = setup().await;
+    let laptop = Node::start(&gw.url(), TOKEN, "laptop");
+    let server = Node::start(&gw.url(), TOKEN, "server");
+    // Several chunks of bytes that are not text.
+    let data: Vec<u8> = (0..300_000u32)
+        .map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8)
+        .collect();
+    std::fs::create_dir(laptop.workspace.join("build")).unwrap();
+    std::fs::write(laptop.workspace.join("build/app.bin"), &data).unwrap();
+    wait_for_tools(&mut c, &["laptop__Read", "server__Read", "gsv__Transfer"]).await;
+
+    let transfer = |id: &str, from: &str, to: &str| {
+        Step::tool_call(
+            id,
+            "gsv__Transfer",
+            json!({"source": from, "destination": to}),
+        )
+    };
+    llm.script(
+        "ship it",
+        vec![
+            transfer("t1", "laptop:build/app.bin", "gsv:artifacts/app.bin"),
+            transfer("t2", "gsv:artifacts/app.bin", "server:incoming/app.bin"),
+            transfer("t3", "server:incoming/app.bin", "laptop:back/app.bin"),
+            Step::text("Shipped."),
+        ],
+    );
+    let run = c.chat_send("main", "ship it").await;
+    assert_eq!(final_text(&c.run_events(&run).await), "Shipped.");
+    let got = std::fs::read(server.workspace.join("incoming/app.bin"));
+    assert!(
+        got.is_ok(),
+        "{:?}\nserver log: {}",
+        tool_results_sent(&llm),
+        server.log()
+    );
+    assert_eq!(got.unwrap(), data);
+    assert_eq!(
+        std::fs::read(laptop.workspace.join("back/app.bin")).unwrap(),
+        data
+    );
+    let all = tool_results_sent(&llm);
+    let sha = {
+        let out = std::process::Command::new("sha256sum")
+            .arg(laptop.workspace.join("build/app.bin"))
+            .output()
+            .unwrap();
+        String::from_utf8(out.stdout).unwrap()[..64].to_string()
+    };
+    let results: Vec<Value> = all[all.len() - 3..]
+        .iter()
+        .map(|r| serde_json::from_str(r["content"].as_str().unwrap()).unwrap())
+        .collect();
+    assert_eq!(
+        results,
+        [
+            json!({"source": "laptop:build/app.bin", "destination": "gsv:artifacts/app.bin", "bytes": 300000, "sha256": sha}),
+            json!({"source": "gsv:artifacts/app.bin", "destination": "server:incoming/app.bin", "bytes": 300000, "sha256": sha}),
+            json!({"source": "server:incoming/app.bin", "destination": "laptop:back/app.bin", "bytes": 300000, "sha256": sha}),
+        ]
+    );
+
+    // Over the limit: refused, and nothing is left at the destination.
+    c.config_set("tools.maxTransferBytes", json!(1000)).await;
+    llm.script(
+        "too big",
+        vec![
+            transfer("t4", "laptop:build/app.bin", "server:big.bin"),
+            Step::text("Too big."),
+        ],
+    );
+    let run = c.chat_send("main", "too big").await;
+    assert_eq!(final_text(&c.run_events(&run).await), "Too big.");
+    let content = tool_results_sent(&llm).pop().unwrap()["content"].clone();
+    assert!(
+        content
+            .as_str()
+            .unwrap()
+            .contains("the limit is 1000 (tools.maxTransferBytes)"),
+        "{content}"
+    );
+    let mut left: Vec<String> = std::fs::read_dir(&server.workspace)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    left.sort();
+    assert_eq!(left, ["incoming"]);
 }

@@ -68,13 +68,7 @@ async fn foreground(target: &GatewayTarget, run: &NodeRunArgs, config: &LocalCon
         workspace,
         confine: !run.allow_outside_workspace,
     };
-    tokio::select! {
-        result = node::run(opts, log.clone()) => result,
-        _ = tokio::signal::ctrl_c() => {
-            log.info("node stopped", serde_json::json!({"by": "ctrl-c"}));
-            Ok(())
-        }
-    }
+    node::run(opts, log).await
 }
 
 /// Installs the service; the id and workspace are remembered in the local

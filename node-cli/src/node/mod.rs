@@ -7,18 +7,23 @@
 
 mod backoff;
 mod outbox;
+mod transfer;
 
 use crate::connection::{ConnectError, Connection, Identity, RequestError};
 use crate::logs::NodeLog;
-use crate::tools::Toolbox;
+use crate::tools::{Toolbox, Workspace};
 use backoff::Backoff;
-use gsv_protocol::{event, ToolInvokeEvent, ToolResultParams};
+use gsv_protocol::transfer::{
+    TransferCancelEvent, TransferEndEvent, TransferReceiveEvent, TransferSendEvent,
+};
+use gsv_protocol::{event, EventFrame, ToolInvokeEvent, ToolResultParams};
 use outbox::{Outbox, Outgoing};
 use serde_json::json;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::mpsc;
+use transfer::Transfers;
 
 /// A ping goes out after this much silence from the gateway...
 const PING_AFTER: Duration = Duration::from_secs(20);
@@ -48,11 +53,33 @@ enum Report {
     Unsent(Outgoing),
 }
 
-/// Runs until the process is stopped; returns only on a configuration
-/// error that retrying cannot fix.
+/// Runs until Ctrl-C or SIGTERM (then ends the commands it started), or
+/// until a configuration error that retrying cannot fix.
 pub async fn run(opts: NodeOptions, log: NodeLog) -> anyhow::Result<()> {
-    let (toolbox, mut exec_events) = Toolbox::new(opts.workspace.clone(), opts.confine)
+    let (toolbox, exec_events) = Toolbox::new(opts.workspace.clone(), opts.confine)
         .map_err(|e| anyhow::anyhow!("workspace {}: {e}", opts.workspace.display()))?;
+    let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
+    let result = tokio::select! {
+        r = serve_forever(&opts, &toolbox, exec_events, &log) => r,
+        _ = tokio::signal::ctrl_c() => Ok(()),
+        _ = term.recv() => Ok(()),
+    };
+    // Background commands run in process groups of their own: end them.
+    toolbox.shutdown().await;
+    log.info("node stopped", json!({"nodeId": opts.id}));
+    result
+}
+
+async fn serve_forever(
+    opts: &NodeOptions,
+    toolbox: &Toolbox,
+    mut exec_events: mpsc::UnboundedReceiver<gsv_protocol::NodeExecEventParams>,
+    log: &NodeLog,
+) -> anyhow::Result<()> {
+    let workspace = Arc::new(
+        Workspace::new(opts.workspace.clone(), opts.confine)
+            .map_err(|e| anyhow::anyhow!("workspace {}: {e}", opts.workspace.display()))?,
+    );
     let identity = Identity::Node {
         id: opts.id.clone(),
         tools: toolbox.definitions(),
@@ -83,7 +110,14 @@ pub async fn run(opts: NodeOptions, log: NodeLog) -> anyhow::Result<()> {
                     json!({"nodeId": opts.id, "owed": outbox.len()}),
                 );
                 let conn = Arc::new(conn);
-                let why = serve(&conn, &toolbox, &mut outbox, &reports, &mut inbox, &log).await;
+                let mut transfers = Transfers::new(workspace.clone());
+                let link = Link {
+                    conn: &conn,
+                    toolbox,
+                    reports: &reports,
+                    log,
+                };
+                let why = serve(&link, &mut outbox, &mut transfers, &mut inbox).await;
                 log.warn("disconnected", json!({"reason": why}));
             }
             Err(e @ (ConnectError::Invalid { .. } | ConnectError::InvalidUrl { .. })) => {
@@ -113,33 +147,46 @@ fn keep(outbox: &mut Outbox, report: Report) {
     }
 }
 
-/// Serves one connection until it ends; returns why it ended.
+/// What one connection's handlers share.
+struct Link<'a> {
+    conn: &'a Arc<Connection>,
+    toolbox: &'a Toolbox,
+    reports: &'a mpsc::UnboundedSender<Report>,
+    log: &'a NodeLog,
+}
+
+/// Serves one connection until it ends; returns why it ended. Transfers
+/// being received end with it (their partial files are deleted).
 async fn serve(
-    conn: &Arc<Connection>,
-    toolbox: &Toolbox,
+    link: &Link<'_>,
     outbox: &mut Outbox,
-    reports: &mpsc::UnboundedSender<Report>,
+    transfers: &mut Transfers,
     inbox: &mut mpsc::UnboundedReceiver<Report>,
-    log: &NodeLog,
 ) -> String {
+    let Link {
+        conn, reports, log, ..
+    } = *link;
     let mut events = conn.events();
+    let Some(mut binary) = conn.take_binary() else {
+        return "binary frames already taken".into();
+    };
     let mut tick = tokio::time::interval(RETRY_EVERY.min(PING_AFTER));
     let mut last_retry = tokio::time::Instant::now();
     deliver_ready(conn, outbox, reports);
     loop {
         tokio::select! {
             reason = conn.closed() => return reason.to_string(),
+            Some(frame) = binary.recv() => transfers.chunk(&frame),
             evt = events.recv() => match evt {
-                Ok(evt) if evt.event == event::TOOL_INVOKE => {
-                    match serde_json::from_value::<ToolInvokeEvent>(evt.payload.unwrap_or_default()) {
-                        Ok(call) => {
-                            outbox.call_started(&call.call_id);
-                            spawn_call(toolbox, call, reports, log);
+                Ok(evt) => {
+                    if evt.event == event::TRANSFER_END {
+                        // Chunks sent before the end are already queued.
+                        while let Ok(frame) = binary.try_recv() {
+                            transfers.chunk(&frame);
                         }
-                        Err(e) => log.warn("malformed tool.invoke", json!({"error": e.to_string()})),
                     }
+                    on_event(link, outbox, transfers, evt);
                 }
-                Ok(_) => {}
                 Err(tokio::sync::broadcast::error::RecvError::Lagged(n)) => {
                     log.error("events lost", json!({"count": n}));
                 }
@@ -166,6 +213,76 @@ async fn serve(
                 }
             }
         }
+    }
+}
+
+/// One event from the gateway; a malformed one is logged and ignored.
+fn on_event(link: &Link<'_>, outbox: &mut Outbox, transfers: &mut Transfers, evt: EventFrame) {
+    fn parse<T: serde::de::DeserializeOwned>(evt: EventFrame, log: &NodeLog) -> Option<T> {
+        let name = evt.event.clone();
+        match serde_json::from_value(evt.payload.unwrap_or_default()) {
+            Ok(v) => Some(v),
+            Err(e) => {
+                log.warn(
+                    "malformed event",
+                    json!({"event": name, "error": e.to_string()}),
+                );
+                None
+            }
+        }
+    }
+    let log = link.log;
+    let report_status = |st| {
+        let conn = link.conn.clone();
+        tokio::spawn(async move { transfer::status(&conn, st).await });
+    };
+    match evt.event.as_str() {
+        event::TOOL_INVOKE => {
+            if let Some(call) = parse::<ToolInvokeEvent>(evt, log) {
+                outbox.call_started(&call.call_id);
+                spawn_call(link.toolbox, call, link.reports, log);
+            }
+        }
+        event::TRANSFER_SEND => {
+            if let Some(e) = parse::<TransferSendEvent>(evt, log) {
+                log.info(
+                    "transfer out",
+                    json!({"transferId": e.transfer_id, "path": e.path}),
+                );
+                transfers.send(link.conn.clone(), e);
+            }
+        }
+        event::TRANSFER_RECEIVE => {
+            if let Some(e) = parse::<TransferReceiveEvent>(evt, log) {
+                log.info(
+                    "transfer in",
+                    json!({"transferId": e.transfer_id, "path": e.path, "size": e.size}),
+                );
+                if let Err(st) = transfers.receive(&e) {
+                    report_status(st);
+                }
+            }
+        }
+        event::TRANSFER_END => {
+            if let Some(e) = parse::<TransferEndEvent>(evt, log) {
+                let st = transfers.end(&e);
+                log.info(
+                    "transfer end",
+                    json!({"transferId": e.transfer_id, "state": st.state, "error": st.error}),
+                );
+                report_status(st);
+            }
+        }
+        event::TRANSFER_CANCEL => {
+            if let Some(e) = parse::<TransferCancelEvent>(evt, log) {
+                log.warn(
+                    "transfer cancelled",
+                    json!({"transferId": e.transfer_id, "reason": e.reason}),
+                );
+                transfers.cancel(e.transfer_id);
+            }
+        }
+        _ => {}
     }
 }
 

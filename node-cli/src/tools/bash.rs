@@ -35,7 +35,7 @@ impl Tool for Bash {
             "properties": {
                 "command": {"type": "string", "description": "Shell command to run."},
                 "workdir": {"type": "string", "description": "Working directory, relative to the workspace root (default: the root)."},
-                "timeout": {"type": "integer", "minimum": 0, "description": "Kill the command after this many milliseconds (default 300000; 0 = no limit)."},
+                "timeout": {"type": "integer", "minimum": 0, "description": "Kill the command (and what it started) after this many milliseconds, in the background too (default 300000; 0 = no limit)."},
                 "background": {"type": "boolean", "description": "Start in the background and return a sessionId at once."},
                 "yieldMs": {"type": "integer", "minimum": 10, "maximum": 120000, "description": "Wait this long for the command; if it is still running, leave it in the background and return its sessionId."}
             },

@@ -156,3 +156,37 @@ async fn long_lines_are_cut_around_the_match() {
         format!("…{}needle{}…", "é".repeat(40), "b".repeat(154))
     );
 }
+
+/// Timing against a real tree: `GSV_GREP_BENCH=dir GSV_GREP_PATTERN=re
+/// cargo test --release -p gsv grep_bench -- --ignored --nocapture`.
+#[test]
+#[ignore]
+fn grep_bench() {
+    let dir = std::path::PathBuf::from(std::env::var("GSV_GREP_BENCH").unwrap());
+    let pattern = std::env::var("GSV_GREP_PATTERN").unwrap_or_else(|_| "RAREtoken".into());
+    let max = std::env::var("GSV_GREP_MAX").map_or(100, |m| m.parse().unwrap());
+    let opts = Opts {
+        ignore_case: false,
+        context: 0,
+        max,
+        include: None,
+    };
+    let cpu = || {
+        // SAFETY: getrusage fills the struct it is given.
+        let mut u: libc::rusage = unsafe { std::mem::zeroed() };
+        unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut u) };
+        let secs = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+        secs(u.ru_utime) + secs(u.ru_stime)
+    };
+    for _ in 0..5 {
+        let (started, cpu0) = (std::time::Instant::now(), cpu());
+        let out = super::grep(&dir, &pattern, &opts).unwrap();
+        eprintln!(
+            "{:?} cpu {:.2}s count={} truncated={}",
+            started.elapsed(),
+            cpu() - cpu0,
+            out["count"],
+            out["truncated"]
+        );
+    }
+}

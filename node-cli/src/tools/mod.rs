@@ -6,13 +6,12 @@
 //! background shell sessions (`session.rs`) and the sender of their exec
 //! events.
 
-#![allow(dead_code)]
-
 mod args;
 mod bash;
 mod edit;
 mod glob;
 mod grep;
+mod output;
 mod paths;
 mod process;
 mod read;
@@ -57,7 +56,7 @@ pub trait Tool: Send + Sync {
 pub struct Ctx {
     pub workspace: Workspace,
     pub shell: Shell,
-    pub sessions: session::Sessions,
+    pub sessions: Arc<session::Sessions>,
     pub events: mpsc::UnboundedSender<NodeExecEventParams>,
 }
 
@@ -89,7 +88,7 @@ impl Toolbox {
         let ctx = Ctx {
             workspace: Workspace::new(workspace, confine)?,
             shell,
-            sessions: session::Sessions::default(),
+            sessions: Arc::default(),
             events,
         };
         let tools: Vec<Box<dyn Tool>> = vec![
@@ -106,6 +105,14 @@ impl Toolbox {
             tools: Arc::new(tools),
         };
         Ok((toolbox, rx))
+    }
+
+    /// Ends every command still running (background sessions included):
+    /// SIGTERM to their process groups, SIGKILL 250 ms later. For the
+    /// daemon's exit: the groups are not the daemon's, so nothing else ends
+    /// them.
+    pub async fn shutdown(&self) {
+        self.ctx.sessions.shutdown().await;
     }
 
     /// The canonical workspace root.

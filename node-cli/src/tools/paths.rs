@@ -38,10 +38,6 @@ impl Workspace {
         &self.root
     }
 
-    pub fn confined(&self) -> bool {
-        self.confine
-    }
-
     /// Resolves the optional argument `field`; absent means the workspace.
     pub fn resolve_or_root(&self, field: &str, input: Option<&str>) -> Result<PathBuf, String> {
         match input {

@@ -220,3 +220,26 @@ async fn process_errors() {
         .unwrap();
     assert_eq!(empty["count"], 1);
 }
+
+#[tokio::test]
+async fn shutdown_ends_running_commands() {
+    let (_dir, tb, mut rx) = toolbox();
+    let out = tb
+        .call(
+            "Bash",
+            json!({"command": "sleep 30", "background": true}),
+            None,
+        )
+        .await
+        .unwrap();
+    assert_eq!(next_event(&mut rx).await.event, ExecEventKind::Started);
+    let started = std::time::Instant::now();
+    tb.shutdown().await;
+    assert!(started.elapsed() < Duration::from_secs(1));
+    let ended = next_event(&mut rx).await;
+    assert_eq!(
+        (ended.event, ended.signal.as_deref()),
+        (ExecEventKind::Failed, Some("SIGTERM"))
+    );
+    assert_eq!(ended.session_id, out["sessionId"].as_str().unwrap());
+}

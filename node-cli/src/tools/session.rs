@@ -17,14 +17,8 @@ use tokio::process::{Child, ChildStdin, Command};
 use tokio::sync::{mpsc, watch};
 
 use super::now_ms;
-use super::text::{incomplete_suffix, skip_partial_start, tail_chars};
+pub use super::output::{OutputBuffer, OUTPUT_CAP, TAIL_CAP};
 
-/// Output kept per session, in characters (the tail is kept).
-pub const OUTPUT_CAP: usize = 200_000;
-/// Characters in a `tail` / `outputTail`.
-pub const TAIL_CAP: usize = 4_000;
-/// Bytes buffered: enough for OUTPUT_CAP characters of up to 4 bytes.
-const KEEP_BYTES: usize = 4 * OUTPUT_CAP;
 /// How long a finished background session stays listed.
 const RETAIN_MS: i64 = 30 * 60 * 1000;
 /// Between SIGTERM and SIGKILL on timeout.
@@ -88,60 +82,12 @@ impl Exit {
     }
 }
 
-/// The tail of a byte stream, addressed by absolute offsets.
-#[derive(Debug, Default)]
-pub struct OutputBuffer {
-    bytes: Vec<u8>,
-    /// Absolute offset of `bytes[0]`: how much was dropped.
-    start: u64,
-}
-
-impl OutputBuffer {
-    pub fn push(&mut self, data: &[u8]) {
-        self.bytes.extend_from_slice(data);
-        if self.bytes.len() > 2 * KEEP_BYTES {
-            let drop = self.bytes.len() - KEEP_BYTES;
-            self.bytes.drain(..drop);
-            self.start += drop as u64;
-        }
-    }
-
-    /// Absolute offset of the end.
-    pub fn end(&self) -> u64 {
-        self.start + self.bytes.len() as u64
-    }
-
-    /// Text from absolute offset `from` (or the oldest kept byte) to the
-    /// end, the offset it stops at (an incomplete trailing character is
-    /// left for later unless `all`), and whether bytes before it were lost.
-    pub fn since(&self, from: u64, all: bool) -> (String, u64, bool) {
-        let lost = from < self.start;
-        let at = (from.max(self.start) - self.start) as usize;
-        let mut slice = &self.bytes[at.min(self.bytes.len())..];
-        let held = if all { 0 } else { incomplete_suffix(slice) };
-        slice = &slice[..slice.len() - held];
-        let stop = self.end() - held as u64;
-        if lost {
-            slice = skip_partial_start(slice);
-        }
-        (String::from_utf8_lossy(slice).into_owned(), stop, lost)
-    }
-
-    /// The last `cap` characters and whether anything was cut or lost.
-    pub fn tail(&self, cap: usize) -> (String, bool) {
-        let (text, _, lost) = self.since(0, true);
-        let (tail, cut) = tail_chars(&text, cap);
-        (tail.to_string(), cut || lost)
-    }
-}
-
 pub struct State {
     pub output: OutputBuffer,
     pub exit: Option<Exit>,
     pub backgrounded: bool,
     /// Where the Process tool's last poll stopped.
     pub poll_cursor: u64,
-    pub killed: bool,
 }
 
 pub struct Session {
@@ -171,21 +117,26 @@ impl Session {
     /// Moves a running session to the background and emits `started`;
     /// false if it has already ended.
     pub fn background(self: &Arc<Self>, sessions: &Sessions) -> bool {
-        let mut state = self.state();
-        if state.exit.is_some() {
-            return false;
+        {
+            // Under the state lock, so `started` precedes the terminal
+            // event that `supervise` sends under it.
+            let mut state = self.state();
+            if state.exit.is_some() {
+                return false;
+            }
+            state.backgrounded = true;
+            let _ = self
+                .events
+                .send(self.event(ExecEventKind::Started, None, None));
         }
-        state.backgrounded = true;
+        // Not under the state lock: `prune` takes the map's lock, then
+        // sessions' state locks.
         sessions.insert(self.clone());
-        let _ = self
-            .events
-            .send(self.event(ExecEventKind::Started, None, None));
         true
     }
 
     /// Sends SIGKILL to the session's process group.
     pub fn kill(&self) {
-        self.state().killed = true;
         signal_group(self.pid, libc::SIGKILL);
     }
 
@@ -209,10 +160,11 @@ impl Session {
     }
 }
 
-/// Backgrounded sessions by id.
+/// Backgrounded sessions by id, and every session still running.
 #[derive(Default)]
 pub struct Sessions {
     map: Mutex<HashMap<String, Arc<Session>>>,
+    live: Mutex<HashMap<String, Arc<Session>>>,
 }
 
 impl Sessions {
@@ -244,12 +196,31 @@ impl Sessions {
             .retain(|_, s| s.state().exit.is_none_or(|e| e.ended_at >= cutoff));
     }
 
+    fn live(&self) -> MutexGuard<'_, HashMap<String, Arc<Session>>> {
+        self.live.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
     fn fresh_id(&self) -> String {
-        let map = self.lock();
+        let (map, live) = (self.lock(), self.live());
         loop {
             let id = uuid::Uuid::new_v4().simple().to_string()[..8].to_string();
-            if !map.contains_key(&id) {
+            if !map.contains_key(&id) && !live.contains_key(&id) {
                 return id;
+            }
+        }
+    }
+
+    /// Ends every running command: SIGTERM to each process group, then
+    /// SIGKILL to the groups still running after the grace period.
+    pub async fn shutdown(&self) {
+        let live: Vec<Arc<Session>> = self.live().values().cloned().collect();
+        for s in &live {
+            signal_group(s.pid, libc::SIGTERM);
+        }
+        let all_done = futures_util::future::join_all(live.iter().map(|s| s.wait()));
+        if tokio::time::timeout(KILL_GRACE, all_done).await.is_err() {
+            for s in live.iter().filter(|s| s.state().exit.is_none()) {
+                signal_group(s.pid, libc::SIGKILL);
             }
         }
     }
@@ -261,7 +232,7 @@ impl Sessions {
 #[allow(clippy::too_many_arguments)]
 pub fn spawn(
     shell: &Shell,
-    sessions: &Sessions,
+    sessions: &Arc<Sessions>,
     events: mpsc::UnboundedSender<NodeExecEventParams>,
     command: &str,
     workdir: &Path,
@@ -300,18 +271,26 @@ pub fn spawn(
             exit: None,
             backgrounded: false,
             poll_cursor: 0,
-            killed: false,
         }),
         stdin: tokio::sync::Mutex::new(child.stdin.take()),
         done: done_rx,
         events,
     });
+    sessions.live().insert(session.id.clone(), session.clone());
     if background {
         session.background(sessions);
     }
     let (eof_tx, eof_rx) = tokio::sync::oneshot::channel();
     tokio::spawn(read_output(pipe, session.clone(), eof_tx));
-    tokio::spawn(supervise(child, session.clone(), timeout, eof_rx, done_tx));
+    let sessions = sessions.clone();
+    tokio::spawn(supervise(
+        child,
+        session.clone(),
+        timeout,
+        eof_rx,
+        done_tx,
+        sessions,
+    ));
     Ok(session)
 }
 
@@ -339,6 +318,7 @@ async fn supervise(
     timeout: Option<Duration>,
     eof: tokio::sync::oneshot::Receiver<()>,
     done: watch::Sender<bool>,
+    sessions: Arc<Sessions>,
 ) {
     let waited = match timeout {
         Some(t) => tokio::time::timeout(t, child.wait()).await.ok(),
@@ -375,6 +355,7 @@ async fn supervise(
                 .send(session.event(kind, Some(&exit), Some(tail)));
         }
     }
+    sessions.live().remove(&session.id);
     let _ = done.send(true);
 }
 
@@ -459,27 +440,6 @@ mod tests {
                 args: vec!["-lc".into()]
             }
         );
-    }
-
-    #[test]
-    fn buffer_keeps_a_utf8_tail() {
-        let mut out = OutputBuffer::default();
-        let chunk = "€".repeat(KEEP_BYTES / 3 + 1); // > KEEP_BYTES bytes
-        out.push(b"x");
-        out.push(chunk.as_bytes());
-        out.push(chunk.as_bytes()); // trims the front inside a character
-        assert_eq!((out.start - 1) % 3, 1);
-        let (tail, cut) = out.tail(OUTPUT_CAP);
-        assert!(cut);
-        assert_eq!(tail, "€".repeat(OUTPUT_CAP));
-        let (text, _, lost) = out.since(0, true);
-        assert!(lost && text.chars().all(|c| c == '€'));
-        // An incomplete character is held back until the rest arrives.
-        let mut out = OutputBuffer::default();
-        out.push(&"a€".as_bytes()[..2]);
-        assert_eq!(out.since(0, false), ("a".to_string(), 1, false));
-        out.push(&"a€".as_bytes()[2..]);
-        assert_eq!(out.since(1, false), ("€".to_string(), 4, false));
     }
 
     #[test]

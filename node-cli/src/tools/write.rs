@@ -159,7 +159,7 @@ mod tests {
 
     #[tokio::test]
     async fn refusals() {
-        let (_dir, tb, _rx) = toolbox();
+        let (dir, tb, _rx) = toolbox();
         let err = tb
             .call("Write", json!({"path": "x"}), None)
             .await
@@ -178,5 +178,16 @@ mod tests {
             err.starts_with("path ../x is outside the node workspace"),
             "{err}"
         );
+        // A new file under a linked directory that leads outside.
+        let outside = fs::canonicalize(dir.path()).unwrap().join("outside");
+        fs::create_dir(&outside).unwrap();
+        std::os::unix::fs::symlink(&outside, tb.workspace().join("out")).unwrap();
+        let args = json!({"path": "out/sub/new.txt", "content": "x"});
+        let err = tb.call("Write", args, None).await.unwrap_err();
+        assert!(err.contains("resolves through a symbolic link"), "{err}");
+        assert!(!outside.join("sub").exists());
+        let args = json!({"path": "out/f", "oldString": "a", "newString": "b"});
+        let err = tb.call("Edit", args, None).await.unwrap_err();
+        assert!(err.contains("outside the node workspace"), "{err}");
     }
 }

@@ -116,6 +116,14 @@ impl Gateway {
         Ok(live)
     }
 
+    /// The open socket of a connected node.
+    pub(super) fn live_node_socket(&self, node_id: &str) -> Option<WebSocket> {
+        let live = self.live_nodes().ok()?;
+        live.into_iter()
+            .find(|(id, _)| id == node_id)
+            .map(|(_, n)| n.ws)
+    }
+
     /// The node tools and hosts a run gets.
     pub(super) fn node_snapshot(&self) -> Res<NodeSnapshot> {
         let mut snapshot = NodeSnapshot::default();
@@ -129,7 +137,11 @@ impl Gateway {
     /// `tools.list`: the native tools, then every connected node's.
     pub(super) fn tools_list(&self) -> Res<Value> {
         let mut tools = native_tools::definitions(true);
-        tools.extend(self.node_snapshot()?.tools);
+        let nodes = self.node_snapshot()?;
+        if !nodes.hosts.is_empty() {
+            tools.push(crate::gateway::transfer::definition());
+        }
+        tools.extend(nodes.tools);
         to_value(&ToolsListResult { tools })
     }
 
@@ -320,6 +332,7 @@ impl Gateway {
         self.sql()
             .exec("DELETE FROM nodes WHERE node_id = ?", vec![node_id.into()])
             .map_err(internal_error)?;
+        self.node_transfers_gone(node_id);
         let routes: Vec<RouteRow> = self
             .sql()
             .exec(
@@ -328,19 +341,17 @@ impl Gateway {
             )
             .and_then(|c| c.to_array())
             .map_err(internal_error)?;
-        self.sql()
-            .exec(
-                "DELETE FROM tool_calls WHERE node_id = ?",
-                vec![node_id.into()],
-            )
-            .map_err(internal_error)?;
-        let failures = routes.iter().map(|route| {
+        // A route goes once its failure is delivered: if the asker cannot
+        // be told now (the whole runtime is going down), the node may still
+        // deliver the real result after it reconnects.
+        let failures = routes.iter().map(|route| async move {
             let p = ToolResultParams {
                 call_id: route.call_id.clone(),
                 result: None,
                 error: Some(format!("node {node_id} disconnected")),
             };
-            self.deliver(route, p)
+            self.deliver(route, p).await?;
+            self.delete_route(&route.call_id)
         });
         for r in futures::future::join_all(failures).await {
             if let Err(e) = r {
