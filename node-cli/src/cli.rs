@@ -307,8 +307,7 @@ Examples:
   gsv chat -s agent:main:work \"Status of the deploy?\"
   gsv chat                      (interactive: /quit, exit or Ctrl-D leaves)
 
-Messages starting with / are gateway commands: /status, /new (start over),
-/stop (cancel the running reply), /model [provider/id], /think [level], /help.
+/stop cancels the running reply and its pending tool calls.
 Exit status: 0 on a reply, 1 on an error, 130 when stopped with Ctrl-C.")]
 pub struct ChatArgs {
     /// The message to send. Without it, gsv starts an interactive session

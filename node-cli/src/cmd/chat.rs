@@ -65,7 +65,7 @@ async fn repl(target: &GatewayTarget, session_key: &str) -> Result<ExitCode> {
     eprintln!(
         "Connected to {} (gateway {}, session {session_key}).\n\
          Type a message and press Enter. /quit, exit or Ctrl-D leaves; Ctrl-C stops waiting \
-         for a reply.\nSlash commands such as /status, /new or /help go to the gateway.",
+         for a reply.\n/stop cancels a running reply.",
         target.url,
         version.unwrap_or_default()
     );
