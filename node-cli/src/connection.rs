@@ -37,7 +37,14 @@ pub struct Connection {
     outgoing: mpsc::UnboundedSender<Message>,
     next_id: AtomicU64,
     reader: tokio::task::JoinHandle<()>,
-    binary_rx: Mutex<Option<mpsc::UnboundedReceiver<Vec<u8>>>>,
+    inbound_rx: Mutex<Option<mpsc::UnboundedReceiver<Inbound>>>,
+}
+
+/// What a node connection receives, in order.
+#[derive(Debug, Clone)]
+pub enum Inbound {
+    Event(EventFrame),
+    Binary(Vec<u8>),
 }
 
 /// Who this connection is to the gateway.
@@ -58,8 +65,9 @@ struct Shared {
     state: Mutex<State>,
     /// When the last frame of any kind (pongs included) arrived.
     last_inbound: Mutex<Instant>,
-    /// Binary frames (file transfer chunks), in arrival order.
-    binary: mpsc::UnboundedSender<Vec<u8>>,
+    /// Events and binary frames in socket order (node connections only:
+    /// a transfer's chunks must be seen after the event that announces them).
+    inbound: Option<mpsc::UnboundedSender<Inbound>>,
     closed_tx: watch::Sender<Option<CloseReason>>,
     events: broadcast::Sender<EventFrame>,
 }
@@ -101,7 +109,7 @@ impl Connection {
             Ok(Err(e)) => return Err(ConnectError::from_ws_error(url, e, token.is_some())),
             Ok(Ok((socket, _response))) => socket,
         };
-        let mut connection = Self::start(socket);
+        let mut connection = Self::start(socket, matches!(identity, Identity::Node { .. }));
         let params = connect_params(token, identity);
         let answer = connection
             .request_with_timeout(method::CONNECT, params, HANDSHAKE_TIMEOUT)
@@ -124,13 +132,19 @@ impl Connection {
     }
 
     /// Spawns the reader and writer tasks around an open socket.
-    fn start(socket: Socket) -> Self {
+    fn start(socket: Socket, ordered: bool) -> Self {
         let (sink, stream) = socket.split();
         let (closed_tx, _) = watch::channel(None);
         let (events, _) = broadcast::channel(EVENT_BUFFER);
-        let (binary, binary_rx) = mpsc::unbounded_channel();
+        let (inbound, inbound_rx) = match ordered {
+            true => {
+                let (tx, rx) = mpsc::unbounded_channel();
+                (Some(tx), Some(rx))
+            }
+            false => (None, None),
+        };
         let shared = Arc::new(Shared {
-            binary,
+            inbound,
             state: Mutex::default(),
             last_inbound: Mutex::new(Instant::now()),
             closed_tx,
@@ -145,7 +159,7 @@ impl Connection {
             outgoing,
             next_id: AtomicU64::new(1),
             reader,
-            binary_rx: Mutex::new(Some(binary_rx)),
+            inbound_rx: Mutex::new(inbound_rx),
         }
     }
 
@@ -219,11 +233,10 @@ impl Connection {
         self.shared.events.subscribe()
     }
 
-    /// The binary frames the gateway sends (once: the receiver is handed
-    /// out to the first caller). A frame arrives here before any event that
-    /// followed it on the socket is seen.
-    pub fn take_binary(&self) -> Option<mpsc::UnboundedReceiver<Vec<u8>>> {
-        self.binary_rx.lock().ok()?.take()
+    /// Every event and binary frame of a node connection, in socket order,
+    /// from the handshake on (handed out once).
+    pub fn take_inbound(&self) -> Option<mpsc::UnboundedReceiver<Inbound>> {
+        self.inbound_rx.lock().ok()?.take()
     }
 
     /// Sends a binary frame.
@@ -349,7 +362,9 @@ async fn read_loop(mut stream: SplitStream<Socket>, shared: Arc<Shared>) {
             // Keep reading after a close frame so tungstenite can answer it.
             Some(Ok(Message::Close(frame))) => shared.mark_closed(CloseReason::from_frame(frame)),
             Some(Ok(Message::Binary(bytes))) => {
-                let _ = shared.binary.send(bytes.to_vec());
+                if let Some(inbound) = &shared.inbound {
+                    let _ = inbound.send(Inbound::Binary(bytes.to_vec()));
+                }
             }
             Some(Ok(_)) => {} // ping, pong: answered by tungstenite
             Some(Err(e)) => return shared.mark_closed(CloseReason::Lost(e.to_string())),
@@ -367,6 +382,9 @@ fn handle_text(text: &str, shared: &Shared) {
             }
         }
         Ok(Frame::Evt(event)) => {
+            if let Some(inbound) = &shared.inbound {
+                let _ = inbound.send(Inbound::Event(event.clone()));
+            }
             let _ = shared.events.send(event); // Err = nobody is listening
         }
         Ok(Frame::Req(_)) | Err(_) => {}

@@ -9,7 +9,7 @@ mod backoff;
 mod outbox;
 mod transfer;
 
-use crate::connection::{ConnectError, Connection, Identity, RequestError};
+use crate::connection::{ConnectError, Connection, Identity, Inbound, RequestError};
 use crate::logs::NodeLog;
 use crate::tools::{Toolbox, Workspace};
 use backoff::Backoff;
@@ -163,12 +163,9 @@ async fn serve(
     transfers: &mut Transfers,
     inbox: &mut mpsc::UnboundedReceiver<Report>,
 ) -> String {
-    let Link {
-        conn, reports, log, ..
-    } = *link;
-    let mut events = conn.events();
-    let Some(mut binary) = conn.take_binary() else {
-        return "binary frames already taken".into();
+    let Link { conn, reports, .. } = *link;
+    let Some(mut inbound) = conn.take_inbound() else {
+        return "the connection's events were already taken".into();
     };
     let mut tick = tokio::time::interval(RETRY_EVERY.min(PING_AFTER));
     let mut last_retry = tokio::time::Instant::now();
@@ -176,21 +173,10 @@ async fn serve(
     loop {
         tokio::select! {
             reason = conn.closed() => return reason.to_string(),
-            Some(frame) = binary.recv() => transfers.chunk(&frame),
-            evt = events.recv() => match evt {
-                Ok(evt) => {
-                    if evt.event == event::TRANSFER_END {
-                        // Chunks sent before the end are already queued.
-                        while let Ok(frame) = binary.try_recv() {
-                            transfers.chunk(&frame);
-                        }
-                    }
-                    on_event(link, outbox, transfers, evt);
-                }
-                Err(tokio::sync::broadcast::error::RecvError::Lagged(n)) => {
-                    log.error("events lost", json!({"count": n}));
-                }
-                Err(_) => return "event stream ended".into(),
+            item = inbound.recv() => match item {
+                Some(Inbound::Binary(frame)) => transfers.chunk(&frame),
+                Some(Inbound::Event(evt)) => on_event(link, outbox, transfers, evt),
+                None => return "event stream ended".into(),
             },
             Some(report) = inbox.recv() => {
                 let fresh = matches!(report, Report::Owed(_) | Report::Settled(_));
