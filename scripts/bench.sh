@@ -1,10 +1,19 @@
 #!/usr/bin/env bash
-# The bench command: builds the gateway once, then measures it against the
-# echo floor in one run and prints JSON (see BENCHMARKS.md). Extra flags go
-# to the bench binary: --echo N --turns N --sessions N --per-session N.
+# The bench command: builds the gateway once and the release `gsv` (the
+# nodes the bench starts run it), then measures the gateway against the echo
+# floor, node tools and Grep against `rg` in one run, and prints JSON (see
+# BENCHMARKS.md). Extra flags go to the bench binary: --echo N --turns N
+# --sessions N --per-session N --tool-turns N --bash-turns N --grep-files N
+# --grep-runs N --only turns,concurrent,prompt,tools,grep.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export WRANGLER_SEND_METRICS=false CLOUDFLARE_CF_FETCH_ENABLED=false
 bash scripts/setup.sh
 bash scripts/build-worker.sh >/dev/null
+cargo build --quiet --release -p gsv
+target="${CARGO_TARGET_DIR:-target}"
+export GSV_BIN="$(cd "$target" && pwd)/release/gsv"
+if ! command -v rg >/dev/null; then
+    echo "note: rg (ripgrep) is not installed; Grep is timed without the comparison" >&2
+fi
 cargo run --quiet --release -p gsv-e2e --bin bench -- "$@"

@@ -33,7 +33,9 @@ mod tests;
 use std::collections::VecDeque;
 use std::convert::Infallible;
 use std::net::SocketAddr;
+use std::pin::Pin;
 use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
@@ -71,6 +73,15 @@ pub struct RecordedRequest {
     pub body: Value,
     /// The key presented (`Authorization: Bearer` or `x-api-key`).
     pub api_key: Option<String>,
+    /// When the whole request (head and body) had been read.
+    pub received_at: Instant,
+    /// When the fake finished sending its answer: the last frame of the
+    /// body handed to the connection (the end of an SSE stream, or a JSON
+    /// error body). `None` while the answer is still being sent, and for
+    /// answers that never end (`Hang`, `StreamError`). The benchmark's tool
+    /// round trip is this instant of a tool-call answer to the
+    /// `received_at` of the request carrying the results.
+    pub answered_at: Option<Instant>,
 }
 
 /// One scripted answer.
@@ -162,6 +173,9 @@ struct State {
     token_delay: Duration,
     scripts: Vec<Script>,
     requests: Vec<RecordedRequest>,
+    /// How many requests [`FakeLlm::clear_requests`] removed in all, so an
+    /// answer ending after a clear finds its request (or knows it is gone).
+    cleared: usize,
 }
 
 type Shared = Arc<Mutex<State>>;
@@ -193,6 +207,7 @@ impl FakeLlm {
             token_delay: Duration::ZERO,
             scripts: Vec::new(),
             requests: Vec::new(),
+            cleared: 0,
         }));
         let listener = {
             let _context = runtime.enter();
@@ -255,7 +270,9 @@ impl FakeLlm {
     }
 
     pub fn clear_requests(&self) {
-        self.lock().requests.clear();
+        let mut state = self.lock();
+        state.cleared += state.requests.len();
+        state.requests.clear();
     }
 
     /// Closes the listener and every open connection: the provider is down
@@ -333,13 +350,31 @@ async fn serve(listener: TcpListener, state: Shared) {
 type Body = UnsyncBoxBody<Bytes, std::io::Error>;
 
 async fn handle(state: Shared, req: Request<Incoming>) -> Result<Response<Body>, Infallible> {
+    let (response, recorded) = reply(&state, req).await;
+    let Some(index) = recorded else {
+        return Ok(response);
+    };
+    Ok(response.map(move |inner| {
+        Timed {
+            inner,
+            state,
+            index,
+            done: false,
+        }
+        .boxed_unsync()
+    }))
+}
+
+/// The answer to one request, and its index among all requests recorded
+/// (`None` when it was not recorded: unknown path, unreadable body).
+async fn reply(state: &Shared, req: Request<Incoming>) -> (Response<Body>, Option<usize>) {
     let api = match (req.method().as_str(), req.uri().path()) {
         ("POST", "/v1/chat/completions") => Api::OpenAi,
         ("POST", "/v1/messages") => Api::Anthropic,
         (_, path) => {
             let body = serde_json::json!({"error": {"message": format!("Unknown request URL: {path}"),
                 "type": "invalid_request_error", "param": null, "code": "unknown_url"}});
-            return Ok(json_response(404, &body, None));
+            return (json_response(404, &body, None), None);
         }
     };
     let header = |name: &str| {
@@ -358,11 +393,8 @@ async fn handle(state: Shared, req: Request<Incoming>) -> Result<Response<Body>,
     let raw = match req.into_body().collect().await {
         Ok(collected) => collected.to_bytes(),
         Err(_) => {
-            return Ok(json_response(
-                400,
-                &error_body(api, 400, Some("could not read the body")),
-                None,
-            ))
+            let body = error_body(api, 400, Some("could not read the body"));
+            return (json_response(400, &body, None), None);
         }
     };
     let parsed: Result<Value, String> = serde_json::from_slice(&raw).map_err(|e| e.to_string());
@@ -370,14 +402,17 @@ async fn handle(state: Shared, req: Request<Incoming>) -> Result<Response<Body>,
         .clone()
         .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(&raw).into_owned()));
 
-    let (expected_key, token_delay) = {
+    let (expected_key, token_delay, index) = {
         let mut s = state.lock().unwrap();
+        let index = s.cleared + s.requests.len();
         s.requests.push(RecordedRequest {
             api,
             body: body.clone(),
             api_key: api_key.clone(),
+            received_at: Instant::now(),
+            answered_at: None,
         });
-        (s.expected_key.clone(), s.token_delay)
+        (s.expected_key.clone(), s.token_delay, index)
     };
     let checked = check_key(api, api_key.as_deref(), expected_key.as_deref())
         .and_then(|_| match api {
@@ -395,13 +430,19 @@ async fn handle(state: Shared, req: Request<Incoming>) -> Result<Response<Body>,
             }),
         });
     if let Err(rejection) = checked {
-        return Ok(json_response(rejection.status, &rejection.body, None));
+        return (
+            json_response(rejection.status, &rejection.body, None),
+            Some(index),
+        );
     }
 
     let user_text = last_user_text(api, &body);
     let step =
-        next_step(&state, &user_text).unwrap_or_else(|| Step::Text(format!("echo: {user_text}")));
-    Ok(answer(api, &body, &user_text, step, token_delay).await)
+        next_step(state, &user_text).unwrap_or_else(|| Step::Text(format!("echo: {user_text}")));
+    (
+        answer(api, &body, &user_text, step, token_delay).await,
+        Some(index),
+    )
 }
 
 /// The next step of the first script whose trigger the text contains.
@@ -541,6 +582,59 @@ fn sse_response(frames: Vec<String>, token_delay: Duration, then_fail: bool) -> 
         HeaderValue::from_static("req_fake000000000000000000"),
     );
     response
+}
+
+/// A response body that notes in its request's record when its last frame
+/// has been handed to the connection ([`RecordedRequest::answered_at`]).
+struct Timed {
+    inner: Body,
+    state: Shared,
+    /// The request's index among all requests recorded (see `State::cleared`).
+    index: usize,
+    done: bool,
+}
+
+impl Timed {
+    fn mark_answered(&mut self) {
+        if std::mem::replace(&mut self.done, true) {
+            return;
+        }
+        let at = Instant::now();
+        let mut s = self.state.lock().unwrap();
+        if let Some(i) = self.index.checked_sub(s.cleared) {
+            if let Some(request) = s.requests.get_mut(i) {
+                request.answered_at = Some(at);
+            }
+        }
+    }
+}
+
+impl hyper::body::Body for Timed {
+    type Data = Bytes;
+    type Error = std::io::Error;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, std::io::Error>>> {
+        let polled = Pin::new(&mut self.inner).poll_frame(cx);
+        match &polled {
+            // A stream's end, or the last frame of a body that knows its end
+            // (hyper polls no further then).
+            Poll::Ready(None) => self.mark_answered(),
+            Poll::Ready(Some(Ok(_))) if self.inner.is_end_stream() => self.mark_answered(),
+            _ => {}
+        }
+        polled
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.inner.is_end_stream()
+    }
+
+    fn size_hint(&self) -> hyper::body::SizeHint {
+        self.inner.size_hint()
+    }
 }
 
 fn json_response(status: u16, body: &Value, retry_after: Option<u64>) -> Response<Body> {

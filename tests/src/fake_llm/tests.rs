@@ -214,7 +214,9 @@ async fn requests_are_recorded_as_sent() {
     let llm = FakeLlm::start().await;
     let messages = vec![user("hi")];
     let req = request("gpt-4.1", &messages);
+    let before = Instant::now();
     call(&llm, "openai", FAKE_API_KEY, &req).await;
+    let after = Instant::now();
     let sent = provider_for("openai", None).build_request(
         &Endpoint {
             base_url: llm.base_url_openai(),
@@ -222,14 +224,71 @@ async fn requests_are_recorded_as_sent() {
         },
         &req,
     );
+    let recorded = llm.requests();
+    let (received_at, answered_at) = (recorded[0].received_at, recorded[0].answered_at);
     assert_eq!(
-        llm.requests(),
+        recorded,
         vec![RecordedRequest {
             api: Api::OpenAi,
             body: serde_json::from_str(&sent.body).unwrap(),
             api_key: Some(FAKE_API_KEY.into()),
+            received_at,
+            answered_at,
         }]
     );
+    // Received, then answered (the stream ended) before the call returned.
+    let answered_at = answered_at.expect("the answer was sent whole");
+    assert!(before <= received_at && received_at <= answered_at && answered_at <= after);
+}
+
+#[tokio::test]
+async fn answers_are_timed_for_streams_and_errors_and_survive_clears() {
+    let llm = FakeLlm::start().await;
+    let messages = vec![user("slow")];
+    let req = request("gpt-4.1", &messages);
+    llm.script("slow", vec![Step::text("one two three four")]);
+    llm.set_token_delay_ms(20);
+    call(&llm, "openai", FAKE_API_KEY, &req).await;
+    llm.set_token_delay_ms(0);
+    let streamed = llm.requests().remove(0);
+    let took = streamed.answered_at.unwrap() - streamed.received_at;
+    // Several frames 20 ms apart: the end is the stream's, not the head's.
+    assert!(took >= Duration::from_millis(60), "{took:?}");
+
+    // A rejected request (a JSON error body) is answered too.
+    call(&llm, "openai", "sk-wrong", &req).await;
+    let rejected = llm.requests().remove(1);
+    assert!(rejected.answered_at.unwrap() >= rejected.received_at);
+
+    // A request cleared while its answer streams is not confused with a
+    // later one; a broken stream never counts as answered.
+    llm.script("slow", vec![Step::delay(200, Step::text("late"))]);
+    let slow = tokio::spawn({
+        let url = llm.base_url_openai();
+        async move {
+            reqwest::Client::new()
+                .post(format!("{url}/chat/completions"))
+                .bearer_auth(FAKE_API_KEY)
+                .body(r#"{"model":"gpt-4.1","stream":true,"messages":[{"role":"user","content":"slow"}]}"#)
+                .send()
+                .await
+                .unwrap()
+                .text()
+                .await
+                .unwrap()
+        }
+    });
+    while llm.requests().len() < 3 {
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    llm.clear_requests();
+    llm.script("broken", vec![Step::StreamError]);
+    let messages = vec![user("broken")];
+    call(&llm, "openai", FAKE_API_KEY, &request("gpt-4.1", &messages)).await;
+    assert!(slow.await.unwrap().contains("late"));
+    let after_clear = llm.requests();
+    assert_eq!(after_clear.len(), 1);
+    assert_eq!(after_clear[0].answered_at, None);
 }
 
 #[tokio::test]
