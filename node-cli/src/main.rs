@@ -7,9 +7,9 @@ mod connection;
 mod logs;
 mod node;
 mod service;
-mod tools;
 #[cfg(test)]
 mod test_support;
+mod tools;
 
 use std::process::ExitCode;
 
