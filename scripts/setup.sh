@@ -14,6 +14,11 @@ if ! rustup target list --installed | grep -qx wasm32-unknown-unknown; then
   rustup target add wasm32-unknown-unknown
 fi
 
+if ! rustup component list --installed | grep -q '^rustfmt'; then
+  say "adding rustfmt (the test command checks formatting)"
+  rustup component add rustfmt
+fi
+
 installed_version() { "$1" --version 2>/dev/null | grep -oE '[0-9]+\.[0-9]+\.[0-9]+' | head -n1; }
 
 if [ "$(installed_version worker-build)" != "$WORKER_BUILD_VERSION" ]; then

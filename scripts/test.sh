@@ -7,6 +7,8 @@ cd "$(dirname "$0")/.."
 export WRANGLER_SEND_METRICS=false CLOUDFLARE_CF_FETCH_ENABLED=false
 
 bash scripts/setup.sh
+echo "[test] checking formatting" >&2
+cargo fmt --all -- --check
 echo "[test] building the gateway (wasm)" >&2
 bash scripts/build-worker.sh >/dev/null
 echo "[test] building the gsv CLI" >&2
