@@ -185,6 +185,11 @@ pub mod transfer {
     /// Bytes per binary frame.
     pub const CHUNK_BYTES: usize = 64 * 1024;
 
+    /// A checksum as it travels: lower-case hex of the SHA-256 digest.
+    pub fn hex(digest: &[u8]) -> String {
+        digest.iter().map(|b| format!("{b:02x}")).collect()
+    }
+
     /// Splits a binary frame into its transfer id and chunk.
     pub fn split_frame(frame: &[u8]) -> Option<(u32, &[u8])> {
         let (id, chunk) = frame.split_first_chunk::<4>()?;
@@ -261,5 +266,19 @@ pub mod transfer {
         pub sha256: Option<String>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         pub error: Option<String>,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::transfer::*;
+
+    #[test]
+    fn transfer_frames_and_checksums() {
+        assert_eq!(hex(&[0, 15, 255]), "000fff");
+        let f = frame(0x0102_0304, b"abc");
+        assert_eq!(f, [1, 2, 3, 4, b'a', b'b', b'c']);
+        assert_eq!(split_frame(&f), Some((0x0102_0304, &b"abc"[..])));
+        assert_eq!(split_frame(&[1, 2, 3]), None);
     }
 }

@@ -113,11 +113,6 @@ pub fn definition() -> ToolDefinition {
     }
 }
 
-/// Lower-case hex of a digest.
-pub fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -180,6 +175,5 @@ mod tests {
         assert!(plan(&args("nowhere", "gsv:a"))
             .unwrap_err()
             .starts_with("source: "));
-        assert_eq!(hex(&[0, 15, 255]), "000fff");
     }
 }

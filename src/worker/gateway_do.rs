@@ -293,14 +293,9 @@ impl Gateway {
 
     /// A Session's node tool call.
     async fn tool_request(&self, p: ToolRequestParams) -> std::result::Result<Value, ErrorShape> {
-        let tool_ms = self
-            .config
-            .borrow()
-            .u64_at("timeouts.toolMs")
-            .unwrap_or(60_000) as i64;
         let asker = nodes::Asker::Session(&p.session_key);
-        self.send_tool_call(&p.call_id, &p.tool, p.args, asker, tool_ms)?;
-        self.schedule_alarm().await;
+        self.send_tool_call(&p.call_id, &p.tool, p.args, asker)
+            .await?;
         Ok(json!({"status": "sent"}))
     }
 

@@ -85,19 +85,14 @@ impl Core {
     pub(super) async fn settle_tools(&self, run: &CurrentRun, t: &ToolRun<'_>) -> Res<bool> {
         loop {
             let rows = self.call_rows()?;
-            let calls = rows.iter().map(CallRow::pending).collect::<Res<Vec<_>>>()?;
-            match tool_wait(&calls) {
+            match tool_wait(&pending(&rows)?) {
                 ToolWait::Idle => return Ok(true),
                 ToolWait::Waiting => return Ok(false),
                 ToolWait::Complete(results) => {
                     for r in &results {
                         self.append(r)?;
                     }
-                    self.exec("DELETE FROM tool_calls", vec![])?;
-                    self.exec(
-                        "DELETE FROM deadlines WHERE kind = ?",
-                        vec![TOOLS_DEADLINE.into()],
-                    )?;
+                    self.clear_calls()?;
                     return Ok(true);
                 }
                 ToolWait::Dispatch(indexes) => {
@@ -121,12 +116,12 @@ impl Core {
         }
     }
 
-    /// Runs a native call here, or hands a node call to the Gateway.
+    /// Runs a native call here, or hands the call to the Gateway: a node
+    /// tool, or a `gsv__Transfer` whose bytes the Gateway relays. Either
+    /// way the result arrives later on `/tool.result`.
     async fn dispatch(&self, row: &CallRow, t: &ToolRun<'_>) -> Res<()> {
         let args: Value = serde_json::from_str(&row.args).unwrap_or(Value::Null);
-        if row.name == TRANSFER {
-            return self.dispatch_transfer(row, &args, t).await;
-        }
+        let max_chars = t.rc.max_result_chars;
         if native_tools::is_native(&row.name, t.prompt.is_main) {
             let outcome = match self.env.bucket("STORAGE") {
                 Ok(bucket) => {
@@ -142,112 +137,93 @@ impl Core {
                 }
                 Err(e) => Err(e.to_string()),
             };
-            self.store_outcome(&row.call_id, &row.name, outcome, t.rc.max_result_chars)?;
-            return Ok(());
+            return self.store_outcome(&row.call_id, &row.name, outcome, max_chars);
         }
-        let request = ToolRequestParams {
-            call_id: row.call_id.clone(),
-            tool: row.name.clone(),
-            args,
-            session_key: t.session_key.to_string(),
+        let sent = match row.name == TRANSFER {
+            true => self.request_transfer(row, args, t).await,
+            false => {
+                let request = ToolRequestParams {
+                    call_id: row.call_id.clone(),
+                    tool: row.name.clone(),
+                    args,
+                    session_key: t.session_key.to_string(),
+                };
+                call_object::<_, Value>(
+                    &self.env,
+                    "GATEWAY",
+                    "singleton",
+                    path::TOOL_REQUEST,
+                    &request,
+                )
+                .await
+            }
         };
-        let sent: Res<Value> = call_object(
-            &self.env,
-            "GATEWAY",
-            "singleton",
-            path::TOOL_REQUEST,
-            &request,
-        )
-        .await;
         match sent {
             Ok(_) => {
                 self.exec(
                     "UPDATE tool_calls SET dispatched = 1 WHERE call_id = ?",
                     vec![row.call_id.as_str().into()],
                 )?;
+                Ok(())
             }
-            Err(e) => {
-                self.store_outcome(
-                    &row.call_id,
-                    &row.name,
-                    Err(e.message),
-                    t.rc.max_result_chars,
-                )?;
-            }
+            Err(e) => self.store_outcome(&row.call_id, &row.name, Err(e.message), max_chars),
         }
-        Ok(())
     }
 
-    /// Hands a `gsv__Transfer` to the Gateway, which relays the bytes and
-    /// answers the call when the copy is in place (or failed).
-    async fn dispatch_transfer(&self, row: &CallRow, args: &Value, t: &ToolRun<'_>) -> Res<()> {
-        let parsed: Result<TransferArgs, String> =
-            serde_json::from_value(args.clone()).map_err(|e| format!("invalid arguments: {e}"));
-        let started: Res<Value> = match parsed {
-            Err(e) => Err(ErrorShape::new(codes::BAD_REQUEST, e)),
-            Ok(a) => {
-                let req = TransferRequest {
-                    call_id: row.call_id.clone(),
-                    session_key: t.session_key.to_string(),
-                    agent_id: t.prompt.agent_id.clone(),
-                    source: a.source,
-                    destination: a.destination,
-                };
-                call_object(&self.env, "GATEWAY", "singleton", path::TRANSFER, &req).await
-            }
+    /// Asks the Gateway to start a `gsv__Transfer`.
+    async fn request_transfer(&self, row: &CallRow, args: Value, t: &ToolRun<'_>) -> Res<Value> {
+        let a: TransferArgs = serde_json::from_value(args)
+            .map_err(|e| ErrorShape::new(codes::BAD_REQUEST, format!("invalid arguments: {e}")))?;
+        let req = TransferRequest {
+            call_id: row.call_id.clone(),
+            session_key: t.session_key.to_string(),
+            agent_id: t.prompt.agent_id.clone(),
+            source: a.source,
+            destination: a.destination,
         };
-        match started {
-            Ok(_) => {
-                self.exec(
-                    "UPDATE tool_calls SET dispatched = 1 WHERE call_id = ?",
-                    vec![row.call_id.as_str().into()],
-                )?;
-            }
-            Err(e) => {
-                self.store_outcome(
-                    &row.call_id,
-                    &row.name,
-                    Err(e.message),
-                    t.rc.max_result_chars,
-                )?;
-            }
-        }
-        Ok(())
+        call_object(&self.env, "GATEWAY", "singleton", path::TRANSFER, &req).await
     }
 
-    /// Stores a call's outcome unless it already has one; true when stored.
+    /// Stores a call's outcome unless it already has one (the first of a
+    /// result, a timeout and a cancellation wins).
     fn store_outcome(
         &self,
         call_id: &str,
         name: &str,
         outcome: Result<Value, String>,
         max_chars: usize,
-    ) -> Res<bool> {
-        let open = self
-            .call_rows()?
-            .into_iter()
-            .any(|r| r.call_id == call_id && r.result.is_none());
-        if !open {
-            return Ok(false);
-        }
-        let message = result_message(call_id, name, outcome, max_chars, now_ms());
-        let data = serde_json::to_string(&message).map_err(internal_error)?;
+    ) -> Res<()> {
+        self.save_result(&result_message(call_id, name, outcome, max_chars, now_ms()))
+    }
+
+    fn save_result(&self, message: &Message) -> Res<()> {
+        let Message::ToolResult(r) = message else {
+            return Err(internal_error("only tool results answer calls"));
+        };
+        let data = serde_json::to_string(message).map_err(internal_error)?;
         self.exec(
-            "UPDATE tool_calls SET result = ?, dispatched = 1 WHERE call_id = ?",
-            vec![data.into(), call_id.into()],
+            "UPDATE tool_calls SET result = ?, dispatched = 1 WHERE call_id = ? AND result IS NULL",
+            vec![data.into(), r.tool_call_id.as_str().into()],
         )?;
-        Ok(true)
+        Ok(())
     }
 
     /// A node's answer, relayed by the Gateway. `dropped` when no call of
     /// the current turn waits for it (answered already, timed out, aborted).
+    /// The flag is true when this answer completed the turn.
     pub(super) fn take_tool_result(&self, p: ToolResultParams) -> Res<(AckResult, bool)> {
-        let name = self
-            .call_rows()?
-            .into_iter()
-            .find(|r| r.call_id == p.call_id)
-            .map(|r| r.name);
-        let Some(name) = name else {
+        #[derive(Deserialize)]
+        struct Open {
+            name: String,
+        }
+        let open: Vec<Open> = self
+            .exec(
+                "SELECT name FROM tool_calls WHERE call_id = ? AND result IS NULL",
+                vec![p.call_id.as_str().into()],
+            )?
+            .to_array()
+            .map_err(internal_error)?;
+        let Some(Open { name }) = open.into_iter().next() else {
             return Ok((dropped(), false));
         };
         let outcome = match (p.error, p.result) {
@@ -255,9 +231,7 @@ impl Core {
             (None, r) => Ok(r.unwrap_or(Value::Null)),
         };
         let max_chars = self.run_config()?.max_result_chars;
-        if !self.store_outcome(&p.call_id, &name, outcome, max_chars)? {
-            return Ok((dropped(), false));
-        }
+        self.store_outcome(&p.call_id, &name, outcome, max_chars)?;
         let complete = matches!(self.tool_state()?, ToolWait::Complete(_));
         Ok((
             AckResult {
@@ -269,26 +243,16 @@ impl Core {
     }
 
     pub(super) fn tool_state(&self) -> Res<ToolWait> {
-        let calls = self
-            .call_rows()?
-            .iter()
-            .map(CallRow::pending)
-            .collect::<Res<Vec<_>>>()?;
-        Ok(tool_wait(&calls))
+        Ok(tool_wait(&pending(&self.call_rows()?)?))
     }
 
     /// Turns every unanswered call into a timeout error.
     pub(super) fn time_out_tools(&self) -> Res<()> {
         let tool_ms = self.run_config()?.tool_timeout_ms;
         let now = now_ms();
-        for row in self.call_rows()? {
-            if row.result.is_none() {
-                let message = timed_out(&row.pending()?, tool_ms, now);
-                let data = serde_json::to_string(&message).map_err(internal_error)?;
-                self.exec(
-                    "UPDATE tool_calls SET result = ?, dispatched = 1 WHERE call_id = ?",
-                    vec![data.into(), row.call_id.into()],
-                )?;
+        for call in pending(&self.call_rows()?)? {
+            if call.result.is_none() {
+                self.save_result(&timed_out(&call, tool_ms, now))?;
             }
         }
         Ok(())
@@ -301,13 +265,23 @@ impl Core {
             .iter()
             .filter(|r| r.result.is_none())
             .count();
+        self.clear_calls()?;
+        Ok(open as u32)
+    }
+
+    /// The turn is over: its calls and their deadline go.
+    fn clear_calls(&self) -> Res<()> {
         self.exec("DELETE FROM tool_calls", vec![])?;
         self.exec(
             "DELETE FROM deadlines WHERE kind = ?",
             vec![TOOLS_DEADLINE.into()],
         )?;
-        Ok(open as u32)
+        Ok(())
     }
+}
+
+fn pending(rows: &[CallRow]) -> Res<Vec<PendingCall>> {
+    rows.iter().map(CallRow::pending).collect()
 }
 
 fn dropped() -> AckResult {

@@ -181,6 +181,29 @@ impl Client {
             .await;
     }
 
+    /// Waits until `tools.list` names every tool in `names` (nodes that
+    /// were just started have connected), at most `within`.
+    pub async fn wait_for_tools(&mut self, names: &[&str], within: Duration) {
+        let deadline = std::time::Instant::now() + within;
+        loop {
+            let list = self.request("tools.list", json!({})).await.payload.unwrap();
+            let have: Vec<&str> = list["tools"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter_map(|t| t["name"].as_str())
+                .collect();
+            if names.iter().all(|n| have.contains(n)) {
+                return;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "tools {names:?} never appeared: {have:?}"
+            );
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+
     pub async fn close(mut self) {
         let _ = self.ws.close(None).await;
     }

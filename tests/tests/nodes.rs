@@ -8,29 +8,9 @@ use gsv_protocol::{ChatEvent, ChatState};
 use serde_json::{json, Value};
 use std::time::{Duration, Instant};
 
+/// How long started nodes get to connect.
+const WAIT_FOR_NODES: Duration = Duration::from_secs(20);
 const TOKEN: &str = "test-token";
-
-/// Waits until `tools.list` names every tool in `names`.
-async fn wait_for_tools(c: &mut Client, names: &[&str]) {
-    let deadline = Instant::now() + Duration::from_secs(20);
-    loop {
-        let list = c.request("tools.list", json!({})).await.payload.unwrap();
-        let have: Vec<&str> = list["tools"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .filter_map(|t| t["name"].as_str())
-            .collect();
-        if names.iter().all(|n| have.contains(n)) {
-            return;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "tools {names:?} never appeared: {have:?}"
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-}
 
 /// The tool result messages the model received in its last request.
 fn tool_results_sent(llm: &FakeLlm) -> Vec<Value> {
@@ -64,7 +44,11 @@ async fn node_tools_answer_the_model_and_run_in_parallel() {
     let laptop = Node::start(&gw.url(), TOKEN, "laptop");
     let _server = Node::start(&gw.url(), TOKEN, "server");
     std::fs::write(laptop.workspace.join("notes.txt"), "alpha\nbeta\n").unwrap();
-    wait_for_tools(&mut c, &["laptop__Bash", "laptop__Read", "server__Grep"]).await;
+    c.wait_for_tools(
+        &["laptop__Bash", "laptop__Read", "server__Grep"],
+        WAIT_FOR_NODES,
+    )
+    .await;
 
     // One call, its result fed back to the model.
     llm.script(
@@ -133,7 +117,7 @@ async fn node_tools_answer_the_model_and_run_in_parallel() {
 async fn a_killed_node_fails_its_calls_at_once() {
     let (llm, gw, mut c) = setup().await;
     let mut node = Node::start(&gw.url(), TOKEN, "laptop");
-    wait_for_tools(&mut c, &["laptop__Bash"]).await;
+    c.wait_for_tools(&["laptop__Bash"], WAIT_FOR_NODES).await;
     llm.script(
         "long job",
         vec![
@@ -274,7 +258,7 @@ async fn the_cli_lists_and_calls_node_tools() {
     let mut c = Client::connect(&gw.url(), Some(TOKEN)).await;
     let node = Node::start(&gw.url(), TOKEN, "laptop");
     std::fs::write(node.workspace.join("hello.txt"), "hi there\n").unwrap();
-    wait_for_tools(&mut c, &["laptop__Read"]).await;
+    c.wait_for_tools(&["laptop__Read"], WAIT_FOR_NODES).await;
 
     let out = run_gsv(&gw.url(), TOKEN, &["tools", "list"]);
     assert!(out.status.success(), "{out:?}");
@@ -362,7 +346,7 @@ async fn runaway_tool_loops_end_with_a_clear_message() {
     let (llm, gw, mut c) = setup().await;
     c.config_set("tools.maxIterations", json!(2)).await;
     let _node = Node::start(&gw.url(), TOKEN, "laptop");
-    wait_for_tools(&mut c, &["laptop__Bash"]).await;
+    c.wait_for_tools(&["laptop__Bash"], WAIT_FOR_NODES).await;
     let again = || Step::tool_call("call_x", "laptop__Bash", json!({"command": "true"}));
     llm.script("loop", vec![again(), again(), again()]);
     let run = c.chat_send("main", "loop").await;
@@ -378,7 +362,7 @@ async fn runaway_tool_loops_end_with_a_clear_message() {
 async fn a_background_command_reports_back_to_its_session() {
     let (llm, gw, mut c) = setup().await;
     let _node = Node::start(&gw.url(), TOKEN, "laptop");
-    wait_for_tools(&mut c, &["laptop__Bash"]).await;
+    c.wait_for_tools(&["laptop__Bash"], WAIT_FOR_NODES).await;
     llm.script(
         "build in the background",
         vec![
@@ -426,7 +410,7 @@ async fn a_background_command_reports_back_to_its_session() {
 async fn a_call_in_flight_survives_a_gateway_restart() {
     let (llm, mut gw, mut c) = setup().await;
     let node = Node::start(&gw.url(), TOKEN, "laptop");
-    wait_for_tools(&mut c, &["laptop__Bash"]).await;
+    c.wait_for_tools(&["laptop__Bash"], WAIT_FOR_NODES).await;
     llm.script(
         "slow job",
         vec![
@@ -493,7 +477,11 @@ async fn transfers_round_trip_byte_exact() {
         .collect();
     std::fs::create_dir(laptop.workspace.join("build")).unwrap();
     std::fs::write(laptop.workspace.join("build/app.bin"), &data).unwrap();
-    wait_for_tools(&mut c, &["laptop__Read", "server__Read", "gsv__Transfer"]).await;
+    c.wait_for_tools(
+        &["laptop__Read", "server__Read", "gsv__Transfer"],
+        WAIT_FOR_NODES,
+    )
+    .await;
 
     let transfer = |id: &str, from: &str, to: &str| {
         Step::tool_call(

@@ -28,10 +28,6 @@ pub struct Transfers {
     incoming: HashMap<u32, Incoming>,
 }
 
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
-}
-
 fn failed(transfer_id: u32, error: String) -> TransferStatusParams {
     TransferStatusParams {
         transfer_id,

@@ -145,15 +145,20 @@ impl Gateway {
         to_value(&ToolsListResult { tools })
     }
 
-    /// Sends a tool call to the node that offers it and records who waits.
-    pub(super) fn send_tool_call(
+    /// Sends a tool call to the node that offers it and records who waits,
+    /// until `timeouts.toolMs` from now.
+    pub(super) async fn send_tool_call(
         &self,
         call_id: &str,
         tool: &str,
         args: Value,
         asker: Asker<'_>,
-        deadline_ms: i64,
     ) -> Res<()> {
+        let deadline_ms = self
+            .config
+            .borrow()
+            .u64_at("timeouts.toolMs")
+            .unwrap_or(60_000) as i64;
         let Some((node_id, name)) = split_tool_name(tool) else {
             return Err(ErrorShape::new(
                 codes::NOT_FOUND,
@@ -207,6 +212,7 @@ impl Gateway {
                 format!("Node {node_id} is not connected"),
             ));
         }
+        self.schedule_alarm().await;
         Ok(())
     }
 
@@ -217,31 +223,30 @@ impl Gateway {
         frame_id: &str,
         p: ToolInvokeParams,
     ) -> Res<()> {
-        let tool_ms = self
-            .config
-            .borrow()
-            .u64_at("timeouts.toolMs")
-            .unwrap_or(60_000) as i64;
         let call_id = crate::worker::rpc::new_id();
         let asker = Asker::Client {
             conn_id: &att.conn_id,
             frame_id,
         };
-        self.send_tool_call(&call_id, &p.tool, p.args, asker, tool_ms)?;
-        self.schedule_alarm().await;
-        Ok(())
+        self.send_tool_call(&call_id, &p.tool, p.args, asker).await
+    }
+
+    /// The routes matching `condition` (an SQL `WHERE` clause).
+    fn routes(&self, condition: &str, bindings: Vec<SqlStorageValue>) -> Res<Vec<RouteRow>> {
+        self.sql()
+            .exec(
+                &format!("SELECT call_id, node_id, kind, session_key, conn_id, frame_id FROM tool_calls WHERE {condition}"),
+                bindings,
+            )
+            .and_then(|c| c.to_array())
+            .map_err(internal_error)
     }
 
     fn route(&self, call_id: &str) -> Res<Option<RouteRow>> {
-        let rows: Vec<RouteRow> = self
-            .sql()
-            .exec(
-                "SELECT call_id, node_id, kind, session_key, conn_id, frame_id FROM tool_calls WHERE call_id = ?",
-                vec![call_id.into()],
-            )
-            .and_then(|c| c.to_array())
-            .map_err(internal_error)?;
-        Ok(rows.into_iter().next())
+        Ok(self
+            .routes("call_id = ?", vec![call_id.into()])?
+            .into_iter()
+            .next())
     }
 
     fn delete_route(&self, call_id: &str) -> Res<()> {
@@ -333,14 +338,7 @@ impl Gateway {
             .exec("DELETE FROM nodes WHERE node_id = ?", vec![node_id.into()])
             .map_err(internal_error)?;
         self.node_transfers_gone(node_id);
-        let routes: Vec<RouteRow> = self
-            .sql()
-            .exec(
-                "SELECT call_id, node_id, kind, session_key, conn_id, frame_id FROM tool_calls WHERE node_id = ?",
-                vec![node_id.into()],
-            )
-            .and_then(|c| c.to_array())
-            .map_err(internal_error)?;
+        let routes = self.routes("node_id = ?", vec![node_id.into()])?;
         // A route goes once its failure is delivered: if the asker cannot
         // be told now (the whole runtime is going down), the node may still
         // deliver the real result after it reconnects.
@@ -445,15 +443,10 @@ impl Gateway {
     /// Deadlines: client invokes that got no answer are answered with a
     /// timeout; routes and followed commands past their time are forgotten.
     pub(super) async fn expire(&self, now: i64) -> Res<()> {
-        let due: Vec<RouteRow> = self
-            .sql()
-            .exec(
-                "SELECT call_id, node_id, kind, session_key, conn_id, frame_id FROM tool_calls
-                 WHERE (kind = 'client' AND deadline_at <= ?) OR deadline_at <= ?",
-                vec![now.into(), (now - ROUTE_GRACE_MS).into()],
-            )
-            .and_then(|c| c.to_array())
-            .map_err(internal_error)?;
+        let due = self.routes(
+            "(kind = 'client' AND deadline_at <= ?) OR deadline_at <= ?",
+            vec![now.into(), (now - ROUTE_GRACE_MS).into()],
+        )?;
         for route in due {
             self.delete_route(&route.call_id)?;
             if route.kind == "client" {

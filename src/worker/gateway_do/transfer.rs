@@ -10,7 +10,7 @@
 
 use super::{to_value, Gateway};
 use crate::gateway::transfer::{
-    hex, plan, Endpoint, TransferArgs, TransferRequest, TransferResult, DEFAULT_MAX_TRANSFER_BYTES,
+    plan, Endpoint, TransferArgs, TransferRequest, TransferResult, DEFAULT_MAX_TRANSFER_BYTES,
 };
 use crate::session::internal::path;
 use crate::worker::rpc::{call_object, internal_error};
@@ -30,6 +30,9 @@ pub(super) struct Transfer {
     destination: Endpoint,
     /// The R2 key when the destination is the workspace.
     dest_key: Option<String>,
+    /// The destination node's socket, resolved once: chunks are forwarded
+    /// on it (a node that reconnects ends the transfer anyway).
+    dest_ws: Option<WebSocket>,
     size: Option<u64>,
     received: u64,
     hasher: Sha256,
@@ -55,14 +58,12 @@ impl Gateway {
         })
         .map_err(bad)?;
         let bucket = self.env.bucket("STORAGE").map_err(internal_error)?;
-        for end in [&source, &destination] {
-            if let Endpoint::Node { node_id, .. } = end {
-                self.node_socket(node_id)?;
-            }
+        if let Endpoint::Node { node_id, .. } = &source {
+            self.node_socket(node_id)?;
         }
-        let dest_key = match &destination {
-            Endpoint::Workspace(p) => Some(write_key(&req.agent_id, p)),
-            Endpoint::Node { .. } => None,
+        let (dest_key, dest_ws) = match &destination {
+            Endpoint::Workspace(p) => (Some(write_key(&req.agent_id, p)), None),
+            Endpoint::Node { node_id, .. } => (None, Some(self.node_socket(node_id)?)),
         };
         let id = self.next_transfer.get().wrapping_add(1).max(1);
         self.next_transfer.set(id);
@@ -73,6 +74,7 @@ impl Gateway {
             source: source.clone(),
             destination,
             dest_key,
+            dest_ws,
             size: None,
             received: 0,
             hasher: Sha256::new(),
@@ -155,10 +157,9 @@ impl Gateway {
             path,
             size: bytes.len() as u64,
         };
-        let frame = Frame::event(event::TRANSFER_RECEIVE, to_value(&receive)?);
-        ws.send_with_str(frame.to_json()).map_err(internal_error)?;
+        self.send_event(&node_id, event::TRANSFER_RECEIVE, &receive)?;
         for chunk in bytes.chunks(CHUNK_BYTES) {
-            ws.send_with_bytes(frame_bytes(id, chunk))
+            ws.send_with_bytes(frame(id, chunk))
                 .map_err(internal_error)?;
         }
         let end = TransferEndEvent {
@@ -169,8 +170,7 @@ impl Gateway {
             t.size = Some(bytes.len() as u64);
             t.received = bytes.len() as u64;
         }
-        let frame = Frame::event(event::TRANSFER_END, to_value(&end)?);
-        ws.send_with_str(frame.to_json()).map_err(internal_error)
+        self.send_event(&node_id, event::TRANSFER_END, &end)
     }
 
     /// A chunk from a source node: forwarded, or kept for R2.
@@ -201,15 +201,11 @@ impl Gateway {
             return Ok(());
         }
         t.hasher.update(chunk);
-        match &t.destination {
-            Endpoint::Node { node_id, .. } => {
-                let node_id = node_id.clone();
-                drop(transfers);
-                if let Some(ws) = self.live_node_socket(&node_id) {
-                    let _ = ws.send_with_bytes(bytes);
-                }
+        match &t.dest_ws {
+            Some(ws) => {
+                let _ = ws.send_with_bytes(bytes);
             }
-            Endpoint::Workspace(_) => t.buffer.extend_from_slice(chunk),
+            None => t.buffer.extend_from_slice(chunk),
         }
         Ok(())
     }
@@ -255,7 +251,7 @@ impl Gateway {
                     bytes: p.size.unwrap_or(t.received),
                     sha256: sha,
                 };
-                self.finish(&t, Ok(to_value(&result)?)).await;
+                self.finish(t, Ok(to_value(&result)?)).await;
             }
             _ => {
                 return Err(ErrorShape::new(
@@ -335,12 +331,14 @@ impl Gateway {
                 }
             }
             Ok(Endpoint::Workspace(_)) => {
-                let Some(t) = self.transfers.borrow_mut().remove(&id) else {
+                let Some(mut t) = self.transfers.borrow_mut().remove(&id) else {
                     return Ok(());
                 };
                 let key = t.dest_key.clone().unwrap_or_default();
                 let bucket = self.env.bucket("STORAGE").map_err(internal_error)?;
-                let put = bucket.put(&key, t.buffer.clone()).execute().await;
+                // The file moves into the request body, not a copy of it.
+                let body = std::mem::take(&mut t.buffer);
+                let put = bucket.put(&key, body).execute().await;
                 let outcome = match put {
                     Ok(_) => to_value(&TransferResult {
                         source: t.source.describe(),
@@ -350,7 +348,7 @@ impl Gateway {
                     }),
                     Err(e) => Err(internal_error(format!("storing in R2 failed: {e}"))),
                 };
-                self.finish(&t, outcome).await;
+                self.finish(t, outcome).await;
             }
         }
         Ok(())
@@ -374,8 +372,7 @@ impl Gateway {
             codes::INTERNAL,
             format!("transfer failed: {reason}"),
         ));
-        let this = self.finish_later(t, err);
-        self.state.wait_until(this);
+        self.state.wait_until(self.finish(t, err));
     }
 
     /// Fails every transfer a vanished node took part in.
@@ -396,11 +393,9 @@ impl Gateway {
         }
     }
 
-    async fn finish(&self, t: &Transfer, outcome: Res<Value>) {
-        deliver(&self.env, &t.session_key, &t.call_id, outcome).await;
-    }
-
-    fn finish_later(
+    /// Hands the call's outcome to its Session (a future that owns what it
+    /// needs, so a synchronous caller can leave it to `wait_until`).
+    fn finish(
         &self,
         t: Transfer,
         outcome: Res<Value>,
@@ -428,8 +423,4 @@ async fn deliver(env: &Env, session_key: &str, call_id: &str, outcome: Res<Value
             e.message
         );
     }
-}
-
-fn frame_bytes(id: u32, chunk: &[u8]) -> Vec<u8> {
-    gsv_protocol::transfer::frame(id, chunk)
 }

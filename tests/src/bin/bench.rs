@@ -26,6 +26,8 @@ use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
+/// How long started nodes get to connect.
+const WAIT_FOR_NODES: Duration = Duration::from_secs(30);
 const TOKEN: &str = "bench-token";
 
 fn arg_text(name: &str) -> Option<String> {
@@ -157,28 +159,6 @@ async fn main() {
     println!("{}", serde_json::to_string_pretty(&report).unwrap());
 }
 
-/// Waits until `tools.list` names every tool in `names`.
-async fn wait_for_tools(c: &mut Client, names: &[&str]) {
-    let deadline = Instant::now() + Duration::from_secs(30);
-    loop {
-        let list = c.request("tools.list", json!({})).await.payload.unwrap();
-        let have: Vec<&str> = list["tools"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .filter_map(|t| t["name"].as_str())
-            .collect();
-        if names.iter().all(|n| have.contains(n)) {
-            return;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "tools {names:?} never appeared: {have:?}"
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-}
-
 /// Tool round trips: a node's Read of a small file (no shell start-up, so
 /// it isolates the plumbing: Session → Gateway → node → Gateway → Session),
 /// a node's Bash `true` (adds the shell's start-up) and the native
@@ -198,7 +178,11 @@ async fn tool_round_trips(
     )
     .unwrap();
     let mut c = Client::connect(&gw.url(), Some(TOKEN)).await;
-    wait_for_tools(&mut c, &["laptop__Read", "laptop__Bash", "gsv__ReadFile"]).await;
+    c.wait_for_tools(
+        &["laptop__Read", "laptop__Bash", "gsv__ReadFile"],
+        WAIT_FOR_NODES,
+    )
+    .await;
     let variants = [
         (
             "nodeRead",
@@ -424,7 +408,7 @@ async fn grep_vs_rg(gw: &Workerd, files: usize, runs: usize) -> Value {
     });
     let node = Node::start_in(&gw.url(), TOKEN, "tree", &tree.dir, &[]);
     let mut c = Client::connect(&gw.url(), Some(TOKEN)).await;
-    wait_for_tools(&mut c, &["tree__Grep"]).await;
+    c.wait_for_tools(&["tree__Grep"], WAIT_FOR_NODES).await;
 
     // Warm-up (and the page cache): one of each.
     let warm = grep_once(&mut c, &node).await;
