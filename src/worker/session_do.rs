@@ -43,6 +43,9 @@ const MIGRATIONS: &[&str] = &["
         args TEXT NOT NULL, dispatched INTEGER NOT NULL DEFAULT 0, result TEXT);
      CREATE TABLE seen_exec_events (event_id TEXT PRIMARY KEY, seen_at INTEGER NOT NULL);
      ALTER TABLE meta ADD COLUMN nodes TEXT NOT NULL DEFAULT '{}'",
+    // The assembled prompt of a run waiting on tools, so the run resumes
+    // with it instead of reading the workspace again.
+    "ALTER TABLE current_run ADD COLUMN prompt TEXT",
 ];
 
 /// Streamed text is sent to the gateway at most this often.
@@ -89,6 +92,8 @@ pub(super) struct CurrentRun {
     usage: String,
     iterations: i64,
     resumes: i64,
+    /// `RunPrompt` JSON, kept while the run waits on tools.
+    prompt: Option<String>,
 }
 
 impl DurableObject for Session {
@@ -676,7 +681,7 @@ impl Core {
 
     pub(super) fn current_run(&self) -> Res<Option<CurrentRun>> {
         let rows: Vec<CurrentRun> = self
-            .exec("SELECT run_id, first_idx, usage, iterations, resumes FROM current_run WHERE id = 1", vec![])?
+            .exec("SELECT run_id, first_idx, usage, iterations, resumes, prompt FROM current_run WHERE id = 1", vec![])?
             .to_array()
             .map_err(internal_error)?;
         Ok(rows.into_iter().next())
@@ -851,7 +856,8 @@ impl Core {
         let mut usage: Usage = serde_json::from_str(&run.usage).unwrap_or_default();
         let mut iterations = run.iterations;
         // Config, model and prompt are resolved once per run, not once per
-        // model call: the workspace is read from R2 once.
+        // model call: the workspace is read from R2 once, and a run that
+        // waited on tools resumes with the prompt it kept.
         let (meta, config, nodes) = match (self.meta(""), self.config(), self.nodes()) {
             (Ok(m), Ok(c), Ok(n)) => (m, c, n),
             (Err(e), _, _) | (_, Err(e), _) | (_, _, Err(e)) => {
@@ -864,15 +870,24 @@ impl Core {
             self.fail_run(run, reason).await;
             return true;
         }
-        let run_prompt =
-            match prompt_load::assemble(&self.env, &config, &rc, &meta.session_key, &nodes).await {
+        let kept = run
+            .prompt
+            .as_deref()
+            .and_then(|p| serde_json::from_str::<prompt_load::RunPrompt>(p).ok());
+        let was_kept = kept.is_some();
+        let run_prompt = match kept {
+            Some(p) => p,
+            None => match prompt_load::assemble(&self.env, &config, &rc, &meta.session_key, &nodes)
+                .await
+            {
                 Ok(p) => p,
                 Err(e) => {
                     let msg = format!("Could not load the agent's workspace from R2: {e}");
                     self.fail_run(run, &msg).await;
                     return true;
                 }
-            };
+            },
+        };
         rc.system_prompt = run_prompt.system_prompt.clone();
         let tool_run = ToolRun {
             prompt: &run_prompt,
@@ -882,7 +897,12 @@ impl Core {
         loop {
             match self.settle_tools(run, &tool_run).await {
                 Ok(true) => {}
-                Ok(false) => return false,
+                Ok(false) => {
+                    if !was_kept {
+                        self.keep_prompt(&run_prompt);
+                    }
+                    return false;
+                }
                 Err(e) => {
                     self.fail_run(run, &e.message).await;
                     return true;
@@ -983,6 +1003,17 @@ impl Core {
                 })
                 .await;
             }
+        }
+    }
+
+    /// Keeps the run's prompt while it waits (a failure only costs a
+    /// workspace read when it resumes).
+    fn keep_prompt(&self, prompt: &prompt_load::RunPrompt) {
+        if let Ok(json) = serde_json::to_string(prompt) {
+            let _ = self.exec(
+                "UPDATE current_run SET prompt = ? WHERE id = 1",
+                vec![json.into()],
+            );
         }
     }
 

@@ -560,3 +560,50 @@ async fn transfers_round_trip_byte_exact() {
     left.sort();
     assert_eq!(left, ["incoming"]);
 }
+
+#[tokio::test]
+async fn a_run_resumed_by_a_node_result_keeps_its_prompt() {
+    let (llm, gw, mut c) = setup().await;
+    let node = Node::start(&gw.url(), TOKEN, "laptop");
+    c.wait_for_tools(&["laptop__Bash"], WAIT_FOR_NODES).await;
+    llm.script(
+        "wait a bit",
+        vec![
+            Step::tool_call(
+                "call_w",
+                "laptop__Bash",
+                json!({"command": "touch started; sleep 1"}),
+            ),
+            Step::text("Waited."),
+        ],
+    );
+    let run = c.chat_send("main", "wait a bit").await;
+    let marker = node.workspace.join("started");
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !marker.exists() {
+        assert!(Instant::now() < deadline, "the command never started");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    // The workspace changes while the run waits: the run still reads it
+    // once, so both of its model calls get the same prompt.
+    let res = c
+        .request(
+            "workspace.write",
+            json!({"path": "SOUL.md", "content": "A soul written mid-run."}),
+        )
+        .await;
+    assert!(res.ok, "{res:?}");
+    assert_eq!(final_text(&c.run_events(&run).await), "Waited.");
+    let prompts: Vec<Value> = llm
+        .requests()
+        .iter()
+        .rev()
+        .take(2)
+        .map(|r| r.body["messages"][0]["content"].clone())
+        .collect();
+    assert_eq!(prompts[0], prompts[1]);
+    assert!(!prompts[0]
+        .as_str()
+        .unwrap()
+        .contains("A soul written mid-run."));
+}
