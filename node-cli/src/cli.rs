@@ -307,7 +307,10 @@ Examples:
   gsv chat -s agent:main:work \"Status of the deploy?\"
   gsv chat                      (interactive: /quit, exit or Ctrl-D leaves)
 
-/stop cancels the running reply and its pending tool calls.
+In a chat: /stop cancels the running reply and its pending tool calls;
+/new (or /reset) starts a new session, /compact [N] keeps the last N
+messages, /status, /model [provider/id], /think [level]; /help lists them.
+/t:high or /m:provider/id inside a message apply to that message only.
 Exit status: 0 on a reply, 1 on an error, 130 when stopped with Ctrl-C.")]
 pub struct ChatArgs {
     /// The message to send. Without it, gsv starts an interactive session

@@ -140,6 +140,50 @@ pub struct ChatSendResult {
     pub queued: bool,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub queue_position: Option<u32>,
+    /// Inline directives (`/t:high`, `/m:sel`) applied to this message only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub directives: Option<ChatDirectives>,
+}
+
+/// What inline directives changed for one message.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ChatDirectives {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub thinking_level: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<ModelSelection>,
+}
+
+/// `chat.send` answered by a slash command (`/status`, `/reset`…) without
+/// a model run — except `/new TEXT`, whose TEXT starts a run (`run_id`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ChatCommandResult {
+    /// `"command"`.
+    pub status: String,
+    /// The command's canonical name (`reset`, `compact`, `stop`, `status`,
+    /// `model`, `think`, `help`).
+    pub command: String,
+    pub session_key: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub response: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run_id: Option<String>,
+}
+
+/// `chat.send` with nothing but directives: acknowledged, no run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ChatDirectiveOnlyResult {
+    /// `"directive-only"`.
+    pub status: String,
+    pub session_key: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub response: Option<String>,
+    pub directives: ChatDirectives,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

@@ -7,8 +7,12 @@
 //! answered with [`directive_ack`] and starts no run.
 
 mod directives;
+mod replies;
 
 pub use directives::{directive_ack, parse_directives, Directives};
+pub use replies::{
+    applied_directives, is_empty, model_command, think_command, CommandReply, SettingChange,
+};
 
 use crate::llm::ThinkingLevel;
 use crate::session::reset::ResetPolicy;

@@ -1,4 +1,5 @@
 use super::*;
+use gsv_protocol::ChatDirectives;
 
 fn sel(provider: Option<&str>, id: &str) -> ModelSelector {
     ModelSelector {
@@ -258,5 +259,92 @@ fn help_and_status() {
         }),
         "**Session Status**\n• Session: `agent:main:main`\n• Messages: 12\n• Tokens: 1200 in / 300 out\n\
 • Model: anthropic/claude-sonnet-4\n• Thinking: medium\n• Reset: daily at 04:00"
+    );
+}
+
+fn msel(provider: &str, id: &str) -> ModelSelection {
+    ModelSelection {
+        provider: provider.into(),
+        id: id.into(),
+    }
+}
+
+#[test]
+fn model_command_shows_sets_and_refuses() {
+    let current = msel("anthropic", "claude-sonnet-4");
+    assert_eq!(
+        model_command(None, &current),
+        CommandReply::text("Model: anthropic/claude-sonnet-4")
+    );
+    assert_eq!(
+        model_command(Some(&parse_model_selector("claude-opus-4")), &current),
+        CommandReply {
+            response: Some("Model set to anthropic/claude-opus-4 for this session.".into()),
+            error: None,
+            change: Some(SettingChange::Model(msel("anthropic", "claude-opus-4"))),
+        }
+    );
+    assert_eq!(
+        model_command(Some(&parse_model_selector("openai/gpt-4.1")), &current).change,
+        Some(SettingChange::Model(msel("openai", "gpt-4.1")))
+    );
+    assert_eq!(
+        model_command(Some(&parse_model_selector("openai/")), &current),
+        CommandReply::error(
+            "Invalid model selector: \"openai/\". Use provider/id (e.g. openai/gpt-4.1) or an id of the current provider."
+        )
+    );
+}
+
+#[test]
+fn think_command_shows_sets_and_refuses() {
+    assert_eq!(
+        think_command(None, ThinkingLevel::Low),
+        CommandReply::text("Thinking: low")
+    );
+    assert_eq!(
+        think_command(Some(&Ok(ThinkingLevel::High)), ThinkingLevel::Low),
+        CommandReply {
+            response: Some("Thinking set to high for this session.".into()),
+            error: None,
+            change: Some(SettingChange::Thinking(ThinkingLevel::High)),
+        }
+    );
+    assert_eq!(
+        think_command(Some(&Err("loud".into())), ThinkingLevel::Low),
+        CommandReply::error(
+            "Unknown thinking level: \"loud\". Use one of: off, minimal, low, medium, high, xhigh."
+        )
+    );
+}
+
+#[test]
+fn directives_apply_to_the_message_and_drop_invalid_ones() {
+    let current = msel("openai", "gpt-4.1");
+    let d = parse_directives("/t:high /m:gpt-4.1-mini explain this");
+    assert_eq!(
+        applied_directives(&d, &current),
+        ChatDirectives {
+            thinking_level: Some("high".into()),
+            model: Some(msel("openai", "gpt-4.1-mini")),
+        }
+    );
+    let bad = parse_directives("/t:loud /m:a/ hi");
+    assert_eq!(applied_directives(&bad, &current), ChatDirectives::default());
+    assert!(is_empty(&applied_directives(&bad, &current)));
+}
+
+#[test]
+fn command_names() {
+    let names: Vec<&str> = [
+        "/new", "/reset x", "/compact", "/stop", "/status", "/model", "/think", "/help",
+        "/compact 0",
+    ]
+    .iter()
+    .map(|t| parse_command(t).expect(t).name())
+    .collect();
+    assert_eq!(
+        names,
+        ["reset", "reset", "compact", "stop", "status", "model", "think", "help", "usage"]
     );
 }

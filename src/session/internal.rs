@@ -77,12 +77,37 @@ pub struct SessionChatSend {
     pub nodes: NodeSnapshot,
 }
 
+/// How the session took a message.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct SessionChatSendReply {
-    pub queued: bool,
-    /// 0 when the run started at once; otherwise how many runs go first.
-    pub queue_position: u32,
+#[serde(tag = "kind", rename_all = "camelCase")]
+pub enum SessionChatSendReply {
+    /// Queued for a run.
+    #[serde(rename_all = "camelCase")]
+    Started {
+        queued: bool,
+        /// 0 when the run started at once; otherwise how many runs go first.
+        queue_position: u32,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        directives: Option<gsv_protocol::ChatDirectives>,
+    },
+    /// A slash command, answered without a run (`run_id`: `/new TEXT`).
+    #[serde(rename_all = "camelCase")]
+    Command {
+        command: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        response: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        error: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        run_id: Option<String>,
+    },
+    /// Directives only: acknowledged, no run.
+    #[serde(rename_all = "camelCase")]
+    DirectiveOnly {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        response: Option<String>,
+        directives: gsv_protocol::ChatDirectives,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

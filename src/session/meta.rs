@@ -22,6 +22,14 @@ pub struct SessionMeta {
     pub previous_session_ids: Vec<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub label: Option<String>,
+    /// The prompt size the provider reported for the last model call
+    /// (input + cache tokens): what compaction measures first.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_input_tokens: Option<u64>,
+    #[serde(default)]
+    pub compaction_count: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_compacted_at: Option<i64>,
 }
 
 impl SessionMeta {
@@ -39,10 +47,14 @@ impl SessionMeta {
             last_reset_at: None,
             previous_session_ids: Vec::new(),
             label: None,
+            last_input_tokens: None,
+            compaction_count: 0,
+            last_compacted_at: None,
         }
     }
 
     pub fn add_usage(&mut self, usage: &Usage) {
+        self.last_input_tokens = Some(usage.input + usage.cache_read + usage.cache_write);
         self.tokens.input += usage.input;
         self.tokens.output += usage.output;
         self.tokens.total += if usage.total_tokens > 0 {

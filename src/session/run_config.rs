@@ -5,7 +5,7 @@ use crate::config::{Config, DEFAULT_SYSTEM_PROMPT};
 use crate::llm::{provider_for, Endpoint, ThinkingLevel};
 use crate::session::run::DEFAULT_MAX_ITERATIONS;
 use crate::session::tools::DEFAULT_MAX_RESULT_CHARS;
-use gsv_protocol::SessionSettings;
+use gsv_protocol::{ChatDirectives, SessionSettings};
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct RunConfig {
@@ -107,6 +107,19 @@ impl RunConfig {
     }
 }
 
+/// The session's settings with one message's inline directives applied
+/// (`/t:high`, `/m:sel`): they win over the session's own for that run.
+pub fn with_directives(settings: &SessionSettings, d: &ChatDirectives) -> SessionSettings {
+    SessionSettings {
+        model: d.model.clone().or_else(|| settings.model.clone()),
+        thinking_level: d
+            .thinking_level
+            .clone()
+            .or_else(|| settings.thinking_level.clone()),
+        ..settings.clone()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -205,5 +218,30 @@ mod tests {
         assert_eq!(rc.thinking, ThinkingLevel::Low);
         assert_eq!(rc.system_prompt, "Session prompt");
         assert_eq!(rc.max_tokens, Some(512));
+    }
+
+    #[test]
+    fn directives_win_over_session_settings_for_one_run() {
+        let settings = SessionSettings {
+            model: Some(ModelSelection {
+                provider: "anthropic".into(),
+                id: "claude-sonnet-4".into(),
+            }),
+            thinking_level: Some("low".into()),
+            max_tokens: Some(100),
+            ..Default::default()
+        };
+        let d = ChatDirectives {
+            thinking_level: Some("high".into()),
+            model: None,
+        };
+        assert_eq!(
+            with_directives(&settings, &d),
+            SessionSettings {
+                thinking_level: Some("high".into()),
+                ..settings.clone()
+            }
+        );
+        assert_eq!(with_directives(&settings, &ChatDirectives::default()), settings);
     }
 }

@@ -1,6 +1,8 @@
 //! Session archives in R2: manual compaction (`session.compact`) writes the
 //! removed messages as a gzip JSONL part archive before deleting them, and
-//! `session.transcript` reads a session id's archives back, paged.
+//! `session.transcript` reads a session id's archives back, paged. Resets
+//! (`super::reset`) and automatic compaction write theirs with
+//! [`write_archive`].
 
 use super::rpc::{internal_error, now_ms};
 use super::session_do::{Core, Res};
@@ -9,7 +11,7 @@ use crate::archive::{
 };
 use crate::routing::agent_id_of;
 use crate::session::compaction::plan_manual;
-use crate::session::reset::{ArchiveCheck, ResetInput, ResetPlan, ResetReason, ResetStep};
+use crate::session::reset::ArchiveCheck;
 use crate::session::transcript::{order_archives, page_slices};
 use crate::workspace::paths::agent_root;
 use gsv_protocol::*;
@@ -22,6 +24,9 @@ const CHUNK_BYTES: usize = 64 * 1024;
 
 pub async fn compact(core: &Core, p: SessionCompactParams) -> Res<SessionCompactResult> {
     let meta = core.meta(&p.session_key)?;
+    if core.resetting.get() || super::reset::reset_pending(core) {
+        return Err(ErrorShape::new(409, "This session is being reset").retryable(true));
+    }
     if core.current_run()?.is_some() {
         return Err(ErrorShape::new(
             409,
@@ -65,16 +70,9 @@ pub async fn compact(core: &Core, p: SessionCompactParams) -> Res<SessionCompact
         archived_at_ms: now,
     };
     let metadata = part_archive_metadata(&info, now);
-    let (check, size) = write_archive(&bucket(core)?, &key, &messages[..split], &metadata).await?;
-    // The messages go only once their archive is verifiably there.
-    if check.size != Some(size)
-        || check.messages_written != split as u64
-        || check.custom_metadata != metadata
-    {
-        return Err(internal_error(format!(
-            "the archive {key} could not be verified; nothing was removed"
-        )));
-    }
+    let old = rows[..split].iter().map(|r| Ok(r.data.clone()));
+    let (check, size) = write_archive(&bucket(core)?, &key, old, &metadata).await?;
+    verified(&key, &check, size, split, &metadata)?;
     core.exec(
         "DELETE FROM messages WHERE idx < ?",
         vec![rows[split].idx.into()],
@@ -85,6 +83,26 @@ pub async fn compact(core: &Core, p: SessionCompactParams) -> Res<SessionCompact
         kept_messages: (messages.len() - split) as u64,
         archived_to: Some(key),
     })
+}
+
+/// The messages go only once their archive is verifiably there: the
+/// stored object has the size uploaded, every message and the metadata.
+pub(super) fn verified(
+    key: &str,
+    check: &ArchiveCheck,
+    size: u64,
+    count: usize,
+    metadata: &BTreeMap<String, String>,
+) -> Res<()> {
+    if check.size != Some(size)
+        || check.messages_written != count as u64
+        || &check.custom_metadata != metadata
+    {
+        return Err(internal_error(format!(
+            "the archive {key} could not be verified; nothing was removed"
+        )));
+    }
+    Ok(())
 }
 
 pub async fn transcript(core: &Core, p: SessionTranscriptParams) -> Res<SessionTranscriptResult> {
@@ -146,19 +164,20 @@ pub async fn transcript(core: &Core, p: SessionTranscriptParams) -> Res<SessionT
     })
 }
 
-/// Streams `messages` through gzip into `key` with `metadata`, then reads
-/// the stored object's head back (what a caller verifies before deleting
-/// anything) and the size it uploaded.
-async fn write_archive(
+/// Streams messages (their stored JSON, one row at a time) through gzip
+/// into `key` with `metadata`, then reads the stored object's head back
+/// (what a caller verifies before deleting anything) and the size it
+/// uploaded. Only the compressed bytes are held, never the whole history.
+pub(super) async fn write_archive(
     bucket: &Bucket,
     key: &str,
-    messages: &[Message],
+    rows: impl IntoIterator<Item = Res<String>>,
     metadata: &BTreeMap<String, String>,
 ) -> Res<(ArchiveCheck, u64)> {
     let mut writer = ArchiveWriter::new(CHUNK_BYTES);
     let mut body = Vec::new();
-    for m in messages {
-        if let Some(chunk) = writer.push_message(m).map_err(internal_error)? {
+    for json in rows {
+        if let Some(chunk) = writer.push_json(&json?).map_err(internal_error)? {
             body.extend_from_slice(&chunk);
         }
     }
@@ -189,161 +208,6 @@ async fn write_archive(
     Ok((check, size))
 }
 
-fn bucket(core: &Core) -> Res<Bucket> {
+pub(super) fn bucket(core: &Core) -> Res<Bucket> {
     core.env.bucket("STORAGE").map_err(internal_error)
-}
-
-/// `session.reset` (manual): the steps of a `ResetPlan`, each recorded in
-/// SQLite as it completes, so a reset interrupted by an eviction resumes
-/// where it stopped (`resume_reset`) and never clears messages before their
-/// archive is verified. Queued messages stay queued for the new session.
-/// Memory extraction before the reset is not done yet: the plan is made
-/// without that step.
-pub async fn reset(
-    core: &Core,
-    key: &str,
-    tz: &dyn crate::time::TimeZone,
-) -> Res<SessionResetResult> {
-    if core.current_run()?.is_some() {
-        return Err(ErrorShape::new(
-            409,
-            "A run is in progress in this session; reset it once the run has ended",
-        )
-        .retryable(true));
-    }
-    let plan = match load_plan(core)? {
-        Some(plan) => plan,
-        None => {
-            let meta = core.meta(key)?;
-            let agent = agent_id_of(&meta.session_key);
-            let new_id = super::rpc::new_id();
-            let input = ResetInput {
-                reason: ResetReason::Manual,
-                session_key: &meta.session_key,
-                agent_id: &agent,
-                old_session_id: &meta.session_id,
-                new_session_id: &new_id,
-                message_count: core.message_count()?,
-                tokens: meta.tokens.clone(),
-                now_ms: now_ms(),
-                last_activity_ms: meta.updated_at,
-                extract_memories: false,
-            };
-            let plan = ResetPlan::new(&input, tz);
-            save_plan(core, Some(&plan))?;
-            plan
-        }
-    };
-    let tokens = core.meta(key)?.tokens;
-    run_plan(core, plan, tokens).await
-}
-
-/// Whether a reset was interrupted and still has steps to run.
-pub fn reset_pending(core: &Core) -> bool {
-    matches!(load_plan(core), Ok(Some(_)))
-}
-
-/// Finishes a reset an eviction interrupted, if there is one.
-pub async fn resume_reset(core: &Core) -> Res<()> {
-    if let Some(plan) = load_plan(core)? {
-        let tokens = core.meta(&plan.session_key)?.tokens;
-        run_plan(core, plan, tokens).await?;
-    }
-    Ok(())
-}
-
-async fn run_plan(
-    core: &Core,
-    mut plan: ResetPlan,
-    tokens_before: TokenCounts,
-) -> Res<SessionResetResult> {
-    let bucket = bucket(core)?;
-    let mut media_deleted = 0u64;
-    while let Some(step) = plan.next_step() {
-        match step {
-            ResetStep::ArchiveMessages => {
-                let messages = core.messages("SELECT data FROM messages ORDER BY idx", vec![])?;
-                let (check, _) = write_archive(
-                    &bucket,
-                    &plan.archive_key,
-                    &messages,
-                    &plan.archive_metadata,
-                )
-                .await?;
-                plan.verify_archive(&check).map_err(internal_error)?;
-            }
-            ResetStep::DeleteMedia => {
-                let (keys, _) = super::r2::list(&bucket, &plan.media_prefix, None)
-                    .await
-                    .map_err(internal_error)?;
-                for key in &keys {
-                    bucket.delete(key).await.map_err(internal_error)?;
-                }
-                media_deleted += keys.len() as u64;
-                plan.complete(step).map_err(internal_error)?;
-            }
-            ResetStep::ClearMessages => {
-                core.exec("DELETE FROM messages", vec![])?;
-                plan.complete(step).map_err(internal_error)?;
-            }
-            ResetStep::NewSessionId
-            | ResetStep::RecordPreviousSessionId
-            | ResetStep::ZeroTokenCounters
-            | ResetStep::SetLastResetAt => {
-                let mut meta = core.meta(&plan.session_key)?;
-                plan.apply_to_meta(step, &mut meta);
-                core.save_meta(&meta, None)?;
-                plan.complete(step).map_err(internal_error)?;
-            }
-            // Not planned for a manual reset (see `reset`).
-            ResetStep::ExtractMemories
-            | ResetStep::AppendTriggeringMessage
-            | ResetStep::ContinueAgentLoop => {
-                plan.complete(step).map_err(internal_error)?;
-            }
-        }
-        // Progress is recorded after every step: a crash redoes at most one.
-        save_plan(core, Some(&plan))?;
-    }
-    save_plan(core, None)?;
-    Ok(SessionResetResult {
-        ok: true,
-        session_key: plan.session_key.clone(),
-        old_session_id: plan.old_session_id.clone(),
-        new_session_id: plan.new_session_id.clone(),
-        archived_messages: plan.message_count,
-        archived_to: (plan.message_count > 0).then(|| plan.archive_key.clone()),
-        tokens_cleared: tokens_before,
-        media_deleted: Some(media_deleted),
-    })
-}
-
-fn load_plan(core: &Core) -> Res<Option<ResetPlan>> {
-    #[derive(Deserialize)]
-    struct Row {
-        plan: String,
-    }
-    let rows: Vec<Row> = core
-        .exec("SELECT plan FROM reset_plan WHERE id = 1", vec![])?
-        .to_array()
-        .map_err(internal_error)?;
-    rows.first()
-        .map(|r| serde_json::from_str(&r.plan).map_err(internal_error))
-        .transpose()
-}
-
-fn save_plan(core: &Core, plan: Option<&ResetPlan>) -> Res<()> {
-    match plan {
-        Some(plan) => {
-            let json = serde_json::to_string(plan).map_err(internal_error)?;
-            core.exec(
-                "INSERT INTO reset_plan (id, plan) VALUES (1, ?) ON CONFLICT(id) DO UPDATE SET plan = excluded.plan",
-                vec![json.into()],
-            )?;
-        }
-        None => {
-            core.exec("DELETE FROM reset_plan WHERE id = 1", vec![])?;
-        }
-    }
-    Ok(())
 }

@@ -720,9 +720,6 @@ impl Gateway {
             ));
         }
         let session_key = self.canonical_key(&p.session_key);
-        if p.message.trim() == "/stop" {
-            return self.stop(ws, att, session_key).await;
-        }
         let run_id = p.run_id.filter(|r| !r.is_empty()).unwrap_or_else(new_id);
         // Watch first, so not even the first streamed chunk is missed.
         self.watch(ws, att, &session_key)?;
@@ -734,33 +731,46 @@ impl Gateway {
             config: self.config.borrow().effective().clone(),
             nodes: self.node_snapshot()?,
         };
-        let r: SessionChatSendReply =
+        // Slash commands and directives are the session's to read: it owns
+        // the settings, the run and the history they act on.
+        let reply: SessionChatSendReply =
             call_object(&self.env, "SESSION", &session_key, path::CHAT_SEND, &send).await?;
-        to_value(&ChatSendResult {
-            status: "started".into(),
-            run_id,
-            session_key,
-            queued: r.queued,
-            queue_position: r.queued.then_some(r.queue_position),
-        })
-    }
-
-    /// `/stop` in a chat: cancels the session's run (v1 slash command shape).
-    async fn stop(
-        &self,
-        ws: &WebSocket,
-        att: &mut Attachment,
-        session_key: String,
-    ) -> std::result::Result<Value, ErrorShape> {
-        let r = self
-            .session_query(ws, att, path::ABORT, session_key, None)
-            .await?;
-        let r: ChatAbortResult = serde_json::from_value(r).map_err(internal_error)?;
-        let response = match r.was_running {
-            true => "Stopped the current run.",
-            false => "Nothing is running.",
-        };
-        Ok(json!({"status": "command", "command": "stop", "response": response}))
+        match reply {
+            SessionChatSendReply::Started {
+                queued,
+                queue_position,
+                directives,
+            } => to_value(&ChatSendResult {
+                status: "started".into(),
+                run_id,
+                session_key,
+                queued,
+                queue_position: queued.then_some(queue_position),
+                directives,
+            }),
+            SessionChatSendReply::Command {
+                command,
+                response,
+                error,
+                run_id,
+            } => to_value(&ChatCommandResult {
+                status: "command".into(),
+                command,
+                session_key,
+                response,
+                error,
+                run_id,
+            }),
+            SessionChatSendReply::DirectiveOnly {
+                response,
+                directives,
+            } => to_value(&ChatDirectiveOnlyResult {
+                status: "directive-only".into(),
+                session_key,
+                response,
+                directives,
+            }),
+        }
     }
 
     async fn session_query(

@@ -4,6 +4,11 @@
 //! run whose loop died with an eviction or restart.
 
 use super::archives;
+use super::compaction;
+use crate::llm::LlmErrorKind;
+use super::reset;
+
+mod chat;
 use super::llm_call::complete;
 use super::prompt_load;
 use super::rpc::{call_object, internal_error, new_id, now_ms, read_json, reply};
@@ -12,12 +17,12 @@ use super::sql::migrate;
 use crate::config::Config;
 use crate::session::coalesce::DeltaCoalescer;
 use crate::session::internal::{
-    path, NodeSnapshot, SessionChatSend, SessionChatSendReply, SessionExecEvent, SessionQuery,
+    path, NodeSnapshot, SessionChatSend, SessionExecEvent, SessionQuery,
 };
 use crate::session::meta::SessionMeta;
 use crate::session::patch::apply_patch;
 use crate::session::run::{next_step, NextStep};
-use crate::session::run_config::RunConfig;
+use crate::session::run_config::{with_directives, RunConfig};
 use crate::session::tools::{exec_event_message, ToolWait};
 use gsv_protocol::*;
 use serde::Deserialize;
@@ -46,6 +51,11 @@ const MIGRATIONS: &[&str] = &["
     // The assembled prompt of a run waiting on tools, so the run resumes
     // with it instead of reading the workspace again.
     "ALTER TABLE current_run ADD COLUMN prompt TEXT",
+    // A message's inline directives (for its run only), and the mark of a
+    // message that must first reset the session (its reset policy was due).
+    "ALTER TABLE run_queue ADD COLUMN overrides TEXT;
+     ALTER TABLE run_queue ADD COLUMN reset_first INTEGER NOT NULL DEFAULT 0;
+     ALTER TABLE current_run ADD COLUMN overrides TEXT",
 ];
 
 /// Streamed text is sent to the gateway at most this often.
@@ -76,6 +86,10 @@ pub(super) struct Core {
     pub(super) env: Env,
     /// True while a loop runs in this instance (lost, as it should be, on eviction).
     running: Cell<bool>,
+    /// True while this instance executes a reset plan: nobody else may.
+    pub(super) resetting: Cell<bool>,
+    /// True while a request is about to reset: the loop starts no new run.
+    pub(super) paused: Cell<bool>,
     meta: RefCell<Option<SessionMeta>>,
     /// The event link to the Gateway, open while runs go on.
     link: RefCell<Option<WebSocket>>,
@@ -94,6 +108,8 @@ pub(super) struct CurrentRun {
     resumes: i64,
     /// `RunPrompt` JSON, kept while the run waits on tools.
     prompt: Option<String>,
+    /// `ChatDirectives` JSON of the run's message.
+    overrides: Option<String>,
 }
 
 impl DurableObject for Session {
@@ -107,6 +123,8 @@ impl DurableObject for Session {
             storage: state.storage(),
             env,
             running: Cell::new(false),
+            resetting: Cell::new(false),
+            paused: Cell::new(false),
             meta: RefCell::new(None),
             link: RefCell::new(None),
             link_used_at: Cell::new(0),
@@ -162,15 +180,7 @@ impl DurableObject for Session {
                 Err(e) => Err(e),
             }),
             path::RESET => reply(match read_json::<SessionQuery>(&mut req).await {
-                Ok(q) => {
-                    let tz_name = self
-                        .core
-                        .config()
-                        .ok()
-                        .and_then(|c| c.str_at("userTimezone").map(String::from));
-                    let tz = super::tz::time_zone(tz_name.as_deref().unwrap_or("UTC"));
-                    archives::reset(&self.core, &q.session_key, &*tz).await
-                }
+                Ok(q) => self.reset(q, "Run ended: the session was reset").await,
                 Err(e) => Err(e),
             }),
             path::TOOL_RESULT => reply(match read_json::<ToolResultParams>(&mut req).await {
@@ -182,7 +192,7 @@ impl DurableObject for Session {
                 Err(e) => Err(e),
             }),
             path::ABORT => reply(match read_json::<SessionQuery>(&mut req).await {
-                Ok(q) => self.abort(q).await,
+                Ok(q) => self.abort(q, "Run cancelled by user").await,
                 Err(e) => Err(e),
             }),
             path::TRANSCRIPT => reply(match read_json::<SessionTranscriptParams>(&mut req).await {
@@ -240,7 +250,7 @@ impl Session {
         }
         let work_left = (core.current_run()?.is_some() && !waiting)
             || core.count("SELECT COUNT(*) AS n FROM run_queue")? > 0
-            || archives::reset_pending(core);
+            || reset::reset_pending(core);
         if work_left {
             // Runs the interrupted run and the queue right here: an alarm
             // handler may take its time.
@@ -254,29 +264,6 @@ impl Session {
             }
         }
         Ok(())
-    }
-
-    async fn chat_send(
-        &self,
-        send: SessionChatSend,
-    ) -> std::result::Result<SessionChatSendReply, ErrorShape> {
-        let core = &self.core;
-        let mut meta = core.meta(&send.session_key)?;
-        meta.updated_at = now_ms();
-        core.save_meta(&meta, Some(&send.config))?;
-        core.save_nodes(&send.nodes)?;
-        core.exec(
-            "INSERT INTO run_queue (run_id, message, queued_at) VALUES (?, ?, ?)",
-            vec![send.run_id.into(), send.message.into(), now_ms().into()],
-        )?;
-        let waiting = core.count("SELECT COUNT(*) AS n FROM run_queue")?;
-        let busy = core.current_run()?.is_some();
-        let position = (waiting - 1 + i64::from(busy)) as u32;
-        self.start_loop();
-        Ok(SessionChatSendReply {
-            queued: position > 0,
-            queue_position: position,
-        })
     }
 
     /// Runs the loop past this request; the watchdog covers its death.
@@ -337,7 +324,11 @@ impl Session {
 
     /// Cancels the current run and forgets its outstanding tool calls; a
     /// loop still waiting on the model drops the answer when it comes.
-    async fn abort(&self, q: SessionQuery) -> std::result::Result<ChatAbortResult, ErrorShape> {
+    async fn abort(
+        &self,
+        q: SessionQuery,
+        reason: &str,
+    ) -> std::result::Result<ChatAbortResult, ErrorShape> {
         let core = &self.core;
         core.meta(&q.session_key)?;
         let Some(run) = core.current_run()? else {
@@ -349,8 +340,9 @@ impl Session {
             });
         };
         let cancelled = core.cancel_tools()?;
-        core.fail_run(&run, "Run cancelled by user").await;
+        core.fail_run(&run, reason).await;
         core.schedule().await;
+        // The next queued message starts (unless a reset holds the loop).
         self.start_loop();
         Ok(ChatAbortResult {
             ok: true,
@@ -415,22 +407,17 @@ async fn run_loop(core: Rc<Core>) {
     if core.running.replace(true) {
         return;
     }
-    // No run starts over a half-done reset.
-    if let Err(e) = archives::resume_reset(&core).await {
-        console_error!("session: resuming a reset failed: {}", e.message);
-        core.running.set(false);
-        if let Ok(true) = core.ensure_tick() {
-            core.schedule().await;
-        }
-        return;
-    }
     loop {
         let run = match core.current_run() {
             Ok(Some(run)) => Some(run),
-            Ok(None) => match core.start_next_run() {
+            Ok(None) => match next_run(&core).await {
                 Ok(run) => run,
                 Err(e) => {
                     console_error!("session: starting a run failed: {}", e.message);
+                    // The watchdog tries again.
+                    if let Ok(true) = core.ensure_tick() {
+                        core.schedule().await;
+                    }
                     None
                 }
             },
@@ -452,6 +439,23 @@ async fn run_loop(core: Rc<Core>) {
     }
     // The tick stays: it closes the event link once idle.
     core.running.set(false);
+}
+
+/// The next queued message as the current run, once no reset stands in
+/// the way: no run starts over a half-done reset (one an eviction cut is
+/// finished first) and a message the reset policy marked resets the
+/// session before it joins the history. `None` when the queue is empty or
+/// a reset is running in another request of this instance (which restarts
+/// the loop when it ends).
+async fn next_run(core: &Core) -> Res<Option<CurrentRun>> {
+    if core.resetting.get() || core.paused.get() {
+        return Ok(None);
+    }
+    reset::resume_reset(core).await?;
+    if reset::head_resets_first(core)? {
+        reset::auto_reset(core).await?;
+    }
+    core.start_next_run()
 }
 
 /// Opens a WebSocket to the Gateway's internal event-link path.
@@ -510,7 +514,7 @@ impl Core {
         self.sql.exec(query, bindings).map_err(internal_error)
     }
 
-    fn count(&self, query: &str) -> Res<i64> {
+    pub(super) fn count(&self, query: &str) -> Res<i64> {
         self.count_with(query, vec![])
     }
 
@@ -662,7 +666,7 @@ impl Core {
             .unwrap_or_default())
     }
 
-    fn config(&self) -> Res<Config> {
+    pub(super) fn config(&self) -> Res<Config> {
         #[derive(Deserialize)]
         struct Row {
             config: String,
@@ -681,7 +685,7 @@ impl Core {
 
     pub(super) fn current_run(&self) -> Res<Option<CurrentRun>> {
         let rows: Vec<CurrentRun> = self
-            .exec("SELECT run_id, first_idx, usage, iterations, resumes, prompt FROM current_run WHERE id = 1", vec![])?
+            .exec("SELECT run_id, first_idx, usage, iterations, resumes, prompt, overrides FROM current_run WHERE id = 1", vec![])?
             .to_array()
             .map_err(internal_error)?;
         Ok(rows.into_iter().next())
@@ -696,10 +700,11 @@ impl Core {
             run_id: String,
             message: String,
             queued_at: i64,
+            overrides: Option<String>,
         }
         let rows: Vec<Queued> = self
             .exec(
-                "SELECT seq, run_id, message, queued_at FROM run_queue ORDER BY seq LIMIT 1",
+                "SELECT seq, run_id, message, queued_at, overrides FROM run_queue ORDER BY seq LIMIT 1",
                 vec![],
             )?
             .to_array()
@@ -715,8 +720,8 @@ impl Core {
         }))?;
         self.exec("DELETE FROM run_queue WHERE seq = ?", vec![q.seq.into()])?;
         self.exec(
-            "INSERT INTO current_run (id, run_id, first_idx, started_at, usage) VALUES (1, ?, ?, ?, '{}')",
-            vec![q.run_id.into(), first_idx.into(), now.into()],
+            "INSERT INTO current_run (id, run_id, first_idx, started_at, usage, overrides) VALUES (1, ?, ?, ?, '{}', ?)",
+            vec![q.run_id.into(), first_idx.into(), now.into(), q.overrides.into()],
         )?;
         self.current_run()
     }
@@ -865,7 +870,12 @@ impl Core {
                 return true;
             }
         };
-        let mut rc = RunConfig::resolve(&config, &meta.settings);
+        let overrides: ChatDirectives = run
+            .overrides
+            .as_deref()
+            .and_then(|o| serde_json::from_str(o).ok())
+            .unwrap_or_default();
+        let mut rc = RunConfig::resolve(&config, &with_directives(&meta.settings, &overrides));
         if let Some(reason) = &rc.unusable {
             self.fail_run(run, reason).await;
             return true;
@@ -894,6 +904,9 @@ impl Core {
             rc: &rc,
             session_key: &meta.session_key,
         };
+        let mut compacted = false;
+        let mut overflowed = false;
+        let mut overflow_error = String::new();
         loop {
             match self.settle_tools(run, &tool_run).await {
                 Ok(true) => {}
@@ -928,6 +941,24 @@ impl Core {
             if let NextStep::Finished(answer) = next_step(&run_messages) {
                 self.finish_run(run, answer, usage, None).await;
                 return true;
+            }
+            // At most one compaction per model call: a context that stays
+            // too big after it goes to the model, which may refuse it.
+            if !compacted {
+                match compaction::maybe_compact(self, run, &rc, &history, overflowed).await {
+                    Ok(true) => {
+                        compacted = true;
+                        continue;
+                    }
+                    Ok(false) => {}
+                    // The history is whole; the call may still fit.
+                    Err(e) => console_error!("session: compaction failed: {}", e.message),
+                }
+                if overflowed {
+                    // Compaction could not help: report the refusal.
+                    self.fail_run(run, &overflow_error).await;
+                    return true;
+                }
             }
             if iterations >= i64::from(rc.max_iterations) {
                 self.stop_runaway(run, rc.max_iterations, usage).await;
@@ -964,8 +995,16 @@ impl Core {
             }
             // The text not yet sent rides on the partial/final event.
             let tail = coalescer.borrow_mut().take_rest();
+            compacted = false;
             let answer = match result {
                 Ok(a) => a,
+                // Once per run: compact and call again.
+                Err(e) if e.kind == LlmErrorKind::ContextOverflow && !overflowed && tail.is_none() => {
+                    overflowed = true;
+                    overflow_error = format!("Model call failed: {}", e.message);
+                    iterations -= 1;
+                    continue;
+                }
                 Err(e) => {
                     self.fail_run(run, &format!("Model call failed: {}", e.message))
                         .await;

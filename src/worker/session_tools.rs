@@ -270,7 +270,7 @@ impl Core {
     }
 
     /// The turn is over: its calls and their deadline go.
-    fn clear_calls(&self) -> Res<()> {
+    pub(super) fn clear_calls(&self) -> Res<()> {
         self.exec("DELETE FROM tool_calls", vec![])?;
         self.exec(
             "DELETE FROM deadlines WHERE kind = ?",

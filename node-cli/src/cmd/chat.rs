@@ -65,7 +65,7 @@ async fn repl(target: &GatewayTarget, session_key: &str) -> Result<ExitCode> {
     eprintln!(
         "Connected to {} (gateway {}, session {session_key}).\n\
          Type a message and press Enter. /quit, exit or Ctrl-D leaves; Ctrl-C stops waiting \
-         for a reply.\n/stop cancels a running reply.",
+         for a reply.\n/stop cancels a running reply; /help lists the other commands.",
         target.url,
         version.unwrap_or_default()
     );
@@ -161,6 +161,11 @@ pub async fn send_and_stream<O: Write, E: Write>(
 
     let run_id = match answer["status"].as_str() {
         Some("started") => answer["runId"].as_str().unwrap_or(&our_run_id).to_string(),
+        // `/new TEXT` answers and starts a run with TEXT in the new session.
+        Some("command") if answer["runId"].is_string() => {
+            print_immediate_answer(&answer, term)?;
+            answer["runId"].as_str().unwrap_or(&our_run_id).to_string()
+        }
         // Slash commands (/status, /new…) and directive-only messages answer at once.
         Some("command") | Some("directive-only") => return print_immediate_answer(&answer, term),
         _ => return Err(format!("unexpected answer to chat.send: {answer}")),
@@ -339,6 +344,29 @@ mod tests {
         assert_eq!(
             chat_against(&gateway, "/status").await,
             ("Session: agent:main:main\n".into(), "".into(), Ok(()))
+        );
+    }
+
+    #[tokio::test]
+    async fn new_with_text_prints_the_reset_then_streams_the_run() {
+        let gateway = FakeGateway::start(|mut ws| async move {
+            accept_connect(&mut ws).await;
+            let req = next_request(&mut ws).await;
+            let run = req.params.unwrap()["runId"].as_str().unwrap().to_string();
+            send(&mut ws, Frame::ok(req.id, json!({"status":"command","command":"reset","sessionKey":"s",
+                "response":"Session reset. Archived 4 messages.","runId":run}))).await;
+            send(&mut ws, chat_event(json!({"runId":run,"sessionKey":"s","state":"final",
+                "message":{"content":[{"type":"text","text":"Fresh start"}],"timestamp":2}}))).await;
+            let _ = next_request(&mut ws).await;
+        })
+        .await;
+        assert_eq!(
+            chat_against(&gateway, "/new hello").await,
+            (
+                "Session reset. Archived 4 messages.\nFresh start\n".into(),
+                "".into(),
+                Ok(())
+            )
         );
     }
 

@@ -271,7 +271,10 @@ impl ResetPlan {
             {
                 meta.previous_session_ids.push(self.old_session_id.clone());
             }
-            ResetStep::ZeroTokenCounters => meta.tokens = TokenCounts::default(),
+            ResetStep::ZeroTokenCounters => {
+                meta.tokens = TokenCounts::default();
+                meta.last_input_tokens = None;
+            }
             ResetStep::SetLastResetAt => meta.last_reset_at = Some(self.started_at_ms),
             _ => {}
         }

@@ -1,0 +1,157 @@
+//! Automatic compaction (reference §3.5) inside a run: before a model call
+//! when the context nears the window, or once after the provider refused
+//! the prompt as too long. The order of `crate::session::compaction`:
+//! summarize, archive (verified), memories, then one synchronous step that
+//! swaps the old messages for the summary — so a crash anywhere before it
+//! leaves the history whole.
+
+use super::archives::{bucket, verified, write_archive};
+use super::rpc::{internal_error, now_ms};
+use super::session_do::{Core, CurrentRun, Res};
+use super::summarizer;
+use crate::archive::{part_archive_key, part_archive_metadata, ArchiveInfo};
+use crate::routing::agent_id_of;
+use crate::session::compaction::{
+    estimate_text_tokens, plan_compaction, should_compact, summary_message, CompactionSettings,
+    CompactionTrigger, Summarization,
+};
+use crate::session::memory::{compaction_marker, MemorySource, MemoryTarget};
+use crate::session::run_config::RunConfig;
+use gsv_protocol::Message;
+use serde::Deserialize;
+use worker::{console_error, console_log};
+
+/// Compacts the session if `history` (all its messages, as just read)
+/// needs it: `overflow` when the provider refused the prompt. Returns
+/// whether messages were replaced; `false` also when the run was ended
+/// meanwhile (nothing is changed then).
+pub async fn maybe_compact(
+    core: &Core,
+    run: &CurrentRun,
+    rc: &RunConfig,
+    history: &[Message],
+    overflow: bool,
+) -> Res<bool> {
+    let config = core.config()?;
+    let settings = CompactionSettings::from_config(&config, &rc.provider, &rc.model);
+    let meta = core.meta("")?;
+    let trigger = match overflow {
+        true if settings.enabled => Some(CompactionTrigger::Overflow),
+        true => None,
+        false => should_compact(
+            &settings,
+            history,
+            estimate_text_tokens(&rc.system_prompt),
+            meta.last_input_tokens,
+        ),
+    };
+    let Some(trigger) = trigger else {
+        return Ok(false);
+    };
+    // Read with their indexes in the same step as `history`: no await since.
+    #[derive(Deserialize)]
+    struct Row {
+        idx: i64,
+        data: String,
+    }
+    let rows: Vec<Row> = core
+        .exec("SELECT idx, data FROM messages ORDER BY idx", vec![])?
+        .to_array()
+        .map_err(internal_error)?;
+    if rows.len() != history.len() {
+        return Ok(false);
+    }
+    let Some(plan) = plan_compaction(history, &settings, &trigger) else {
+        return Ok(false);
+    };
+    let old = &history[..plan.split];
+    let agent = agent_id_of(&meta.session_key);
+    let bucket = bucket(core)?;
+    let part_ms = now_ms();
+    let target = MemoryTarget::at(&agent, &*core.time_zone(), part_ms);
+    let existing = summarizer::existing_memories(&bucket, &target.key).await;
+    let mut summarization = Summarization::new(
+        old,
+        plan.chunks.clone(),
+        settings.context_window,
+        existing.as_deref(),
+    );
+    while let Some(req) = summarization.next_request(old) {
+        if !core.is_current(run) {
+            return Ok(false);
+        }
+        match summarizer::ask(rc, &req).await {
+            Ok(answer) => summarization.accept(&answer),
+            Err(e) => {
+                console_error!("session {}: summarizer: {}", meta.session_key, e.message);
+                summarization.fail();
+            }
+        }
+    }
+    let outcome = summarization.finish(old);
+    if !core.is_current(run) {
+        return Ok(false);
+    }
+
+    let key = part_archive_key(&agent, &meta.session_id, part_ms);
+    let info = ArchiveInfo {
+        session_key: &meta.session_key,
+        session_id: &meta.session_id,
+        agent_id: &agent,
+        message_count: plan.split as u64,
+        archived_at_ms: part_ms,
+    };
+    let metadata = part_archive_metadata(&info, part_ms);
+    let old_rows = rows[..plan.split].iter().map(|r| Ok(r.data.clone()));
+    let (check, size) = write_archive(&bucket, &key, old_rows, &metadata).await?;
+    verified(&key, &check, size, plan.split, &metadata)?;
+
+    if settings.extract_memories {
+        let marker = compaction_marker(&meta.session_id, part_ms);
+        if let Err(e) = summarizer::append_memories(
+            &bucket,
+            &target.key,
+            MemorySource::Compaction,
+            &target.time,
+            &marker,
+            &outcome.memories,
+        )
+        .await
+        {
+            // Memories are best-effort; the summary still holds them.
+            console_error!("session {}: daily memory: {e}", meta.session_key);
+        }
+    }
+    if !core.is_current(run) {
+        return Ok(false);
+    }
+
+    // One synchronous step: the old messages go, the summary takes the
+    // index just before the first kept message.
+    let first_kept = rows[plan.split].idx;
+    let summary = summary_message(&outcome, part_ms);
+    let data = serde_json::to_string(&summary).map_err(internal_error)?;
+    core.exec(
+        "DELETE FROM messages WHERE idx < ?",
+        vec![first_kept.into()],
+    )?;
+    core.exec(
+        "INSERT INTO messages (idx, role, data, timestamp) VALUES (?, 'user', ?, ?)",
+        vec![(first_kept - 1).into(), data.into(), part_ms.into()],
+    )?;
+    let mut meta = core.meta("")?;
+    meta.compaction_count += 1;
+    meta.last_compacted_at = Some(part_ms);
+    // It measured the context that is gone.
+    meta.last_input_tokens = None;
+    core.save_meta(&meta, None)?;
+    console_log!(
+        "session {}: compacted {} messages (~{} tokens, {:?} summary in {} calls) into {key}",
+        meta.session_key,
+        plan.split,
+        plan.old_tokens,
+        outcome.tier,
+        outcome.calls
+    );
+    Ok(true)
+}

@@ -1,0 +1,248 @@
+//! `chat.send` inside the session (reference §2.7): a slash command is
+//! answered without a run; inline directives ride on their one message;
+//! a message arriving after the reset policy ended the conversation is
+//! marked to reset the session first; everything else joins the queue.
+
+use super::{Core, Res, Session};
+use crate::commands::{
+    applied_directives, directive_ack, is_empty, model_command, parse_command, parse_directives,
+    status_text, think_command, Command, CommandReply, SettingChange, StatusInfo, HELP_TEXT,
+};
+use crate::session::internal::{SessionChatSend, SessionChatSendReply, SessionQuery};
+use crate::session::reset::{reset_due, ResetPolicy};
+use crate::worker::{archives, reset};
+use crate::worker::rpc::now_ms;
+use gsv_protocol::*;
+
+impl Session {
+    pub(super) async fn chat_send(&self, send: SessionChatSend) -> Res<SessionChatSendReply> {
+        let core = &self.core;
+        let meta = core.meta(&send.session_key)?;
+        // The config rides along with every message; activity is stamped
+        // only once the reset policy has looked at the previous one.
+        core.save_meta(&meta, Some(&send.config))?;
+        core.save_nodes(&send.nodes)?;
+        if let Some(command) = parse_command(&send.message) {
+            return self.command(command, &send).await;
+        }
+        let rc = core.run_config()?;
+        let current = ModelSelection {
+            provider: rc.provider.clone(),
+            id: rc.model.clone(),
+        };
+        let d = parse_directives(&send.message);
+        let applied = applied_directives(&d, &current);
+        if d.is_directive_only() {
+            return Ok(SessionChatSendReply::DirectiveOnly {
+                response: directive_ack(&d, &current),
+                directives: applied,
+            });
+        }
+        let text = if d.has_any() { d.text } else { send.message };
+        let overrides = (!is_empty(&applied)).then_some(applied);
+        let reset_first = self.reset_is_due()?;
+        let reply = core.enqueue(&send.run_id, &text, overrides.as_ref(), reset_first)?;
+        self.start_loop();
+        Ok(reply)
+    }
+
+    /// Whether the session's reset policy ended the conversation before
+    /// this message: never while a run or a queued message is pending (the
+    /// conversation is plainly going on) nor for an empty session.
+    fn reset_is_due(&self) -> Res<bool> {
+        let core = &self.core;
+        let meta = core.meta("")?;
+        if core.message_count()? == 0
+            || core.current_run()?.is_some()
+            || core.count("SELECT COUNT(*) AS n FROM run_queue")? > 0
+        {
+            return Ok(false);
+        }
+        let config = core.config()?;
+        let policy = ResetPolicy::effective(meta.reset_policy.as_ref(), &config);
+        Ok(reset_due(
+            &policy,
+            meta.updated_at,
+            now_ms(),
+            &*core.time_zone(),
+        ))
+    }
+
+    async fn command(
+        &self,
+        command: Command,
+        send: &SessionChatSend,
+    ) -> Res<SessionChatSendReply> {
+        let core = &self.core;
+        let name = command.name().to_string();
+        let query = SessionQuery {
+            session_key: send.session_key.clone(),
+            limit: None,
+        };
+        let mut run_id = None;
+        let reply = match command {
+            Command::Stop => {
+                let r = self.abort(query, "Run cancelled by user").await?;
+                CommandReply::text(match r.run_id {
+                    Some(id) => format!(
+                        "Stopped run {id}, cancelled {} pending tool(s).",
+                        r.pending_tools_cancelled
+                    ),
+                    None => "No run in progress.".to_string(),
+                })
+            }
+            Command::Reset { message } => {
+                let r = self.reset(query, "Run ended: the session was reset").await?;
+                if let Some(text) = message {
+                    core.enqueue(&send.run_id, &text, None, false)?;
+                    self.start_loop();
+                    run_id = Some(send.run_id.clone());
+                }
+                CommandReply::text(format!(
+                    "Session reset. Archived {} messages.",
+                    r.archived_messages
+                ))
+            }
+            Command::Compact { keep } => {
+                let p = SessionCompactParams {
+                    session_key: send.session_key.clone(),
+                    keep_messages: Some(keep as u32),
+                };
+                match archives::compact(core, p).await {
+                    Ok(r) if r.trimmed_messages == 0 => CommandReply::text(format!(
+                        "Nothing to compact: the session has {} messages.",
+                        r.kept_messages
+                    )),
+                    Ok(r) => CommandReply::text(format!(
+                        "Compacted: archived {} messages, kept the last {}.",
+                        r.trimmed_messages, r.kept_messages
+                    )),
+                    Err(e) => CommandReply::error(e.message),
+                }
+            }
+            Command::Status => {
+                let meta = core.meta("")?;
+                let rc = core.run_config()?;
+                let config = core.config()?;
+                let model = ModelSelection {
+                    provider: rc.provider.clone(),
+                    id: rc.model.clone(),
+                };
+                CommandReply::text(status_text(&StatusInfo {
+                    session_key: &meta.session_key,
+                    message_count: core.message_count()?,
+                    tokens: &meta.tokens,
+                    model: &model,
+                    thinking: rc.thinking,
+                    reset: &ResetPolicy::effective(meta.reset_policy.as_ref(), &config),
+                }))
+            }
+            Command::Model(arg) => {
+                let rc = core.run_config()?;
+                let current = ModelSelection {
+                    provider: rc.provider,
+                    id: rc.model,
+                };
+                self.apply(model_command(arg.as_ref(), &current))?
+            }
+            Command::Think(arg) => {
+                let rc = core.run_config()?;
+                self.apply(think_command(arg.as_ref(), rc.thinking))?
+            }
+            Command::Help => CommandReply::text(HELP_TEXT),
+            Command::Usage(usage) => CommandReply::error(usage),
+        };
+        Ok(SessionChatSendReply::Command {
+            command: name,
+            response: reply.response,
+            error: reply.error,
+            run_id,
+        })
+    }
+
+    /// Stores the setting a command changed.
+    fn apply(&self, reply: CommandReply) -> Res<CommandReply> {
+        let Some(change) = &reply.change else {
+            return Ok(reply);
+        };
+        let mut meta = self.core.meta("")?;
+        match change {
+            SettingChange::Model(m) => meta.settings.model = Some(m.clone()),
+            SettingChange::Thinking(level) => {
+                meta.settings.thinking_level = Some(crate::commands::level_name(*level).into())
+            }
+        }
+        self.core.save_meta(&meta, None)?;
+        Ok(reply)
+    }
+
+    /// `session.reset` and `/reset`: a run in progress is ended first (its
+    /// clients get `reason` as the run's error), then the manual reset.
+    pub(super) async fn reset(&self, q: SessionQuery, reason: &str) -> Res<SessionResetResult> {
+        let core = &self.core;
+        core.meta(&q.session_key)?;
+        // Queued messages wait for the new session: no run may start
+        // between ending this one and the reset.
+        core.paused.set(true);
+        let result = match core.current_run() {
+            Ok(Some(_)) => self.abort(q.clone(), reason).await.map(|_| ()),
+            Ok(None) => Ok(()),
+            Err(e) => Err(e),
+        };
+        let result = match result {
+            Ok(()) => reset::reset(core, &q.session_key).await,
+            Err(e) => Err(e),
+        };
+        core.paused.set(false);
+        self.start_loop();
+        result
+    }
+}
+
+impl Core {
+    /// Queues a message for its run; `overrides` are its directives and
+    /// `reset_first` makes the loop reset the session before taking it.
+    pub(crate) fn enqueue(
+        &self,
+        run_id: &str,
+        text: &str,
+        overrides: Option<&ChatDirectives>,
+        reset_first: bool,
+    ) -> Res<SessionChatSendReply> {
+        let overrides_json = overrides
+            .map(serde_json::to_string)
+            .transpose()
+            .map_err(crate::worker::rpc::internal_error)?;
+        let now = now_ms();
+        let mut meta = self.meta("")?;
+        meta.updated_at = now;
+        self.save_meta(&meta, None)?;
+        self.exec(
+            "INSERT INTO run_queue (run_id, message, queued_at, overrides, reset_first) VALUES (?, ?, ?, ?, ?)",
+            vec![
+                run_id.into(),
+                text.into(),
+                now.into(),
+                overrides_json.into(),
+                i64::from(reset_first).into(),
+            ],
+        )?;
+        let waiting = self.count("SELECT COUNT(*) AS n FROM run_queue")?;
+        let busy = self.current_run()?.is_some();
+        let position = (waiting - 1 + i64::from(busy)) as u32;
+        Ok(SessionChatSendReply::Started {
+            queued: position > 0,
+            queue_position: position,
+            directives: overrides.cloned(),
+        })
+    }
+
+    /// The user's time zone (`userTimezone`, UTC when unset or unknown).
+    pub(crate) fn time_zone(&self) -> Box<dyn crate::time::TimeZone> {
+        let name = self
+            .config()
+            .ok()
+            .and_then(|c| c.str_at("userTimezone").map(String::from));
+        crate::worker::tz::time_zone(name.as_deref().unwrap_or("UTC"))
+    }
+}

@@ -1,0 +1,62 @@
+//! The model calls behind compaction and pre-reset memory extraction, and
+//! the append of what they found to a daily memory file.
+
+use super::llm_call::complete;
+use super::r2;
+use super::rpc::now_ms;
+use crate::llm::{LlmError, ThinkingLevel};
+use crate::session::compaction::SummarizerRequest;
+use crate::session::memory::{append_section, memory_section, MemorySource};
+use crate::session::run_config::RunConfig;
+use gsv_protocol::{Message, UserContent, UserMessage};
+use worker::Bucket;
+
+/// One summarizer call: its own system prompt, one user message, no tools,
+/// no thinking; the answer's text. Retries and `timeouts.llmMs` are those
+/// of any model call.
+pub async fn ask(rc: &RunConfig, req: &SummarizerRequest) -> Result<String, LlmError> {
+    let rc = RunConfig {
+        system_prompt: req.system.clone(),
+        thinking: ThinkingLevel::None,
+        ..rc.clone()
+    };
+    let history = [Message::User(UserMessage {
+        content: UserContent::Text(req.user.clone()),
+        timestamp: now_ms(),
+    })];
+    let answer = complete(&rc, &history, &[], |_| async {}).await?;
+    Ok(answer.text())
+}
+
+/// Appends `memories` to the daily file `key` as a section of `source`
+/// with `marker`; a section already carrying the marker (a repeat after a
+/// crash) is left alone. Returns whether the file was written.
+pub async fn append_memories(
+    bucket: &Bucket,
+    key: &str,
+    source: MemorySource,
+    hh_mm: &str,
+    marker: &str,
+    memories: &str,
+) -> worker::Result<bool> {
+    let Some(section) = memory_section(source, hh_mm, marker, memories) else {
+        return Ok(false);
+    };
+    let existing = r2::read_text(bucket, key).await?.map(|o| o.content);
+    match append_section(existing.as_deref(), marker, &section) {
+        Some(text) => {
+            r2::write_text(bucket, key, &text).await?;
+            Ok(true)
+        }
+        None => Ok(false),
+    }
+}
+
+/// The current content of a daily file (what the model is told not to repeat).
+pub async fn existing_memories(bucket: &Bucket, key: &str) -> Option<String> {
+    r2::read_text(bucket, key)
+        .await
+        .ok()
+        .flatten()
+        .map(|o| o.content)
+}
