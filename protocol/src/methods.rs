@@ -447,6 +447,10 @@ pub struct SessionTranscriptResult {
     pub session_id: String,
     /// The R2 keys read, in order.
     pub archives: Vec<String>,
+    /// Each archive's custom metadata (sessionKey, messageCount,
+    /// archivedAt…), in the order of `archives`.
+    #[serde(default)]
+    pub archive_metadata: Vec<std::collections::BTreeMap<String, String>>,
     pub messages: Vec<Message>,
     /// Where the next page starts, when there is one.
     #[serde(default, skip_serializing_if = "Option::is_none")]

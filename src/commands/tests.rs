@@ -330,14 +330,24 @@ fn directives_apply_to_the_message_and_drop_invalid_ones() {
         }
     );
     let bad = parse_directives("/t:loud /m:a/ hi");
-    assert_eq!(applied_directives(&bad, &current), ChatDirectives::default());
+    assert_eq!(
+        applied_directives(&bad, &current),
+        ChatDirectives::default()
+    );
     assert!(is_empty(&applied_directives(&bad, &current)));
 }
 
 #[test]
 fn command_names() {
     let names: Vec<&str> = [
-        "/new", "/reset x", "/compact", "/stop", "/status", "/model", "/think", "/help",
+        "/new",
+        "/reset x",
+        "/compact",
+        "/stop",
+        "/status",
+        "/model",
+        "/think",
+        "/help",
         "/compact 0",
     ]
     .iter()

@@ -242,6 +242,9 @@ mod tests {
                 ..settings.clone()
             }
         );
-        assert_eq!(with_directives(&settings, &ChatDirectives::default()), settings);
+        assert_eq!(
+            with_directives(&settings, &ChatDirectives::default()),
+            settings
+        );
     }
 }

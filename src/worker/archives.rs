@@ -126,13 +126,19 @@ pub async fn transcript(core: &Core, p: SessionTranscriptParams) -> Res<SessionT
         .map_err(internal_error)?;
     let archives = order_archives(&session_id, &keys);
     let mut counts = Vec::new();
+    let mut archive_metadata = Vec::new();
     for key in &archives {
         let head = bucket.head(key).await.map_err(internal_error)?;
-        let count = head
+        let metadata: BTreeMap<String, String> = head
             .and_then(|o| o.custom_metadata().ok())
-            .and_then(|m| m.get("messageCount").and_then(|c| c.parse::<u64>().ok()))
+            .map(|m| m.into_iter().collect())
+            .unwrap_or_default();
+        let count = metadata
+            .get("messageCount")
+            .and_then(|c| c.parse::<u64>().ok())
             .unwrap_or(0);
         counts.push(count);
+        archive_metadata.push(metadata);
     }
     let offset = p.offset.unwrap_or(0) as usize;
     let limit = p.limit.unwrap_or(100).clamp(1, 1000) as usize;
@@ -159,6 +165,7 @@ pub async fn transcript(core: &Core, p: SessionTranscriptParams) -> Res<SessionT
         session_key: meta.session_key,
         session_id,
         archives,
+        archive_metadata,
         next_offset: (end < total && !messages.is_empty()).then_some(end as u32),
         messages,
     })

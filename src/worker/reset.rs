@@ -193,7 +193,11 @@ async fn extract_memories(core: &Core, bucket: &worker::Bucket, plan: &ResetPlan
         match summarizer::ask(&rc, &req).await {
             Ok(answer) => extraction.accept(&answer),
             Err(e) => {
-                console_error!("session {}: extraction call: {}", plan.session_key, e.message);
+                console_error!(
+                    "session {}: extraction call: {}",
+                    plan.session_key,
+                    e.message
+                );
                 extraction.skip();
             }
         }

@@ -5,8 +5,8 @@
 
 use super::archives;
 use super::compaction;
-use crate::llm::LlmErrorKind;
 use super::reset;
+use crate::llm::LlmErrorKind;
 
 mod chat;
 use super::llm_call::complete;
@@ -999,7 +999,9 @@ impl Core {
             let answer = match result {
                 Ok(a) => a,
                 // Once per run: compact and call again.
-                Err(e) if e.kind == LlmErrorKind::ContextOverflow && !overflowed && tail.is_none() => {
+                Err(e)
+                    if e.kind == LlmErrorKind::ContextOverflow && !overflowed && tail.is_none() =>
+                {
                     overflowed = true;
                     overflow_error = format!("Model call failed: {}", e.message);
                     iterations -= 1;

@@ -353,10 +353,21 @@ mod tests {
             accept_connect(&mut ws).await;
             let req = next_request(&mut ws).await;
             let run = req.params.unwrap()["runId"].as_str().unwrap().to_string();
-            send(&mut ws, Frame::ok(req.id, json!({"status":"command","command":"reset","sessionKey":"s",
-                "response":"Session reset. Archived 4 messages.","runId":run}))).await;
-            send(&mut ws, chat_event(json!({"runId":run,"sessionKey":"s","state":"final",
-                "message":{"content":[{"type":"text","text":"Fresh start"}],"timestamp":2}}))).await;
+            send(
+                &mut ws,
+                Frame::ok(
+                    req.id,
+                    json!({"status":"command","command":"reset","sessionKey":"s",
+                "response":"Session reset. Archived 4 messages.","runId":run}),
+                ),
+            )
+            .await;
+            send(
+                &mut ws,
+                chat_event(json!({"runId":run,"sessionKey":"s","state":"final",
+                "message":{"content":[{"type":"text","text":"Fresh start"}],"timestamp":2}})),
+            )
+            .await;
             let _ = next_request(&mut ws).await;
         })
         .await;

@@ -624,6 +624,7 @@ fn compact_and_transcript_rendering() {
         session_key: "agent:main:main".into(),
         session_id: "s1".into(),
         archives: vec!["agents/main/sessions/s1-part9.jsonl.gz".into()],
+        archive_metadata: vec![],
         messages: vec![gsv_protocol::Message::User(UserMessage {
             content: UserContent::Text("hi".into()),
             timestamp: 1,

@@ -10,8 +10,8 @@ use crate::commands::{
 };
 use crate::session::internal::{SessionChatSend, SessionChatSendReply, SessionQuery};
 use crate::session::reset::{reset_due, ResetPolicy};
-use crate::worker::{archives, reset};
 use crate::worker::rpc::now_ms;
+use crate::worker::{archives, reset};
 use gsv_protocol::*;
 
 impl Session {
@@ -68,11 +68,7 @@ impl Session {
         ))
     }
 
-    async fn command(
-        &self,
-        command: Command,
-        send: &SessionChatSend,
-    ) -> Res<SessionChatSendReply> {
+    async fn command(&self, command: Command, send: &SessionChatSend) -> Res<SessionChatSendReply> {
         let core = &self.core;
         let name = command.name().to_string();
         let query = SessionQuery {
@@ -92,7 +88,9 @@ impl Session {
                 })
             }
             Command::Reset { message } => {
-                let r = self.reset(query, "Run ended: the session was reset").await?;
+                let r = self
+                    .reset(query, "Run ended: the session was reset")
+                    .await?;
                 if let Some(text) = message {
                     core.enqueue(&send.run_id, &text, None, false)?;
                     self.start_loop();
