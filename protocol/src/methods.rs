@@ -451,6 +451,9 @@ pub struct SessionTranscriptResult {
     /// archivedAt…), in the order of `archives`.
     #[serde(default)]
     pub archive_metadata: Vec<std::collections::BTreeMap<String, String>>,
+    /// Each archive's compressed size in bytes, in the order of `archives`.
+    #[serde(default)]
+    pub archive_bytes: Vec<u64>,
     pub messages: Vec<Message>,
     /// Where the next page starts, when there is one.
     #[serde(default, skip_serializing_if = "Option::is_none")]

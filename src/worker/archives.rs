@@ -127,8 +127,10 @@ pub async fn transcript(core: &Core, p: SessionTranscriptParams) -> Res<SessionT
     let archives = order_archives(&session_id, &keys);
     let mut counts = Vec::new();
     let mut archive_metadata = Vec::new();
+    let mut archive_bytes = Vec::new();
     for key in &archives {
         let head = bucket.head(key).await.map_err(internal_error)?;
+        archive_bytes.push(head.as_ref().map_or(0, |o| o.size()));
         let metadata: BTreeMap<String, String> = head
             .and_then(|o| o.custom_metadata().ok())
             .map(|m| m.into_iter().collect())
@@ -166,6 +168,7 @@ pub async fn transcript(core: &Core, p: SessionTranscriptParams) -> Res<SessionT
         session_id,
         archives,
         archive_metadata,
+        archive_bytes,
         next_offset: (end < total && !messages.is_empty()).then_some(end as u32),
         messages,
     })

@@ -198,6 +198,11 @@ impl Workerd {
         format!("ws://127.0.0.1:{}/ws", self.port)
     }
 
+    /// The process id of wrangler (workerd runs as its child).
+    pub fn pid(&self) -> Option<u32> {
+        self.child.as_ref().map(Child::id)
+    }
+
     pub fn http_url(&self) -> String {
         format!("http://127.0.0.1:{}", self.port)
     }

@@ -625,6 +625,7 @@ fn compact_and_transcript_rendering() {
         session_id: "s1".into(),
         archives: vec!["agents/main/sessions/s1-part9.jsonl.gz".into()],
         archive_metadata: vec![],
+        archive_bytes: vec![],
         messages: vec![gsv_protocol::Message::User(UserMessage {
             content: UserContent::Text("hi".into()),
             timestamp: 1,

@@ -11,11 +11,16 @@
 //!   result;
 //! - grep: the node's Grep tool against the `rg` binary on one generated
 //!   tree of 100 000 files (cached under the target directory);
+//! - lifecycle: compaction of a 2 000-message session (manual and
+//!   automatic), reset of a 10 000-message session, with workerd's memory;
 //! - the gzip size of the gateway's wasm.
 //!
 //! Run with `bash scripts/bench.sh` (builds first); see BENCHMARKS.md.
-//! `--only turns,concurrent,prompt,tools,grep` runs some parts (the echo
-//! floor always runs: the ratios need it).
+//! `--only turns,concurrent,prompt,tools,grep,lifecycle` runs some parts
+//! (the echo floor always runs: the ratios need it).
+
+#[path = "bench/lifecycle.rs"]
+mod lifecycle;
 
 use gsv_e2e::fake_llm::{FakeLlm, Step};
 use gsv_e2e::harness::{gsv_bin, repo_root, GatewayOptions, Node, Workerd};
@@ -59,6 +64,8 @@ async fn main() {
     let bash_turns = arg("--bash-turns", 50);
     let grep_files = arg("--grep-files", 100_000);
     let grep_runs = arg("--grep-runs", 5);
+    let compact_messages = arg("--compact-messages", 2_000);
+    let reset_messages = arg("--reset-messages", 10_000);
 
     let bin = gsv_bin();
     if !bin.components().any(|c| c.as_os_str() == "release") {
@@ -149,6 +156,10 @@ async fn main() {
             targets["grepAtMost1_5xRg"] = json!(ratio <= 1.5);
         }
         report["grep"] = grep;
+    }
+
+    if wants("lifecycle") {
+        report["lifecycle"] = lifecycle::lifecycle(&llm, compact_messages, reset_messages).await;
     }
 
     let wasm = std::fs::read(repo_root().join("build").join("index_bg.wasm")).unwrap();
