@@ -64,7 +64,8 @@ pub enum Command {
     /// List, read, write and edit the agent's workspace files (MEMORY.md, skills/…)
     Workspace(WorkspaceArgs),
 
-    /// Show the agent's skills and whether the connected machines can run them
+    /// Show the agent's skills and whether the connected machines can run them; re-check
+    /// the machines' binaries
     #[command(subcommand)]
     Skills(SkillsCommand),
 
@@ -298,6 +299,33 @@ pub enum SkillsCommand {
         #[arg(long)]
         json: bool,
     },
+    /// Ask the connected machines which binaries the skills need are on
+    /// their PATH, then list the skills as `status` does
+    #[command(after_help = "\
+Nodes that checked in the last 5 minutes are skipped unless --force is given; so are
+nodes that cannot run commands. The gateway also checks every node when it connects.")]
+    Update {
+        /// Agent whose skills to check [default: the gateway's default agent]
+        #[arg(value_name = "AGENT")]
+        agent: Option<String>,
+        /// The same, as a flag (like `skills status --agent`)
+        #[arg(
+            short = 'a',
+            long = "agent",
+            value_name = "ID",
+            conflicts_with = "agent"
+        )]
+        agent_flag: Option<String>,
+        /// Probe every node, even those that answered recently
+        #[arg(long)]
+        force: bool,
+        /// How long to wait for the nodes, in ms (1000–120000) [default: 15000]
+        #[arg(long, value_name = "N")]
+        timeout_ms: Option<u64>,
+        /// Print the gateway's whole answer as JSON
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 #[derive(Debug, Args)]
@@ -524,6 +552,25 @@ mod tests {
                 (None, "Edit { path: \"MEMORY.md\" }".into()),
             ]
         );
+    }
+
+    #[test]
+    fn skills_update_args() {
+        let parse = |args: &[&str]| {
+            let Command::Skills(cmd) = Cli::try_parse_from(args).unwrap().command else {
+                panic!("not skills")
+            };
+            format!("{cmd:?}")
+        };
+        assert_eq!(
+            parse(&["gsv", "skills", "update", "work", "--force", "--timeout-ms", "3000"]),
+            "Update { agent: Some(\"work\"), agent_flag: None, force: true, timeout_ms: Some(3000), json: false }"
+        );
+        assert_eq!(
+            parse(&["gsv", "skills", "update", "-a", "work"]),
+            "Update { agent: None, agent_flag: Some(\"work\"), force: false, timeout_ms: None, json: false }"
+        );
+        assert!(Cli::try_parse_from(["gsv", "skills", "update", "a", "--agent", "b"]).is_err());
     }
 
     #[test]

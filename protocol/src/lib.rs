@@ -7,11 +7,13 @@ pub mod frames;
 pub mod messages;
 pub mod methods;
 pub mod nodes;
+pub mod skills;
 
 pub use frames::*;
 pub use messages::*;
 pub use methods::*;
 pub use nodes::*;
+pub use skills::*;
 
 /// The only protocol version this gateway speaks.
 pub const PROTOCOL_VERSION: u32 = 1;

@@ -20,6 +20,7 @@ pub mod method {
     pub const SESSION_RESET: &str = "session.reset";
     pub const SESSION_TRANSCRIPT: &str = "session.transcript";
     pub const SKILLS_STATUS: &str = "skills.status";
+    pub const SKILLS_UPDATE: &str = "skills.update";
     pub const WORKSPACE_LIST: &str = "workspace.list";
     pub const WORKSPACE_READ: &str = "workspace.read";
     pub const WORKSPACE_WRITE: &str = "workspace.write";
@@ -29,6 +30,7 @@ pub mod method {
     pub const TOOL_INVOKE: &str = "tool.invoke";
     pub const TOOL_RESULT: &str = "tool.result";
     pub const NODE_EXEC_EVENT: &str = "node.exec.event";
+    pub const NODE_PROBE_RESULT: &str = "node.probe.result";
     pub const TRANSFER_STATUS: &str = "transfer.status";
 }
 
@@ -37,6 +39,8 @@ pub mod event {
     pub const CHAT: &str = "chat";
     /// Gateway → node: run a tool (`ToolInvokeEvent`).
     pub const TOOL_INVOKE: &str = "tool.invoke";
+    /// Gateway → node: which of these bins are on PATH (`NodeProbeEvent`).
+    pub const NODE_PROBE: &str = "node.probe";
     pub const TRANSFER_SEND: &str = "transfer.send";
     pub const TRANSFER_RECEIVE: &str = "transfer.receive";
     pub const TRANSFER_END: &str = "transfer.end";

@@ -30,6 +30,7 @@ const METHODS: &[(&str, Callers)] = &[
     (method::SESSION_RESET, Callers::Clients),
     (method::SESSION_TRANSCRIPT, Callers::Clients),
     (method::SKILLS_STATUS, Callers::Clients),
+    (method::SKILLS_UPDATE, Callers::Clients),
     (method::WORKSPACE_LIST, Callers::Clients),
     (method::WORKSPACE_READ, Callers::Clients),
     (method::WORKSPACE_WRITE, Callers::Clients),
@@ -39,12 +40,14 @@ const METHODS: &[(&str, Callers)] = &[
     (method::TOOL_INVOKE, Callers::Clients),
     (method::TOOL_RESULT, Callers::Nodes),
     (method::NODE_EXEC_EVENT, Callers::Nodes),
+    (method::NODE_PROBE_RESULT, Callers::Nodes),
     (method::TRANSFER_STATUS, Callers::Nodes),
 ];
 
 const EVENTS: &[&str] = &[
     event::CHAT,
     event::TOOL_INVOKE,
+    event::NODE_PROBE,
     event::TRANSFER_SEND,
     event::TRANSFER_RECEIVE,
     event::TRANSFER_END,
@@ -117,6 +120,7 @@ mod tests {
                 "session.reset",
                 "session.transcript",
                 "skills.status",
+                "skills.update",
                 "workspace.list",
                 "workspace.read",
                 "workspace.write",
@@ -126,6 +130,7 @@ mod tests {
                 "tool.invoke",
                 "tool.result",
                 "node.exec.event",
+                "node.probe.result",
                 "transfer.status"
             ]
         );
@@ -134,6 +139,7 @@ mod tests {
             [
                 "chat",
                 "tool.invoke",
+                "node.probe",
                 "transfer.send",
                 "transfer.receive",
                 "transfer.end",
@@ -162,6 +168,22 @@ mod tests {
         assert_eq!(authorize(ClientMode::Channel, "chat.send"), Ok(()));
         assert_eq!(authorize(ClientMode::Node, "tool.result"), Ok(()));
         assert_eq!(authorize(ClientMode::Node, "tools.list"), Ok(()));
+        assert_eq!(authorize(ClientMode::Node, "node.probe.result"), Ok(()));
+        assert_eq!(authorize(ClientMode::Client, "skills.update"), Ok(()));
+        assert_eq!(
+            authorize(ClientMode::Client, "node.probe.result"),
+            Err(ErrorShape::new(
+                403,
+                "Method node.probe.result is not allowed for client connections"
+            ))
+        );
+        assert_eq!(
+            authorize(ClientMode::Node, "skills.update"),
+            Err(ErrorShape::new(
+                403,
+                "Method skills.update is not allowed for node connections"
+            ))
+        );
         assert_eq!(
             authorize(ClientMode::Client, "tool.result"),
             Err(ErrorShape::new(

@@ -5,6 +5,7 @@
 mod eligibility;
 mod frontmatter;
 mod host;
+pub mod probe;
 mod requires;
 mod status;
 pub mod yaml;

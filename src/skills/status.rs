@@ -4,6 +4,7 @@
 use super::eligibility::evaluate;
 use super::frontmatter::parse_skill;
 use super::host::{sorted_hosts, HostInfo};
+use super::probe::sanitize_bins;
 use super::requires::Requirements;
 use crate::config::Config;
 use crate::workspace::paths;
@@ -177,18 +178,12 @@ pub fn skills_status(
         seen.push(skill.name.clone());
         skills.push(skill);
     }
-    let mut required_bins: Vec<String> = skills
-        .iter()
-        .filter(|s| !s.always && !s.disabled && s.error.is_none())
-        .flat_map(|s| s.requirements.bins.iter().chain(&s.requirements.any_bins))
-        .filter(|b| {
-            b.bytes()
-                .all(|c| c.is_ascii_alphanumeric() || b"._+-".contains(&c))
-        })
-        .cloned()
-        .collect();
-    required_bins.sort_unstable();
-    required_bins.dedup();
+    let required_bins = sanitize_bins(
+        skills
+            .iter()
+            .filter(|s| !s.always && !s.disabled && s.error.is_none())
+            .flat_map(|s| s.requirements.bins.iter().chain(&s.requirements.any_bins)),
+    );
     let nodes: Vec<NodeStatus> = sorted_hosts(hosts)
         .into_iter()
         .map(|h| NodeStatus {

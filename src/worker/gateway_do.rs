@@ -3,6 +3,7 @@
 //! and fans `chat` events out to the clients watching a session.
 
 mod nodes;
+mod probes;
 mod transfer;
 
 use super::prompt_load;
@@ -36,6 +37,8 @@ const MIGRATIONS: &[&str] = &[
      CREATE INDEX tool_calls_by_node ON tool_calls (node_id);
      CREATE TABLE exec_sessions (node_id TEXT NOT NULL, session_id TEXT NOT NULL, session_key TEXT NOT NULL,
         call_id TEXT NOT NULL, expires_at INTEGER NOT NULL, PRIMARY KEY (node_id, session_id))",
+    // Skill bin probes out at nodes and the skills.update requests waiting on them.
+    probes::MIGRATION,
 ];
 
 /// How many sessions one socket follows at most (the newest are kept).
@@ -184,18 +187,26 @@ impl DurableObject for Gateway {
             },
         };
         let id = req.id.clone();
+        let connect = req.method == method::CONNECT;
         let frame = match self.handle_request(&ws, req).await {
             Ok(Some(payload)) => Frame::ok(id, payload),
-            // Answered later (tool.invoke), with this frame's id.
+            // Answered later (tool.invoke, skills.update), with this frame's id.
             Ok(None) => return Ok(()),
             Err(err) => Frame::err(id, err),
         };
-        send(&ws, &frame)
+        send(&ws, &frame)?;
+        if connect && matches!(&frame, Frame::Res(r) if r.ok) {
+            self.connected(&ws).await;
+        }
+        Ok(())
     }
 
     async fn alarm(&self) -> Result<Response> {
         if let Err(e) = self.expire(now_ms()).await {
             console_error!("gateway: expiring tool calls failed: {}", e.message);
+        }
+        if let Err(e) = self.expire_probes(now_ms()).await {
+            console_error!("gateway: expiring bin probes failed: {}", e.message);
         }
         self.schedule_alarm().await;
         Response::ok("ok")
@@ -283,11 +294,30 @@ impl Gateway {
             Some(p) if p.mode == ClientMode::Node => {
                 self.node_gone(&p.client_id, &att.conn_id).await
             }
-            Some(_) => self.client_gone(&att.conn_id),
+            Some(_) => self
+                .client_gone(&att.conn_id)
+                .and_then(|()| self.client_updates_gone(&att.conn_id)),
             None => Ok(()),
         };
         if let Err(e) = result {
             console_error!("gateway: cleaning up after a socket failed: {}", e.message);
+        }
+    }
+
+    /// After a successful `connect`: a node gets its bins probed.
+    async fn connected(&self, ws: &WebSocket) {
+        let Some(att) = ws.deserialize_attachment::<Attachment>().ok().flatten() else {
+            return;
+        };
+        let Some(peer) = att.peer.filter(|p| p.mode == ClientMode::Node) else {
+            return;
+        };
+        if let Err(e) = self.node_connected(&peer.client_id).await {
+            console_error!(
+                "gateway: probing node {} failed: {}",
+                peer.client_id,
+                e.message
+            );
         }
     }
 
@@ -326,6 +356,9 @@ impl Gateway {
             self.tool_invoke(&att, &req.id, params(&req)?).await?;
             return Ok(None);
         }
+        if req.method == method::SKILLS_UPDATE {
+            return self.skills_update(&att, &req.id, params(&req)?).await;
+        }
         self.dispatch(ws, att, peer, req).await.map(Some)
     }
 
@@ -340,6 +373,7 @@ impl Gateway {
             method::TOOLS_LIST => self.tools_list(),
             method::TOOL_RESULT => self.tool_result(&peer.client_id, params(&req)?).await,
             method::NODE_EXEC_EVENT => self.exec_event(&peer.client_id, params(&req)?).await,
+            method::NODE_PROBE_RESULT => self.probe_result(&peer.client_id, params(&req)?).await,
             method::TRANSFER_STATUS => self.transfer_status(&peer.client_id, params(&req)?).await,
             method::CHAT_ABORT => {
                 let p: ChatAbortParams = params(&req)?;
@@ -406,7 +440,7 @@ impl Gateway {
                 to_value(&skills_status(
                     &agent,
                     &files,
-                    &[],
+                    &self.hosts()?,
                     &config,
                     now_ms() as u64,
                 ))

@@ -202,6 +202,63 @@ pub async fn load_skill_files(bucket: &Bucket, agent: &str) -> worker::Result<Ve
     read_skill_files(bucket, agent, &prefixes, &delimited).await
 }
 
+/// The skills of several agents at once (for probing a node that just
+/// connected): one R2 listing for the global skills and one per agent, and
+/// every SKILL.md read once, in parallel. Returns `(agent, files)` in the
+/// order of `agents`.
+pub async fn load_skill_files_of(
+    bucket: &Bucket,
+    agents: &[String],
+) -> worker::Result<Vec<(String, Vec<SkillFile>)>> {
+    let prefixes: Vec<String> = std::iter::once(GLOBAL_SKILLS_PREFIX.to_string())
+        .chain(agents.iter().map(|a| agent_skills_prefix(a)))
+        .collect();
+    let lists = join_all(prefixes.iter().map(|p| r2::list(bucket, p, Some("/")))).await;
+    // (0 for global, i + 1 for agents[i]; directory; key)
+    let mut wanted = Vec::new();
+    for (owner, (prefix, list)) in prefixes.iter().zip(lists).enumerate() {
+        for dir in skill_dirs(prefix, &list?.1) {
+            let key = match owner {
+                0 => global_skill_key(&dir),
+                i => agent_skill_key(&agents[i - 1], &dir),
+            };
+            wanted.push((owner, dir, key));
+        }
+    }
+    let reads = join_all(
+        wanted
+            .iter()
+            .map(|(_, _, key)| r2::read_text(bucket, key.as_str())),
+    )
+    .await;
+    let mut global = Vec::new();
+    let mut own: Vec<Vec<SkillFile>> = vec![Vec::new(); agents.len()];
+    for ((owner, dir, _), read) in wanted.into_iter().zip(reads) {
+        let Some(obj) = read? else { continue };
+        match owner {
+            0 => global.push(SkillFile {
+                dir,
+                source: SkillSource::Global,
+                content: obj.content,
+            }),
+            i => own[i - 1].push(SkillFile {
+                dir,
+                source: SkillSource::Agent,
+                content: obj.content,
+            }),
+        }
+    }
+    Ok(agents
+        .iter()
+        .cloned()
+        .zip(own)
+        .map(|(agent, mut files)| {
+            files.extend(global.iter().cloned());
+            (agent, files)
+        })
+        .collect())
+}
+
 async fn write_templates(
     bucket: &Bucket,
     agent: &str,

@@ -1,22 +1,114 @@
-//! `gsv skills status`: the agent's skills as the gateway evaluates them.
+//! `gsv skills status|update`: the agent's skills as the gateway evaluates
+//! them; `update` first has the connected nodes probed for the binaries
+//! the skills require.
 
 use super::GatewayTarget;
 use crate::cli::SkillsCommand;
 use anyhow::Result;
-use gsv_protocol::{method, SkillsStatusParams};
+use gsv_protocol::{method, SkillsStatusParams, SkillsUpdateParams, SkillsUpdateResult};
 use serde_json::Value;
+use std::time::Duration;
+
+/// The gateway waits at most this long for the nodes (v1's clamp)...
+const MAX_PROBE_WAIT_MS: u64 = 120_000;
+const DEFAULT_PROBE_WAIT_MS: u64 = 15_000;
+/// ...and then re-reads the skills; this covers that and the round trip.
+const ANSWER_MARGIN: Duration = Duration::from_secs(20);
 
 pub async fn run(target: &GatewayTarget, command: SkillsCommand) -> Result<()> {
-    let SkillsCommand::Status { agent, json } = command;
     let conn = target.connect().await?;
-    let params = serde_json::to_value(SkillsStatusParams { agent_id: agent })?;
-    let status = conn.request(method::SKILLS_STATUS, params).await?;
-    if json {
-        println!("{}", serde_json::to_string_pretty(&status)?);
-    } else {
-        print!("{}", render(&status));
+    match command {
+        SkillsCommand::Status { agent, json } => {
+            let params = serde_json::to_value(SkillsStatusParams { agent_id: agent })?;
+            let status = conn.request(method::SKILLS_STATUS, params).await?;
+            if json {
+                println!("{}", serde_json::to_string_pretty(&status)?);
+            } else {
+                print!("{}", render(&status));
+            }
+        }
+        SkillsCommand::Update {
+            agent,
+            agent_flag,
+            force,
+            timeout_ms,
+            json,
+        } => {
+            let params = serde_json::to_value(SkillsUpdateParams {
+                agent_id: agent.or(agent_flag),
+                force: force.then_some(true),
+                timeout_ms,
+            })?;
+            let wait = timeout_ms
+                .unwrap_or(DEFAULT_PROBE_WAIT_MS)
+                .min(MAX_PROBE_WAIT_MS);
+            let limit = Duration::from_millis(wait) + ANSWER_MARGIN;
+            let answer = conn
+                .request_with_timeout(method::SKILLS_UPDATE, params, limit)
+                .await?;
+            if json {
+                println!("{}", serde_json::to_string_pretty(&answer)?);
+            } else {
+                let update: SkillsUpdateResult = serde_json::from_value(answer)?;
+                print!("{}", render_update(&update));
+            }
+        }
     }
     Ok(())
+}
+
+/// What the probes did, then the skills as [`render`] shows them.
+pub fn render_update(update: &SkillsUpdateResult) -> String {
+    let status = Value::Object(update.status.clone());
+    let names = |v: &Value| -> Vec<String> {
+        v.as_array()
+            .map(|a| {
+                a.iter()
+                    .filter_map(|x| x.as_str().map(String::from))
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let bins = names(&status["requiredBins"]);
+    let nodes = status["nodes"].as_array().cloned().unwrap_or_default();
+    let mut out = String::new();
+    if bins.is_empty() {
+        out.push_str("No skill needs a binary, so no node was probed.\n");
+    } else if nodes.is_empty() {
+        out.push_str(&format!(
+            "Binaries the skills need: {}. No node is connected to look for them.\n",
+            bins.join(", ")
+        ));
+    } else {
+        out.push_str(&format!("Binaries the skills need: {}.\n", bins.join(", ")));
+        if !update.updated_node_ids.is_empty() {
+            out.push_str(&format!(
+                "  probed: {}\n",
+                update.updated_node_ids.join(", ")
+            ));
+        }
+        let skipped: Vec<String> = update
+            .skipped_node_ids
+            .iter()
+            .map(|id| {
+                let node = nodes.iter().find(|n| n["nodeId"].as_str() == Some(id));
+                let can_probe = node.is_some_and(|n| n["canProbeBins"] == Value::Bool(true));
+                if can_probe {
+                    format!("{id} (checked in the last 5 minutes; --force checks again)")
+                } else {
+                    format!("{id} (cannot run commands)")
+                }
+            })
+            .collect();
+        if !skipped.is_empty() {
+            out.push_str(&format!("  skipped: {}\n", skipped.join(", ")));
+        }
+        for e in &update.errors {
+            out.push_str(&format!("  failed: {} — {}\n", e.node_id, e.error));
+        }
+    }
+    out.push_str(&render(&status));
+    out
 }
 
 /// One line per skill, eligible ones first:
@@ -78,6 +170,52 @@ mod tests {
         assert_eq!(
             render(&status),
             "Skills of agent main:\n  ✓ tides (global) — Tide tables.\n  ✗ broken (agent) — frontmatter: bad YAML\n  ✗ gpu (agent) — no host has bin nvidia-smi\n"
+        );
+    }
+
+    #[test]
+    fn update_says_what_was_probed() {
+        let update: SkillsUpdateResult = serde_json::from_value(json!({
+            "agentId": "main",
+            "requiredBins": ["definitely-not-a-bin-xyz", "sh"],
+            "nodes": [
+                {"nodeId": "cam", "canProbeBins": false},
+                {"nodeId": "laptop", "canProbeBins": true},
+                {"nodeId": "mute", "canProbeBins": true},
+                {"nodeId": "server", "canProbeBins": true}
+            ],
+            "skills": [
+                {"name": "shell", "source": "agent", "eligible": true, "reasons": [], "description": "Run sh."},
+                {"name": "ghost", "source": "agent", "eligible": false, "description": "",
+                 "reasons": ["no connected host satisfies requires.bins (has every binary: definitely-not-a-bin-xyz); hosts checked: laptop"]}
+            ],
+            "updatedNodeCount": 1, "updatedNodeIds": ["laptop"], "skippedNodeIds": ["cam", "server"],
+            "errors": [{"nodeId": "mute", "error": "node mute did not answer the bin probe within 1000 ms"}]
+        }))
+        .unwrap();
+        assert_eq!(
+            render_update(&update),
+            "Binaries the skills need: definitely-not-a-bin-xyz, sh.\n  probed: laptop\n  skipped: cam (cannot run commands), server (checked in the last 5 minutes; --force checks again)\n  failed: mute — node mute did not answer the bin probe within 1000 ms\nSkills of agent main:\n  ✓ shell (agent) — Run sh.\n  ✗ ghost (agent) — no connected host satisfies requires.bins (has every binary: definitely-not-a-bin-xyz); hosts checked: laptop\n"
+        );
+    }
+
+    #[test]
+    fn update_with_nothing_to_probe() {
+        let update = |bins: Value, nodes: Value| -> SkillsUpdateResult {
+            serde_json::from_value(json!({
+                "agentId": "main", "requiredBins": bins, "nodes": nodes, "skills": [],
+                "updatedNodeCount": 0, "updatedNodeIds": [], "skippedNodeIds": [], "errors": []
+            }))
+            .unwrap()
+        };
+        let tail = "Agent main has no skills (add one with `gsv workspace put skills/<name>/SKILL.md FILE`).\n";
+        assert_eq!(
+            render_update(&update(json!([]), json!([{"nodeId": "laptop"}]))),
+            format!("No skill needs a binary, so no node was probed.\n{tail}")
+        );
+        assert_eq!(
+            render_update(&update(json!(["gh"]), json!([]))),
+            format!("Binaries the skills need: gh. No node is connected to look for them.\n{tail}")
         );
     }
 

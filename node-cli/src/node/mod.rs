@@ -1,5 +1,6 @@
 //! `gsv node --foreground`: connects to the gateway as a node, runs the
 //! tool calls it sends (each in its own task, so calls run in parallel),
+//! answers the gateway's bin probes (`probe.rs`),
 //! and reconnects after drops with exponential backoff and jitter. Results
 //! and background-command events are kept in an outbox until the gateway
 //! acknowledges them, so a call that finishes while the link is down is
@@ -7,6 +8,7 @@
 
 mod backoff;
 mod outbox;
+mod probe;
 mod transfer;
 
 use crate::connection::{ConnectError, Connection, Identity, Inbound, RequestError};
@@ -16,7 +18,7 @@ use backoff::Backoff;
 use gsv_protocol::transfer::{
     TransferCancelEvent, TransferEndEvent, TransferReceiveEvent, TransferSendEvent,
 };
-use gsv_protocol::{event, EventFrame, ToolInvokeEvent, ToolResultParams};
+use gsv_protocol::{event, EventFrame, NodeProbeEvent, ToolInvokeEvent, ToolResultParams};
 use outbox::{Outbox, Outgoing};
 use serde_json::json;
 use std::path::PathBuf;
@@ -227,6 +229,13 @@ fn on_event(link: &Link<'_>, outbox: &mut Outbox, transfers: &mut Transfers, evt
             if let Some(call) = parse::<ToolInvokeEvent>(evt, log) {
                 outbox.call_started(&call.call_id);
                 spawn_call(link.toolbox, call, link.reports, log);
+            }
+        }
+        event::NODE_PROBE => {
+            // Its own task: a slow login shell must not hold up tool calls.
+            if let Some(e) = parse::<NodeProbeEvent>(evt, log) {
+                let (conn, log) = (link.conn.clone(), log.clone());
+                tokio::spawn(async move { probe::run(&conn, e, &log).await });
             }
         }
         event::TRANSFER_SEND => {

@@ -47,14 +47,15 @@ pub(super) enum Asker<'a> {
 }
 
 /// A connected node: its registry row, when its socket is live.
-struct LiveNode {
-    ws: WebSocket,
-    tools: Vec<ToolDefinition>,
-    runtime: NodeRuntimeInfo,
+pub(super) struct LiveNode {
+    pub ws: WebSocket,
+    pub conn_id: String,
+    pub tools: Vec<ToolDefinition>,
+    pub runtime: NodeRuntimeInfo,
 }
 
 impl Gateway {
-    fn sql(&self) -> SqlStorage {
+    pub(super) fn sql(&self) -> SqlStorage {
         self.state.storage().sql()
     }
 
@@ -83,7 +84,7 @@ impl Gateway {
 
     /// The registered nodes whose socket is open (a restart loses sockets
     /// without a close event; their rows are ignored until they return).
-    fn live_nodes(&self) -> Res<Vec<(String, LiveNode)>> {
+    pub(super) fn live_nodes(&self) -> Res<Vec<(String, LiveNode)>> {
         let rows: Vec<NodeRow> = self
             .sql()
             .exec(
@@ -108,6 +109,7 @@ impl Gateway {
                 row.node_id,
                 LiveNode {
                     ws: ws.clone(),
+                    conn_id: row.conn_id,
                     tools,
                     runtime,
                 },
@@ -132,6 +134,15 @@ impl Gateway {
             snapshot.hosts.push(host_info(&id, &node.runtime));
         }
         Ok(snapshot)
+    }
+
+    /// The connected nodes as skill eligibility sees them, bin status included.
+    pub(super) fn hosts(&self) -> Res<Vec<crate::skills::HostInfo>> {
+        Ok(self
+            .live_nodes()?
+            .iter()
+            .map(|(id, node)| host_info(id, &node.runtime))
+            .collect())
     }
 
     /// `tools.list`: the native tools, then every connected node's.
@@ -338,6 +349,7 @@ impl Gateway {
             .exec("DELETE FROM nodes WHERE node_id = ?", vec![node_id.into()])
             .map_err(internal_error)?;
         self.node_transfers_gone(node_id);
+        self.node_probes_gone(node_id).await?;
         let routes = self.routes("node_id = ?", vec![node_id.into()])?;
         // A route goes once its failure is delivered: if the asker cannot
         // be told now (the whole runtime is going down), the node may still
@@ -468,7 +480,8 @@ impl Gateway {
         Ok(())
     }
 
-    /// Points the alarm at the next deadline.
+    /// Points the alarm at the next deadline: a tool call, a followed
+    /// background command or a pending bin probe (`probes.rs`).
     pub(super) async fn schedule_alarm(&self) {
         #[derive(Deserialize)]
         struct Next {
@@ -480,7 +493,8 @@ impl Gateway {
                 &format!(
                     "SELECT MIN(at) AS at FROM (
                        SELECT CASE kind WHEN 'client' THEN deadline_at ELSE deadline_at + {ROUTE_GRACE_MS} END AS at FROM tool_calls
-                       UNION ALL SELECT expires_at FROM exec_sessions)"
+                       UNION ALL SELECT expires_at FROM exec_sessions
+                       UNION ALL SELECT deadline_at FROM probes WHERE outcome IS NULL)"
                 ),
                 None,
             )

@@ -1,0 +1,457 @@
+//! Skill bin probes on the Gateway (reference §2.8): `node.probe` events
+//! out to nodes, their `node.probe.result` merged into the node's row (so
+//! `skills.status` and every run's NodeSnapshot see the bins), and
+//! `skills.update` answered, with its original frame id, once every probe
+//! it sent has answered, timed out or lost its node. Pending probes are
+//! rows in SQLite, so they survive hibernation; the alarm times them out.
+//! The decisions are in `crate::skills::probe`.
+
+use super::{to_value, Attachment, Gateway};
+use crate::skills::probe::{
+    agents_to_probe, apply_probe_result, disconnected, plan_probes, probe_timeout_ms, timed_out,
+    update_result, ProbeOutcome, DEFAULT_PROBE_TIMEOUT_MS,
+};
+use crate::skills::{skills_status, HostInfo};
+use crate::worker::prompt_load::{load_skill_files, load_skill_files_of};
+use crate::worker::rpc::{internal_error, new_id, now_ms};
+use gsv_protocol::*;
+use serde::Deserialize;
+use serde_json::Value;
+use worker::*;
+
+type Res<T> = std::result::Result<T, ErrorShape>;
+
+/// Schema version 4 of the Gateway DO: probes out at nodes (`outcome` is
+/// NULL while pending, then `updated` or `failed` with `error` until the
+/// `skills.update` waiting for them answers) and those waiting updates.
+pub(super) const MIGRATION: &str = "CREATE TABLE probes (probe_id TEXT PRIMARY KEY, node_id TEXT NOT NULL,
+        conn_id TEXT NOT NULL, bins TEXT NOT NULL, update_id TEXT, outcome TEXT, error TEXT,
+        timeout_ms INTEGER NOT NULL, deadline_at INTEGER NOT NULL);
+     CREATE INDEX probes_by_node ON probes (node_id);
+     CREATE INDEX probes_by_update ON probes (update_id);
+     CREATE TABLE skill_updates (update_id TEXT PRIMARY KEY, conn_id TEXT NOT NULL, frame_id TEXT NOT NULL,
+        agent_id TEXT NOT NULL, skipped TEXT NOT NULL, created_at INTEGER NOT NULL)";
+
+#[derive(Debug, Deserialize)]
+struct ProbeRow {
+    probe_id: String,
+    node_id: String,
+    bins: String,
+    update_id: Option<String>,
+    outcome: Option<String>,
+    error: Option<String>,
+    timeout_ms: i64,
+}
+
+#[derive(Debug, Deserialize)]
+struct UpdateRow {
+    conn_id: String,
+    frame_id: String,
+    agent_id: String,
+    skipped: String,
+}
+
+const PROBE_COLUMNS: &str = "probe_id, node_id, bins, update_id, outcome, error, timeout_ms";
+
+impl ProbeRow {
+    fn bins(&self) -> Vec<String> {
+        serde_json::from_str(&self.bins).unwrap_or_default()
+    }
+
+    /// How it ended; `None` while pending.
+    fn outcome(&self) -> Option<ProbeOutcome> {
+        match self.outcome.as_deref()? {
+            "updated" => Some(ProbeOutcome::Updated),
+            _ => Some(ProbeOutcome::Failed(self.error.clone().unwrap_or_default())),
+        }
+    }
+}
+
+impl Gateway {
+    fn probes(&self, condition: &str, bindings: Vec<SqlStorageValue>) -> Res<Vec<ProbeRow>> {
+        self.sql()
+            .exec(
+                &format!("SELECT {PROBE_COLUMNS} FROM probes WHERE {condition}"),
+                bindings,
+            )
+            .and_then(|c| c.to_array())
+            .map_err(internal_error)
+    }
+
+    fn run_sql(&self, query: &str, bindings: Vec<SqlStorageValue>) -> Res<()> {
+        self.sql().exec(query, bindings).map_err(internal_error)?;
+        Ok(())
+    }
+
+    /// Records a probe and sends it. A node whose socket is already gone
+    /// settles it at once as disconnected. Returns whether it went out.
+    fn send_probe(
+        &self,
+        node_id: &str,
+        ws: &WebSocket,
+        conn_id: &str,
+        bins: &[String],
+        timeout_ms: u64,
+        update_id: Option<&str>,
+    ) -> Res<bool> {
+        let probe_id = new_id();
+        self.run_sql(
+            "INSERT INTO probes (probe_id, node_id, conn_id, bins, update_id, timeout_ms, deadline_at)
+             VALUES (?, ?, ?, ?, ?, ?, ?)",
+            vec![
+                probe_id.as_str().into(),
+                node_id.into(),
+                conn_id.into(),
+                serde_json::to_string(bins).map_err(internal_error)?.into(),
+                update_id.map(String::from).into(),
+                (timeout_ms as i64).into(),
+                (now_ms() + timeout_ms as i64).into(),
+            ],
+        )?;
+        let evt = NodeProbeEvent {
+            probe_id: probe_id.clone(),
+            kind: PROBE_KIND_BINS.into(),
+            bins: bins.to_vec(),
+            timeout_ms: Some(timeout_ms),
+        };
+        let frame = Frame::event(event::NODE_PROBE, to_value(&evt)?);
+        if ws.send_with_str(frame.to_json()).is_ok() {
+            return Ok(true);
+        }
+        self.settle(&probe_id, update_id, disconnected(node_id))?;
+        Ok(false)
+    }
+
+    /// Marks a probe of an update settled (the update answers once all
+    /// are); a probe nobody waits for is just forgotten.
+    fn settle(&self, probe_id: &str, update_id: Option<&str>, outcome: ProbeOutcome) -> Res<()> {
+        if update_id.is_none() {
+            return self.run_sql(
+                "DELETE FROM probes WHERE probe_id = ?",
+                vec![probe_id.into()],
+            );
+        }
+        let (state, error) = match outcome {
+            ProbeOutcome::Updated => ("updated", None),
+            ProbeOutcome::Failed(e) => ("failed", Some(e)),
+        };
+        self.run_sql(
+            "UPDATE probes SET outcome = ?, error = ? WHERE probe_id = ?",
+            vec![state.into(), error.into(), probe_id.into()],
+        )
+    }
+
+    /// `skills.update`: probes the nodes whose bin status is stale for the
+    /// agent's required bins (all of them with `force`). Answers now when
+    /// there is nothing to probe; otherwise `None`, and the answer goes out
+    /// later with `frame_id`.
+    pub(super) async fn skills_update(
+        &self,
+        att: &Attachment,
+        frame_id: &str,
+        p: SkillsUpdateParams,
+    ) -> Res<Option<Value>> {
+        let (bucket, agent) = self.workspace(p.agent_id.as_deref())?;
+        let files = load_skill_files(&bucket, &agent)
+            .await
+            .map_err(internal_error)?;
+        let config = self.config.borrow().clone();
+        let now = now_ms() as u64;
+        let hosts = self.hosts()?;
+        let status = skills_status(&agent, &files, &hosts, &config, now);
+        let plan = plan_probes(&hosts, &status.required_bins, p.force == Some(true), now);
+        if plan.probe.is_empty() {
+            return to_value(&update_result(status, &[], plan.skipped)).map(Some);
+        }
+        let update_id = new_id();
+        self.run_sql(
+            "INSERT INTO skill_updates (update_id, conn_id, frame_id, agent_id, skipped, created_at)
+             VALUES (?, ?, ?, ?, ?, ?)",
+            vec![
+                update_id.as_str().into(),
+                att.conn_id.as_str().into(),
+                frame_id.into(),
+                agent.as_str().into(),
+                serde_json::to_string(&plan.skipped)
+                    .map_err(internal_error)?
+                    .into(),
+                now_ms().into(),
+            ],
+        )?;
+        let timeout_ms = probe_timeout_ms(p.timeout_ms);
+        for (id, node) in self.live_nodes()? {
+            if plan.probe.contains(&id) {
+                let bins = &status.required_bins;
+                self.send_probe(
+                    &id,
+                    &node.ws,
+                    &node.conn_id,
+                    bins,
+                    timeout_ms,
+                    Some(&update_id),
+                )?;
+            }
+        }
+        self.schedule_alarm().await;
+        // Every send may have failed already.
+        self.finish_update(&update_id).await?;
+        Ok(None)
+    }
+
+    /// Answers a `skills.update` once none of its probes is pending:
+    /// the status re-evaluated with the fresh bins, and what each probe
+    /// did. Safe to call any number of times: the first caller that finds
+    /// the update complete takes it.
+    async fn finish_update(&self, update_id: &str) -> Res<()> {
+        if !self
+            .probes("update_id = ? AND outcome IS NULL", vec![update_id.into()])?
+            .is_empty()
+        {
+            return Ok(());
+        }
+        let taken: Vec<UpdateRow> = self
+            .sql()
+            .exec(
+                "DELETE FROM skill_updates WHERE update_id = ? RETURNING conn_id, frame_id, agent_id, skipped",
+                vec![update_id.into()],
+            )
+            .and_then(|c| c.to_array())
+            .map_err(internal_error)?;
+        let Some(update) = taken.into_iter().next() else {
+            return Ok(());
+        };
+        let outcomes: Vec<(String, ProbeOutcome)> = self
+            .probes("update_id = ?", vec![update_id.into()])?
+            .into_iter()
+            .filter_map(|row| Some((row.node_id.clone(), row.outcome()?)))
+            .collect();
+        self.run_sql(
+            "DELETE FROM probes WHERE update_id = ?",
+            vec![update_id.into()],
+        )?;
+        let skipped: Vec<String> = serde_json::from_str(&update.skipped).unwrap_or_default();
+        let answer = self
+            .update_answer(&update.agent_id, &outcomes, skipped)
+            .await;
+        let frame = match answer {
+            Ok(v) => Frame::ok(update.frame_id, v),
+            Err(e) => Frame::err(update.frame_id, e),
+        };
+        let asker = self
+            .sockets()
+            .into_iter()
+            .find(|(_, a)| a.conn_id == update.conn_id);
+        if let Some((ws, _)) = asker {
+            let _ = ws.send_with_str(frame.to_json());
+        }
+        Ok(())
+    }
+
+    async fn update_answer(
+        &self,
+        agent: &str,
+        outcomes: &[(String, ProbeOutcome)],
+        skipped: Vec<String>,
+    ) -> Res<Value> {
+        let bucket = self.env.bucket("STORAGE").map_err(internal_error)?;
+        let files = load_skill_files(&bucket, agent)
+            .await
+            .map_err(internal_error)?;
+        let config = self.config.borrow().clone();
+        let status = skills_status(agent, &files, &self.hosts()?, &config, now_ms() as u64);
+        to_value(&update_result(status, outcomes, skipped))
+    }
+
+    /// `node.probe.result`: the probed node's answer, merged into its row.
+    pub(super) async fn probe_result(&self, node_id: &str, p: NodeProbeResultParams) -> Res<Value> {
+        let row = self
+            .probes("probe_id = ?", vec![p.probe_id.as_str().into()])?
+            .into_iter()
+            .next();
+        // Unknown, or settled already (timed out): nobody waits for it.
+        let Some(row) = row.filter(|r| r.outcome.is_none()) else {
+            return to_value(&AckResult {
+                ok: true,
+                dropped: Some(true),
+            });
+        };
+        if row.node_id != node_id {
+            return Err(ErrorShape::new(
+                codes::FORBIDDEN,
+                format!(
+                    "Probe {} was sent to node {}, not to {node_id}",
+                    p.probe_id, row.node_id
+                ),
+            ));
+        }
+        let outcome = self.merge_bins(node_id, &row.bins(), &p)?;
+        self.settle(&row.probe_id, row.update_id.as_deref(), outcome)?;
+        if let Some(update_id) = &row.update_id {
+            self.finish_update(update_id).await?;
+        }
+        to_value(&AckResult {
+            ok: true,
+            dropped: None,
+        })
+    }
+
+    /// Applies a probe answer to the node's stored runtime info.
+    fn merge_bins(
+        &self,
+        node_id: &str,
+        requested: &[String],
+        p: &NodeProbeResultParams,
+    ) -> Res<ProbeOutcome> {
+        #[derive(Deserialize)]
+        struct Row {
+            runtime: String,
+        }
+        let rows: Vec<Row> = self
+            .sql()
+            .exec(
+                "SELECT runtime FROM nodes WHERE node_id = ?",
+                vec![node_id.into()],
+            )
+            .and_then(|c| c.to_array())
+            .map_err(internal_error)?;
+        let Some(row) = rows.into_iter().next() else {
+            return Ok(disconnected(node_id));
+        };
+        let mut runtime: NodeRuntimeInfo =
+            serde_json::from_str(&row.runtime).map_err(internal_error)?;
+        let outcome = apply_probe_result(&mut runtime, node_id, requested, p, now_ms() as u64);
+        if outcome == ProbeOutcome::Updated {
+            self.run_sql(
+                "UPDATE nodes SET runtime = ? WHERE node_id = ?",
+                vec![
+                    serde_json::to_string(&runtime)
+                        .map_err(internal_error)?
+                        .into(),
+                    node_id.into(),
+                ],
+            )?;
+        }
+        Ok(outcome)
+    }
+
+    /// Probes still pending past their deadline fail as timed out.
+    pub(super) async fn expire_probes(&self, now: i64) -> Res<()> {
+        let due = self.probes("outcome IS NULL AND deadline_at <= ?", vec![now.into()])?;
+        self.fail_probes(due, |row| timed_out(&row.node_id, row.timeout_ms as u64))
+            .await
+    }
+
+    /// The node's connection closed: its pending probes fail now, not at
+    /// their deadline.
+    pub(super) async fn node_probes_gone(&self, node_id: &str) -> Res<()> {
+        let pending = self.probes("outcome IS NULL AND node_id = ?", vec![node_id.into()])?;
+        self.fail_probes(pending, |row| disconnected(&row.node_id))
+            .await
+    }
+
+    async fn fail_probes(
+        &self,
+        rows: Vec<ProbeRow>,
+        why: impl Fn(&ProbeRow) -> ProbeOutcome,
+    ) -> Res<()> {
+        let mut updates = Vec::new();
+        for row in &rows {
+            self.settle(&row.probe_id, row.update_id.as_deref(), why(row))?;
+            if let Some(u) = &row.update_id {
+                if !updates.contains(u) {
+                    updates.push(u.clone());
+                }
+            }
+        }
+        for u in updates {
+            self.finish_update(&u).await?;
+        }
+        Ok(())
+    }
+
+    /// A client went away: nobody waits for its updates any more; their
+    /// pending probes still refresh the nodes' bins when answered.
+    pub(super) fn client_updates_gone(&self, conn_id: &str) -> Res<()> {
+        self.run_sql(
+            "DELETE FROM probes WHERE outcome IS NOT NULL AND update_id IN
+               (SELECT update_id FROM skill_updates WHERE conn_id = ?)",
+            vec![conn_id.into()],
+        )?;
+        self.run_sql(
+            "UPDATE probes SET update_id = NULL WHERE update_id IN
+               (SELECT update_id FROM skill_updates WHERE conn_id = ?)",
+            vec![conn_id.into()],
+        )?;
+        self.run_sql(
+            "DELETE FROM skill_updates WHERE conn_id = ?",
+            vec![conn_id.into()],
+        )
+    }
+
+    /// A node just connected (its `hello-ok` is out): probes sent to its
+    /// previous connection go to this one, and when it can run probes its
+    /// bins are probed for the skills of `main`, the default agent and
+    /// every `agents.list` entry, without anyone waiting.
+    pub(super) async fn node_connected(&self, node_id: &str) -> Res<()> {
+        let Some((_, node)) = self.live_nodes()?.into_iter().find(|(id, _)| id == node_id) else {
+            return Ok(());
+        };
+        let moved = self.probes(
+            "outcome IS NULL AND node_id = ? AND conn_id != ?",
+            vec![node_id.into(), node.conn_id.as_str().into()],
+        )?;
+        for row in moved {
+            self.run_sql(
+                "UPDATE probes SET conn_id = ? WHERE probe_id = ?",
+                vec![node.conn_id.as_str().into(), row.probe_id.as_str().into()],
+            )?;
+            let evt = NodeProbeEvent {
+                probe_id: row.probe_id.clone(),
+                kind: PROBE_KIND_BINS.into(),
+                bins: row.bins(),
+                timeout_ms: Some(row.timeout_ms as u64),
+            };
+            let _ = node
+                .ws
+                .send_with_str(Frame::event(event::NODE_PROBE, to_value(&evt)?).to_json());
+        }
+        let host = crate::gateway::nodes::host_info(node_id, &node.runtime);
+        if !host.has_capability(capability::SHELL_EXEC) {
+            return Ok(());
+        }
+        let bins = self.required_bins_of_all_agents().await?;
+        let now = now_ms() as u64;
+        let hosts: [HostInfo; 1] = [host];
+        if plan_probes(&hosts, &bins, false, now).probe.is_empty() {
+            return Ok(());
+        }
+        let timeout_ms = DEFAULT_PROBE_TIMEOUT_MS;
+        self.send_probe(node_id, &node.ws, &node.conn_id, &bins, timeout_ms, None)?;
+        self.schedule_alarm().await;
+        Ok(())
+    }
+
+    /// The union of the required bins of every agent a node is probed for.
+    async fn required_bins_of_all_agents(&self) -> Res<Vec<String>> {
+        let agents = {
+            let routing = self.routing.borrow();
+            agents_to_probe(
+                &routing.default_agent_id,
+                routing.agents.iter().map(|a| a.id.as_str()),
+            )
+        };
+        let bucket = self.env.bucket("STORAGE").map_err(internal_error)?;
+        let per_agent = load_skill_files_of(&bucket, &agents)
+            .await
+            .map_err(internal_error)?;
+        let config = self.config.borrow().clone();
+        let now = now_ms() as u64;
+        let mut bins: Vec<String> = per_agent
+            .iter()
+            .flat_map(|(agent, files)| skills_status(agent, files, &[], &config, now).required_bins)
+            .collect();
+        bins.sort_unstable();
+        bins.dedup();
+        Ok(bins)
+    }
+}
