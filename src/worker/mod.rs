@@ -10,6 +10,7 @@ mod prompt_load;
 mod r2;
 mod rpc;
 mod session_do;
+mod session_logs;
 mod session_tools;
 mod sql;
 mod tz;
