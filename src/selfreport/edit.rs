@@ -1,5 +1,4 @@
-//! Arguments and pure semantics of the workspace file tools, and the
-//! `session_logs` arguments.
+//! Arguments and pure semantics of the workspace file tools.
 
 use super::tools::{DELETE_FILE, EDIT_FILE, LIST_FILES, READ_FILE, WRITE_FILE};
 use crate::workspace::paths::WorkspacePath;
@@ -168,76 +167,5 @@ pub fn content_type_of(name: &str) -> &'static str {
         Some("json") => "application/json",
         Some("yaml" | "yml") => "text/yaml; charset=utf-8",
         _ => "text/plain; charset=utf-8",
-    }
-}
-
-/// What `session_logs` is asked to do.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum SessionLogsAction {
-    /// `list_sessions`: the agent's sessions.
-    ListSessions,
-    /// `read_session`: the entries of one session.
-    ReadSession,
-    /// `search`: entries containing a query, across sessions.
-    Search,
-    /// `recent`: the latest entries of a session.
-    Recent,
-}
-
-/// Validated `session_logs` arguments, limits clamped.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SessionLogsRequest {
-    /// What to do.
-    pub action: SessionLogsAction,
-    /// Required for `read_session`; for `recent`, `None` = this session.
-    pub session_id: Option<String>,
-    /// Required for `search`.
-    pub query: Option<String>,
-    /// Entries per call: default 50, at most 500.
-    pub limit: usize,
-    /// Characters per content preview: default 200, at most 4 000.
-    pub preview_chars: usize,
-}
-
-impl SessionLogsRequest {
-    /// Reads the `session_logs` arguments.
-    pub fn parse(args: &Value) -> Result<Self, String> {
-        let text = |k: &str| {
-            args.get(k)
-                .and_then(Value::as_str)
-                .map(str::trim)
-                .filter(|s| !s.is_empty())
-                .map(String::from)
-        };
-        let action = match args.get("action").and_then(Value::as_str) {
-            Some("list_sessions") => SessionLogsAction::ListSessions,
-            Some("read_session") => SessionLogsAction::ReadSession,
-            Some("search") => SessionLogsAction::Search,
-            Some("recent") => SessionLogsAction::Recent,
-            _ => return Err(
-                "session_logs needs `action`: one of list_sessions, read_session, search, recent"
-                    .into(),
-            ),
-        };
-        let session_id = text("sessionId");
-        let query = text("query");
-        if action == SessionLogsAction::ReadSession && session_id.is_none() {
-            return Err("session_logs read_session needs `sessionId` (see list_sessions)".into());
-        }
-        if action == SessionLogsAction::Search && query.is_none() {
-            return Err("session_logs search needs `query`".into());
-        }
-        let num = |k: &str, default: u64, max: u64| {
-            args.get(k)
-                .and_then(Value::as_u64)
-                .map_or(default, |n| n.clamp(1, max)) as usize
-        };
-        Ok(Self {
-            action,
-            session_id,
-            query,
-            limit: num("limit", 50, 500),
-            preview_chars: num("previewChars", 200, 4000),
-        })
     }
 }

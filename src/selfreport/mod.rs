@@ -1,17 +1,15 @@
 //! Self-report and workspace tools, the pure parts
 //! (shared/seeds/identity-and-workspace.txt "Self-report tools",
-//! reference §5): `who_am_i`, `what_do_i_know`, `my_stats`,
-//! `session_logs` results and arguments, the tool definitions, and the
-//! semantics of the native workspace file tools.
+//! reference §5): `who_am_i`, `what_do_i_know`, `my_stats`, `session_logs`
+//! ([`logs`]), the tool definitions, and the semantics of the native
+//! workspace file tools.
 
 mod edit;
 mod knowledge;
+pub mod logs;
 mod tools;
 
-pub use edit::{
-    apply_edit, content_type, content_type_of, EditError, Edited, SessionLogsAction,
-    SessionLogsRequest, WorkspaceCall,
-};
+pub use edit::{apply_edit, content_type, content_type_of, EditError, Edited, WorkspaceCall};
 pub use knowledge::{
     count_memories, memory_sections, what_do_i_know, Knowledge, MemorySection,
     MAX_BULLETS_PER_SECTION, MAX_KNOWLEDGE_BYTES,

@@ -280,43 +280,6 @@ fn content_types() {
 }
 
 #[test]
-fn session_logs_arguments() {
-    assert_eq!(
-        SessionLogsRequest::parse(&json!({"action": "recent"})),
-        Ok(SessionLogsRequest {
-            action: SessionLogsAction::Recent,
-            session_id: None,
-            query: None,
-            limit: 50,
-            preview_chars: 200
-        })
-    );
-    assert_eq!(
-        SessionLogsRequest::parse(
-            &json!({"action": "search", "query": "carrier", "limit": 9999, "previewChars": 0})
-        ),
-        Ok(SessionLogsRequest {
-            action: SessionLogsAction::Search,
-            session_id: None,
-            query: Some("carrier".into()),
-            limit: 500,
-            preview_chars: 1
-        })
-    );
-    assert_eq!(
-        SessionLogsRequest::parse(&json!({"action": "read_session"})),
-        Err("session_logs read_session needs `sessionId` (see list_sessions)".into())
-    );
-    assert_eq!(
-        SessionLogsRequest::parse(&json!({})),
-        Err(
-            "session_logs needs `action`: one of list_sessions, read_session, search, recent"
-                .into()
-        )
-    );
-}
-
-#[test]
 fn tool_definitions() {
     let names =
         |v: Vec<gsv_protocol::ToolDefinition>| v.into_iter().map(|t| t.name).collect::<Vec<_>>();
@@ -334,7 +297,10 @@ fn tool_definitions() {
         names(self_report_tools(true)),
         ["who_am_i", "what_do_i_know", "my_stats", "session_logs"]
     );
-    assert_eq!(names(self_report_tools(false)), ["who_am_i", "my_stats"]);
+    assert_eq!(
+        names(self_report_tools(false)),
+        ["who_am_i", "my_stats", "session_logs"]
+    );
     let edit = native_workspace_tools()
         .into_iter()
         .find(|t| t.name == EDIT_FILE)

@@ -68,13 +68,14 @@ const DEFINITIONS: &str = r#"[
  "description": "Numbers about yourself: sessions so far, memories stored in MEMORY.md, and which workspace files exist.",
  "inputSchema": {"type": "object", "properties": {}}},
 {"name": "session_logs",
- "description": "Read your own conversation transcripts: list_sessions; read_session (sessionId); search (query) across sessions; recent (sessionId, default this session).",
+ "description": "Read your own past and current conversations: list_sessions; read_session (sessionId, offset); search (query) across sessions; recent (sessionId, default this session).",
  "inputSchema": {"type": "object", "properties": {
    "action": {"type": "string", "enum": ["list_sessions", "read_session", "search", "recent"]},
-   "sessionId": {"type": "string", "description": "Session id (read_session, recent)"},
-   "query": {"type": "string", "description": "Text to search for (search)"},
-   "limit": {"type": "integer", "minimum": 1, "maximum": 500, "description": "Entries to return (default 50)"},
-   "previewChars": {"type": "integer", "minimum": 1, "maximum": 4000, "description": "Characters of each entry's content (default 200)"}
+   "sessionId": {"type": "string", "description": "A sessionId from list_sessions: the session to read (read_session, recent) or to search only"},
+   "query": {"type": "string", "description": "Text to find, ignoring case (search; your own session_logs calls and results are not searched)"},
+   "offset": {"type": "integer", "minimum": 0, "description": "First entry to read (read_session; default 0; continue at nextOffset)"},
+   "limit": {"type": "integer", "minimum": 1, "maximum": 500, "description": "Sessions, entries or search hits to return (default 50)"},
+   "previewChars": {"type": "integer", "minimum": 20, "maximum": 4000, "description": "Characters shown of each entry's text (default 200)"}
  }, "required": ["action"]}}
 ]"#;
 
@@ -105,12 +106,14 @@ pub fn native_workspace_tools() -> Vec<ToolDefinition> {
     definitions(&[READ_FILE, WRITE_FILE, EDIT_FILE, LIST_FILES, DELETE_FILE])
 }
 
-/// who_am_i, my_stats, and in the main session only what_do_i_know and
-/// session_logs: MEMORY.md and the transcripts of every session are
-/// private to the main session, like MEMORY.md in the prompt.
+/// who_am_i, my_stats and session_logs everywhere; what_do_i_know in the
+/// main session only, like MEMORY.md in the prompt. session_logs is
+/// offered to every session of the agent (the seed scopes it to the
+/// agent's transcripts, not to the main session): a non-main session can
+/// read the main session's conversations.
 pub fn self_report_tools(is_main: bool) -> Vec<ToolDefinition> {
     match is_main {
         true => definitions(&[WHO_AM_I, WHAT_DO_I_KNOW, MY_STATS, SESSION_LOGS]),
-        false => definitions(&[WHO_AM_I, MY_STATS]),
+        false => definitions(&[WHO_AM_I, MY_STATS, SESSION_LOGS]),
     }
 }

@@ -41,6 +41,19 @@ pub mod path {
     pub const EXEC_EVENT: &str = "/exec.event";
     /// Gateway → Session: cancel the current run (`SessionQuery`).
     pub const ABORT: &str = "/chat.abort";
+    /// Session → Gateway: the registry's sessions of one agent
+    /// (`AgentSessionsQuery`), most recently active first; answers
+    /// `gsv_protocol::SessionsListResult`. `session_logs` finds the
+    /// agent's other live sessions with it.
+    pub const AGENT_SESSIONS: &str = "/internal/agent-sessions";
+}
+
+/// Which agent's sessions `path::AGENT_SESSIONS` lists, and how many.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AgentSessionsQuery {
+    pub agent_id: String,
+    pub limit: u32,
 }
 
 /// The node tools and hosts connected when a message arrives; the run

@@ -1,6 +1,19 @@
 //! Reading a session's archives back: which R2 objects make up one session
 //! id's transcript, in order, and which lines of each a page needs.
 
+/// The session id an archive key belongs to, and its compaction time for a
+/// `-part{ms}` archive (`None` for the reset archive). `None` for a key
+/// that is not a session archive.
+pub fn archive_name(key: &str) -> Option<(&str, Option<u64>)> {
+    let stem = key.rsplit('/').next()?.strip_suffix(".jsonl.gz")?;
+    if let Some((id, ms)) = stem.rsplit_once("-part") {
+        if let Ok(ms) = ms.parse::<u64>() {
+            return Some((id, Some(ms)));
+        }
+    }
+    (!stem.is_empty()).then_some((stem, None))
+}
+
 /// The archives of `session_id` among `keys` (an R2 listing of the session
 /// archive prefix): its compaction parts by time, then its reset archive.
 /// Keys of other session ids that share the prefix are left out.
@@ -8,21 +21,10 @@ pub fn order_archives(session_id: &str, keys: &[String]) -> Vec<String> {
     let mut parts: Vec<(u64, &String)> = Vec::new();
     let mut full = None;
     for key in keys {
-        let Some(name) = key.rsplit('/').next() else {
-            continue;
-        };
-        let Some(stem) = name.strip_suffix(".jsonl.gz") else {
-            continue;
-        };
-        if stem == session_id {
-            full = Some(key);
-        } else if let Some(ms) = stem
-            .strip_prefix(session_id)
-            .and_then(|r| r.strip_prefix("-part"))
-        {
-            if let Ok(ms) = ms.parse::<u64>() {
-                parts.push((ms, key));
-            }
+        match archive_name(key) {
+            Some((id, None)) if id == session_id => full = Some(key),
+            Some((id, Some(ms))) if id == session_id => parts.push((ms, key)),
+            _ => {}
         }
     }
     parts.sort();
@@ -79,6 +81,28 @@ mod tests {
                 "agents/main/sessions/abc-part3.jsonl.gz",
                 "agents/main/sessions/abc-part20.jsonl.gz",
                 "agents/main/sessions/abc.jsonl.gz"
+            ]
+        );
+    }
+
+    #[test]
+    fn archive_names() {
+        let names = [
+            "agents/main/sessions/abc.jsonl.gz",
+            "agents/main/sessions/abc-part20.jsonl.gz",
+            "agents/main/sessions/abc-partx.jsonl.gz",
+            "agents/main/sessions/notes.txt",
+            "agents/main/sessions/.jsonl.gz",
+        ]
+        .map(archive_name);
+        assert_eq!(
+            names,
+            [
+                Some(("abc", None)),
+                Some(("abc", Some(20))),
+                Some(("abc-partx", None)),
+                None,
+                None
             ]
         );
     }

@@ -15,7 +15,9 @@ use crate::gateway::auth::{tokens_match, NO_TOKEN_CONFIGURED};
 use crate::gateway::intake::{intake_binary, intake_text, Intake};
 use crate::gateway::methods::{advertised_events, advertised_methods, authorize};
 use crate::routing::{canonicalize_session_key, RoutingConfig};
-use crate::session::internal::{path, SessionChatSend, SessionChatSendReply, SessionQuery};
+use crate::session::internal::{
+    path, AgentSessionsQuery, SessionChatSend, SessionChatSendReply, SessionQuery,
+};
 use crate::skills::skills_status;
 use gsv_protocol::*;
 use serde::{de::DeserializeOwned, Deserialize, Serialize};
@@ -139,6 +141,10 @@ impl DurableObject for Gateway {
                 };
                 reply(result)
             }
+            path::AGENT_SESSIONS => reply(match read_json::<AgentSessionsQuery>(&mut req).await {
+                Ok(q) => self.agent_sessions(q),
+                Err(e) => Err(e),
+            }),
             path::CHAT_EVENT => {
                 let result = match read_json::<ChatEvent>(&mut req).await {
                     Ok(evt) => Ok(json!({ "delivered": self.deliver_chat_event(&evt) })),
@@ -687,6 +693,34 @@ impl Gateway {
         &self,
         p: SessionsListParams,
     ) -> std::result::Result<SessionsListResult, ErrorShape> {
+        let limit = p.limit.unwrap_or(100).clamp(1, 500);
+        self.registry("", vec![], limit, p.offset.unwrap_or(0))
+    }
+
+    /// The registry's sessions of one agent (keys `agent:{agentId}:…`),
+    /// for a Session's `session_logs`.
+    fn agent_sessions(
+        &self,
+        q: AgentSessionsQuery,
+    ) -> std::result::Result<SessionsListResult, ErrorShape> {
+        let prefix = format!("agent:{}:", q.agent_id);
+        // An exact prefix comparison: LIKE would read `_` in an agent id
+        // as a wildcard.
+        let filter = "WHERE substr(session_key, 1, ?) = ?";
+        let bindings = vec![(prefix.chars().count() as i64).into(), prefix.into()];
+        self.registry(filter, bindings, q.limit.clamp(1, 500), 0)
+    }
+
+    /// A page of the sessions registry matching `filter` (a `WHERE` clause
+    /// over `bindings`, or empty), most recently active first, and how many
+    /// match in all.
+    fn registry(
+        &self,
+        filter: &str,
+        bindings: Vec<SqlStorageValue>,
+        limit: u32,
+        offset: u32,
+    ) -> std::result::Result<SessionsListResult, ErrorShape> {
         #[derive(Deserialize)]
         struct Row {
             session_key: String,
@@ -698,17 +732,21 @@ impl Gateway {
         struct Count {
             n: i64,
         }
-        let limit = p.limit.unwrap_or(100).clamp(1, 500);
         let sql = self.state.storage().sql();
+        let mut page_bindings = bindings.clone();
+        page_bindings.extend([i64::from(limit).into(), i64::from(offset).into()]);
         let rows: Vec<Row> = sql
             .exec(
-                "SELECT session_key, created_at, last_active_at, label FROM sessions ORDER BY last_active_at DESC, session_key LIMIT ? OFFSET ?",
-                vec![i64::from(limit).into(), i64::from(p.offset.unwrap_or(0)).into()],
+                &format!("SELECT session_key, created_at, last_active_at, label FROM sessions {filter} ORDER BY last_active_at DESC, session_key LIMIT ? OFFSET ?"),
+                page_bindings,
             )
             .and_then(|c| c.to_array())
             .map_err(internal_error)?;
         let count = sql
-            .exec("SELECT COUNT(*) AS n FROM sessions", None)
+            .exec(
+                &format!("SELECT COUNT(*) AS n FROM sessions {filter}"),
+                bindings,
+            )
             .and_then(|c| c.one::<Count>())
             .map_err(internal_error)?;
         Ok(SessionsListResult {

@@ -12,6 +12,7 @@ mod r2;
 mod reset;
 mod rpc;
 mod session_do;
+mod session_logs;
 mod session_tools;
 mod sql;
 mod summarizer;

@@ -2,6 +2,8 @@
 //! the Session against R2 (reference §5, seed identity-and-workspace.txt).
 
 use super::r2;
+use super::session_do::Core;
+use super::session_logs;
 use super::workspace_rpc;
 use crate::selfreport::{
     apply_edit, count_memories, native_workspace_tools, self_report_tools, what_do_i_know,
@@ -17,15 +19,10 @@ use gsv_protocol::{
 use serde_json::{json, Value};
 use worker::Bucket;
 
-/// What one run may call natively. `session_logs` needs the session
-/// archives, which are not written yet, so it is not offered.
+/// What one run may call natively.
 pub fn definitions(is_main: bool) -> Vec<ToolDefinition> {
     let mut tools = native_workspace_tools();
-    tools.extend(
-        self_report_tools(is_main)
-            .into_iter()
-            .filter(|t| t.name != SESSION_LOGS),
-    );
+    tools.extend(self_report_tools(is_main));
     tools
 }
 
@@ -39,6 +36,10 @@ pub struct ToolContext<'a> {
     pub agent_id: &'a str,
     pub model: &'a str,
     pub is_main: bool,
+    /// The Session the call runs in (`session_logs` reads its history).
+    pub core: &'a Core,
+    /// `tools.maxResultChars`: `session_logs` keeps its JSON within it.
+    pub max_result_chars: usize,
 }
 
 /// Runs a native tool: `Ok` with the result text, `Err` with an error the
@@ -72,6 +73,7 @@ pub async fn execute(ctx: &ToolContext<'_>, name: &str, args: &Value) -> Result<
             json!(what_do_i_know(memory.as_deref(), filter))
         }
         MY_STATS => json!(my_stats(ctx).await?),
+        SESSION_LOGS => session_logs::run(ctx, args).await?,
         other => return Err(format!("{other} is not a native tool of this session")),
     };
     Ok(value.to_string())

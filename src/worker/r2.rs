@@ -76,3 +76,30 @@ pub async fn list(
         }
     }
 }
+
+/// Every key under `prefix` with its custom metadata, across pages: one
+/// listing instead of a `head` per object.
+pub async fn list_with_metadata(
+    bucket: &Bucket,
+    prefix: &str,
+) -> Result<Vec<(String, std::collections::HashMap<String, String>)>> {
+    let mut out = Vec::new();
+    let mut cursor: Option<String> = None;
+    loop {
+        let mut req = bucket
+            .list()
+            .prefix(prefix)
+            .include(vec![worker::Include::CustomMetadata]);
+        if let Some(c) = cursor.take() {
+            req = req.cursor(c);
+        }
+        let page = req.execute().await?;
+        for o in page.objects() {
+            out.push((o.key(), o.custom_metadata().unwrap_or_default()));
+        }
+        match (page.truncated(), page.cursor()) {
+            (true, Some(c)) => cursor = Some(c),
+            _ => return Ok(out),
+        }
+    }
+}
