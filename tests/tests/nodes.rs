@@ -334,7 +334,10 @@ async fn stop_cancels_a_run_waiting_on_a_tool() {
         .await;
     assert_eq!(
         res.payload,
-        Some(json!({"status": "command", "command": "stop", "response": "Nothing is running."}))
+        Some(
+            json!({"status": "command", "command": "stop", "sessionKey": "agent:main:main",
+            "response": "No run in progress."})
+        )
     );
     // The session works afterwards.
     let run = c.chat_send("main", "still there?").await;
