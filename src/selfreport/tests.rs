@@ -297,10 +297,7 @@ fn tool_definitions() {
         names(self_report_tools(true)),
         ["who_am_i", "what_do_i_know", "my_stats", "session_logs"]
     );
-    assert_eq!(
-        names(self_report_tools(false)),
-        ["who_am_i", "my_stats", "session_logs"]
-    );
+    assert_eq!(names(self_report_tools(false)), ["who_am_i", "my_stats"]);
     let edit = native_workspace_tools()
         .into_iter()
         .find(|t| t.name == EDIT_FILE)

@@ -106,14 +106,13 @@ pub fn native_workspace_tools() -> Vec<ToolDefinition> {
     definitions(&[READ_FILE, WRITE_FILE, EDIT_FILE, LIST_FILES, DELETE_FILE])
 }
 
-/// who_am_i, my_stats and session_logs everywhere; what_do_i_know in the
-/// main session only, like MEMORY.md in the prompt. session_logs is
-/// offered to every session of the agent (the seed scopes it to the
-/// agent's transcripts, not to the main session): a non-main session can
-/// read the main session's conversations.
+/// who_am_i and my_stats everywhere; what_do_i_know and session_logs in
+/// the main session only, like MEMORY.md in the prompt: other sessions
+/// are conversations with other people (groups, other DM peers), who must
+/// not get the owner's memories or past conversations read out to them.
 pub fn self_report_tools(is_main: bool) -> Vec<ToolDefinition> {
     match is_main {
         true => definitions(&[WHO_AM_I, WHAT_DO_I_KNOW, MY_STATS, SESSION_LOGS]),
-        false => definitions(&[WHO_AM_I, MY_STATS, SESSION_LOGS]),
+        false => definitions(&[WHO_AM_I, MY_STATS]),
     }
 }

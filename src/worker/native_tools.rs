@@ -73,7 +73,7 @@ pub async fn execute(ctx: &ToolContext<'_>, name: &str, args: &Value) -> Result<
             json!(what_do_i_know(memory.as_deref(), filter))
         }
         MY_STATS => json!(my_stats(ctx).await?),
-        SESSION_LOGS => session_logs::run(ctx, args).await?,
+        SESSION_LOGS if ctx.is_main => session_logs::run(ctx, args).await?,
         other => return Err(format!("{other} is not a native tool of this session")),
     };
     Ok(value.to_string())

@@ -65,8 +65,13 @@ impl Client {
 
     /// The next frame, or the close that ended the socket.
     pub async fn next_frame(&mut self) -> Result<Frame, Closed> {
+        self.next_frame_within(TIMEOUT).await
+    }
+
+    /// [`Self::next_frame`], waiting at most `within` (for long runs).
+    pub async fn next_frame_within(&mut self, within: Duration) -> Result<Frame, Closed> {
         loop {
-            let msg = tokio::time::timeout(TIMEOUT, self.ws.next())
+            let msg = tokio::time::timeout(within, self.ws.next())
                 .await
                 .expect("timed out waiting for a frame");
             match msg {
@@ -115,6 +120,31 @@ impl Client {
                 Ok(other @ Frame::Evt(_)) => self.events.push(other),
                 Ok(other) => panic!("unexpected frame while waiting for {id}: {other:?}"),
                 Err(closed) => panic!("socket closed while waiting for {id}: {closed:?}"),
+            }
+        }
+    }
+
+    /// The last event (final or error) of `run_id`, waiting up to `within`
+    /// for each frame: runs that go quiet for long (the benchmark's).
+    pub async fn run_end_within(&mut self, run_id: &str, within: Duration) -> ChatEvent {
+        loop {
+            let frame = if self.events.is_empty() {
+                self.next_frame_within(within)
+                    .await
+                    .expect("socket closed waiting for a chat event")
+            } else {
+                self.events.remove(0)
+            };
+            let Frame::Evt(evt) = frame else { continue };
+            if evt.event != "chat" {
+                continue;
+            }
+            let chat: ChatEvent =
+                serde_json::from_value(evt.payload.unwrap()).expect("chat payload");
+            if chat.run_id.as_deref() == Some(run_id)
+                && matches!(chat.state, ChatState::Final | ChatState::Error)
+            {
+                return chat;
             }
         }
     }

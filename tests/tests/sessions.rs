@@ -136,6 +136,19 @@ async fn slash_commands_and_directives_act_without_a_run() {
         (body["model"].clone(), body["reasoning_effort"].clone()),
         (json!("gpt-other"), json!("high"))
     );
+    // Not the main session: the owner's memories and past conversations
+    // are not offered to it.
+    let tools: Vec<&str> = body["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|t| t["function"]["name"].as_str())
+        .collect();
+    assert!(tools.contains(&"who_am_i"), "{tools:?}");
+    assert!(
+        !tools.contains(&"session_logs") && !tools.contains(&"what_do_i_know"),
+        "{tools:?}"
+    );
     // ...and directives to one message only, stripped from its text.
     let started = send(&mut c, key, "/m:gpt-mini /t:low quick one").await;
     assert_eq!(

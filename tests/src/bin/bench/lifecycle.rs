@@ -5,7 +5,7 @@
 //! 128 MB limit must not be approached).
 //!
 //! Sessions are filled the way real ones grow: the fake model answers one
-//! message with model calls of 99 tool calls each (every call carries
+//! message with a model call of 999 tool calls (every call carries
 //! ~400 characters of arguments; each is answered by a tool result).
 
 use super::{ms, round2, TOKEN};
@@ -16,10 +16,10 @@ use gsv_protocol::ChatState;
 use serde_json::{json, Value};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
-/// Tool calls per model answer while filling (plus the answer: 100 messages).
-const CALLS_PER_STEP: usize = 99;
+/// Tool calls per model answer while filling (with the answer: 1 000 messages).
+const CALLS_PER_STEP: usize = 999;
 
 pub async fn lifecycle(llm: &FakeLlm, compact_messages: usize, reset_messages: usize) -> Value {
     let gw = Workerd::start(GatewayOptions {
@@ -68,7 +68,7 @@ pub async fn lifecycle(llm: &FakeLlm, compact_messages: usize, reset_messages: u
     let rss = Rss::watch(gw.pid());
     let t = Instant::now();
     let turn = c.chat_send(auto, "one more").await;
-    let last = c.run_events(&turn).await.pop().unwrap();
+    let last = c.run_end_within(&turn, Duration::from_secs(600)).await;
     assert_eq!(last.state, ChatState::Final, "{last:?}");
     let auto_ms = ms(t.elapsed());
     let auto_rss = rss.stop();
@@ -77,7 +77,7 @@ pub async fn lifecycle(llm: &FakeLlm, compact_messages: usize, reset_messages: u
     let normal = {
         let t = Instant::now();
         let turn = c.chat_send(auto, "and another").await;
-        c.run_events(&turn).await;
+        c.run_end_within(&turn, Duration::from_secs(600)).await;
         ms(t.elapsed())
     };
     c.config_set("compaction.enabled", json!(false)).await;
@@ -125,8 +125,8 @@ fn ok(res: gsv_protocol::ResponseFrame) -> Value {
     res.payload.unwrap()
 }
 
-/// Grows `key` to at least `messages` messages, in runs of at most two
-/// model calls (each run well within the client's wait for an event).
+/// Grows `key` to at least `messages` messages, one model call of tool
+/// calls per run.
 async fn fill(c: &mut Client, llm: &FakeLlm, key: &str, messages: usize) {
     // A missing workspace file: the native tool answers from R2 at once.
     // The note has no spaces, so the fake model streams it in one piece.
@@ -136,7 +136,7 @@ async fn fill(c: &mut Client, llm: &FakeLlm, key: &str, messages: usize) {
     let mut have = 0;
     let mut round = 0;
     while have < messages {
-        let steps = (messages - have).div_ceil(per_step).min(2);
+        let steps = 1;
         let trigger = format!("fill {key} round {round}");
         let mut script: Vec<Step> = (0..steps)
             .map(|s| {
@@ -153,7 +153,7 @@ async fn fill(c: &mut Client, llm: &FakeLlm, key: &str, messages: usize) {
         script.push(Step::text("filled"));
         llm.script(&trigger, script);
         let run = c.chat_send(key, &trigger).await;
-        let last = c.run_events(&run).await.pop().unwrap();
+        let last = c.run_end_within(&run, Duration::from_secs(600)).await;
         assert_eq!(last.state, ChatState::Final, "{last:?}");
         // The user message, each step's call and results, the answer.
         have += steps * per_step + 2;
