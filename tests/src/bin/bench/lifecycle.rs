@@ -5,7 +5,7 @@
 //! 128 MB limit must not be approached).
 //!
 //! Sessions are filled the way real ones grow: the fake model answers one
-//! message with a model call of 999 tool calls (every call carries
+//! message with model calls of 99 tool calls (every call carries
 //! ~400 characters of arguments; each is answered by a tool result).
 
 use super::{ms, round2, TOKEN};
@@ -18,8 +18,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-/// Tool calls per model answer while filling (with the answer: 1 000 messages).
-const CALLS_PER_STEP: usize = 999;
+/// Tool calls per model answer while filling (with the answer: 100 messages;
+/// a turn of hundreds of calls is far slower per call, see BENCHMARKS.md).
+const CALLS_PER_STEP: usize = 99;
 
 pub async fn lifecycle(llm: &FakeLlm, compact_messages: usize, reset_messages: usize) -> Value {
     let gw = Workerd::start(GatewayOptions {
@@ -125,8 +126,8 @@ fn ok(res: gsv_protocol::ResponseFrame) -> Value {
     res.payload.unwrap()
 }
 
-/// Grows `key` to at least `messages` messages, one model call of tool
-/// calls per run.
+/// Grows `key` to at least `messages` messages, in runs of five model
+/// calls of tool calls.
 async fn fill(c: &mut Client, llm: &FakeLlm, key: &str, messages: usize) {
     // A missing workspace file: the native tool answers from R2 at once.
     // The note has no spaces, so the fake model streams it in one piece.
@@ -136,7 +137,7 @@ async fn fill(c: &mut Client, llm: &FakeLlm, key: &str, messages: usize) {
     let mut have = 0;
     let mut round = 0;
     while have < messages {
-        let steps = 1;
+        let steps = (messages - have).div_ceil(per_step).min(5);
         let trigger = format!("fill {key} round {round}");
         let mut script: Vec<Step> = (0..steps)
             .map(|s| {
