@@ -15,7 +15,6 @@ use crate::session::reset::ArchiveCheck;
 use crate::session::transcript::{order_archives, page_slices};
 use crate::workspace::paths::agent_root;
 use gsv_protocol::*;
-use serde::Deserialize;
 use std::collections::{BTreeMap, HashMap};
 use worker::{Bucket, HttpMetadata};
 
@@ -34,15 +33,7 @@ pub async fn compact(core: &Core, p: SessionCompactParams) -> Res<SessionCompact
         )
         .retryable(true));
     }
-    #[derive(Deserialize)]
-    struct Row {
-        idx: i64,
-        data: String,
-    }
-    let rows: Vec<Row> = core
-        .exec("SELECT idx, data FROM messages ORDER BY idx", vec![])?
-        .to_array()
-        .map_err(internal_error)?;
+    let rows = core.message_rows()?;
     let messages: Vec<Message> = rows
         .iter()
         .map(|r| serde_json::from_str(&r.data))

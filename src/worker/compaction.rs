@@ -18,7 +18,6 @@ use crate::session::compaction::{
 use crate::session::memory::{compaction_marker, MemorySource, MemoryTarget};
 use crate::session::run_config::RunConfig;
 use gsv_protocol::Message;
-use serde::Deserialize;
 use worker::{console_error, console_log};
 
 /// Compacts the session if `history` (all its messages, as just read)
@@ -49,15 +48,7 @@ pub async fn maybe_compact(
         return Ok(false);
     };
     // Read with their indexes in the same step as `history`: no await since.
-    #[derive(Deserialize)]
-    struct Row {
-        idx: i64,
-        data: String,
-    }
-    let rows: Vec<Row> = core
-        .exec("SELECT idx, data FROM messages ORDER BY idx", vec![])?
-        .to_array()
-        .map_err(internal_error)?;
+    let rows = core.message_rows()?;
     if rows.len() != history.len() {
         return Ok(false);
     }

@@ -479,6 +479,13 @@ async fn open_link(env: &Env) -> Result<WebSocket> {
 
 pub(super) type Res<T> = std::result::Result<T, ErrorShape>;
 
+/// A stored message: its index (gaps where messages were compacted) and JSON.
+#[derive(Deserialize)]
+pub(super) struct MessageRow {
+    pub(super) idx: i64,
+    pub(super) data: String,
+}
+
 impl Core {
     /// Points the object's one alarm at its earliest deadline.
     pub(super) async fn schedule(&self) {
@@ -542,18 +549,17 @@ impl Core {
             .map(|n| n as u64)
     }
 
+    /// Every stored message in order: its index and its JSON.
+    pub(super) fn message_rows(&self) -> Res<Vec<MessageRow>> {
+        self.exec("SELECT idx, data FROM messages ORDER BY idx", vec![])?
+            .to_array()
+            .map_err(internal_error)
+    }
+
     /// The whole history, and the part of it from message index `first_idx`
     /// on (an index, not a position: older messages may be compacted away).
     fn history_from(&self, first_idx: i64) -> Res<(Vec<Message>, Vec<Message>)> {
-        #[derive(Deserialize)]
-        struct Row {
-            idx: i64,
-            data: String,
-        }
-        let rows: Vec<Row> = self
-            .exec("SELECT idx, data FROM messages ORDER BY idx", vec![])?
-            .to_array()
-            .map_err(internal_error)?;
+        let rows = self.message_rows()?;
         let mut all = Vec::with_capacity(rows.len());
         let mut from = Vec::new();
         for row in rows {
