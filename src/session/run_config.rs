@@ -107,6 +107,16 @@ impl RunConfig {
     }
 }
 
+impl RunConfig {
+    /// The model this run calls, as `/status` and `/model` name it.
+    pub fn model_selection(&self) -> gsv_protocol::ModelSelection {
+        gsv_protocol::ModelSelection {
+            provider: self.provider.clone(),
+            id: self.model.clone(),
+        }
+    }
+}
+
 /// The session's settings with one message's inline directives applied
 /// (`/t:high`, `/m:sel`): they win over the session's own for that run.
 pub fn with_directives(settings: &SessionSettings, d: &ChatDirectives) -> SessionSettings {

@@ -26,10 +26,7 @@ impl Session {
             return self.command(command, &send).await;
         }
         let rc = core.run_config()?;
-        let current = ModelSelection {
-            provider: rc.provider.clone(),
-            id: rc.model.clone(),
-        };
+        let current = rc.model_selection();
         let d = parse_directives(&send.message);
         let applied = applied_directives(&d, &current);
         if d.is_directive_only() {
@@ -122,10 +119,7 @@ impl Session {
                 let meta = core.meta("")?;
                 let rc = core.run_config()?;
                 let config = core.config()?;
-                let model = ModelSelection {
-                    provider: rc.provider.clone(),
-                    id: rc.model.clone(),
-                };
+                let model = rc.model_selection();
                 CommandReply::text(status_text(&StatusInfo {
                     session_key: &meta.session_key,
                     message_count: core.message_count()?,
@@ -136,11 +130,7 @@ impl Session {
                 }))
             }
             Command::Model(arg) => {
-                let rc = core.run_config()?;
-                let current = ModelSelection {
-                    provider: rc.provider,
-                    id: rc.model,
-                };
+                let current = core.run_config()?.model_selection();
                 self.apply(model_command(arg.as_ref(), &current))?
             }
             Command::Think(arg) => {
