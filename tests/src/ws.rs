@@ -128,19 +128,7 @@ impl Client {
     /// for each frame: runs that go quiet for long (the benchmark's).
     pub async fn run_end_within(&mut self, run_id: &str, within: Duration) -> ChatEvent {
         loop {
-            let frame = if self.events.is_empty() {
-                self.next_frame_within(within)
-                    .await
-                    .expect("socket closed waiting for a chat event")
-            } else {
-                self.events.remove(0)
-            };
-            let Frame::Evt(evt) = frame else { continue };
-            if evt.event != "chat" {
-                continue;
-            }
-            let chat: ChatEvent =
-                serde_json::from_value(evt.payload.unwrap()).expect("chat payload");
+            let chat = self.next_chat_within(within).await;
             if chat.run_id.as_deref() == Some(run_id)
                 && matches!(chat.state, ChatState::Final | ChatState::Error)
             {
@@ -151,9 +139,14 @@ impl Client {
 
     /// The next `chat` event (kept ones first).
     pub async fn next_chat(&mut self) -> ChatEvent {
+        self.next_chat_within(TIMEOUT).await
+    }
+
+    /// [`Self::next_chat`], waiting at most `within` for each frame.
+    pub async fn next_chat_within(&mut self, within: Duration) -> ChatEvent {
         loop {
             let frame = if self.events.is_empty() {
-                self.next_frame()
+                self.next_frame_within(within)
                     .await
                     .expect("socket closed waiting for a chat event")
             } else {
