@@ -198,6 +198,14 @@ pub fn session_list(sessions: &[SessionSources], limit: usize, budget: usize) ->
     }
 }
 
+/// `messages` as entries numbered from `offset`.
+fn entries_from(offset: usize, messages: &[Message], preview_chars: usize) -> Vec<Entry> {
+    (offset..)
+        .zip(messages)
+        .map(|(i, m)| entry(i, m, preview_chars))
+        .collect()
+}
+
 /// The `read_session` result for `messages`, entries `offset..` of
 /// `session`, cut to what fits in `budget` characters.
 pub fn read_result(
@@ -207,10 +215,7 @@ pub fn read_result(
     preview_chars: usize,
     budget: usize,
 ) -> SessionEntries {
-    let mut entries: Vec<Entry> = (offset..)
-        .zip(messages)
-        .map(|(i, m)| entry(i, m, preview_chars))
-        .collect();
+    let mut entries = entries_from(offset, messages, preview_chars);
     entries.truncate(fitting(entries.iter(), budget));
     let end = offset + entries.len();
     let total = session.total();
@@ -233,10 +238,7 @@ pub fn recent_result(
     preview_chars: usize,
     budget: usize,
 ) -> SessionEntries {
-    let mut entries: Vec<Entry> = (offset..)
-        .zip(messages)
-        .map(|(i, m)| entry(i, m, preview_chars))
-        .collect();
+    let mut entries = entries_from(offset, messages, preview_chars);
     let keep = fitting(entries.iter().rev(), budget);
     entries.drain(..entries.len() - keep);
     SessionEntries {
