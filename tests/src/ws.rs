@@ -245,6 +245,23 @@ fn closed(frame: Option<CloseFrame>) -> Closed {
     }
 }
 
+/// A node speaking the raw protocol with one tool, `Hang`, that answers
+/// only what the test sends itself (calls and probes wait for the test).
+pub async fn raw_node(url: &str, token: &str, id: &str) -> Client {
+    let mut n = Client::open(url).await;
+    let params = json!({
+        "minProtocol": 1, "maxProtocol": 1,
+        "client": {"id": id, "version": "test", "platform": "linux", "mode": "node"},
+        "tools": [{"name": "Hang", "description": "never answers", "inputSchema": {"type": "object"}}],
+        "nodeRuntime": {"hostRole": "specialized", "hostCapabilities": ["shell.exec"],
+                        "toolCapabilities": {"Hang": ["shell.exec"]}},
+        "auth": {"token": token}
+    });
+    let res = n.request("connect", params).await;
+    assert!(res.ok, "{res:?}");
+    n
+}
+
 pub fn connect_params(client_id: &str, token: Option<&str>) -> Value {
     let mut p = json!({
         "minProtocol": 1, "maxProtocol": 1,

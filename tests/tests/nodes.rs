@@ -3,7 +3,7 @@
 
 use gsv_e2e::fake_llm::{FakeLlm, Step};
 use gsv_e2e::harness::{run_gsv, GatewayOptions, Node, Workerd};
-use gsv_e2e::ws::Client;
+use gsv_e2e::ws::{raw_node, Client};
 use gsv_protocol::{ChatEvent, ChatState};
 use serde_json::{json, Value};
 use std::time::{Duration, Instant};
@@ -154,27 +154,11 @@ async fn a_killed_node_fails_its_calls_at_once() {
     assert_eq!(results[0]["content"], "Error: node laptop disconnected");
 }
 
-/// A node that takes calls and never answers (a raw protocol client).
-async fn silent_node(url: &str, id: &str) -> Client {
-    let mut n = Client::open(url).await;
-    let params = json!({
-        "minProtocol": 1, "maxProtocol": 1,
-        "client": {"id": id, "version": "test", "platform": "linux", "mode": "node"},
-        "tools": [{"name": "Hang", "description": "never answers", "inputSchema": {"type": "object"}}],
-        "nodeRuntime": {"hostRole": "specialized", "hostCapabilities": ["shell.exec"],
-                        "toolCapabilities": {"Hang": ["shell.exec"]}},
-        "auth": {"token": TOKEN}
-    });
-    let res = n.request("connect", params).await;
-    assert!(res.ok, "{res:?}");
-    n
-}
-
 #[tokio::test]
 async fn unanswered_calls_time_out_and_stray_results_are_dropped() {
     let (llm, gw, mut c) = setup().await;
     c.config_set("timeouts.toolMs", json!(1000)).await;
-    let mut silent = silent_node(&gw.url(), "mute").await;
+    let mut silent = raw_node(&gw.url(), TOKEN, "mute").await;
     llm.script(
         "ask the mute",
         vec![
@@ -303,7 +287,7 @@ async fn the_cli_lists_and_calls_node_tools() {
 #[tokio::test]
 async fn stop_cancels_a_run_waiting_on_a_tool() {
     let (llm, gw, mut c) = setup().await;
-    let _silent = silent_node(&gw.url(), "mute").await;
+    let _silent = raw_node(&gw.url(), TOKEN, "mute").await;
     llm.script(
         "hang forever",
         vec![Step::tool_call("call_h", "mute__Hang", json!({}))],

@@ -5,7 +5,7 @@
 
 use gsv_e2e::fake_llm::FakeLlm;
 use gsv_e2e::harness::{run_gsv, GatewayOptions, Node, Workerd};
-use gsv_e2e::ws::Client;
+use gsv_e2e::ws::{raw_node, Client};
 use gsv_protocol::{ChatState, Frame};
 use serde_json::{json, Value};
 use std::time::{Duration, Instant};
@@ -163,22 +163,6 @@ async fn a_connecting_node_is_probed_and_skills_update_probes_again() {
     assert!(!prompt.contains("skills/ghost/SKILL.md"), "{prompt}");
 }
 
-/// A node speaking the raw protocol, answering only what the test says.
-async fn raw_node(url: &str, id: &str) -> Client {
-    let mut n = Client::open(url).await;
-    let params = json!({
-        "minProtocol": 1, "maxProtocol": 1,
-        "client": {"id": id, "version": "test", "platform": "linux", "mode": "node"},
-        "tools": [{"name": "Hang", "description": "never answers", "inputSchema": {"type": "object"}}],
-        "nodeRuntime": {"hostRole": "specialized", "hostCapabilities": ["shell.exec"],
-                        "toolCapabilities": {"Hang": ["shell.exec"]}},
-        "auth": {"token": TOKEN}
-    });
-    let res = n.request("connect", params).await;
-    assert!(res.ok, "{res:?}");
-    n
-}
-
 /// The next `node.probe` event the node receives.
 async fn next_probe(n: &mut Client) -> Value {
     loop {
@@ -200,7 +184,7 @@ async fn probes_answer_time_out_or_fail_with_their_node() {
     let gw = Workerd::start(GatewayOptions::default());
     let mut c = Client::connect(&gw.url(), Some(TOKEN)).await;
     write_skills(&mut c).await;
-    let mut mute = raw_node(&gw.url(), "mute").await;
+    let mut mute = raw_node(&gw.url(), TOKEN, "mute").await;
 
     // Probed on connect, for the bins the skills need.
     let probe = next_probe(&mut mute).await;
@@ -217,7 +201,7 @@ async fn probes_answer_time_out_or_fail_with_their_node() {
         res.error.unwrap().message,
         "Method node.probe.result is not allowed for client connections"
     );
-    let mut other = raw_node(&gw.url(), "other").await;
+    let mut other = raw_node(&gw.url(), TOKEN, "other").await;
     let res = other.request("node.probe.result", answer.clone()).await;
     let err = res.error.unwrap();
     assert_eq!(
