@@ -362,6 +362,29 @@ pub struct SessionStatsResult {
     pub is_processing: bool,
     /// Messages waiting for their run.
     pub queue_size: u64,
+    /// How the last run read the agent's workspace, if this object has
+    /// assembled a prompt since it was loaded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_workspace_load: Option<WorkspaceLoadStats>,
+}
+
+/// The R2 requests one run made to assemble its system prompt.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct WorkspaceLoadStats {
+    /// Object reads (workspace files, daily memory, SKILL.md bodies).
+    pub r2_gets: u32,
+    /// Listing pages (the agent's and the global skills).
+    pub r2_lists: u32,
+    /// Template writes (an agent's first start only).
+    pub r2_puts: u32,
+    /// Requests that had to wait for an earlier one: 1 when everything went
+    /// out in one parallel batch.
+    pub batches: u32,
+    /// SKILL.md bodies taken from the cache (listed at an etag already read).
+    pub skills_cached: u32,
+    /// SKILL.md bodies read because the cache had not seen them.
+    pub skills_read: u32,
 }
 
 /// `session.history` (params: `SessionGetParams`).

@@ -3,6 +3,7 @@
 //! eligibility against the connected nodes (reference §4.3).
 
 mod eligibility;
+pub mod file_cache;
 mod frontmatter;
 mod host;
 pub mod probe;

@@ -1,8 +1,9 @@
 //! The system prompt of a run, assembled once when the run starts: the
-//! agent's workspace is read from R2 in one parallel batch (the SKILL.md
-//! files of the listed skill directories in a second one), an agent with
-//! no workspace yet gets the templates, and `prompt::build_system_prompt`
-//! does the rest.
+//! agent's workspace files, daily memory and skill listings are requested
+//! from R2 in one parallel batch; SKILL.md bodies come from a cache keyed
+//! by the listed etags, so only a skill added or edited since this isolate
+//! last read it costs a second, dependent batch. An agent with no workspace
+//! yet gets the templates, and `prompt::build_system_prompt` does the rest.
 
 use super::native_tools;
 use super::r2::{self, TextObject};
@@ -13,12 +14,14 @@ use crate::prompt::{build_system_prompt, DailyMemory, PromptContext, PromptLimit
 use crate::routing::{agent_id_of, is_main_session_key, RoutingConfig};
 use crate::session::internal::NodeSnapshot;
 use crate::session::run_config::RunConfig;
+use crate::skills::file_cache::{SkillFileCache, DEFAULT_CAPACITY};
 use crate::skills::{skills_status, SkillFile, SkillSource};
 use crate::time::today_and_yesterday;
 use crate::workspace::paths::*;
 use crate::workspace::templates::first_start_templates;
 use futures::future::join_all;
-use gsv_protocol::ToolDefinition;
+use gsv_protocol::{ToolDefinition, WorkspaceLoadStats};
+use std::cell::RefCell;
 use worker::{Bucket, Env};
 
 /// What a run needs from its agent's workspace, loaded once (and kept in
@@ -30,6 +33,15 @@ pub struct RunPrompt {
     pub tools: Vec<ToolDefinition>,
     pub agent_id: String,
     pub is_main: bool,
+    /// The R2 requests made for it (not kept with a waiting run).
+    #[serde(skip)]
+    pub load: WorkspaceLoadStats,
+}
+
+thread_local! {
+    /// Shared by every object of this isolate: the listing's etags say
+    /// which bodies are still current.
+    static SKILL_FILES: RefCell<SkillFileCache> = RefCell::new(SkillFileCache::new(DEFAULT_CAPACITY));
 }
 
 pub async fn assemble(
@@ -46,7 +58,7 @@ pub async fn assemble(
     let timezone = config.str_at("userTimezone").unwrap_or("UTC");
     let (today, yesterday) = today_and_yesterday(&*time_zone(timezone), now_ms());
 
-    // Batch 1: every workspace file, both daily files, both skill listings.
+    // One batch: every workspace file, both daily files, both skill listings.
     let file_reads = join_all(
         WORKSPACE_FILES
             .iter()
@@ -55,12 +67,18 @@ pub async fn assemble(
     let daily_reads =
         join_all([&today, &yesterday].map(|d| r2::read_text(&bucket, daily_memory_key(&agent, d))));
     let skill_prefixes = skill_prefixes(&agent);
-    let skill_lists = join_all(
-        skill_prefixes
-            .iter()
-            .map(|p| r2::list(&bucket, p, Some("/"))),
+    let (files, daily, listing) = futures::join!(
+        file_reads,
+        daily_reads,
+        list_skills(&bucket, &skill_prefixes)
     );
-    let (files, daily, lists) = futures::join!(file_reads, daily_reads, skill_lists);
+    let listing = listing?;
+    let mut load = WorkspaceLoadStats {
+        r2_gets: (files.len() + daily.len()) as u32,
+        r2_lists: listing.pages,
+        batches: listing.depth,
+        ..Default::default()
+    };
 
     let mut texts: Vec<Option<String>> = Vec::new();
     for f in files {
@@ -75,6 +93,8 @@ pub async fn assemble(
     let templates = first_start_templates(&existing);
     if !templates.is_empty() {
         write_templates(&bucket, &agent, &templates).await?;
+        load.r2_puts = templates.len() as u32;
+        load.batches += 1;
         for (name, content) in templates {
             if let Some(i) = WORKSPACE_FILES.iter().position(|f| *f == name) {
                 texts[i] = Some(content.to_string());
@@ -88,12 +108,14 @@ pub async fn assemble(
             .and_then(|i| texts[i].clone())
     };
 
-    // Batch 2: the SKILL.md of every listed skill directory.
-    let mut listed = Vec::new();
-    for l in lists {
-        listed.push(l?.1);
+    let (skill_bodies, counts) = skill_bodies(&bucket, listing.found).await?;
+    load.r2_gets += counts.read;
+    load.skills_read = counts.read;
+    load.skills_cached = counts.cached;
+    if counts.read > 0 {
+        load.batches += 1;
     }
-    let skill_files = read_skill_files(&bucket, &agent, &skill_prefixes, &listed).await?;
+    let skill_files = skill_files(skill_bodies);
     let status = skills_status(&agent, &skill_files, &nodes.hosts, config, now_ms() as u64);
 
     let [today_file, yesterday_file] = <[_; 2]>::try_from(daily).unwrap_or_else(|_| unreachable!());
@@ -141,6 +163,7 @@ pub async fn assemble(
         tools,
         agent_id: agent,
         is_main,
+        load,
     })
 }
 
@@ -149,63 +172,119 @@ pub fn skill_prefixes(agent: &str) -> [String; 2] {
     [agent_skills_prefix(agent), GLOBAL_SKILLS_PREFIX.to_string()]
 }
 
-/// Reads, in parallel, the SKILL.md of every skill directory listed under
-/// the two `skill_prefixes` (`delimited[i]` = the delimited prefixes of a
-/// listing of `prefixes[i]`).
-pub async fn read_skill_files(
-    bucket: &Bucket,
-    agent: &str,
-    prefixes: &[String; 2],
-    delimited: &[Vec<String>],
-) -> worker::Result<Vec<SkillFile>> {
-    let mut wanted = Vec::new();
-    for ((prefix, source), dirs) in prefixes
-        .iter()
-        .zip([SkillSource::Agent, SkillSource::Global])
-        .zip(delimited)
-    {
-        for dir in skill_dirs(prefix, dirs) {
-            let key = match source {
-                SkillSource::Agent => agent_skill_key(agent, &dir),
-                SkillSource::Global => global_skill_key(&dir),
-            };
-            wanted.push((dir, source, key));
-        }
+/// The SKILL.md files under some skills prefixes.
+struct SkillListing {
+    /// `(index of the prefix, the file)`, in prefix order.
+    found: Vec<(usize, ListedSkill)>,
+    /// Listing pages requested.
+    pages: u32,
+    /// The longest chain of dependent pages (1 unless a listing had more
+    /// than one page).
+    depth: u32,
+}
+
+/// Lists every prefix, in parallel.
+async fn list_skills(bucket: &Bucket, prefixes: &[String]) -> worker::Result<SkillListing> {
+    let lists = join_all(prefixes.iter().map(|p| r2::list_objects(bucket, p))).await;
+    let mut listing = SkillListing {
+        found: Vec::new(),
+        pages: 0,
+        depth: 0,
+    };
+    for (i, (prefix, list)) in prefixes.iter().zip(lists).enumerate() {
+        let (objects, pages) = list?;
+        listing.pages += pages;
+        listing.depth = listing.depth.max(pages);
+        listing
+            .found
+            .extend(skill_md_files(prefix, &objects).into_iter().map(|f| (i, f)));
     }
-    let reads = join_all(
-        wanted
+    Ok(listing)
+}
+
+/// How many SKILL.md bodies came from the cache and how many from R2.
+struct BodyCounts {
+    cached: u32,
+    read: u32,
+}
+
+/// The body of every listed SKILL.md: from the cache when it holds the
+/// listed etag, else read (in one parallel batch) and remembered. Returns
+/// `(index of the prefix, dir, body)` in listing order.
+async fn skill_bodies(
+    bucket: &Bucket,
+    found: Vec<(usize, ListedSkill)>,
+) -> worker::Result<(Vec<(usize, String, String)>, BodyCounts)> {
+    let cached: Vec<Option<String>> = SKILL_FILES.with(|c| {
+        let c = c.borrow();
+        found
             .iter()
-            .map(|(_, _, key)| r2::read_text(bucket, key.as_str())),
+            .map(|(_, f)| c.get(&f.key, &f.etag).map(str::to_string))
+            .collect()
+    });
+    let missing: Vec<&ListedSkill> = found
+        .iter()
+        .zip(&cached)
+        .filter(|(_, c)| c.is_none())
+        .map(|((_, f), _)| f)
+        .collect();
+    let counts = BodyCounts {
+        cached: (found.len() - missing.len()) as u32,
+        read: missing.len() as u32,
+    };
+    let reads = join_all(
+        missing
+            .iter()
+            .map(|f| r2::read_text(bucket, f.key.as_str())),
     )
     .await;
-    let mut files = Vec::new();
-    for ((dir, source, _), read) in wanted.into_iter().zip(reads) {
-        if let Some(obj) = read? {
-            files.push(SkillFile {
-                dir,
-                source,
-                content: obj.content,
-            });
+    let mut read = std::collections::HashMap::new();
+    for (f, r) in missing.into_iter().zip(reads) {
+        // Gone since the listing: skipped, like a directory without SKILL.md.
+        if let Some(obj) = r? {
+            // Remembered at the listed etag: if it changed in between, the
+            // next listing shows a new etag and the body is read again.
+            SKILL_FILES.with(|c| c.borrow_mut().put(&f.key, &f.etag, &obj.content));
+            read.insert(f.key.clone(), obj.content);
         }
     }
-    Ok(files)
+    let bodies = found
+        .into_iter()
+        .zip(cached)
+        .filter_map(|((i, f), c)| {
+            let body = c.or_else(|| read.remove(&f.key))?;
+            Some((i, f.dir, body))
+        })
+        .collect();
+    Ok((bodies, counts))
+}
+
+/// `skill_bodies` of the agent's and the global skills as `SkillFile`s.
+fn skill_files(bodies: Vec<(usize, String, String)>) -> Vec<SkillFile> {
+    bodies
+        .into_iter()
+        .map(|(i, dir, content)| SkillFile {
+            dir,
+            source: if i == 0 {
+                SkillSource::Agent
+            } else {
+                SkillSource::Global
+            },
+            content,
+        })
+        .collect()
 }
 
 /// Lists and reads every skill of `agent` (for `skills.status`).
 pub async fn load_skill_files(bucket: &Bucket, agent: &str) -> worker::Result<Vec<SkillFile>> {
-    let prefixes = skill_prefixes(agent);
-    let lists = join_all(prefixes.iter().map(|p| r2::list(bucket, p, Some("/")))).await;
-    let mut delimited = Vec::new();
-    for l in lists {
-        delimited.push(l?.1);
-    }
-    read_skill_files(bucket, agent, &prefixes, &delimited).await
+    let listing = list_skills(bucket, &skill_prefixes(agent)).await?;
+    Ok(skill_files(skill_bodies(bucket, listing.found).await?.0))
 }
 
 /// The skills of several agents at once (for probing a node that just
 /// connected): one R2 listing for the global skills and one per agent, and
-/// every SKILL.md read once, in parallel. Returns `(agent, files)` in the
-/// order of `agents`.
+/// the bodies read once, in parallel. Returns `(agent, files)` in the order
+/// of `agents`.
 pub async fn load_skill_files_of(
     bucket: &Bucket,
     agents: &[String],
@@ -213,38 +292,21 @@ pub async fn load_skill_files_of(
     let prefixes: Vec<String> = std::iter::once(GLOBAL_SKILLS_PREFIX.to_string())
         .chain(agents.iter().map(|a| agent_skills_prefix(a)))
         .collect();
-    let lists = join_all(prefixes.iter().map(|p| r2::list(bucket, p, Some("/")))).await;
-    // (0 for global, i + 1 for agents[i]; directory; key)
-    let mut wanted = Vec::new();
-    for (owner, (prefix, list)) in prefixes.iter().zip(lists).enumerate() {
-        for dir in skill_dirs(prefix, &list?.1) {
-            let key = match owner {
-                0 => global_skill_key(&dir),
-                i => agent_skill_key(&agents[i - 1], &dir),
-            };
-            wanted.push((owner, dir, key));
-        }
-    }
-    let reads = join_all(
-        wanted
-            .iter()
-            .map(|(_, _, key)| r2::read_text(bucket, key.as_str())),
-    )
-    .await;
+    let listing = list_skills(bucket, &prefixes).await?;
+    let (bodies, _) = skill_bodies(bucket, listing.found).await?;
     let mut global = Vec::new();
     let mut own: Vec<Vec<SkillFile>> = vec![Vec::new(); agents.len()];
-    for ((owner, dir, _), read) in wanted.into_iter().zip(reads) {
-        let Some(obj) = read? else { continue };
+    for (owner, dir, content) in bodies {
         match owner {
             0 => global.push(SkillFile {
                 dir,
                 source: SkillSource::Global,
-                content: obj.content,
+                content,
             }),
             i => own[i - 1].push(SkillFile {
                 dir,
                 source: SkillSource::Agent,
-                content: obj.content,
+                content,
             }),
         }
     }

@@ -77,6 +77,27 @@ pub async fn list(
     }
 }
 
+/// Every object under `prefix` as `(key, etag)`, across pages, and the
+/// number of pages (each one a dependent request).
+pub async fn list_objects(bucket: &Bucket, prefix: &str) -> Result<(Vec<(String, String)>, u32)> {
+    let mut out = Vec::new();
+    let mut cursor: Option<String> = None;
+    let mut pages = 0;
+    loop {
+        let mut req = bucket.list().prefix(prefix);
+        if let Some(c) = cursor.take() {
+            req = req.cursor(c);
+        }
+        let page = req.execute().await?;
+        pages += 1;
+        out.extend(page.objects().iter().map(|o| (o.key(), o.etag())));
+        match (page.truncated(), page.cursor()) {
+            (true, Some(c)) => cursor = Some(c),
+            _ => return Ok((out, pages)),
+        }
+    }
+}
+
 /// Every key under `prefix` with its custom metadata, across pages: one
 /// listing instead of a `head` per object.
 pub async fn list_with_metadata(

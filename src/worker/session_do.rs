@@ -97,6 +97,8 @@ pub(super) struct Core {
     link_used_at: Cell<i64>,
     /// The alarm time this instance last set (`None`: unknown or none).
     alarm_at: Cell<Option<i64>>,
+    /// The R2 requests of the last prompt this instance assembled.
+    last_load: RefCell<Option<WorkspaceLoadStats>>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -129,6 +131,7 @@ impl DurableObject for Session {
             link: RefCell::new(None),
             link_used_at: Cell::new(0),
             alarm_at: Cell::new(None),
+            last_load: RefCell::new(None),
         };
         Self {
             state,
@@ -366,6 +369,7 @@ impl Session {
             tokens: meta.tokens,
             created_at: meta.created_at,
             updated_at: meta.updated_at,
+            last_workspace_load: core.last_load.borrow().clone(),
         })
     }
 
@@ -896,7 +900,10 @@ impl Core {
             None => match prompt_load::assemble(&self.env, &config, &rc, &meta.session_key, &nodes)
                 .await
             {
-                Ok(p) => p,
+                Ok(p) => {
+                    *self.last_load.borrow_mut() = Some(p.load.clone());
+                    p
+                }
                 Err(e) => {
                     let msg = format!("Could not load the agent's workspace from R2: {e}");
                     self.fail_run(run, &msg).await;

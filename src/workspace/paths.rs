@@ -71,7 +71,7 @@ pub fn session_part_key(agent_id: &str, session_id: &str, timestamp_ms: u64) -> 
     format!("agents/{agent_id}/sessions/{session_id}-part{timestamp_ms}.jsonl.gz")
 }
 
-/// `agents/{agentId}/skills/`: list with delimiter `/` to find skill dirs.
+/// `agents/{agentId}/skills/`: listed (undelimited) to find the skills.
 pub fn agent_skills_prefix(agent_id: &str) -> String {
     format!("agents/{agent_id}/skills/")
 }
@@ -81,19 +81,35 @@ pub fn agent_skill_key(agent_id: &str, name: &str) -> String {
     format!("agents/{agent_id}/skills/{name}/SKILL.md")
 }
 
-/// The skill directory names in an R2 listing of `prefix` (the agent's
-/// or the global skills prefix) made with delimiter `/`: its delimited
-/// prefixes `{prefix}{name}/`, sorted.
-pub fn skill_dirs(prefix: &str, delimited_prefixes: &[String]) -> Vec<String> {
-    let mut dirs: Vec<String> = delimited_prefixes
+/// A SKILL.md found by an undelimited R2 listing of a skills prefix.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ListedSkill {
+    /// The skill directory (`{name}` in `{prefix}{name}/SKILL.md`).
+    pub dir: String,
+    pub key: String,
+    pub etag: String,
+}
+
+/// The SKILL.md files in an undelimited listing of `prefix` (the agent's
+/// or the global skills prefix), given as `(key, etag)`: every
+/// `{prefix}{name}/SKILL.md` one level down, sorted by name. Listing the
+/// objects rather than the directories is what carries their etags, so
+/// the bodies already read need no second request.
+pub fn skill_md_files(prefix: &str, objects: &[(String, String)]) -> Vec<ListedSkill> {
+    let mut found: Vec<ListedSkill> = objects
         .iter()
-        .filter_map(|p| p.strip_prefix(prefix)?.strip_suffix('/'))
-        .filter(|d| !d.is_empty() && !d.contains('/'))
-        .map(String::from)
+        .filter_map(|(key, etag)| {
+            let dir = key.strip_prefix(prefix)?.strip_suffix("/SKILL.md")?;
+            (!dir.is_empty() && !dir.contains('/')).then(|| ListedSkill {
+                dir: dir.to_string(),
+                key: key.clone(),
+                etag: etag.clone(),
+            })
+        })
         .collect();
-    dirs.sort_unstable();
-    dirs.dedup();
-    dirs
+    found.sort_unstable_by(|a, b| a.dir.cmp(&b.dir));
+    found.dedup_by(|a, b| a.dir == b.dir);
+    found
 }
 
 /// `skills/{name}/SKILL.md`.

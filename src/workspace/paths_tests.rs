@@ -36,17 +36,35 @@ fn keys_follow_the_r2_layout() {
 }
 
 #[test]
-fn skill_dirs_from_a_delimited_listing() {
-    let listed = [
-        "agents/main/skills/tmux/".to_string(),
-        "agents/main/skills/github/".to_string(),
-        "skills/other/".to_string(),
-    ];
+fn skill_files_from_an_undelimited_listing() {
+    let listed: Vec<(String, String)> = [
+        ("agents/main/skills/tmux/SKILL.md", "e1"),
+        ("agents/main/skills/tmux/scripts/run.sh", "e2"),
+        ("agents/main/skills/github/SKILL.md", "e3"),
+        ("agents/main/skills/github/docs/SKILL.md", "e4"),
+        ("agents/main/skills/SKILL.md", "e5"),
+        ("agents/main/skills/notes/README.md", "e6"),
+        ("skills/other/SKILL.md", "e7"),
+    ]
+    .iter()
+    .map(|(k, e)| (k.to_string(), e.to_string()))
+    .collect();
+    let skill = |dir: &str, key: &str, etag: &str| ListedSkill {
+        dir: dir.into(),
+        key: key.into(),
+        etag: etag.into(),
+    };
     assert_eq!(
-        skill_dirs("agents/main/skills/", &listed),
-        ["github", "tmux"]
+        skill_md_files("agents/main/skills/", &listed),
+        [
+            skill("github", "agents/main/skills/github/SKILL.md", "e3"),
+            skill("tmux", "agents/main/skills/tmux/SKILL.md", "e1"),
+        ]
     );
-    assert_eq!(skill_dirs(GLOBAL_SKILLS_PREFIX, &listed), ["other"]);
+    assert_eq!(
+        skill_md_files(GLOBAL_SKILLS_PREFIX, &listed),
+        [skill("other", "skills/other/SKILL.md", "e7")]
+    );
 }
 
 #[test]

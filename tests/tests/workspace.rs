@@ -400,3 +400,90 @@ async fn skills_status_reports_skills_and_eligible_ones_reach_the_prompt() {
     assert!(prompt.contains("## Skills (Mandatory Scan)"), "{prompt}");
     assert!(prompt.contains("tide-tables"), "{prompt}");
 }
+
+/// The R2 requests of the session's last prompt, from `session.stats`.
+async fn last_load(c: &mut Client, key: &str) -> Value {
+    let res = c.request("session.stats", json!({"sessionKey": key})).await;
+    res.payload.unwrap_or_else(|| panic!("{:?}", res.error))["lastWorkspaceLoad"].clone()
+}
+
+fn load(gets: u32, puts: u32, batches: u32, cached: u32, read: u32) -> Value {
+    json!({
+        "r2Gets": gets,
+        "r2Lists": 2,
+        "r2Puts": puts,
+        "batches": batches,
+        "skillsCached": cached,
+        "skillsRead": read,
+    })
+}
+
+#[tokio::test]
+async fn a_run_reads_the_workspace_in_one_parallel_batch() {
+    let llm = FakeLlm::start().await;
+    let gw = Workerd::start(GatewayOptions::default());
+    let mut c = Client::connect(&gw.url(), Some(TOKEN)).await;
+    c.use_fake_openai(&llm).await;
+
+    // First start: 8 workspace files and 2 daily files read with both
+    // skill listings, then the templates written.
+    chat(&mut c, "main", "one").await;
+    assert_eq!(last_load(&mut c, "main").await, load(10, 8, 2, 0, 0));
+    // Commissioned: the Skills section is part of the normal prompt.
+    let res = c
+        .request("workspace.delete", json!({"path": "BOOTSTRAP.md"}))
+        .await;
+    assert!(res.ok, "{res:?}");
+
+    let skill = |name: &str, version: u32| {
+        format!("---\nname: {name}\ndescription: Skill {name}, version {version}.\n---\nBody\n")
+    };
+    for name in ["alpha", "beta"] {
+        let path = format!("skills/{name}/SKILL.md");
+        let res = c
+            .request(
+                "workspace.write",
+                json!({"path": path, "content": skill(name, 1)}),
+            )
+            .await;
+        assert!(res.ok, "{res:?}");
+    }
+    // New skills: their bodies are read once the listing named them.
+    chat(&mut c, "main", "two").await;
+    assert_eq!(last_load(&mut c, "main").await, load(12, 0, 2, 0, 2));
+    // Unchanged: the listing's etags match, everything is one batch.
+    chat(&mut c, "main", "three").await;
+    assert_eq!(last_load(&mut c, "main").await, load(10, 0, 1, 2, 0));
+    assert!(system_prompt_for(&llm, "three").contains("Skill beta, version 1."));
+
+    // An edited skill has a new etag: read again, the other one not.
+    let res = c
+        .request(
+            "workspace.write",
+            json!({"path": "skills/beta/SKILL.md", "content": skill("beta", 2)}),
+        )
+        .await;
+    assert!(res.ok, "{res:?}");
+    chat(&mut c, "main", "four").await;
+    assert_eq!(last_load(&mut c, "main").await, load(11, 0, 2, 1, 1));
+    let prompt = system_prompt_for(&llm, "four");
+    assert!(
+        prompt.contains("Skill beta, version 2.") && !prompt.contains("version 1.\n"),
+        "{prompt}"
+    );
+    assert!(prompt.contains("Skill alpha, version 1."), "{prompt}");
+
+    // Another session of the same agent, in the same isolate: one batch.
+    chat(&mut c, "other", "five").await;
+    assert_eq!(last_load(&mut c, "other").await, load(10, 0, 1, 2, 0));
+
+    // The CLI shows it.
+    let out = gsv_e2e::harness::run_gsv(&gw.url(), TOKEN, &["session", "stats", "other"]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains(
+            "Last prompt  10 R2 reads, 2 listings in 1 batch (2 skills cached, 0 read)\n"
+        ),
+        "{stdout}"
+    );
+}

@@ -10,7 +10,7 @@ use gsv_protocol::{
     SessionGetParams, SessionGetResult, SessionHistoryResult, SessionPatchParams,
     SessionPreviewParams, SessionPreviewResult, SessionResetResult, SessionStatsResult,
     SessionTranscriptParams, SessionTranscriptResult, SessionsListParams, SessionsListResult,
-    TokenCounts,
+    TokenCounts, WorkspaceLoadStats,
 };
 use serde_json::{json, Value};
 use std::io::Write;
@@ -345,7 +345,7 @@ pub fn render_session(s: &SessionGetResult) -> String {
 }
 
 pub fn render_stats(s: &SessionStatsResult) -> String {
-    render_fields(&[
+    let mut fields = vec![
         ("Session", s.session_key.clone()),
         ("Session id", s.session_id.clone()),
         ("Messages", s.message_count.to_string()),
@@ -358,7 +358,25 @@ pub fn render_stats(s: &SessionStatsResult) -> String {
             if s.is_processing { "yes" } else { "no" }.to_string(),
         ),
         ("Queued", s.queue_size.to_string()),
-    ])
+    ];
+    if let Some(l) = &s.last_workspace_load {
+        fields.push(("Last prompt", workspace_load(l)));
+    }
+    render_fields(&fields)
+}
+
+/// `12 R2 reads, 2 listings in 1 batch (3 skills cached, 0 read)`.
+fn workspace_load(l: &WorkspaceLoadStats) -> String {
+    let mut out = format!("{} R2 reads, {} listings", l.r2_gets, l.r2_lists);
+    if l.r2_puts > 0 {
+        out += &format!(", {} writes", l.r2_puts);
+    }
+    let plural = if l.batches == 1 { "" } else { "es" };
+    out += &format!(
+        " in {} batch{plural} ({} skills cached, {} read)",
+        l.batches, l.skills_cached, l.skills_read
+    );
+    out
 }
 
 pub fn render_history(h: &SessionHistoryResult) -> String {

@@ -258,19 +258,28 @@ fn stats_and_history() {
         uptime: 2 * 3_600_000 + 5 * 60_000 + 9_000,
         is_processing: true,
         queue_size: 1,
+        last_workspace_load: Some(WorkspaceLoadStats {
+            r2_gets: 10,
+            r2_lists: 2,
+            r2_puts: 0,
+            batches: 1,
+            skills_cached: 3,
+            skills_read: 0,
+        }),
     };
     assert_eq!(
         render_stats(&stats),
         "\
-Session     agent:main:work
-Session id  s-3
-Messages    12
-Tokens      10 in, 5 out, 15 total
-Created     1970-01-01T00:00:00Z
-Updated     2000-02-29T00:00:00Z
-Uptime      2h 5m
-Running     yes
-Queued      1
+Session      agent:main:work
+Session id   s-3
+Messages     12
+Tokens       10 in, 5 out, 15 total
+Created      1970-01-01T00:00:00Z
+Updated      2000-02-29T00:00:00Z
+Uptime       2h 5m
+Running      yes
+Queued       1
+Last prompt  10 R2 reads, 2 listings in 1 batch (3 skills cached, 0 read)
 "
     );
     let history = SessionHistoryResult {

@@ -11,6 +11,8 @@
 //!   result;
 //! - grep: the node's Grep tool against the `rg` binary on one generated
 //!   tree of 100 000 files (cached under the target directory);
+//! - workspace reads: the R2 requests of each run (one parallel batch)
+//!   for an agent with a workspace at the caps and 50 skills;
 //! - lifecycle: compaction of a 2 000-message session (manual and
 //!   automatic), reset of a 10 000-message session, with workerd's memory;
 //! - the gzip size of the gateway's wasm.
@@ -21,6 +23,8 @@
 
 #[path = "bench/lifecycle.rs"]
 mod lifecycle;
+#[path = "bench/reads.rs"]
+mod reads;
 
 use gsv_e2e::fake_llm::{FakeLlm, Step};
 use gsv_e2e::harness::{gsv_bin, repo_root, GatewayOptions, Node, Workerd};
@@ -143,6 +147,10 @@ async fn main() {
     if wants("prompt") {
         eprintln!("[bench] prompt assembly at the caps with 50 skills");
         report["promptAssembly"] = prompt_assembly(200);
+        eprintln!("[bench] workspace reads per run: 50 skills, workspace at the caps");
+        let reads = reads::workspace_reads(&gw, &llm, 50).await;
+        targets["workspaceReadOneBatchPerRun"] = reads["laterRunsOneBatch"].clone();
+        report["workspaceReads"] = reads;
     }
 
     if wants("tools") && tool_turns + bash_turns > 0 {
@@ -661,6 +669,23 @@ async fn one_turn(c: &mut Client, key: &str, i: usize) -> f64 {
     ms(t.elapsed())
 }
 
+/// A workspace file past the default per-file cap (14 400 characters, cut
+/// to 12 000 in the prompt).
+fn cap_workspace_file(label: &str) -> String {
+    format!(
+        "# {label}\n\n{}",
+        "Notes about the human and the work. ".repeat(400)
+    )
+}
+
+/// The SKILL.md of bench skill `i`.
+fn bench_skill(i: usize) -> String {
+    format!(
+        "---\nname: skill-{i:02}\ndescription: Does task number {i} well.\nmetadata: {{\"gsv\": {{\"emoji\": \"🔧\"}}}}\n---\n# Skill {i}\n\n{}",
+        "Step by step instructions. ".repeat(40)
+    )
+}
+
 /// Evaluating 50 SKILL.md files and assembling the prompt of a workspace
 /// whose files fill the caps (12 000 characters each, 60 000 in all), as
 /// the Session does once per run — natively, so the figure is the code's
@@ -671,20 +696,16 @@ fn prompt_assembly(iterations: usize) -> Value {
         build_system_prompt, DailyMemory, PromptContext, PromptLimits, Workspace,
     };
     use gsv_gateway::skills::{skills_status, SkillFile, SkillSource};
-    let file = |label: &str| {
-        format!(
-            "# {label}\n\n{}",
-            "Notes about the human and the work. ".repeat(400)
-        )
-    };
+    let file = cap_workspace_file;
     let skills: Vec<SkillFile> = (0..50)
         .map(|i| SkillFile {
             dir: format!("skill-{i:02}"),
-            source: if i % 2 == 0 { SkillSource::Agent } else { SkillSource::Global },
-            content: format!(
-                "---\nname: skill-{i:02}\ndescription: Does task number {i} well.\nmetadata: {{\"gsv\": {{\"emoji\": \"🔧\"}}}}\n---\n# Skill {i}\n\n{}",
-                "Step by step instructions. ".repeat(40)
-            ),
+            source: if i % 2 == 0 {
+                SkillSource::Agent
+            } else {
+                SkillSource::Global
+            },
+            content: bench_skill(i),
         })
         .collect();
     let config = Config::default();
