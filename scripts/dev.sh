@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # README command 1: sets up everything, builds the gateway once, installs
 # the `gsv` CLI, makes an auth token on first run and gives it to the CLI,
-# then runs the gateway under workerd on 127.0.0.1:8787 with its SQLite
+# then runs the gateway under workerd (wrangler's local runtime) on 127.0.0.1:8787 with its SQLite
 # and R2 state kept in .gsv/state.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -32,5 +32,7 @@ say "                            gsv chat \"hello\""
 bash scripts/dev-config.sh > .gsv/wrangler.dev.toml
 (umask 077; cp .dev.vars .gsv/.dev.vars)
 export WRANGLER_SEND_METRICS=false CLOUDFLARE_CF_FETCH_ENABLED=false
-exec node_modules/.bin/wrangler dev -c .gsv/wrangler.dev.toml \
+# wrangler's local runtime without its DevTools inspector proxy, which
+# leaks a socket and memory per streamed chunk (see scripts/serve.mjs).
+exec node scripts/serve.mjs --config .gsv/wrangler.dev.toml \
   --ip 127.0.0.1 --port "$PORT" --persist-to .gsv/state

@@ -119,7 +119,10 @@ impl Workerd {
         if let Some(vars) = dev_vars {
             std::fs::write(dir.path().join(".dev.vars"), vars).unwrap();
         }
-        let log_path = dir.path().join("wrangler.log");
+        // `GSV_WRANGLER_LOG=FILE` keeps the log after the run (for debugging).
+        let log_path = std::env::var_os("GSV_WRANGLER_LOG")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| dir.path().join("wrangler.log"));
         let mut me = Self {
             child: None,
             port: 0,
@@ -133,10 +136,7 @@ impl Workerd {
     }
 
     fn spawn(&mut self, config: &Path) {
-        let wrangler = repo_root()
-            .join("node_modules")
-            .join(".bin")
-            .join("wrangler");
+        let serve = repo_root().join("scripts").join("serve.mjs");
         // A restart keeps its port (nodes reconnect to the same URL).
         let previous = self.port;
         for attempt in 0..3 {
@@ -146,19 +146,14 @@ impl Workerd {
                 free_port()
             };
             let log = std::fs::File::create(&self.log_path).unwrap();
-            let child = Command::new(&wrangler)
-                .arg("dev")
-                .arg("-c")
+            let child = Command::new("node")
+                .arg(&serve)
+                .arg("--config")
                 .arg(config)
                 .args(["--ip", "127.0.0.1", "--port", &port.to_string()])
-                .args(["--inspector-port", &free_port().to_string()])
                 .arg("--persist-to")
                 .arg(&self.persist_dir)
-                .args([
-                    "--log-level",
-                    "warn",
-                    "--show-interactive-dev-session=false",
-                ])
+                .args(["--log-level", "warn"])
                 .env("WRANGLER_SEND_METRICS", "false")
                 .env("CLOUDFLARE_CF_FETCH_ENABLED", "false")
                 .env("NO_COLOR", "1")
@@ -168,7 +163,7 @@ impl Workerd {
                 .stderr(log)
                 .process_group(0)
                 .spawn()
-                .expect("spawn wrangler dev");
+                .expect("spawn node scripts/serve.mjs");
             register_for_exit_cleanup(child.id() as i32);
             self.child = Some(child);
             self.port = port;
@@ -239,6 +234,13 @@ impl Workerd {
 impl Drop for Workerd {
     fn drop(&mut self) {
         self.kill();
+        // A failing test's gateway log goes with it (the directory is deleted).
+        if std::thread::panicking() {
+            let log = self.log();
+            let tail: Vec<&str> = log.lines().rev().take(60).collect();
+            let tail: Vec<&str> = tail.into_iter().rev().collect();
+            eprintln!("--- wrangler log (last 60 lines) ---\n{}", tail.join("\n"));
+        }
     }
 }
 

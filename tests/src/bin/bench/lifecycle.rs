@@ -2,11 +2,15 @@
 //! session, an automatic one (summarizer calls included), and the reset of
 //! a 10 000-message session — time, archive bytes, and workerd's resident
 //! memory while it happens (sampled every 10 ms: the Durable Object's
-//! 128 MB limit must not be approached).
+//! 128 MB limit must not be approached). workerd is restarted on the
+//! persisted state before each measured operation, so its memory starts
+//! from a fresh process (wasm memory only grows: a warm process would hide
+//! what the operation needs).
 //!
 //! Sessions are filled the way real ones grow: the fake model answers one
-//! message with model calls of 99 tool calls (every call carries
-//! ~400 characters of arguments; each is answered by a tool result).
+//! message with model calls of 99 tool calls (every call carries ~400
+//! characters of varied arguments, so archives compress like real text
+//! rather than like one repeated line; each is answered by a tool result).
 
 use super::{ms, round2, TOKEN};
 use gsv_e2e::fake_llm::{FakeLlm, Step};
@@ -23,7 +27,7 @@ use std::time::{Duration, Instant};
 const CALLS_PER_STEP: usize = 99;
 
 pub async fn lifecycle(llm: &FakeLlm, compact_messages: usize, reset_messages: usize) -> Value {
-    let gw = Workerd::start(GatewayOptions {
+    let mut gw = Workerd::start(GatewayOptions {
         token: Some(TOKEN.into()),
         ..Default::default()
     });
@@ -43,6 +47,7 @@ pub async fn lifecycle(llm: &FakeLlm, compact_messages: usize, reset_messages: u
     let fill_secs = fill_started.elapsed().as_secs_f64();
 
     eprintln!("[bench] lifecycle: manual compaction of {compact_messages} messages");
+    let (mut c, manual_wake) = restarted(&mut gw, manual).await;
     let rss = Rss::watch(gw.pid());
     let t = Instant::now();
     let res = ok(c
@@ -60,6 +65,7 @@ pub async fn lifecycle(llm: &FakeLlm, compact_messages: usize, reset_messages: u
     c.config_set("compaction.enabled", json!(true)).await;
     c.config_set("providers.openai.contextWindow", json!(200_000))
         .await;
+    let (mut c, auto_wake) = restarted(&mut gw, auto).await;
     llm.script(
         "Answer with exactly two sections",
         (0..200)
@@ -90,6 +96,7 @@ pub async fn lifecycle(llm: &FakeLlm, compact_messages: usize, reset_messages: u
         .payload
         .unwrap()["sessionId"]
         .clone();
+    let (mut c, reset_wake) = restarted(&mut gw, big).await;
     let rss = Rss::watch(gw.pid());
     let t = Instant::now();
     let reset = ok(c.request("session.reset", json!({"sessionKey": big})).await);
@@ -106,19 +113,33 @@ pub async fn lifecycle(llm: &FakeLlm, compact_messages: usize, reset_messages: u
         "fillSeconds": round2(fill_secs),
         "manualCompaction": {
             "messages": compact_messages, "archived": res["trimmedMessages"],
-            "ms": round2(manual_ms), "archiveBytes": manual_bytes, "workerdRss": manual_rss,
+            "ms": round2(manual_ms), "archiveBytes": manual_bytes,
+            "workerdRssWake": manual_wake, "workerdRss": manual_rss,
         },
         "autoCompaction": {
             "messages": compact_messages, "messagesAfter": auto_left,
             "turnMs": round2(auto_ms), "nextTurnMs": round2(normal),
-            "archiveBytes": auto_bytes, "workerdRss": auto_rss,
+            "archiveBytes": auto_bytes, "workerdRssWake": auto_wake, "workerdRss": auto_rss,
         },
         "reset": {
             "messages": reset_messages, "archived": reset["archivedMessages"],
             "ms": round2(reset_ms), "archiveBytes": transcript["archiveBytes"][0],
-            "workerdRss": reset_rss,
+            "workerdRssWake": reset_wake, "workerdRss": reset_rss,
         },
     })
+}
+
+/// Restarts workerd on its persisted state and wakes the Gateway and the
+/// Session of `key` (`session.get`): a new connection, and the memory the
+/// wake-up took (the measured operation's own growth starts after it).
+async fn restarted(gw: &mut Workerd, key: &str) -> (Client, Value) {
+    gw.restart();
+    let rss = Rss::watch(gw.pid());
+    let mut c = Client::connect(&gw.url(), Some(TOKEN)).await;
+    ok(c.request("session.get", json!({"sessionKey": key})).await);
+    // Let the sampler see the settled process.
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    (c, rss.stop())
 }
 
 fn ok(res: gsv_protocol::ResponseFrame) -> Value {
@@ -130,9 +151,7 @@ fn ok(res: gsv_protocol::ResponseFrame) -> Value {
 /// calls of tool calls.
 async fn fill(c: &mut Client, llm: &FakeLlm, key: &str, messages: usize) {
     // A missing workspace file: the native tool answers from R2 at once.
-    // The note has no spaces, so the fake model streams it in one piece.
-    let args =
-        json!({"path": "notes/missing.md", "note": "lorem-ipsum-dolor-sit-amet.".repeat(15)});
+    let mut words = Words(0x9e37_79b9_7f4a_7c15 ^ messages as u64);
     let per_step = CALLS_PER_STEP + 1;
     let mut have = 0;
     let mut round = 0;
@@ -146,19 +165,61 @@ async fn fill(c: &mut Client, llm: &FakeLlm, key: &str, messages: usize) {
                     .collect();
                 Step::tool_calls(
                     ids.iter()
-                        .map(|id| (id.as_str(), "gsv__ReadFile", args.clone()))
+                        .map(|id| {
+                            let args = json!({"path": "notes/missing.md", "note": words.note(400)});
+                            (id.as_str(), "gsv__ReadFile", args)
+                        })
                         .collect(),
                 )
             })
             .collect();
         script.push(Step::text("filled"));
         llm.script(&trigger, script);
+        let t = Instant::now();
         let run = c.chat_send(key, &trigger).await;
         let last = c.run_end_within(&run, Duration::from_secs(600)).await;
         assert_eq!(last.state, ChatState::Final, "{last:?}");
+        if std::env::var("BENCH_TRACE").is_ok() {
+            eprintln!(
+                "[bench] fill {key}: {have} messages, round of {steps} steps took {:.0} ms",
+                ms(t.elapsed())
+            );
+        }
         // The user message, each step's call and results, the answer.
         have += steps * per_step + 2;
         round += 1;
+    }
+}
+
+/// Pseudo-random words (xorshift), for arguments that differ call to call.
+struct Words(u64);
+
+impl Words {
+    const VOCABULARY: [&'static str; 32] = [
+        "alpha", "harbour", "tide", "ledger", "copper", "window", "garden", "signal", "river",
+        "lantern", "orbit", "meadow", "paper", "quartz", "saddle", "timber", "violet", "wander",
+        "yarrow", "zenith", "anchor", "bramble", "cinder", "dapple", "ember", "fable", "glacier",
+        "hollow", "island", "juniper", "kettle", "lilac",
+    ];
+
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+
+    /// About `chars` characters of words and numbers.
+    fn note(&mut self, chars: usize) -> String {
+        let mut out = String::new();
+        while out.len() < chars {
+            let n = self.next();
+            out.push_str(Self::VOCABULARY[(n % 32) as usize]);
+            out.push(' ');
+            out.push_str(&(n >> 40).to_string());
+            out.push(' ');
+        }
+        out
     }
 }
 
