@@ -273,7 +273,15 @@ impl Session {
     fn start_loop(&self) {
         if !self.core.running.get() {
             let core = self.core.clone();
-            self.state.wait_until(async move { run_loop(core).await });
+            // After a zero timer, so the request that started the loop has
+            // answered first: started at once, the loop's first writes and
+            // workspace reads ran ahead of the answer, which (chat.send's
+            // "started") reached the Gateway only once the prompt was loaded,
+            // ~16 ms locally instead of ~2 ms.
+            self.state.wait_until(async move {
+                Delay::from(std::time::Duration::from_millis(0)).await;
+                run_loop(core).await
+            });
         }
     }
 

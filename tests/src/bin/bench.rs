@@ -107,7 +107,8 @@ async fn main() {
     let mut turn_p50 = None;
     if wants("turns") && turns > 0 {
         eprintln!("[bench] sequential turns: {turns}");
-        let turn = sequential_turns(&gw.url(), turns, 20).await;
+        let (turn, acks) = sequential_turns(&gw.url(), turns, 20).await;
+        report["chatSendAnswer"] = stats(&acks);
         let p50 = percentile(&turn, 50.0);
         turn_p50 = Some(p50);
         report["turnP50OverFetchHopP50"] = json!(round2(p50 / percentile(&hop, 50.0)));
@@ -633,21 +634,31 @@ async fn echo_floor(url: &str, prefix: &str, n: usize) -> Vec<f64> {
     samples
 }
 
-async fn sequential_turns(url: &str, n: usize, sessions: usize) -> Vec<f64> {
+/// Sequential turns: `(chat.send → final, chat.send → its "started" answer)`
+/// in milliseconds.
+async fn sequential_turns(url: &str, n: usize, sessions: usize) -> (Vec<f64>, Vec<f64>) {
     let mut c = Client::connect(url, Some(TOKEN)).await;
     // Warm-up: wake every session object once.
     for s in 0..sessions {
         one_turn(&mut c, &format!("agent:main:bench:seq:{s}"), 0).await;
     }
-    let mut samples = Vec::with_capacity(n);
+    let (mut samples, mut acks) = (Vec::with_capacity(n), Vec::with_capacity(n));
     for i in 0..n {
-        samples.push(one_turn(&mut c, &format!("agent:main:bench:seq:{}", i % sessions), i).await);
+        let key = format!("agent:main:bench:seq:{}", i % sessions);
+        let (total, ack) = turn_and_ack(&mut c, &key, i).await;
+        samples.push(total);
+        acks.push(ack);
     }
-    samples
+    (samples, acks)
 }
 
 /// One `chat.send` → `final`, in milliseconds.
 async fn one_turn(c: &mut Client, key: &str, i: usize) -> f64 {
+    turn_and_ack(c, key, i).await.0
+}
+
+/// One `chat.send` → `final`, and `chat.send` → its answer, in milliseconds.
+async fn turn_and_ack(c: &mut Client, key: &str, i: usize) -> (f64, f64) {
     let t = Instant::now();
     let run_id = c.chat_send(key, &format!("turn {i}")).await;
     let sent = ms(t.elapsed());
@@ -666,7 +677,7 @@ async fn one_turn(c: &mut Client, key: &str, i: usize) -> f64 {
     if std::env::var("BENCH_TRACE").is_ok() {
         eprintln!("sent {sent:.1} {phases:?}");
     }
-    ms(t.elapsed())
+    (ms(t.elapsed()), sent)
 }
 
 /// A workspace file past the default per-file cap (14 400 characters, cut
