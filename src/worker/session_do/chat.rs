@@ -10,6 +10,7 @@ use crate::commands::{
 };
 use crate::session::internal::{SessionChatSend, SessionChatSendReply, SessionQuery};
 use crate::session::reset::{reset_due, ResetPolicy};
+use crate::session::run_config::RunConfig;
 use crate::worker::rpc::now_ms;
 use crate::worker::{archives, reset};
 use gsv_protocol::*;
@@ -117,8 +118,8 @@ impl Session {
             }
             Command::Status => {
                 let meta = core.meta("")?;
-                let rc = core.run_config()?;
                 let config = core.config()?;
+                let rc = RunConfig::resolve(&config, &meta.settings);
                 let model = rc.model_selection();
                 CommandReply::text(status_text(&StatusInfo {
                     session_key: &meta.session_key,
