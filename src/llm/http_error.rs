@@ -149,10 +149,66 @@ fn provider_message(body: &str) -> Option<String> {
     })
 }
 
+/// A request to `provider` at `url` that failed in the network: before any
+/// answer came (`answered` false: refused, unresolvable, reset) or while
+/// the answer streamed. `detail` is the runtime's own text.
+pub fn network_error(provider: &str, url: &str, answered: bool, detail: &str) -> LlmError {
+    let origin = url_origin(url);
+    let message = if answered {
+        format!("the connection to {provider} at {origin} broke off during the answer: {detail}")
+    } else {
+        format!(
+            "could not reach {provider} at {origin}: {detail}. Check the network, or \
+             `providers.{provider}.baseUrl` if it should point elsewhere."
+        )
+    };
+    LlmError::new(LlmErrorKind::Network, message)
+}
+
+/// `scheme://host[:port]` of a URL (the whole text if it has no scheme):
+/// enough to say where a request went without repeating its path.
+fn url_origin(url: &str) -> &str {
+    let Some(scheme_end) = url.find("://") else {
+        return url;
+    };
+    let rest = &url[scheme_end + 3..];
+    let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    &url[..scheme_end + 3 + end]
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn network_errors_say_where_the_request_went() {
+        assert_eq!(
+            network_error(
+                "anthropic",
+                "https://api.anthropic.com/v1/messages",
+                false,
+                "Error: internal error; reference = abc"
+            ),
+            err(
+                LlmErrorKind::Network,
+                "could not reach anthropic at https://api.anthropic.com: Error: internal error; \
+                 reference = abc. Check the network, or `providers.anthropic.baseUrl` if it \
+                 should point elsewhere.",
+                None
+            )
+        );
+        assert_eq!(
+            network_error("ollama", "http://127.0.0.1:11434/v1/chat/completions", true, "reset"),
+            err(
+                LlmErrorKind::Network,
+                "the connection to ollama at http://127.0.0.1:11434 broke off during the answer: reset",
+                None
+            )
+        );
+        assert_eq!(url_origin("http://h:1?x=1"), "http://h:1");
+        assert_eq!(url_origin("not a url"), "not a url");
+    }
 
     fn err(kind: LlmErrorKind, message: &str, retry_after_ms: Option<u64>) -> LlmError {
         LlmError {

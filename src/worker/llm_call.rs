@@ -5,8 +5,8 @@
 
 use super::rpc::now_ms;
 use crate::llm::{
-    provider_for, HttpRequest, LlmError, LlmErrorKind, LlmRequest, Provider, RetryPolicy,
-    StreamReader,
+    network_error, provider_for, HttpRequest, LlmError, LlmErrorKind, LlmRequest, Provider,
+    RetryPolicy, StreamReader,
 };
 use crate::session::run_config::RunConfig;
 use futures::future::{select, Either};
@@ -85,13 +85,6 @@ where
     }
 }
 
-fn network(e: impl std::fmt::Display) -> LlmError {
-    LlmError::new(
-        LlmErrorKind::Network,
-        format!("network error talking to the model: {e}"),
-    )
-}
-
 async fn attempt_once<F, Fut>(
     provider: &dyn Provider,
     rc: &RunConfig,
@@ -104,19 +97,22 @@ where
     F: FnMut(String) -> Fut,
     Fut: Future<Output = ()>,
 {
+    let unreached =
+        |e: worker::Error| network_error(&rc.provider, &http.url, false, &e.to_string());
+    let broke_off = |e: worker::Error| network_error(&rc.provider, &http.url, true, &e.to_string());
     let headers = Headers::new();
     for (name, value) in &http.headers {
-        headers.set(name, value).map_err(network)?;
+        headers.set(name, value).map_err(unreached)?;
     }
     let mut init = RequestInit::new();
     init.with_method(Method::Post)
         .with_headers(headers)
         .with_body(Some(http.body.clone().into()));
-    let req = Request::new_with_init(&http.url, &init).map_err(network)?;
+    let req = Request::new_with_init(&http.url, &init).map_err(unreached)?;
     let mut resp = Fetch::Request(req)
         .send_with_signal(signal)
         .await
-        .map_err(network)?;
+        .map_err(unreached)?;
     let status = resp.status_code();
     if !(200..300).contains(&status) {
         let headers = resp.headers();
@@ -128,10 +124,10 @@ where
         let body = resp.text().await.unwrap_or_default();
         return Err(provider.classify_error(status, retry_after.as_deref(), &body));
     }
-    let mut body = resp.stream().map_err(network)?;
+    let mut body = resp.stream().map_err(broke_off)?;
     let mut reader = StreamReader::new(provider.decoder(&rc.provider, &rc.model));
     while let Some(chunk) = body.next().await {
-        let visible = reader.push(&chunk.map_err(network)?)?;
+        let visible = reader.push(&chunk.map_err(broke_off)?)?;
         if !visible.is_empty() {
             *shown = true;
             on_text(visible).await;

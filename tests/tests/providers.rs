@@ -77,6 +77,20 @@ async fn providers_through_the_gateway() {
     let events = c.run_events(&run).await;
     assert_eq!(events.last().unwrap().state, ChatState::Error, "{events:?}");
     assert!(started.elapsed() < Duration::from_secs(20));
+    // It says where the request went and what to check; the middle is
+    // the runtime's own words.
+    let err = events.last().unwrap().error.clone().unwrap();
+    let reached_for = format!(
+        "Model call failed: could not reach anthropic at {}: ",
+        llm.base_url_anthropic()
+    );
+    assert!(
+        err.starts_with(&reached_for)
+            && err.ends_with(
+                ". Check the network, or `providers.anthropic.baseUrl` if it should point elsewhere."
+            ),
+        "{err}"
+    );
     // … and the session works again once it is back.
     llm.restart().unwrap();
     let run = c.chat_send("agent:main:p:down", "back now?").await;
