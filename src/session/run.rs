@@ -49,7 +49,7 @@ mod tests {
             content: UserContent::Text("hi".into()),
             timestamp: 1,
         });
-        assert_eq!(next_step(&[user.clone()]), NextStep::CallModel);
+        assert_eq!(next_step(std::slice::from_ref(&user)), NextStep::CallModel);
         let done = assistant(vec![AssistantBlock::Text {
             text: "hello".into(),
         }]);

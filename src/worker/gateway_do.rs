@@ -660,7 +660,7 @@ impl Gateway {
         let mut delivered = 0;
         for (ws, att) in self.sockets() {
             if att.peer.is_some()
-                && att.watch.iter().any(|k| *k == evt.session_key)
+                && att.watch.contains(&evt.session_key)
                 && ws.send_with_str(&text).is_ok()
             {
                 delivered += 1;

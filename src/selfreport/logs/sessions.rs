@@ -133,9 +133,10 @@ impl SessionSources {
 /// `live` make up, newest first (by last activity or archive time; ties
 /// by id). Objects that are not session archives are ignored.
 pub fn group_sessions(objects: &[ArchiveObject], live: Vec<LiveSession>) -> Vec<SessionSources> {
-    // Per session id: parts by time, and the reset archive.
-    let mut groups: BTreeMap<&str, (Vec<(u64, ArchiveRef)>, Option<ArchiveRef>, Option<String>)> =
-        BTreeMap::new();
+    // Per session id: parts by time, the reset archive, and the session
+    // key its metadata names.
+    type Sources = (Vec<(u64, ArchiveRef)>, Option<ArchiveRef>, Option<String>);
+    let mut groups: BTreeMap<&str, Sources> = BTreeMap::new();
     for o in objects {
         let Some((id, part)) = archive_name(&o.key) else {
             continue;
