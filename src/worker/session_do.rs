@@ -288,6 +288,17 @@ impl Session {
         }
     }
 
+    /// A message was queued: the watchdog is armed before the request
+    /// answers (should this object die before its loop starts, the alarm
+    /// runs the queue), then the loop starts.
+    async fn start_queued(&self) -> Res<()> {
+        if self.core.ensure_tick()? {
+            self.core.schedule().await;
+        }
+        self.start_loop();
+        Ok(())
+    }
+
     fn tool_result(&self, p: ToolResultParams) -> std::result::Result<AckResult, ErrorShape> {
         let (ack, complete) = self.core.take_tool_result(p)?;
         if complete {

@@ -40,7 +40,7 @@ impl Session {
         let overrides = (!is_empty(&applied)).then_some(applied);
         let reset_first = self.reset_is_due()?;
         let reply = core.enqueue(&send.run_id, &text, overrides.as_ref(), reset_first)?;
-        self.start_loop();
+        self.start_queued().await?;
         Ok(reply)
     }
 
@@ -91,7 +91,7 @@ impl Session {
                     .await?;
                 if let Some(text) = message {
                     core.enqueue(&send.run_id, &text, None, false)?;
-                    self.start_loop();
+                    self.start_queued().await?;
                     run_id = Some(send.run_id.clone());
                 }
                 CommandReply::text(format!(
