@@ -25,19 +25,14 @@ pub struct Entry {
     pub preview: String,
 }
 
-/// A search match: the entry, with its preview centered on the match.
+/// A search match: the session and the entry, its preview centered on the
+/// match.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Hit {
     pub session_id: String,
-    pub index: usize,
-    pub role: &'static str,
-    pub timestamp: i64,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub tool_name: Option<String>,
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
-    pub is_error: bool,
-    pub preview: String,
+    #[serde(flatten)]
+    pub entry: Entry,
 }
 
 /// What a message says, on one line (whitespace runs become one space):
@@ -97,6 +92,10 @@ fn one_line(text: &str) -> String {
 
 /// Entry `index` of a session: `message` with its text cut to `max_chars`.
 pub fn entry(index: usize, message: &Message, max_chars: usize) -> Entry {
+    entry_with(index, message, preview(&entry_text(message), max_chars))
+}
+
+fn entry_with(index: usize, message: &Message, preview: String) -> Entry {
     let (tool_name, is_error) = tool_of(message);
     Entry {
         index,
@@ -104,7 +103,7 @@ pub fn entry(index: usize, message: &Message, max_chars: usize) -> Entry {
         timestamp: message.timestamp(),
         tool_name,
         is_error,
-        preview: preview(&entry_text(message), max_chars),
+        preview,
     }
 }
 
@@ -197,15 +196,13 @@ pub fn search(
         let Some((start, len)) = find_match(&text, query) else {
             continue;
         };
-        let (tool_name, is_error) = tool_of(message);
         hits.push(Hit {
             session_id: session_id.to_string(),
-            index,
-            role: message.role(),
-            timestamp: message.timestamp(),
-            tool_name,
-            is_error,
-            preview: preview_around(&text, start, len, preview_chars),
+            entry: entry_with(
+                index,
+                message,
+                preview_around(&text, start, len, preview_chars),
+            ),
         });
     }
     hits

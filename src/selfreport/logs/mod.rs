@@ -218,14 +218,8 @@ pub fn read_result(
     let mut entries = entries_from(offset, messages, preview_chars);
     entries.truncate(fitting(entries.iter(), budget));
     let end = offset + entries.len();
-    let total = session.total();
-    SessionEntries {
-        ok: true,
-        session_id: session.session_id.clone(),
-        total,
-        next_offset: ((end as u64) < total).then_some(end),
-        entries,
-    }
+    let next_offset = ((end as u64) < session.total()).then_some(end);
+    session_entries(session, entries, next_offset)
 }
 
 /// The `recent` result: `messages` are the session's last ones, from
@@ -241,12 +235,20 @@ pub fn recent_result(
     let mut entries = entries_from(offset, messages, preview_chars);
     let keep = fitting(entries.iter().rev(), budget);
     entries.drain(..entries.len() - keep);
+    session_entries(session, entries, None)
+}
+
+fn session_entries(
+    session: &SessionSources,
+    entries: Vec<Entry>,
+    next_offset: Option<usize>,
+) -> SessionEntries {
     SessionEntries {
         ok: true,
         session_id: session.session_id.clone(),
         total: session.total(),
+        next_offset,
         entries,
-        next_offset: None,
     }
 }
 
