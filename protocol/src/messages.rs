@@ -103,6 +103,21 @@ pub struct AssistantMessage {
 }
 
 impl AssistantMessage {
+    /// A message of `content` alone: no provider details, usage or stop
+    /// reason (those are set with struct update syntax where known).
+    pub fn new(content: Vec<AssistantBlock>, timestamp: i64) -> Self {
+        Self {
+            content,
+            api: None,
+            provider: None,
+            model: None,
+            usage: None,
+            stop_reason: None,
+            error_message: None,
+            timestamp,
+        }
+    }
+
     /// All text blocks concatenated (what a chat client shows).
     pub fn text(&self) -> String {
         self.content

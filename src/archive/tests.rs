@@ -11,8 +11,8 @@ fn message(i: usize) -> Message {
             content: UserContent::Text(format!("question {i} — ünïcödé ✓")),
             timestamp: t,
         }),
-        1 => Message::Assistant(AssistantMessage {
-            content: vec![
+        1 => Message::Assistant(AssistantMessage::new(
+            vec![
                 AssistantBlock::Text {
                     text: format!("answer {i}\nwith a newline"),
                 },
@@ -22,14 +22,8 @@ fn message(i: usize) -> Message {
                     arguments: json!({"command": "ls"}),
                 },
             ],
-            api: None,
-            provider: None,
-            model: None,
-            usage: None,
-            stop_reason: None,
-            error_message: None,
-            timestamp: t,
-        }),
+            t,
+        )),
         _ => Message::ToolResult(ToolResultMessage {
             tool_call_id: format!("c{}", i - 1),
             tool_name: "Bash".into(),

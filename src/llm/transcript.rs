@@ -118,14 +118,8 @@ mod tests {
     }
     fn assistant(blocks: Vec<AssistantBlock>, stop: StopReason) -> Message {
         Message::Assistant(AssistantMessage {
-            content: blocks,
-            api: None,
-            provider: None,
-            model: None,
-            usage: None,
             stop_reason: Some(stop),
-            error_message: None,
-            timestamp: 0,
+            ..AssistantMessage::new(blocks, 0)
         })
     }
     fn call(id: &str) -> AssistantBlock {

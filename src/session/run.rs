@@ -31,16 +31,7 @@ mod tests {
     use serde_json::json;
 
     fn assistant(blocks: Vec<AssistantBlock>) -> AssistantMessage {
-        AssistantMessage {
-            content: blocks,
-            api: None,
-            provider: None,
-            model: None,
-            usage: None,
-            stop_reason: None,
-            error_message: None,
-            timestamp: 2,
-        }
+        AssistantMessage::new(blocks, 2)
     }
 
     #[test]

@@ -196,16 +196,7 @@ mod tests {
                 arguments: json!({"command": "ls"}),
             });
         }
-        AssistantMessage {
-            content,
-            api: None,
-            provider: None,
-            model: None,
-            usage: None,
-            stop_reason: None,
-            error_message: None,
-            timestamp: 0,
-        }
+        AssistantMessage::new(content, 0)
     }
 
     /// Feeds events like the chat loop does: (stdout, stderr, exit code once ended).

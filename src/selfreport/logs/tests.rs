@@ -13,16 +13,7 @@ fn user(text: &str, ts: i64) -> Message {
 }
 
 fn assistant(blocks: Vec<AssistantBlock>, ts: i64) -> Message {
-    Message::Assistant(AssistantMessage {
-        content: blocks,
-        api: None,
-        provider: None,
-        model: None,
-        usage: None,
-        stop_reason: None,
-        error_message: None,
-        timestamp: ts,
-    })
+    Message::Assistant(AssistantMessage::new(blocks, ts))
 }
 
 fn said(text: &str, ts: i64) -> Message {

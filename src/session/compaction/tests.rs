@@ -23,16 +23,7 @@ pub(super) fn assistant(text: &str, calls: &[(&str, &str)]) -> Message {
             arguments: json!({}),
         });
     }
-    Message::Assistant(AssistantMessage {
-        content,
-        api: None,
-        provider: None,
-        model: None,
-        usage: None,
-        stop_reason: None,
-        error_message: None,
-        timestamp: 2,
-    })
+    Message::Assistant(AssistantMessage::new(content, 2))
 }
 
 pub(super) fn result(id: &str, name: &str, text: &str) -> Message {

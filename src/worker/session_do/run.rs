@@ -302,14 +302,8 @@ impl Core {
              (the limit is tools.maxIterations = {max}). Tell me to continue if you want me to keep going."
         );
         let message = AssistantMessage {
-            content: vec![AssistantBlock::Text { text }],
-            api: None,
-            provider: None,
-            model: None,
-            usage: None,
             stop_reason: Some(StopReason::Stop),
-            error_message: None,
-            timestamp: now_ms(),
+            ..AssistantMessage::new(vec![AssistantBlock::Text { text }], now_ms())
         };
         if let Err(e) = self.append(&Message::Assistant(message.clone())) {
             return self.fail_run(run, &e.message).await;
