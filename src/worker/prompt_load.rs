@@ -91,14 +91,24 @@ pub async fn assemble(
         .map(|(n, _)| *n)
         .collect();
     let templates = first_start_templates(&existing);
-    if !templates.is_empty() {
-        write_templates(&bucket, &agent, &templates).await?;
-        load.r2_puts = templates.len() as u32;
+    // The second batch, when there is one: the template writes of a first
+    // start and the SKILL.md bodies the cache lacks go out together.
+    let (written, bodies) = futures::join!(
+        write_templates(&bucket, &agent, &templates),
+        skill_bodies(&bucket, listing.found)
+    );
+    written?;
+    let (skill_bodies, counts) = bodies?;
+    load.r2_puts = templates.len() as u32;
+    load.r2_gets += counts.read;
+    load.skills_read = counts.read;
+    load.skills_cached = counts.cached;
+    if !templates.is_empty() || counts.read > 0 {
         load.batches += 1;
-        for (name, content) in templates {
-            if let Some(i) = WORKSPACE_FILES.iter().position(|f| *f == name) {
-                texts[i] = Some(content.to_string());
-            }
+    }
+    for (name, content) in templates {
+        if let Some(i) = WORKSPACE_FILES.iter().position(|f| *f == name) {
+            texts[i] = Some(content.to_string());
         }
     }
     let text = |name: &str| {
@@ -108,13 +118,6 @@ pub async fn assemble(
             .and_then(|i| texts[i].clone())
     };
 
-    let (skill_bodies, counts) = skill_bodies(&bucket, listing.found).await?;
-    load.r2_gets += counts.read;
-    load.skills_read = counts.read;
-    load.skills_cached = counts.cached;
-    if counts.read > 0 {
-        load.batches += 1;
-    }
     let skill_files = skill_files(skill_bodies);
     let status = skills_status(&agent, &skill_files, &nodes.hosts, config, now_ms() as u64);
 
