@@ -2,7 +2,7 @@
 //! listings with a delimiter, deletes.
 
 use crate::selfreport::content_type_of;
-use worker::{Bucket, HttpMetadata, Result};
+use worker::{Bucket, HttpMetadata, ListOptionsBuilder, Objects, Result};
 
 /// A text object as read.
 pub struct TextObject {
@@ -51,6 +51,32 @@ pub async fn delete(bucket: &Bucket, key: &str) -> Result<bool> {
     Ok(true)
 }
 
+/// Every page of a listing of `prefix` (the request shaped by `options`),
+/// each handed to `each`; the number of pages (each one a dependent
+/// request).
+async fn pages<'b>(
+    bucket: &'b Bucket,
+    prefix: &str,
+    options: impl Fn(ListOptionsBuilder<'b>) -> ListOptionsBuilder<'b>,
+    mut each: impl FnMut(&Objects),
+) -> Result<u32> {
+    let mut cursor: Option<String> = None;
+    let mut count = 0;
+    loop {
+        let mut req = options(bucket.list().prefix(prefix));
+        if let Some(c) = cursor.take() {
+            req = req.cursor(c);
+        }
+        let page = req.execute().await?;
+        count += 1;
+        each(&page);
+        match (page.truncated(), page.cursor()) {
+            (true, Some(c)) => cursor = Some(c),
+            _ => return Ok(count),
+        }
+    }
+}
+
 /// Every key and delimited prefix under `prefix`, across pages.
 pub async fn list(
     bucket: &Bucket,
@@ -58,44 +84,32 @@ pub async fn list(
     delimiter: Option<&str>,
 ) -> Result<(Vec<String>, Vec<String>)> {
     let (mut keys, mut prefixes) = (Vec::new(), Vec::new());
-    let mut cursor: Option<String> = None;
-    loop {
-        let mut req = bucket.list().prefix(prefix);
-        if let Some(d) = delimiter {
-            req = req.delimiter(d);
-        }
-        if let Some(c) = cursor.take() {
-            req = req.cursor(c);
-        }
-        let page = req.execute().await?;
+    let options = |req| match delimiter {
+        Some(d) => ListOptionsBuilder::delimiter(req, d),
+        None => req,
+    };
+    pages(bucket, prefix, options, |page| {
         keys.extend(page.objects().iter().map(|o| o.key()));
         prefixes.extend(page.delimited_prefixes());
-        match (page.truncated(), page.cursor()) {
-            (true, Some(c)) => cursor = Some(c),
-            _ => return Ok((keys, prefixes)),
-        }
-    }
+    })
+    .await?;
+    Ok((keys, prefixes))
 }
 
 /// Every object under `prefix` as `(key, etag)`, across pages, and the
-/// number of pages (each one a dependent request).
+/// number of pages.
 pub async fn list_objects(bucket: &Bucket, prefix: &str) -> Result<(Vec<(String, String)>, u32)> {
     let mut out = Vec::new();
-    let mut cursor: Option<String> = None;
-    let mut pages = 0;
-    loop {
-        let mut req = bucket.list().prefix(prefix);
-        if let Some(c) = cursor.take() {
-            req = req.cursor(c);
-        }
-        let page = req.execute().await?;
-        pages += 1;
-        out.extend(page.objects().iter().map(|o| (o.key(), o.etag())));
-        match (page.truncated(), page.cursor()) {
-            (true, Some(c)) => cursor = Some(c),
-            _ => return Ok((out, pages)),
-        }
-    }
+    let count = pages(
+        bucket,
+        prefix,
+        |req| req,
+        |page| {
+            out.extend(page.objects().iter().map(|o| (o.key(), o.etag())));
+        },
+    )
+    .await?;
+    Ok((out, count))
 }
 
 /// Every key under `prefix` with its custom metadata, across pages: one
@@ -105,22 +119,12 @@ pub async fn list_with_metadata(
     prefix: &str,
 ) -> Result<Vec<(String, std::collections::HashMap<String, String>)>> {
     let mut out = Vec::new();
-    let mut cursor: Option<String> = None;
-    loop {
-        let mut req = bucket
-            .list()
-            .prefix(prefix)
-            .include(vec![worker::Include::CustomMetadata]);
-        if let Some(c) = cursor.take() {
-            req = req.cursor(c);
-        }
-        let page = req.execute().await?;
+    let options = |req| ListOptionsBuilder::include(req, vec![worker::Include::CustomMetadata]);
+    pages(bucket, prefix, options, |page| {
         for o in page.objects() {
             out.push((o.key(), o.custom_metadata().unwrap_or_default()));
         }
-        match (page.truncated(), page.cursor()) {
-            (true, Some(c)) => cursor = Some(c),
-            _ => return Ok(out),
-        }
-    }
+    })
+    .await?;
+    Ok(out)
 }
