@@ -11,6 +11,11 @@ pub struct IntlTimeZone {
 }
 
 /// The zone named `name`; UTC when the runtime does not know it.
+/// The configured `userTimezone` (UTC when unset or unknown).
+pub fn user_time_zone(config: &crate::config::Config) -> Box<dyn TimeZone> {
+    time_zone(config.str_at("userTimezone").unwrap_or("UTC"))
+}
+
 pub fn time_zone(name: &str) -> Box<dyn TimeZone> {
     match IntlTimeZone::new(name) {
         Some(tz) => Box::new(tz),

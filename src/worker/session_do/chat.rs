@@ -8,10 +8,12 @@ use crate::commands::{
     applied_directives, directive_ack, is_empty, model_command, parse_command, parse_directives,
     status_text, think_command, Command, CommandReply, SettingChange, StatusInfo, HELP_TEXT,
 };
+use crate::config::Config;
 use crate::session::internal::{SessionChatSend, SessionChatSendReply, SessionQuery};
 use crate::session::reset::{reset_due, ResetPolicy};
 use crate::session::run_config::RunConfig;
 use crate::worker::rpc::now_ms;
+use crate::worker::tz::user_time_zone;
 use crate::worker::{archives, reset};
 use gsv_protocol::*;
 
@@ -26,8 +28,9 @@ impl Session {
         if let Some(command) = parse_command(&send.message) {
             return self.command(command, &send).await;
         }
-        let rc = core.run_config()?;
-        let current = rc.model_selection();
+        // The config that just came is the one stored: parsed once here.
+        let config = Config::from_overrides(send.config.clone());
+        let current = RunConfig::resolve(&config, &meta.settings).model_selection();
         let d = parse_directives(&send.message);
         let applied = applied_directives(&d, &current);
         if d.is_directive_only() {
@@ -38,7 +41,7 @@ impl Session {
         }
         let text = if d.has_any() { d.text } else { send.message };
         let overrides = (!is_empty(&applied)).then_some(applied);
-        let reset_first = self.reset_is_due()?;
+        let reset_first = self.reset_is_due(&config)?;
         let reply = core.enqueue(&send.run_id, &text, overrides.as_ref(), reset_first)?;
         self.start_queued().await?;
         Ok(reply)
@@ -47,7 +50,7 @@ impl Session {
     /// Whether the session's reset policy ended the conversation before
     /// this message: never while a run or a queued message is pending (the
     /// conversation is plainly going on) nor for an empty session.
-    fn reset_is_due(&self) -> Res<bool> {
+    fn reset_is_due(&self, config: &Config) -> Res<bool> {
         let core = &self.core;
         let meta = core.meta("")?;
         if core.message_count()? == 0
@@ -56,13 +59,12 @@ impl Session {
         {
             return Ok(false);
         }
-        let config = core.config()?;
-        let policy = ResetPolicy::effective(meta.reset_policy.as_ref(), &config);
+        let policy = ResetPolicy::effective(meta.reset_policy.as_ref(), config);
         Ok(reset_due(
             &policy,
             meta.updated_at,
             now_ms(),
-            &*core.time_zone(),
+            &*user_time_zone(config),
         ))
     }
 
@@ -228,10 +230,6 @@ impl Core {
 
     /// The user's time zone (`userTimezone`, UTC when unset or unknown).
     pub(crate) fn time_zone(&self) -> Box<dyn crate::time::TimeZone> {
-        let name = self
-            .config()
-            .ok()
-            .and_then(|c| c.str_at("userTimezone").map(String::from));
-        crate::worker::tz::time_zone(name.as_deref().unwrap_or("UTC"))
+        user_time_zone(&self.config().unwrap_or_default())
     }
 }
