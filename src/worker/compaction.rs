@@ -9,7 +9,9 @@ use super::archives::{bucket, verified, write_archive};
 use super::rpc::{internal_error, now_ms};
 use super::session_do::{Core, CurrentRun, Res};
 use super::summarizer;
+use super::tz::user_time_zone;
 use crate::archive::{part_archive_key, part_archive_metadata, ArchiveInfo};
+use crate::config::Config;
 use crate::routing::agent_id_of;
 use crate::session::compaction::{
     estimate_text_tokens, plan_compaction, should_compact, summary_message, CompactionSettings,
@@ -27,12 +29,12 @@ use worker::{console_error, console_log};
 pub async fn maybe_compact(
     core: &Core,
     run: &CurrentRun,
+    config: &Config,
     rc: &RunConfig,
     history: &[Message],
     overflow: bool,
 ) -> Res<bool> {
-    let config = core.config()?;
-    let settings = CompactionSettings::from_config(&config, &rc.provider, &rc.model);
+    let settings = CompactionSettings::from_config(config, &rc.provider, &rc.model);
     let meta = core.meta("")?;
     let trigger = match overflow {
         true if settings.enabled => Some(CompactionTrigger::Overflow),
@@ -59,7 +61,7 @@ pub async fn maybe_compact(
     let agent = agent_id_of(&meta.session_key);
     let bucket = bucket(core)?;
     let part_ms = now_ms();
-    let target = MemoryTarget::at(&agent, &*core.time_zone(), part_ms);
+    let target = MemoryTarget::at(&agent, &*user_time_zone(config), part_ms);
     let existing = summarizer::existing_memories(&bucket, &target.key).await;
     let mut summarization = Summarization::new(
         old,

@@ -182,7 +182,8 @@ impl Core {
             // At most one compaction per model call: a context that stays
             // too big after it goes to the model, which may refuse it.
             if !compacted {
-                match compaction::maybe_compact(self, run, &rc, &history, overflowed).await {
+                match compaction::maybe_compact(self, run, &config, &rc, &history, overflowed).await
+                {
                     Ok(true) => {
                         compacted = true;
                         continue;
