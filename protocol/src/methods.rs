@@ -374,7 +374,8 @@ pub struct SessionStatsResult {
 pub struct WorkspaceLoadStats {
     /// Object reads (workspace files, daily memory, SKILL.md bodies).
     pub r2_gets: u32,
-    /// Listing pages (the agent's and the global skills).
+    /// Listing pages (the workspace's top level, the daily memory window,
+    /// the agent's and the global skills).
     pub r2_lists: u32,
     /// Template writes (an agent's first start only).
     pub r2_puts: u32,
@@ -385,6 +386,10 @@ pub struct WorkspaceLoadStats {
     pub skills_cached: u32,
     /// SKILL.md bodies read because the cache had not seen them.
     pub skills_read: u32,
+    /// Workspace and daily memory files known without reading them: held
+    /// at the listed etag, or listed as absent.
+    #[serde(default)]
+    pub files_cached: u32,
 }
 
 /// `session.history` (params: `SessionGetParams`).

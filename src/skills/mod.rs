@@ -3,7 +3,6 @@
 //! eligibility against the connected nodes (reference §4.3).
 
 mod eligibility;
-pub mod file_cache;
 mod frontmatter;
 mod host;
 pub mod probe;

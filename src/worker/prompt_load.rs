@@ -1,12 +1,15 @@
-//! The system prompt of a run, assembled once when the run starts: the
-//! agent's workspace files, daily memory and skill listings are requested
-//! from R2 in one parallel batch; SKILL.md bodies come from a cache keyed
-//! by the listed etags, so only a skill added or edited since this isolate
-//! last read it costs a second, dependent batch. An agent with no workspace
-//! yet gets the templates, and `prompt::build_system_prompt` does the rest.
+//! The system prompt of a run, assembled once when the run starts. The
+//! workspace is validated, not re-read: one parallel batch lists the
+//! agent's top level, its daily memory window and both skills prefixes,
+//! each listing carrying etags, and every body comes from the isolate's
+//! text cache when it is held at the listed etag (`r2::cached_text`). A
+//! file this isolate never saw is read in that same batch; only a file
+//! edited since it was last read here (or a first start's template writes)
+//! costs a second, dependent batch. `prompt::build_system_prompt` does the
+//! rest.
 
 use super::native_tools;
-use super::r2::{self, TextObject};
+use super::r2;
 use super::rpc::now_ms;
 use super::tz::time_zone;
 use crate::config::Config;
@@ -14,14 +17,13 @@ use crate::prompt::{build_system_prompt, DailyMemory, PromptContext, PromptLimit
 use crate::routing::{agent_id_of, is_main_session_key, RoutingConfig};
 use crate::session::internal::NodeSnapshot;
 use crate::session::run_config::RunConfig;
-use crate::skills::file_cache::{SkillFileCache, DEFAULT_CAPACITY};
 use crate::skills::{skills_status, SkillFile, SkillSource};
 use crate::time::today_and_yesterday;
 use crate::workspace::paths::*;
 use crate::workspace::templates::first_start_templates;
 use futures::future::join_all;
 use gsv_protocol::{ToolDefinition, WorkspaceLoadStats};
-use std::cell::RefCell;
+use std::collections::HashMap;
 use worker::{Bucket, Env};
 
 /// What a run needs from its agent's workspace, loaded once (and kept in
@@ -38,12 +40,6 @@ pub struct RunPrompt {
     pub load: WorkspaceLoadStats,
 }
 
-thread_local! {
-    /// Shared by every object of this isolate: the listing's etags say
-    /// which bodies are still current.
-    static SKILL_FILES: RefCell<SkillFileCache> = RefCell::new(SkillFileCache::new(DEFAULT_CAPACITY));
-}
-
 pub async fn assemble(
     env: &Env,
     config: &Config,
@@ -58,64 +54,58 @@ pub async fn assemble(
     let timezone = config.str_at("userTimezone").unwrap_or("UTC");
     let (today, yesterday) = today_and_yesterday(&*time_zone(timezone), now_ms());
 
-    // One batch: every workspace file, both daily files, both skill listings.
-    let file_reads = join_all(
-        WORKSPACE_FILES
-            .iter()
-            .map(|f| r2::read_text(&bucket, file_key(&agent, f))),
-    );
-    let daily_reads =
-        join_all([&today, &yesterday].map(|d| r2::read_text(&bucket, daily_memory_key(&agent, d))));
+    // The first batch: the listings, and the files never seen here.
+    let files = FileSet::new(&agent, &today, &yesterday);
     let skill_prefixes = skill_prefixes(&agent);
-    let (files, daily, listing) = futures::join!(
-        file_reads,
-        daily_reads,
+    let (found, listing) = futures::join!(
+        files.list_and_read_unknown(&bucket),
         list_skills(&bucket, &skill_prefixes)
     );
-    let listing = listing?;
+    let (found, listing) = (found?, listing?);
     let mut load = WorkspaceLoadStats {
-        r2_gets: (files.len() + daily.len()) as u32,
-        r2_lists: listing.pages,
-        batches: listing.depth,
+        r2_gets: found.gets,
+        r2_lists: found.pages + listing.pages,
+        batches: found.depth.max(listing.depth),
+        files_cached: found.cached,
         ..Default::default()
     };
-
-    let mut texts: Vec<Option<String>> = Vec::new();
-    for f in files {
-        texts.push(f?.map(|o: TextObject| o.content));
-    }
     let existing: Vec<&str> = WORKSPACE_FILES
         .iter()
-        .zip(&texts)
-        .filter(|(_, t)| t.is_some())
+        .zip(&found.texts)
+        .filter(|(_, t)| !matches!(t, Some(None)))
         .map(|(n, _)| *n)
         .collect();
     let templates = first_start_templates(&existing);
     // The second batch, when there is one: the template writes of a first
-    // start and the SKILL.md bodies the cache lacks go out together.
-    let (written, bodies) = futures::join!(
+    // start, the files edited since this isolate read them, and the
+    // SKILL.md bodies it lacks go out together.
+    let (written, texts, bodies) = futures::join!(
         write_templates(&bucket, &agent, &templates),
+        files.read_stale(&bucket, found.texts),
         skill_bodies(&bucket, listing.found)
     );
     written?;
+    let mut texts = texts?;
     let (skill_bodies, counts) = bodies?;
+    let stale_reads = texts.iter().filter(|t| t.read).count() as u32;
     load.r2_puts = templates.len() as u32;
-    load.r2_gets += counts.read;
+    load.r2_gets += counts.read + stale_reads;
     load.skills_read = counts.read;
     load.skills_cached = counts.cached;
-    if !templates.is_empty() || counts.read > 0 {
+    if !templates.is_empty() || counts.read > 0 || stale_reads > 0 {
         load.batches += 1;
     }
     for (name, content) in templates {
         if let Some(i) = WORKSPACE_FILES.iter().position(|f| *f == name) {
-            texts[i] = Some(content.to_string());
+            texts[i].content = Some(content.to_string());
         }
     }
+    let daily = texts.split_off(WORKSPACE_FILES.len());
     let text = |name: &str| {
         WORKSPACE_FILES
             .iter()
             .position(|f| *f == name)
-            .and_then(|i| texts[i].clone())
+            .and_then(|i| texts[i].content.clone())
     };
 
     let skill_files = skill_files(skill_bodies);
@@ -131,13 +121,13 @@ pub async fn assemble(
         tools: text(TOOLS_MD),
         heartbeat: text(HEARTBEAT_MD),
         bootstrap: text(BOOTSTRAP_MD),
-        yesterday: yesterday_file?.map(|o| DailyMemory {
+        yesterday: yesterday_file.content.map(|content| DailyMemory {
             date: yesterday.clone(),
-            content: o.content,
+            content,
         }),
-        today: today_file?.map(|o| DailyMemory {
+        today: today_file.content.map(|content| DailyMemory {
             date: today.clone(),
-            content: o.content,
+            content,
         }),
         skills: status.prompt_skills(),
         ineligible_skills: status.ineligible_count(),
@@ -170,6 +160,149 @@ pub async fn assemble(
     })
 }
 
+/// The workspace's own files of a run: the top-level files, then today's
+/// and yesterday's daily memory.
+struct FileSet {
+    keys: Vec<String>,
+    root: String,
+    daily: DailyWindow,
+}
+
+/// What the first batch learnt of each file of a `FileSet`: its text
+/// (`Some(None)`: absent), or `None` when it is listed at an etag this
+/// isolate has not read.
+struct Found {
+    texts: Vec<Option<Option<String>>>,
+    gets: u32,
+    pages: u32,
+    /// The longest chain of dependent requests in the batch.
+    depth: u32,
+    /// Files known from the cache and the listings alone.
+    cached: u32,
+}
+
+/// A file's text as the run uses it.
+struct FileText {
+    content: Option<String>,
+    /// Read in the second batch (edited since this isolate read it).
+    read: bool,
+}
+
+impl FileSet {
+    fn new(agent: &str, today: &str, yesterday: &str) -> Self {
+        let keys = WORKSPACE_FILES
+            .iter()
+            .map(|f| file_key(agent, f))
+            .chain([today, yesterday].map(|d| daily_memory_key(agent, d)))
+            .collect();
+        Self {
+            keys,
+            root: agent_root(agent),
+            daily: daily_memory_window(agent, today, yesterday),
+        }
+    }
+
+    /// One parallel batch: the top level listed (with a delimiter), the
+    /// daily memory window listed, and every file this isolate has never
+    /// seen read. A listing is skipped when all its files are being read.
+    async fn list_and_read_unknown(&self, bucket: &Bucket) -> worker::Result<Found> {
+        let n = WORKSPACE_FILES.len();
+        let unknown: Vec<bool> = self.keys.iter().map(|k| !r2::cache_knows(k)).collect();
+        let (list_root, list_daily) =
+            (unknown[..n].contains(&false), unknown[n..].contains(&false));
+        let reads = join_all(
+            self.keys
+                .iter()
+                .zip(&unknown)
+                .filter(|(_, u)| **u)
+                .map(|(k, _)| r2::read_text(bucket, k.as_str())),
+        );
+        let root = async {
+            match list_root {
+                true => r2::list_objects(bucket, &self.root, Some("/"))
+                    .await
+                    .map(Some),
+                false => Ok(None),
+            }
+        };
+        let d = &self.daily;
+        let daily = async {
+            match list_daily {
+                true => r2::list_window(bucket, &d.prefix, &d.start_after, &d.last)
+                    .await
+                    .map(Some),
+                false => Ok(None),
+            }
+        };
+        let (reads, root, daily) = futures::join!(reads, root, daily);
+        let (mut listed, mut pages, mut depth) = (HashMap::new(), 0, 0);
+        for (objects, p) in [root?, daily?].into_iter().flatten() {
+            pages += p;
+            depth = depth.max(p);
+            listed.extend(objects);
+        }
+        let gets = reads.len() as u32;
+        if gets > 0 {
+            depth = depth.max(1);
+        }
+        let (mut reads, mut cached, mut texts) = (reads.into_iter(), 0, Vec::new());
+        for (key, unknown) in self.keys.iter().zip(unknown) {
+            texts.push(if unknown {
+                let read = reads.next().expect("one read per unknown file");
+                Some(read?.map(|o| o.content))
+            } else {
+                let known = r2::cached_text(key, listed.get(key).map(String::as_str));
+                cached += known.is_some() as u32;
+                known
+            });
+        }
+        Ok(Found {
+            texts,
+            gets,
+            pages,
+            depth,
+            cached,
+        })
+    }
+
+    /// Reads, in one parallel batch, the files the first batch found
+    /// listed at an etag not held.
+    async fn read_stale(
+        &self,
+        bucket: &Bucket,
+        texts: Vec<Option<Option<String>>>,
+    ) -> worker::Result<Vec<FileText>> {
+        let reads = join_all(
+            self.keys
+                .iter()
+                .zip(&texts)
+                .filter(|(_, t)| t.is_none())
+                .map(|(k, _)| r2::read_text(bucket, k.as_str())),
+        )
+        .await;
+        let mut reads = reads.into_iter();
+        texts
+            .into_iter()
+            .map(|t| {
+                Ok(match t {
+                    Some(content) => FileText {
+                        content,
+                        read: false,
+                    },
+                    // Deleted since the listing: absent.
+                    None => FileText {
+                        content: reads
+                            .next()
+                            .expect("one read per stale file")?
+                            .map(|o| o.content),
+                        read: true,
+                    },
+                })
+            })
+            .collect()
+    }
+}
+
 /// The R2 prefixes holding the agent's own skills and the global ones.
 pub fn skill_prefixes(agent: &str) -> [String; 2] {
     [agent_skills_prefix(agent), GLOBAL_SKILLS_PREFIX.to_string()]
@@ -188,7 +321,7 @@ struct SkillListing {
 
 /// Lists every prefix, in parallel.
 async fn list_skills(bucket: &Bucket, prefixes: &[String]) -> worker::Result<SkillListing> {
-    let lists = join_all(prefixes.iter().map(|p| r2::list_objects(bucket, p))).await;
+    let lists = join_all(prefixes.iter().map(|p| r2::list_objects(bucket, p, None))).await;
     let mut listing = SkillListing {
         found: Vec::new(),
         pages: 0,
@@ -218,13 +351,10 @@ async fn skill_bodies(
     bucket: &Bucket,
     found: Vec<(usize, ListedSkill)>,
 ) -> worker::Result<(Vec<(usize, String, String)>, BodyCounts)> {
-    let cached: Vec<Option<String>> = SKILL_FILES.with(|c| {
-        let c = c.borrow();
-        found
-            .iter()
-            .map(|(_, f)| c.get(&f.key, &f.etag).map(str::to_string))
-            .collect()
-    });
+    let cached: Vec<Option<String>> = found
+        .iter()
+        .map(|(_, f)| r2::cached_text(&f.key, Some(&f.etag)).flatten())
+        .collect();
     let missing: Vec<&ListedSkill> = found
         .iter()
         .zip(&cached)
@@ -244,10 +374,8 @@ async fn skill_bodies(
     let mut read = std::collections::HashMap::new();
     for (f, r) in missing.into_iter().zip(reads) {
         // Gone since the listing: skipped, like a directory without SKILL.md.
+        // (`read_text` remembered the body at the etag it was read at.)
         if let Some(obj) = r? {
-            // Remembered at the listed etag: if it changed in between, the
-            // next listing shows a new etag and the body is read again.
-            SKILL_FILES.with(|c| c.borrow_mut().put(&f.key, &f.etag, &obj.content));
             read.insert(f.key.clone(), obj.content);
         }
     }

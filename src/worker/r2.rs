@@ -1,8 +1,40 @@
 //! R2 access for the workspace: whole-text reads and writes, paginated
-//! listings with a delimiter, deletes.
+//! listings with a delimiter, deletes. Every text read, write and delete
+//! keeps the isolate's text cache current (see `FileCache`): a run then
+//! needs only listings to know which bodies it already has.
 
 use crate::selfreport::content_type_of;
+use crate::workspace::file_cache::{FileCache, DEFAULT_CAPACITY};
+use std::cell::RefCell;
 use worker::{Bucket, HttpMetadata, ListOptionsBuilder, Objects, Result};
+
+thread_local! {
+    /// Shared by every object of this isolate; listings' etags say which
+    /// bodies are still current.
+    static TEXTS: RefCell<FileCache> = RefCell::new(FileCache::new(DEFAULT_CAPACITY));
+}
+
+/// Whether this isolate has read, written or found absent `key`.
+pub fn cache_knows(key: &str) -> bool {
+    TEXTS.with(|c| c.borrow().knows(key))
+}
+
+/// What the cache holds of `key` given a listing's etag for it (`None`:
+/// not listed): see `FileCache::lookup`.
+pub fn cached_text(key: &str, listed_etag: Option<&str>) -> Option<Option<String>> {
+    TEXTS.with(|c| {
+        c.borrow()
+            .lookup(key, listed_etag)
+            .map(|body| body.map(str::to_string))
+    })
+}
+
+fn remember(key: &str, body: Option<(&str, &str)>) {
+    TEXTS.with(|c| match body {
+        Some((etag, content)) => c.borrow_mut().put(key, etag, content),
+        None => c.borrow_mut().put_absent(key),
+    });
+}
 
 /// A text object as read.
 pub struct TextObject {
@@ -12,7 +44,9 @@ pub struct TextObject {
 }
 
 pub async fn read_text(bucket: &Bucket, key: impl Into<String>) -> Result<Option<TextObject>> {
-    let Some(object) = bucket.get(key.into()).execute().await? else {
+    let key = key.into();
+    let Some(object) = bucket.get(&key).execute().await? else {
+        remember(&key, None);
         return Ok(None);
     };
     let size = object.size();
@@ -21,6 +55,7 @@ pub async fn read_text(bucket: &Bucket, key: impl Into<String>) -> Result<Option
         Some(body) => body.text().await?,
         None => String::new(),
     };
+    remember(&key, Some((&object.etag(), &content)));
     Ok(Some(TextObject {
         content,
         size,
@@ -34,20 +69,26 @@ pub async fn write_text(bucket: &Bucket, key: impl Into<String>, content: &str) 
         content_type: Some(content_type_of(&key).into()),
         ..Default::default()
     };
-    bucket
-        .put(key, content.as_bytes().to_vec())
+    let object = bucket
+        .put(&key, content.as_bytes().to_vec())
         .http_metadata(metadata)
         .execute()
         .await?;
+    // No object only for a conditional put; the cache is checked by etag anyway.
+    if let Some(object) = object {
+        remember(&key, Some((&object.etag(), content)));
+    }
     Ok(())
 }
 
 /// Whether the key existed (and is now gone).
 pub async fn delete(bucket: &Bucket, key: &str) -> Result<bool> {
     if bucket.head(key).await?.is_none() {
+        remember(key, None);
         return Ok(false);
     }
     bucket.delete(key).await?;
+    remember(key, None);
     Ok(true)
 }
 
@@ -96,20 +137,61 @@ pub async fn list(
     Ok((keys, prefixes))
 }
 
-/// Every object under `prefix` as `(key, etag)`, across pages, and the
-/// number of pages.
-pub async fn list_objects(bucket: &Bucket, prefix: &str) -> Result<(Vec<(String, String)>, u32)> {
+/// Every object under `prefix` (only the top level of it with a
+/// delimiter) as `(key, etag)`, across pages, and the number of pages.
+pub async fn list_objects(
+    bucket: &Bucket,
+    prefix: &str,
+    delimiter: Option<&str>,
+) -> Result<(Vec<(String, String)>, u32)> {
     let mut out = Vec::new();
-    let count = pages(
-        bucket,
-        prefix,
-        |req| req,
-        |page| {
-            out.extend(page.objects().iter().map(|o| (o.key(), o.etag())));
-        },
-    )
+    let options = |req| match delimiter {
+        Some(d) => ListOptionsBuilder::delimiter(req, d),
+        None => req,
+    };
+    let count = pages(bucket, prefix, options, |page| {
+        out.extend(page.objects().iter().map(|o| (o.key(), o.etag())));
+    })
     .await?;
     Ok((out, count))
+}
+
+/// The objects under `prefix` with keys after `start_after` up to `last`
+/// (inclusive) as `(key, etag)`, and the number of pages: a small window
+/// of a prefix that may hold many keys (the daily memory files).
+pub async fn list_window(
+    bucket: &Bucket,
+    prefix: &str,
+    start_after: &str,
+    last: &str,
+) -> Result<(Vec<(String, String)>, u32)> {
+    let mut out = Vec::new();
+    let mut cursor: Option<String> = None;
+    let mut count = 0;
+    loop {
+        let mut req = bucket
+            .list()
+            .prefix(prefix)
+            .start_after(start_after)
+            .limit(16);
+        if let Some(c) = cursor.take() {
+            req = req.cursor(c);
+        }
+        let page = req.execute().await?;
+        count += 1;
+        let objects = page.objects();
+        let past_last = objects.last().is_some_and(|o| o.key().as_str() > last);
+        out.extend(
+            objects
+                .iter()
+                .map(|o| (o.key(), o.etag()))
+                .filter(|(k, _)| k.as_str() <= last),
+        );
+        match (page.truncated(), page.cursor()) {
+            (true, Some(c)) if !past_last => cursor = Some(c),
+            _ => return Ok((out, count)),
+        }
+    }
 }
 
 /// Every key under `prefix` with its custom metadata, across pages: one

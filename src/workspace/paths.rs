@@ -60,6 +60,26 @@ pub fn daily_memory_key(agent_id: &str, date: &str) -> String {
     format!("agents/{agent_id}/memory/{date}.md")
 }
 
+/// The listing window that holds exactly the daily memory files from
+/// `yesterday` to `today` (keys sort by date), however many other days
+/// the agent's `memory/` holds.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DailyWindow {
+    pub prefix: String,
+    /// Just before yesterday's key: a listing starts with it.
+    pub start_after: String,
+    /// Today's key: a listing stops after it.
+    pub last: String,
+}
+
+pub fn daily_memory_window(agent_id: &str, today: &str, yesterday: &str) -> DailyWindow {
+    DailyWindow {
+        prefix: format!("agents/{agent_id}/memory/"),
+        start_after: format!("agents/{agent_id}/memory/{yesterday}"),
+        last: daily_memory_key(agent_id, today),
+    }
+}
+
 /// `agents/{agentId}/sessions/{sessionId}.jsonl.gz`: archive at reset.
 pub fn session_archive_key(agent_id: &str, session_id: &str) -> String {
     format!("agents/{agent_id}/sessions/{session_id}.jsonl.gz")

@@ -221,3 +221,39 @@ fn list_prefixes_and_merged_listing() {
         }
     );
 }
+
+#[test]
+fn the_daily_window_holds_exactly_yesterday_and_today() {
+    let w = daily_memory_window("kate", "2026-03-01", "2026-02-28");
+    assert_eq!(
+        w,
+        DailyWindow {
+            prefix: "agents/kate/memory/".into(),
+            start_after: "agents/kate/memory/2026-02-28".into(),
+            last: "agents/kate/memory/2026-03-01.md".into(),
+        }
+    );
+    // What R2 returns for the window: keys under the prefix, sorted, after
+    // `start_after`, up to `last`.
+    let keys = [
+        "agents/kate/memory/2026-02-27.md",
+        "agents/kate/memory/2026-02-28.md",
+        "agents/kate/memory/2026-03-01.md",
+        "agents/kate/memory/2026-03-02.md",
+        "agents/kate/memory/notes.md",
+    ];
+    let window: Vec<&str> = keys
+        .iter()
+        .copied()
+        .filter(|k| {
+            k.starts_with(&w.prefix) && *k > w.start_after.as_str() && *k <= w.last.as_str()
+        })
+        .collect();
+    assert_eq!(
+        window,
+        [
+            daily_memory_key("kate", "2026-02-28"),
+            daily_memory_key("kate", "2026-03-01")
+        ]
+    );
+}

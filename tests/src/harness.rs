@@ -206,6 +206,41 @@ impl Workerd {
         std::fs::read_to_string(&self.log_path).unwrap_or_default()
     }
 
+    /// Writes an object into the gateway's local R2 the way an operator
+    /// would outside the gateway (`wrangler r2 object put --local`), while
+    /// the gateway runs: nothing in the gateway hears of the write.
+    pub fn r2_put_outside(&self, key: &str, content: &str) {
+        let dir = self._dir.path();
+        let file = dir.join("r2-put-outside");
+        std::fs::write(&file, content).unwrap();
+        let wrangler = repo_root().join("node_modules/wrangler/bin/wrangler.js");
+        let out = Command::new("node")
+            .arg(wrangler)
+            .args([
+                "r2",
+                "object",
+                "put",
+                &format!("gsv-storage/{key}"),
+                "--local",
+            ])
+            .arg("--file")
+            .arg(&file)
+            .arg("--persist-to")
+            .arg(&self.persist_dir)
+            .arg("-c")
+            .arg(dir.join("wrangler.toml"))
+            .env("WRANGLER_SEND_METRICS", "false")
+            .env("CLOUDFLARE_CF_FETCH_ENABLED", "false")
+            .current_dir(dir)
+            .output()
+            .expect("run wrangler r2 object put");
+        assert!(
+            out.status.success(),
+            "wrangler r2 object put failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+
     /// Stops workerd and starts it again on the same persisted state.
     pub fn restart(&mut self) {
         self.kill();

@@ -407,28 +407,35 @@ async fn last_load(c: &mut Client, key: &str) -> Value {
     res.payload.unwrap_or_else(|| panic!("{:?}", res.error))["lastWorkspaceLoad"].clone()
 }
 
-fn load(gets: u32, puts: u32, batches: u32, cached: u32, read: u32) -> Value {
+/// `lastWorkspaceLoad` as `session.stats` reports it: R2 GETs, listing
+/// pages, PUTs, dependent batches, workspace and daily files known without
+/// a read, SKILL.md bodies cached and read.
+fn load(gets: u32, lists: u32, puts: u32, batches: u32, files: u32, skills: (u32, u32)) -> Value {
     json!({
         "r2Gets": gets,
-        "r2Lists": 2,
+        "r2Lists": lists,
         "r2Puts": puts,
         "batches": batches,
-        "skillsCached": cached,
-        "skillsRead": read,
+        "filesCached": files,
+        "skillsCached": skills.0,
+        "skillsRead": skills.1,
     })
 }
 
 #[tokio::test]
-async fn a_run_reads_the_workspace_in_one_parallel_batch() {
+async fn a_run_validates_the_workspace_with_listings_in_one_batch() {
     let llm = FakeLlm::start().await;
     let gw = Workerd::start(GatewayOptions::default());
     let mut c = Client::connect(&gw.url(), Some(TOKEN)).await;
     c.use_fake_openai(&llm).await;
 
-    // First start: 8 workspace files and 2 daily files read with both
-    // skill listings, then the templates written.
+    // First start, nothing seen yet: the 8 workspace files and 2 daily
+    // files are read with both skill listings, then the templates written.
     chat(&mut c, "main", "one").await;
-    assert_eq!(last_load(&mut c, "main").await, load(10, 8, 2, 0, 0));
+    assert_eq!(
+        last_load(&mut c, "main").await,
+        load(10, 2, 8, 2, 0, (0, 0))
+    );
     // Commissioned: the Skills section is part of the normal prompt.
     let res = c
         .request("workspace.delete", json!({"path": "BOOTSTRAP.md"}))
@@ -448,42 +455,70 @@ async fn a_run_reads_the_workspace_in_one_parallel_batch() {
             .await;
         assert!(res.ok, "{res:?}");
     }
-    // New skills: their bodies are read once the listing named them.
+    // Everything was read or written by this gateway: four listings (the
+    // top level, the daily window, both skills prefixes) and no read.
     chat(&mut c, "main", "two").await;
-    assert_eq!(last_load(&mut c, "main").await, load(12, 0, 2, 0, 2));
-    // Unchanged: the listing's etags match, everything is one batch.
-    chat(&mut c, "main", "three").await;
-    assert_eq!(last_load(&mut c, "main").await, load(10, 0, 1, 2, 0));
-    assert!(system_prompt_for(&llm, "three").contains("Skill beta, version 1."));
-
-    // An edited skill has a new etag: read again, the other one not.
-    let res = c
-        .request(
-            "workspace.write",
-            json!({"path": "skills/beta/SKILL.md", "content": skill("beta", 2)}),
-        )
-        .await;
-    assert!(res.ok, "{res:?}");
-    chat(&mut c, "main", "four").await;
-    assert_eq!(last_load(&mut c, "main").await, load(11, 0, 2, 1, 1));
-    let prompt = system_prompt_for(&llm, "four");
-    assert!(
-        prompt.contains("Skill beta, version 2.") && !prompt.contains("version 1.\n"),
-        "{prompt}"
+    assert_eq!(
+        last_load(&mut c, "main").await,
+        load(0, 4, 0, 1, 10, (2, 0))
     );
-    assert!(prompt.contains("Skill alpha, version 1."), "{prompt}");
+    let prompt = system_prompt_for(&llm, "two");
+    assert!(prompt.contains("Skill beta, version 1."), "{prompt}");
+    assert!(!prompt.contains("COMMISSIONING CEREMONY"), "{prompt}");
 
-    // Another session of the same agent, in the same isolate: one batch.
+    // Written outside the gateway, as an operator would: the listings'
+    // etags show what changed, and only that is read again.
+    let (today, _) = gsv_gateway::time::today_and_yesterday(&gsv_gateway::time::Utc, now_ms());
+    gw.r2_put_outside(
+        "agents/main/SOUL.md",
+        "# SOUL\nYou answer like a lighthouse keeper.\n",
+    );
+    gw.r2_put_outside("agents/main/skills/beta/SKILL.md", &skill("beta", 2));
+    gw.r2_put_outside(
+        &format!("agents/main/memory/{today}.md"),
+        "- The user moved to Harwich.\n",
+    );
+    chat(&mut c, "main", "three").await;
+    assert_eq!(last_load(&mut c, "main").await, load(3, 4, 0, 2, 8, (1, 1)));
+    let prompt = system_prompt_for(&llm, "three");
+    for new in [
+        "You answer like a lighthouse keeper.",
+        "Skill beta, version 2.",
+        "The user moved to Harwich.",
+        "Skill alpha, version 1.",
+    ] {
+        assert!(prompt.contains(new), "{new:?} missing from {prompt}");
+    }
+    assert!(!prompt.contains("Skill beta, version 1."), "{prompt}");
+
+    // Unchanged since: one batch of listings again.
+    chat(&mut c, "main", "four").await;
+    assert_eq!(
+        last_load(&mut c, "main").await,
+        load(0, 4, 0, 1, 10, (2, 0))
+    );
+
+    // Another session of the same agent, in the same isolate: the same.
     chat(&mut c, "other", "five").await;
-    assert_eq!(last_load(&mut c, "other").await, load(10, 0, 1, 2, 0));
+    assert_eq!(
+        last_load(&mut c, "other").await,
+        load(0, 4, 0, 1, 10, (2, 0))
+    );
 
     // The CLI shows it.
     let out = gsv_e2e::harness::run_gsv(&gw.url(), TOKEN, &["session", "stats", "other"]);
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(
         stdout.contains(
-            "Last prompt  10 R2 reads, 2 listings in 1 batch (2 skills cached, 0 read)\n"
+            "Last prompt  0 R2 reads, 4 listings in 1 batch (10 files and 2 skills cached, 0 skills read)\n"
         ),
         "{stdout}"
     );
+}
+
+fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as i64
 }

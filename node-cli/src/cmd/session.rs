@@ -365,7 +365,7 @@ pub fn render_stats(s: &SessionStatsResult) -> String {
     render_fields(&fields)
 }
 
-/// `12 R2 reads, 2 listings in 1 batch (3 skills cached, 0 read)`.
+/// `0 R2 reads, 4 listings in 1 batch (10 files and 3 skills cached, 0 read)`.
 fn workspace_load(l: &WorkspaceLoadStats) -> String {
     let mut out = format!("{} R2 reads, {} listings", l.r2_gets, l.r2_lists);
     if l.r2_puts > 0 {
@@ -373,8 +373,8 @@ fn workspace_load(l: &WorkspaceLoadStats) -> String {
     }
     let plural = if l.batches == 1 { "" } else { "es" };
     out += &format!(
-        " in {} batch{plural} ({} skills cached, {} read)",
-        l.batches, l.skills_cached, l.skills_read
+        " in {} batch{plural} ({} files and {} skills cached, {} skills read)",
+        l.batches, l.files_cached, l.skills_cached, l.skills_read
     );
     out
 }

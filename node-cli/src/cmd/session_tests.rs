@@ -259,12 +259,13 @@ fn stats_and_history() {
         is_processing: true,
         queue_size: 1,
         last_workspace_load: Some(WorkspaceLoadStats {
-            r2_gets: 10,
-            r2_lists: 2,
+            r2_gets: 1,
+            r2_lists: 4,
             r2_puts: 0,
-            batches: 1,
+            batches: 2,
             skills_cached: 3,
             skills_read: 0,
+            files_cached: 9,
         }),
     };
     assert_eq!(
@@ -279,7 +280,7 @@ Updated      2000-02-29T00:00:00Z
 Uptime       2h 5m
 Running      yes
 Queued       1
-Last prompt  10 R2 reads, 2 listings in 1 batch (3 skills cached, 0 read)
+Last prompt  1 R2 reads, 4 listings in 2 batches (9 files and 3 skills cached, 0 skills read)
 "
     );
     let history = SessionHistoryResult {

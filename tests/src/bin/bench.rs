@@ -107,8 +107,13 @@ async fn main() {
     let mut turn_p50 = None;
     if wants("turns") && turns > 0 {
         eprintln!("[bench] sequential turns: {turns}");
-        let (turn, acks) = sequential_turns(&gw.url(), turns, 20).await;
+        let (turn, acks, split) = sequential_turns(&gw.url(), &llm, turns, 20).await;
         report["chatSendAnswer"] = stats(&acks);
+        report["turnSplit"] = json!({
+            "sendToModelRequest": stats(&split[0]),
+            "modelRequestToAnswerSent": stats(&split[1]),
+            "answerSentToFinal": stats(&split[2]),
+        });
         let p50 = percentile(&turn, 50.0);
         turn_p50 = Some(p50);
         report["turnP50OverFetchHopP50"] = json!(round2(p50 / percentile(&hop, 50.0)));
@@ -634,22 +639,39 @@ async fn echo_floor(url: &str, prefix: &str, n: usize) -> Vec<f64> {
     samples
 }
 
-/// Sequential turns: `(chat.send → final, chat.send → its "started" answer)`
-/// in milliseconds.
-async fn sequential_turns(url: &str, n: usize, sessions: usize) -> (Vec<f64>, Vec<f64>) {
+/// Sequential turns: `(chat.send → final, chat.send → its "started"
+/// answer, [chat.send → the model request received, → the model's answer
+/// sent whole, → final])` in milliseconds (the split from the fake LLM's
+/// clock, the same process's).
+async fn sequential_turns(
+    url: &str,
+    llm: &FakeLlm,
+    n: usize,
+    sessions: usize,
+) -> (Vec<f64>, Vec<f64>, [Vec<f64>; 3]) {
     let mut c = Client::connect(url, Some(TOKEN)).await;
     // Warm-up: wake every session object once.
     for s in 0..sessions {
         one_turn(&mut c, &format!("agent:main:bench:seq:{s}"), 0).await;
     }
     let (mut samples, mut acks) = (Vec::with_capacity(n), Vec::with_capacity(n));
+    let mut split: [Vec<f64>; 3] = Default::default();
     for i in 0..n {
         let key = format!("agent:main:bench:seq:{}", i % sessions);
+        llm.clear_requests();
+        let t = Instant::now();
         let (total, ack) = turn_and_ack(&mut c, &key, i).await;
+        let requests = llm.requests();
+        assert_eq!(requests.len(), 1, "one model call per turn: {requests:?}");
+        let (received, answered) = (requests[0].received_at, requests[0].answered_at);
+        let answered = answered.expect("the answer was sent whole");
+        split[0].push(ms(received.saturating_duration_since(t)));
+        split[1].push(ms(answered.saturating_duration_since(received)));
+        split[2].push(total - ms(answered.saturating_duration_since(t)));
         samples.push(total);
         acks.push(ack);
     }
-    (samples, acks)
+    (samples, acks, split)
 }
 
 /// One `chat.send` → `final`, in milliseconds.

@@ -3,6 +3,9 @@
 //! from `session.stats` (`lastWorkspaceLoad`, counted where the Session
 //! issues the requests): the first run after the skills were written, then
 //! every later run of that session, then a second session's first run.
+//! The files are written through the gateway, whose writes keep the
+//! isolate's text cache current, so even the first run reads only what it
+//! has never seen (BOOTSTRAP.md and the daily files, found absent).
 
 use super::{bench_skill, cap_workspace_file, one_turn, percentile, round2, stats, TOKEN};
 use gsv_e2e::fake_llm::FakeLlm;
