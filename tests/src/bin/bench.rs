@@ -93,6 +93,9 @@ async fn main() {
     let floor = echo_floor(&echo_url, "", echo_count).await;
     let hop = echo_floor(&echo_url, "hop:", echo_count / 2).await;
     let rpc = echo_floor(&echo_url, "rpc:", echo_count / 2).await;
+    let model_url = format!("{}/chat/completions ", llm.base_url_openai());
+    let model_call = echo_floor(&echo_url, &format!("llm:{model_url}"), echo_count / 2).await;
+    let skeleton = echo_floor(&echo_url, &format!("turn:{model_url}"), echo_count / 2).await;
 
     let floor_p50 = percentile(&floor, 50.0);
     let mut report = json!({
@@ -101,6 +104,8 @@ async fn main() {
         "echoFloor": stats(&floor),
         "doFetchHop": stats(&hop),
         "doRpcHop": stats(&rpc),
+        "modelCallFromDo": stats(&model_call),
+        "skeletonTurn": stats(&skeleton),
     });
     let mut targets = json!({});
 
@@ -119,6 +124,8 @@ async fn main() {
         report["turnP50OverFetchHopP50"] = json!(round2(p50 / percentile(&hop, 50.0)));
         report["turn"] = stats(&turn);
         report["turnP50OverEchoP50"] = json!(round2(p50 / floor_p50));
+        report["skeletonP50OverEchoP50"] = json!(round2(percentile(&skeleton, 50.0) / floor_p50));
+        report["turnP50OverSkeletonP50"] = json!(round2(p50 / percentile(&skeleton, 50.0)));
         targets["turnP50AtMost5xEcho"] = json!(p50 <= 5.0 * floor_p50);
     }
 

@@ -3,8 +3,31 @@
 //   API, like the Gateway);
 // - "hop:…" messages: the same, plus one fetch() to a second Durable Object
 //   (the cost of one object-to-object request, as Gateway → Session);
-// - "rpc:…" messages: the same with a JS RPC call instead of fetch().
+// - "rpc:…" messages: the same with a JS RPC call instead of fetch();
+// - "llm:URL …" messages: one streamed model call from the object (an
+//   OpenAI chat completion POSTed to URL, the SSE answer read whole);
+// - "turn:URL …" messages: the least a turn must do in this design, in
+//   plain JS: a fetch() to a second object, which stores the message in
+//   SQLite, makes the streamed model call, stores the answer and returns
+//   it, echoed back on the WebSocket.
 import { DurableObject } from "cloudflare:workers";
+
+// A minimal streamed OpenAI chat completion, read whole.
+async function modelCall(url, text) {
+  const res = await fetch(url, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ model: "floor", stream: true, messages: [{ role: "user", content: text }] }),
+  });
+  return await res.text();
+}
+
+// "llm:URL rest" → [URL, rest].
+function target(text) {
+  const body = text.slice(text.indexOf(":") + 1);
+  const space = body.indexOf(" ");
+  return [body.slice(0, space), body.slice(space + 1)];
+}
 
 export class Echo extends DurableObject {
   async fetch(request) {
@@ -14,6 +37,17 @@ export class Echo extends DurableObject {
   }
   async webSocketMessage(ws, message) {
     const text = String(message);
+    if (text.startsWith("llm:")) {
+      const [url, rest] = target(text);
+      ws.send(String((await modelCall(url, rest)).length));
+      return;
+    }
+    if (text.startsWith("turn:")) {
+      const stub = this.env.BACK.get(this.env.BACK.idFromName("back"));
+      const res = await stub.fetch("https://back/turn", { method: "POST", body: text });
+      ws.send(await res.text());
+      return;
+    }
     if (text.startsWith("hop:") || text.startsWith("rpc:")) {
       const stub = this.env.BACK.get(this.env.BACK.idFromName("back"));
       if (text.startsWith("rpc:")) {
@@ -32,11 +66,22 @@ export class Echo extends DurableObject {
 }
 
 export class Back extends DurableObject {
+  constructor(ctx, env) {
+    super(ctx, env);
+    ctx.storage.sql.exec("CREATE TABLE IF NOT EXISTS messages (idx INTEGER PRIMARY KEY, data TEXT NOT NULL)");
+  }
   echo(text) {
     return text;
   }
   async fetch(request) {
-    return new Response(await request.text());
+    const text = await request.text();
+    if (new URL(request.url).pathname !== "/turn") return new Response(text);
+    const [url, rest] = target(text);
+    const sql = this.ctx.storage.sql;
+    sql.exec("INSERT INTO messages (data) VALUES (?)", rest);
+    const answer = await modelCall(url, rest);
+    sql.exec("INSERT INTO messages (data) VALUES (?)", answer);
+    return new Response(answer);
   }
 }
 
