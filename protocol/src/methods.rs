@@ -390,6 +390,22 @@ pub struct WorkspaceLoadStats {
     /// at the listed etag, or listed as absent.
     #[serde(default)]
     pub files_cached: u32,
+    /// Set when the run's first model call went out with the session's
+    /// previous prompt while this load checked the workspace; absent when
+    /// the call waited for the load (a session's first run in this object).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub early_call: Option<EarlyCall>,
+}
+
+/// What became of a model call made before the workspace check ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum EarlyCall {
+    /// The check found the same prompt: the call went on.
+    Kept,
+    /// The prompt had changed: the call was cancelled and made again with
+    /// the new one, before any of its text was shown.
+    Discarded,
 }
 
 /// `session.history` (params: `SessionGetParams`).

@@ -4,6 +4,7 @@
 
 pub mod coalesce;
 pub mod compaction;
+pub mod early_call;
 pub mod internal;
 pub mod memory;
 pub mod meta;

@@ -12,14 +12,38 @@ use crate::session::run_config::RunConfig;
 use futures::future::{select, Either};
 use futures::StreamExt;
 use gsv_protocol::{AssistantMessage, Message, ToolDefinition};
+use std::cell::RefCell;
 use std::future::Future;
 use std::time::Duration;
 use worker::{AbortController, AbortSignal, Delay, Fetch, Headers, Method, Request, RequestInit};
+
+/// Cancels the attempt of a model call in flight: the request is aborted,
+/// not just left unread (a provider would go on generating into it).
+#[derive(Default)]
+pub struct Cancel(RefCell<Option<AbortController>>);
+
+impl Cancel {
+    /// A new attempt's signal.
+    fn arm(&self) -> AbortSignal {
+        let controller = AbortController::default();
+        let signal = controller.signal();
+        *self.0.borrow_mut() = Some(controller);
+        signal
+    }
+
+    /// Aborts the attempt in flight, if any.
+    pub fn cancel(&self) {
+        if let Some(controller) = self.0.borrow_mut().take() {
+            controller.abort();
+        }
+    }
+}
 
 pub async fn complete<F, Fut>(
     rc: &RunConfig,
     history: &[Message],
     tools: &[ToolDefinition],
+    cancel: &Cancel,
     mut on_text: F,
 ) -> Result<AssistantMessage, LlmError>
 where
@@ -40,8 +64,7 @@ where
     let mut attempt = 0;
     loop {
         let mut shown = false;
-        let controller = AbortController::default();
-        let signal = controller.signal();
+        let signal = cancel.arm();
         let call = Box::pin(attempt_once(
             &*provider,
             rc,
@@ -55,7 +78,7 @@ where
             Either::Left((result, _)) => result,
             Either::Right((_, call)) => {
                 drop(call);
-                controller.abort();
+                cancel.cancel();
                 Err(LlmError::new(
                     LlmErrorKind::Timeout,
                     format!(

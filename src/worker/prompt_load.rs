@@ -28,7 +28,7 @@ use worker::{Bucket, Env};
 
 /// What a run needs from its agent's workspace, loaded once (and kept in
 /// the current run while it waits on tools).
-#[derive(serde::Serialize, serde::Deserialize)]
+#[derive(Clone, serde::Serialize, serde::Deserialize)]
 pub struct RunPrompt {
     pub system_prompt: String,
     /// The tools offered to the model: native, then the nodes'.

@@ -10,7 +10,7 @@ use crate::llm::LlmErrorKind;
 
 mod chat;
 mod run;
-use super::llm_call::complete;
+use super::llm_call::{complete, Cancel};
 use super::prompt_load;
 use super::rpc::{call_object, internal_error, new_id, now_ms, read_json, reply};
 use super::session_tools::{ToolRun, TOOLS_DEADLINE};
@@ -101,6 +101,8 @@ pub(super) struct Core {
     alarm_at: Cell<Option<i64>>,
     /// The R2 requests of the last prompt this instance assembled.
     last_load: RefCell<Option<WorkspaceLoadStats>>,
+    /// The last prompt this instance assembled (the next run's early call).
+    last_prompt: RefCell<Option<prompt_load::RunPrompt>>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -134,6 +136,7 @@ impl DurableObject for Session {
             link_used_at: Cell::new(0),
             alarm_at: Cell::new(None),
             last_load: RefCell::new(None),
+            last_prompt: RefCell::new(None),
         };
         Self {
             state,

@@ -1,7 +1,7 @@
 //! The model calls behind compaction and pre-reset memory extraction, and
 //! the append of what they found to a daily memory file.
 
-use super::llm_call::complete;
+use super::llm_call::{complete, Cancel};
 use super::r2;
 use super::rpc::now_ms;
 use crate::llm::{LlmError, ThinkingLevel};
@@ -24,7 +24,7 @@ pub async fn ask(rc: &RunConfig, req: &SummarizerRequest) -> Result<String, LlmE
         content: UserContent::Text(req.user.clone()),
         timestamp: now_ms(),
     })];
-    let answer = complete(&rc, &history, &[], |_| async {}).await?;
+    let answer = complete(&rc, &history, &[], &Cancel::default(), |_| async {}).await?;
     Ok(answer.text())
 }
 

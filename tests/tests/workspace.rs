@@ -409,9 +409,18 @@ async fn last_load(c: &mut Client, key: &str) -> Value {
 
 /// `lastWorkspaceLoad` as `session.stats` reports it: R2 GETs, listing
 /// pages, PUTs, dependent batches, workspace and daily files known without
-/// a read, SKILL.md bodies cached and read.
-fn load(gets: u32, lists: u32, puts: u32, batches: u32, files: u32, skills: (u32, u32)) -> Value {
-    json!({
+/// a read, SKILL.md bodies cached and read, and what became of a model
+/// call made alongside the load.
+fn load(
+    gets: u32,
+    lists: u32,
+    puts: u32,
+    batches: u32,
+    files: u32,
+    skills: (u32, u32),
+    early: Option<&str>,
+) -> Value {
+    let mut v = json!({
         "r2Gets": gets,
         "r2Lists": lists,
         "r2Puts": puts,
@@ -419,7 +428,30 @@ fn load(gets: u32, lists: u32, puts: u32, batches: u32, files: u32, skills: (u32
         "filesCached": files,
         "skillsCached": skills.0,
         "skillsRead": skills.1,
-    })
+    });
+    if let Some(early) = early {
+        v["earlyCall"] = json!(early);
+    }
+    v
+}
+
+/// The system prompts of the model requests made for the user message `text`.
+fn prompts_for(llm: &FakeLlm, text: &str) -> Vec<String> {
+    llm.requests()
+        .into_iter()
+        .filter(|r| {
+            r.body["messages"]
+                .as_array()
+                .and_then(|m| m.last())
+                .is_some_and(|m| m["content"] == json!(text))
+        })
+        .map(|r| {
+            r.body["messages"][0]["content"]
+                .as_str()
+                .unwrap_or_default()
+                .to_string()
+        })
+        .collect()
 }
 
 #[tokio::test]
@@ -434,7 +466,7 @@ async fn a_run_validates_the_workspace_with_listings_in_one_batch() {
     chat(&mut c, "main", "one").await;
     assert_eq!(
         last_load(&mut c, "main").await,
-        load(10, 2, 8, 2, 0, (0, 0))
+        load(10, 2, 8, 2, 0, (0, 0), None)
     );
     // Commissioned: the Skills section is part of the normal prompt.
     let res = c
@@ -456,11 +488,13 @@ async fn a_run_validates_the_workspace_with_listings_in_one_batch() {
         assert!(res.ok, "{res:?}");
     }
     // Everything was read or written by this gateway: four listings (the
-    // top level, the daily window, both skills prefixes) and no read.
+    // top level, the daily window, both skills prefixes) and no read. The
+    // model was called with the previous prompt alongside them; the
+    // prompt had changed (commissioned, skills), so it was called again.
     chat(&mut c, "main", "two").await;
     assert_eq!(
         last_load(&mut c, "main").await,
-        load(0, 4, 0, 1, 10, (2, 0))
+        load(0, 4, 0, 1, 10, (2, 0), Some("discarded"))
     );
     let prompt = system_prompt_for(&llm, "two");
     assert!(prompt.contains("Skill beta, version 1."), "{prompt}");
@@ -479,7 +513,14 @@ async fn a_run_validates_the_workspace_with_listings_in_one_batch() {
         "- The user moved to Harwich.\n",
     );
     chat(&mut c, "main", "three").await;
-    assert_eq!(last_load(&mut c, "main").await, load(3, 4, 0, 2, 8, (1, 1)));
+    assert_eq!(
+        last_load(&mut c, "main").await,
+        load(3, 4, 0, 2, 8, (1, 1), Some("discarded"))
+    );
+    // The early call had the old prompt; the answer came from the new one.
+    let prompts = prompts_for(&llm, "three");
+    assert_eq!(prompts.len(), 2, "{prompts:?}");
+    assert!(!prompts[0].contains("lighthouse keeper"), "{}", prompts[0]);
     let prompt = system_prompt_for(&llm, "three");
     for new in [
         "You answer like a lighthouse keeper.",
@@ -491,18 +532,36 @@ async fn a_run_validates_the_workspace_with_listings_in_one_batch() {
     }
     assert!(!prompt.contains("Skill beta, version 1."), "{prompt}");
 
-    // Unchanged since: one batch of listings again.
+    // Unchanged since: one batch of listings again, and the call made
+    // alongside them was the answer.
     chat(&mut c, "main", "four").await;
     assert_eq!(
         last_load(&mut c, "main").await,
-        load(0, 4, 0, 1, 10, (2, 0))
+        load(0, 4, 0, 1, 10, (2, 0), Some("kept"))
     );
+    assert_eq!(prompts_for(&llm, "four").len(), 1);
+    // The history holds each answer once.
+    let res = c
+        .request(
+            "session.preview",
+            json!({"sessionKey": "main", "limit": 100}),
+        )
+        .await;
+    let preview = res.payload.unwrap_or_else(|| panic!("{:?}", res.error));
+    let roles: Vec<&str> = preview["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["role"].as_str().unwrap())
+        .collect();
+    assert_eq!(roles, ["user", "assistant"].repeat(4), "{preview}");
 
-    // Another session of the same agent, in the same isolate: the same.
+    // Another session of the same agent, in the same isolate: the same
+    // listings; its first run had no previous prompt to call early with.
     chat(&mut c, "other", "five").await;
     assert_eq!(
         last_load(&mut c, "other").await,
-        load(0, 4, 0, 1, 10, (2, 0))
+        load(0, 4, 0, 1, 10, (2, 0), None)
     );
 
     // The CLI shows it.

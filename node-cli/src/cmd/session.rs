@@ -6,7 +6,7 @@ use super::GatewayTarget;
 use crate::cli::SessionCommand;
 use anyhow::{bail, Result};
 use gsv_protocol::{
-    method, AssistantMessage, Message, SessionCompactParams, SessionCompactResult,
+    method, AssistantMessage, EarlyCall, Message, SessionCompactParams, SessionCompactResult,
     SessionGetParams, SessionGetResult, SessionHistoryResult, SessionPatchParams,
     SessionPreviewParams, SessionPreviewResult, SessionResetResult, SessionStatsResult,
     SessionTranscriptParams, SessionTranscriptResult, SessionsListParams, SessionsListResult,
@@ -376,6 +376,13 @@ fn workspace_load(l: &WorkspaceLoadStats) -> String {
         " in {} batch{plural} ({} files and {} skills cached, {} skills read)",
         l.batches, l.files_cached, l.skills_cached, l.skills_read
     );
+    match l.early_call {
+        Some(EarlyCall::Kept) => out += "; the model was called alongside, prompt unchanged",
+        Some(EarlyCall::Discarded) => {
+            out += "; the model was called alongside and again, the prompt had changed"
+        }
+        None => {}
+    }
     out
 }
 

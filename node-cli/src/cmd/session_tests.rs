@@ -266,6 +266,7 @@ fn stats_and_history() {
             skills_cached: 3,
             skills_read: 0,
             files_cached: 9,
+            early_call: Some(EarlyCall::Kept),
         }),
     };
     assert_eq!(
@@ -280,7 +281,7 @@ Updated      2000-02-29T00:00:00Z
 Uptime       2h 5m
 Running      yes
 Queued       1
-Last prompt  1 R2 reads, 4 listings in 2 batches (9 files and 3 skills cached, 0 skills read)
+Last prompt  1 R2 reads, 4 listings in 2 batches (9 files and 3 skills cached, 0 skills read); the model was called alongside, prompt unchanged
 "
     );
     let history = SessionHistoryResult {

@@ -3,6 +3,7 @@
 //! must wait for tool results, fails, or hits `tools.maxIterations`.
 
 use super::*;
+use crate::session::early_call::{race, Checked};
 
 /// Runs the current run (resuming it if it was interrupted), then every
 /// queued message in order, each in its own run.
@@ -42,6 +43,10 @@ pub(super) async fn run_loop(core: Rc<Core>) {
     }
     // The tick stays: it closes the event link once idle.
     core.running.set(false);
+}
+
+fn workspace_error(e: &worker::Error) -> String {
+    format!("Could not load the agent's workspace from R2: {e}")
 }
 
 /// The next queued message as the current run, once no reset stands in
@@ -119,32 +124,43 @@ impl Core {
             .as_deref()
             .and_then(|p| serde_json::from_str::<prompt_load::RunPrompt>(p).ok());
         let was_kept = kept.is_some();
-        let run_prompt = match kept {
-            Some(p) => p,
-            None => match prompt_load::assemble(&self.env, &config, &rc, &meta.session_key, &nodes)
-                .await
-            {
+        // A new run's first call may go out with this session's previous
+        // prompt while the workspace is checked (see `early_call`).
+        let early = match (&kept, run.iterations) {
+            (None, 0) => self.last_prompt.borrow().clone(),
+            _ => None,
+        };
+        let base_rc = rc.clone();
+        let assemble =
+            || prompt_load::assemble(&self.env, &config, &base_rc, &meta.session_key, &nodes);
+        let mut check = None;
+        let mut run_prompt = match (kept, early) {
+            (Some(p), _) => p,
+            (None, Some(p)) => {
+                check = Some(assemble());
+                p
+            }
+            (None, None) => match assemble().await {
                 Ok(p) => {
-                    *self.last_load.borrow_mut() = Some(p.load.clone());
+                    self.loaded(&p, None);
                     p
                 }
                 Err(e) => {
-                    let msg = format!("Could not load the agent's workspace from R2: {e}");
-                    self.fail_run(run, &msg).await;
+                    self.fail_run(run, &workspace_error(&e)).await;
                     return true;
                 }
             },
         };
         rc.system_prompt = run_prompt.system_prompt.clone();
-        let tool_run = ToolRun {
-            prompt: &run_prompt,
-            rc: &rc,
-            session_key: &meta.session_key,
-        };
         let mut compacted = false;
         let mut overflowed = false;
         let mut overflow_error = String::new();
         loop {
+            let tool_run = ToolRun {
+                prompt: &run_prompt,
+                rc: &rc,
+                session_key: &meta.session_key,
+            };
             match self.settle_tools(run, &tool_run).await {
                 Ok(true) => {}
                 Ok(false) => {
@@ -212,11 +228,16 @@ impl Core {
                 now_ms(),
                 DELTA_INTERVAL_MS,
             )));
+            // Text is held while an early call's prompt is being checked.
+            let shown = Rc::new(Cell::new(check.is_none()));
             let on_text = |text: String| {
-                let coalescer = coalescer.clone();
+                let (coalescer, shown) = (coalescer.clone(), shown.clone());
                 async move {
                     coalescer.borrow_mut().push(&text);
-                    let due = coalescer.borrow_mut().take_due(now_ms());
+                    let due = match shown.get() {
+                        true => coalescer.borrow_mut().take_due(now_ms()),
+                        false => None,
+                    };
                     if let Some(delta) = due {
                         self.emit(ChatEvent {
                             delta: Some(delta),
@@ -226,7 +247,34 @@ impl Core {
                     }
                 }
             };
-            let result = complete(&rc, &history, &run_prompt.tools, on_text).await;
+            let cancel = Cancel::default();
+            let call = complete(&rc, &history, &run_prompt.tools, &cancel, on_text);
+            let result = match check.take() {
+                None => call.await,
+                Some(checking) => {
+                    let same = |p: &prompt_load::RunPrompt| {
+                        p.system_prompt == run_prompt.system_prompt && p.tools == run_prompt.tools
+                    };
+                    let checked = race(call, checking, same, &shown, || cancel.cancel()).await;
+                    match checked {
+                        Checked::Same(result, p) => {
+                            self.loaded(&p, Some(EarlyCall::Kept));
+                            result
+                        }
+                        Checked::Changed(p) => {
+                            self.loaded(&p, Some(EarlyCall::Discarded));
+                            rc.system_prompt = p.system_prompt.clone();
+                            run_prompt = p;
+                            iterations -= 1;
+                            continue;
+                        }
+                        Checked::Failed(e) => {
+                            self.fail_run(run, &workspace_error(&e)).await;
+                            return true;
+                        }
+                    }
+                }
+            };
             if !self.is_current(run) {
                 // Cancelled while the model answered: the answer is dropped.
                 return true;
@@ -283,6 +331,16 @@ impl Core {
                 .await;
             }
         }
+    }
+
+    /// A prompt assembled and checked against R2: the next run's early
+    /// call uses it, `session.stats` reports its load.
+    fn loaded(&self, prompt: &prompt_load::RunPrompt, early: Option<EarlyCall>) {
+        *self.last_load.borrow_mut() = Some(WorkspaceLoadStats {
+            early_call: early,
+            ..prompt.load.clone()
+        });
+        *self.last_prompt.borrow_mut() = Some(prompt.clone());
     }
 
     /// Keeps the run's prompt while it waits (a failure only costs a
