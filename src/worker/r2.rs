@@ -14,6 +14,17 @@ thread_local! {
     static TEXTS: RefCell<FileCache> = RefCell::new(FileCache::new(DEFAULT_CAPACITY));
 }
 
+thread_local! {
+    /// Text writes and deletes made by this isolate so far.
+    static WRITES: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+/// How many text writes and deletes this isolate has made: a prompt
+/// assembled before the last of them may be stale.
+pub fn writes() -> u64 {
+    WRITES.with(|w| w.get())
+}
+
 /// Whether this isolate has read, written or found absent `key`.
 pub fn cache_knows(key: &str) -> bool {
     TEXTS.with(|c| c.borrow().knows(key))
@@ -74,6 +85,7 @@ pub async fn write_text(bucket: &Bucket, key: impl Into<String>, content: &str) 
         .http_metadata(metadata)
         .execute()
         .await?;
+    WRITES.with(|w| w.set(w.get() + 1));
     // No object only for a conditional put; the cache is checked by etag anyway.
     if let Some(object) = object {
         remember(&key, Some((&object.etag(), content)));
@@ -88,6 +100,7 @@ pub async fn delete(bucket: &Bucket, key: &str) -> Result<bool> {
         return Ok(false);
     }
     bucket.delete(key).await?;
+    WRITES.with(|w| w.set(w.get() + 1));
     remember(key, None);
     Ok(true)
 }

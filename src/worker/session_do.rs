@@ -12,6 +12,7 @@ mod chat;
 mod run;
 use super::llm_call::{complete, Cancel};
 use super::prompt_load;
+use super::r2;
 use super::rpc::{call_object, internal_error, new_id, now_ms, read_json, reply};
 use super::session_tools::{ToolRun, TOOLS_DEADLINE};
 use super::sql::migrate;
@@ -101,8 +102,9 @@ pub(super) struct Core {
     alarm_at: Cell<Option<i64>>,
     /// The R2 requests of the last prompt this instance assembled.
     last_load: RefCell<Option<WorkspaceLoadStats>>,
-    /// The last prompt this instance assembled (the next run's early call).
-    last_prompt: RefCell<Option<prompt_load::RunPrompt>>,
+    /// The last prompt this instance assembled and what from (the next
+    /// run's early call).
+    last_prompt: RefCell<Option<(prompt_load::RunPrompt, run::PromptInputs)>>,
 }
 
 #[derive(Debug, Clone, Deserialize)]

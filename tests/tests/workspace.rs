@@ -489,19 +489,20 @@ async fn a_run_validates_the_workspace_with_listings_in_one_batch() {
     }
     // Everything was read or written by this gateway: four listings (the
     // top level, the daily window, both skills prefixes) and no read. The
-    // model was called with the previous prompt alongside them; the
-    // prompt had changed (commissioned, skills), so it was called again.
+    // gateway wrote to the workspace since the last prompt, so the model
+    // was not called before the check.
     chat(&mut c, "main", "two").await;
     assert_eq!(
         last_load(&mut c, "main").await,
-        load(0, 4, 0, 1, 10, (2, 0), Some("discarded"))
+        load(0, 4, 0, 1, 10, (2, 0), None)
     );
     let prompt = system_prompt_for(&llm, "two");
     assert!(prompt.contains("Skill beta, version 1."), "{prompt}");
     assert!(!prompt.contains("COMMISSIONING CEREMONY"), "{prompt}");
 
     // Written outside the gateway, as an operator would: the listings'
-    // etags show what changed, and only that is read again.
+    // etags show what changed, and only that is read again. The model,
+    // called alongside with the previous prompt, is called again.
     let (today, _) = gsv_gateway::time::today_and_yesterday(&gsv_gateway::time::Utc, now_ms());
     gw.r2_put_outside(
         "agents/main/SOUL.md",

@@ -45,6 +45,23 @@ pub(super) async fn run_loop(core: Rc<Core>) {
     core.running.set(false);
 }
 
+/// What a prompt was assembled from, besides the workspace files.
+#[derive(Clone, PartialEq)]
+pub(in crate::worker) struct PromptInputs {
+    /// `r2::writes()` before the assembly began.
+    writes: u64,
+    config: Config,
+    rc: RunConfig,
+    nodes: NodeSnapshot,
+    /// Today in the user's time zone (the daily memory files).
+    day: String,
+}
+
+fn today(config: &Config) -> String {
+    let timezone = config.str_at("userTimezone").unwrap_or("UTC");
+    crate::time::today_and_yesterday(&*super::super::tz::time_zone(timezone), now_ms()).0
+}
+
 fn workspace_error(e: &worker::Error) -> String {
     format!("Could not load the agent's workspace from R2: {e}")
 }
@@ -125,9 +142,19 @@ impl Core {
             .and_then(|p| serde_json::from_str::<prompt_load::RunPrompt>(p).ok());
         let was_kept = kept.is_some();
         // A new run's first call may go out with this session's previous
-        // prompt while the workspace is checked (see `early_call`).
-        let early = match (&kept, run.iterations) {
-            (None, 0) => self.last_prompt.borrow().clone(),
+        // prompt while the workspace is checked (see `early_call`), when
+        // nothing this isolate knows of changed since: no workspace write
+        // (the agent's own edits), the same config, model, nodes and day.
+        // Only a change made elsewhere then costs a discarded call.
+        let inputs = PromptInputs {
+            writes: r2::writes(),
+            config: config.clone(),
+            rc: rc.clone(),
+            nodes: nodes.clone(),
+            day: today(&config),
+        };
+        let early = match (&kept, run.iterations, &*self.last_prompt.borrow()) {
+            (None, 0, Some((p, was))) if *was == inputs => Some(p.clone()),
             _ => None,
         };
         let base_rc = rc.clone();
@@ -142,7 +169,7 @@ impl Core {
             }
             (None, None) => match assemble().await {
                 Ok(p) => {
-                    self.loaded(&p, None);
+                    self.loaded(&p, &inputs, None);
                     p
                 }
                 Err(e) => {
@@ -258,11 +285,11 @@ impl Core {
                     let checked = race(call, checking, same, &shown, || cancel.cancel()).await;
                     match checked {
                         Checked::Same(result, p) => {
-                            self.loaded(&p, Some(EarlyCall::Kept));
+                            self.loaded(&p, &inputs, Some(EarlyCall::Kept));
                             result
                         }
                         Checked::Changed(p) => {
-                            self.loaded(&p, Some(EarlyCall::Discarded));
+                            self.loaded(&p, &inputs, Some(EarlyCall::Discarded));
                             rc.system_prompt = p.system_prompt.clone();
                             run_prompt = p;
                             iterations -= 1;
@@ -333,14 +360,19 @@ impl Core {
         }
     }
 
-    /// A prompt assembled and checked against R2: the next run's early
-    /// call uses it, `session.stats` reports its load.
-    fn loaded(&self, prompt: &prompt_load::RunPrompt, early: Option<EarlyCall>) {
+    /// A prompt assembled and checked against R2 from `inputs`: the next
+    /// run's early call may use it, `session.stats` reports its load.
+    fn loaded(
+        &self,
+        prompt: &prompt_load::RunPrompt,
+        inputs: &PromptInputs,
+        early: Option<EarlyCall>,
+    ) {
         *self.last_load.borrow_mut() = Some(WorkspaceLoadStats {
             early_call: early,
             ..prompt.load.clone()
         });
-        *self.last_prompt.borrow_mut() = Some(prompt.clone());
+        *self.last_prompt.borrow_mut() = Some((prompt.clone(), inputs.clone()));
     }
 
     /// Keeps the run's prompt while it waits (a failure only costs a
