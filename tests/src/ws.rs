@@ -113,6 +113,24 @@ impl Client {
         self.response_to(&id).await
     }
 
+    /// The roles of a session's stored messages (`session.preview`, up to
+    /// `limit` of the last ones).
+    pub async fn history_roles(&mut self, key: &str, limit: u32) -> Vec<String> {
+        let res = self
+            .request(
+                "session.preview",
+                serde_json::json!({"sessionKey": key, "limit": limit}),
+            )
+            .await;
+        let preview = res.payload.unwrap_or_else(|| panic!("{:?}", res.error));
+        preview["messages"]
+            .as_array()
+            .unwrap_or_else(|| panic!("no messages in {preview}"))
+            .iter()
+            .map(|m| m["role"].as_str().unwrap_or_default().to_string())
+            .collect()
+    }
+
     pub async fn response_to(&mut self, id: &str) -> ResponseFrame {
         loop {
             match self.next_frame().await {

@@ -317,17 +317,7 @@ async fn three_messages_sent_at_once_are_answered_in_order() {
             .map(|i| (format!("run-{i}"), format!("echo: queued message {i}")))
             .collect::<Vec<_>>()
     );
-    let preview = c
-        .request("session.preview", json!({"sessionKey": key}))
-        .await
-        .payload
-        .unwrap();
-    let roles: Vec<&str> = preview["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|m| m["role"].as_str().unwrap())
-        .collect();
+    let roles = c.history_roles(key, 20).await;
     assert_eq!(
         roles,
         [

@@ -9,22 +9,11 @@ use serde_json::{json, Value};
 
 const TOKEN: &str = "test-token";
 
-/// The system prompt of the model request whose last message is `text`.
+/// The system prompt of the last model request whose last message is `text`.
 fn system_prompt_for(llm: &FakeLlm, text: &str) -> String {
-    let req = llm
-        .requests()
-        .into_iter()
-        .rfind(|r| {
-            r.body["messages"]
-                .as_array()
-                .and_then(|m| m.last())
-                .is_some_and(|m| m["content"] == json!(text))
-        })
-        .unwrap_or_else(|| panic!("no model request ended with {text:?}"));
-    req.body["messages"][0]["content"]
-        .as_str()
-        .unwrap()
-        .to_string()
+    prompts_for(llm, text)
+        .pop()
+        .unwrap_or_else(|| panic!("no model request ended with {text:?}"))
 }
 
 async fn chat(c: &mut Client, key: &str, text: &str) {
@@ -542,20 +531,10 @@ async fn a_run_validates_the_workspace_with_listings_in_one_batch() {
     );
     assert_eq!(prompts_for(&llm, "four").len(), 1);
     // The history holds each answer once.
-    let res = c
-        .request(
-            "session.preview",
-            json!({"sessionKey": "main", "limit": 100}),
-        )
-        .await;
-    let preview = res.payload.unwrap_or_else(|| panic!("{:?}", res.error));
-    let roles: Vec<&str> = preview["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|m| m["role"].as_str().unwrap())
-        .collect();
-    assert_eq!(roles, ["user", "assistant"].repeat(4), "{preview}");
+    assert_eq!(
+        c.history_roles("main", 100).await,
+        ["user", "assistant"].repeat(4)
+    );
 
     // Another session of the same agent, in the same isolate: the same
     // listings; its first run had no previous prompt to call early with.
