@@ -11,14 +11,12 @@
 use super::native_tools;
 use super::r2;
 use super::rpc::now_ms;
-use super::tz::time_zone;
 use crate::config::Config;
 use crate::prompt::{build_system_prompt, DailyMemory, PromptContext, PromptLimits, Workspace};
 use crate::routing::{agent_id_of, is_main_session_key, RoutingConfig};
 use crate::session::internal::NodeSnapshot;
 use crate::session::run_config::RunConfig;
 use crate::skills::{skills_status, SkillFile, SkillSource};
-use crate::time::today_and_yesterday;
 use crate::workspace::paths::*;
 use crate::workspace::templates::first_start_templates;
 use futures::future::join_all;
@@ -40,22 +38,23 @@ pub struct RunPrompt {
     pub load: WorkspaceLoadStats,
 }
 
+/// `days`: today and yesterday in the user's time zone, as the run saw them.
 pub async fn assemble(
     env: &Env,
     config: &Config,
     rc: &RunConfig,
     session_key: &str,
     nodes: &NodeSnapshot,
+    (today, yesterday): &(String, String),
 ) -> worker::Result<RunPrompt> {
     let bucket = env.bucket("STORAGE")?;
     let routing = RoutingConfig::from_config(config);
     let agent = agent_id_of(session_key);
     let is_main = is_main_session_key(session_key, &routing);
     let timezone = config.str_at("userTimezone").unwrap_or("UTC");
-    let (today, yesterday) = today_and_yesterday(&*time_zone(timezone), now_ms());
 
     // The first batch: the listings, and the files never seen here.
-    let files = FileSet::new(&agent, &today, &yesterday);
+    let files = FileSet::new(&agent, today, yesterday);
     let skill_prefixes = skill_prefixes(&agent);
     let (found, listing) = futures::join!(
         files.list_and_read_unknown(&bucket),

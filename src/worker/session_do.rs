@@ -100,10 +100,8 @@ pub(super) struct Core {
     link_used_at: Cell<i64>,
     /// The alarm time this instance last set (`None`: unknown or none).
     alarm_at: Cell<Option<i64>>,
-    /// The R2 requests of the last prompt this instance assembled.
-    last_load: RefCell<Option<WorkspaceLoadStats>>,
     /// The last prompt this instance assembled and what from (the next
-    /// run's early call).
+    /// run's early call; `session.stats` reports its load).
     last_prompt: RefCell<Option<(prompt_load::RunPrompt, run::PromptInputs)>>,
 }
 
@@ -137,7 +135,6 @@ impl DurableObject for Session {
             link: RefCell::new(None),
             link_used_at: Cell::new(0),
             alarm_at: Cell::new(None),
-            last_load: RefCell::new(None),
             last_prompt: RefCell::new(None),
         };
         Self {
@@ -396,7 +393,11 @@ impl Session {
             tokens: meta.tokens,
             created_at: meta.created_at,
             updated_at: meta.updated_at,
-            last_workspace_load: core.last_load.borrow().clone(),
+            last_workspace_load: core
+                .last_prompt
+                .borrow()
+                .as_ref()
+                .map(|(p, _)| p.load.clone()),
         })
     }
 

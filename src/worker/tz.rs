@@ -10,12 +10,12 @@ pub struct IntlTimeZone {
     formatter: JsValue,
 }
 
-/// The zone named `name`; UTC when the runtime does not know it.
 /// The configured `userTimezone` (UTC when unset or unknown).
 pub fn user_time_zone(config: &crate::config::Config) -> Box<dyn TimeZone> {
     time_zone(config.str_at("userTimezone").unwrap_or("UTC"))
 }
 
+/// The zone named `name`; UTC when the runtime does not know it.
 pub fn time_zone(name: &str) -> Box<dyn TimeZone> {
     match IntlTimeZone::new(name) {
         Some(tz) => Box::new(tz),

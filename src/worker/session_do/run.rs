@@ -4,6 +4,8 @@
 
 use super::*;
 use crate::session::early_call::{race, Checked};
+use crate::time::today_and_yesterday;
+use crate::worker::tz::user_time_zone;
 
 /// Runs the current run (resuming it if it was interrupted), then every
 /// queued message in order, each in its own run.
@@ -53,13 +55,8 @@ pub(in crate::worker) struct PromptInputs {
     config: Config,
     rc: RunConfig,
     nodes: NodeSnapshot,
-    /// Today in the user's time zone (the daily memory files).
-    day: String,
-}
-
-fn today(config: &Config) -> String {
-    let timezone = config.str_at("userTimezone").unwrap_or("UTC");
-    crate::time::today_and_yesterday(&*super::super::tz::time_zone(timezone), now_ms()).0
+    /// Today and yesterday in the user's time zone (the daily memory files).
+    days: (String, String),
 }
 
 fn workspace_error(e: &worker::Error) -> String {
@@ -151,15 +148,23 @@ impl Core {
             config: config.clone(),
             rc: rc.clone(),
             nodes: nodes.clone(),
-            day: today(&config),
+            days: today_and_yesterday(&*user_time_zone(&config), now_ms()),
         };
         let early = match (&kept, run.iterations, &*self.last_prompt.borrow()) {
             (None, 0, Some((p, was))) if *was == inputs => Some(p.clone()),
             _ => None,
         };
-        let base_rc = rc.clone();
-        let assemble =
-            || prompt_load::assemble(&self.env, &config, &base_rc, &meta.session_key, &nodes);
+        // Assembled from `inputs.rc`: `rc` takes the prompt once it is known.
+        let assemble = || {
+            prompt_load::assemble(
+                &self.env,
+                &config,
+                &inputs.rc,
+                &meta.session_key,
+                &nodes,
+                &inputs.days,
+            )
+        };
         let mut check = None;
         let mut run_prompt = match (kept, early) {
             (Some(p), _) => p,
@@ -368,11 +373,9 @@ impl Core {
         inputs: &PromptInputs,
         early: Option<EarlyCall>,
     ) {
-        *self.last_load.borrow_mut() = Some(WorkspaceLoadStats {
-            early_call: early,
-            ..prompt.load.clone()
-        });
-        *self.last_prompt.borrow_mut() = Some((prompt.clone(), inputs.clone()));
+        let mut prompt = prompt.clone();
+        prompt.load.early_call = early;
+        *self.last_prompt.borrow_mut() = Some((prompt, inputs.clone()));
     }
 
     /// Keeps the run's prompt while it waits (a failure only costs a
