@@ -12,9 +12,6 @@ thread_local! {
     /// Shared by every object of this isolate; listings' etags say which
     /// bodies are still current.
     static TEXTS: RefCell<FileCache> = RefCell::new(FileCache::new(DEFAULT_CAPACITY));
-}
-
-thread_local! {
     /// Text writes and deletes made by this isolate so far.
     static WRITES: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
 }
@@ -45,6 +42,12 @@ fn remember(key: &str, body: Option<(&str, &str)>) {
         Some((etag, content)) => c.borrow_mut().put(key, etag, content),
         None => c.borrow_mut().put_absent(key),
     });
+}
+
+/// `remember` for a write or delete this isolate made.
+fn remember_write(key: &str, body: Option<(&str, &str)>) {
+    WRITES.with(|w| w.set(w.get() + 1));
+    remember(key, body);
 }
 
 /// A text object as read.
@@ -85,10 +88,11 @@ pub async fn write_text(bucket: &Bucket, key: impl Into<String>, content: &str) 
         .http_metadata(metadata)
         .execute()
         .await?;
-    WRITES.with(|w| w.set(w.get() + 1));
-    // No object only for a conditional put; the cache is checked by etag anyway.
-    if let Some(object) = object {
-        remember(&key, Some((&object.etag(), content)));
+    // No object only for a conditional put; the cache is checked by etag
+    // anyway, so the stale body left there is never served.
+    match object {
+        Some(object) => remember_write(&key, Some((&object.etag(), content))),
+        None => WRITES.with(|w| w.set(w.get() + 1)),
     }
     Ok(())
 }
@@ -100,19 +104,18 @@ pub async fn delete(bucket: &Bucket, key: &str) -> Result<bool> {
         return Ok(false);
     }
     bucket.delete(key).await?;
-    WRITES.with(|w| w.set(w.get() + 1));
-    remember(key, None);
+    remember_write(key, None);
     Ok(true)
 }
 
-/// Every page of a listing of `prefix` (the request shaped by `options`),
-/// each handed to `each`; the number of pages (each one a dependent
-/// request).
+/// The pages of a listing of `prefix` (the request shaped by `options`),
+/// each handed to `each`, which says whether to go on; the number of pages
+/// (each one a dependent request).
 async fn pages<'b>(
     bucket: &'b Bucket,
     prefix: &str,
     options: impl Fn(ListOptionsBuilder<'b>) -> ListOptionsBuilder<'b>,
-    mut each: impl FnMut(&Objects),
+    mut each: impl FnMut(&Objects) -> bool,
 ) -> Result<u32> {
     let mut cursor: Option<String> = None;
     let mut count = 0;
@@ -123,9 +126,9 @@ async fn pages<'b>(
         }
         let page = req.execute().await?;
         count += 1;
-        each(&page);
+        let go_on = each(&page);
         match (page.truncated(), page.cursor()) {
-            (true, Some(c)) => cursor = Some(c),
+            (true, Some(c)) if go_on => cursor = Some(c),
             _ => return Ok(count),
         }
     }
@@ -138,13 +141,10 @@ pub async fn list(
     delimiter: Option<&str>,
 ) -> Result<(Vec<String>, Vec<String>)> {
     let (mut keys, mut prefixes) = (Vec::new(), Vec::new());
-    let options = |req| match delimiter {
-        Some(d) => ListOptionsBuilder::delimiter(req, d),
-        None => req,
-    };
-    pages(bucket, prefix, options, |page| {
+    pages(bucket, prefix, delimited(delimiter), |page| {
         keys.extend(page.objects().iter().map(|o| o.key()));
         prefixes.extend(page.delimited_prefixes());
+        true
     })
     .await?;
     Ok((keys, prefixes))
@@ -158,12 +158,9 @@ pub async fn list_objects(
     delimiter: Option<&str>,
 ) -> Result<(Vec<(String, String)>, u32)> {
     let mut out = Vec::new();
-    let options = |req| match delimiter {
-        Some(d) => ListOptionsBuilder::delimiter(req, d),
-        None => req,
-    };
-    let count = pages(bucket, prefix, options, |page| {
+    let count = pages(bucket, prefix, delimited(delimiter), |page| {
         out.extend(page.objects().iter().map(|o| (o.key(), o.etag())));
+        true
     })
     .await?;
     Ok((out, count))
@@ -172,38 +169,36 @@ pub async fn list_objects(
 /// The objects under `prefix` with keys after `start_after` up to `last`
 /// (inclusive) as `(key, etag)`, and the number of pages: a small window
 /// of a prefix that may hold many keys (the daily memory files).
-pub async fn list_window(
-    bucket: &Bucket,
+pub async fn list_window<'b>(
+    bucket: &'b Bucket,
     prefix: &str,
     start_after: &str,
     last: &str,
 ) -> Result<(Vec<(String, String)>, u32)> {
     let mut out = Vec::new();
-    let mut cursor: Option<String> = None;
-    let mut count = 0;
-    loop {
-        let mut req = bucket
-            .list()
-            .prefix(prefix)
-            .start_after(start_after)
-            .limit(16);
-        if let Some(c) = cursor.take() {
-            req = req.cursor(c);
-        }
-        let page = req.execute().await?;
-        count += 1;
+    let options = |req: ListOptionsBuilder<'b>| req.start_after(start_after).limit(16);
+    let count = pages(bucket, prefix, options, |page| {
         let objects = page.objects();
-        let past_last = objects.last().is_some_and(|o| o.key().as_str() > last);
         out.extend(
             objects
                 .iter()
                 .map(|o| (o.key(), o.etag()))
                 .filter(|(k, _)| k.as_str() <= last),
         );
-        match (page.truncated(), page.cursor()) {
-            (true, Some(c)) if !past_last => cursor = Some(c),
-            _ => return Ok((out, count)),
-        }
+        // Keys sort: once past `last`, later pages hold nothing wanted.
+        objects.last().is_none_or(|o| o.key().as_str() <= last)
+    })
+    .await?;
+    Ok((out, count))
+}
+
+/// A listing's options with `delimiter`, if any.
+fn delimited<'b>(
+    delimiter: Option<&str>,
+) -> impl Fn(ListOptionsBuilder<'b>) -> ListOptionsBuilder<'b> + '_ {
+    move |req| match delimiter {
+        Some(d) => req.delimiter(d),
+        None => req,
     }
 }
 
@@ -219,6 +214,7 @@ pub async fn list_with_metadata(
         for o in page.objects() {
             out.push((o.key(), o.custom_metadata().unwrap_or_default()));
         }
+        true
     })
     .await?;
     Ok(out)
