@@ -234,18 +234,12 @@ mod tests {
                     content: UserContent::Text("Hello".into()),
                     timestamp: 1708300000000
                 }),
-                Message::Assistant(AssistantMessage {
-                    content: vec![AssistantBlock::Text {
+                Message::Assistant(AssistantMessage::new(
+                    vec![AssistantBlock::Text {
                         text: "Hi there!".into()
                     }],
-                    api: None,
-                    provider: None,
-                    model: None,
-                    usage: None,
-                    stop_reason: None,
-                    error_message: None,
-                    timestamp: 1708300001000
-                }),
+                    1708300001000
+                )),
                 Message::ToolResult(ToolResultMessage {
                     tool_call_id: "call_abc".into(),
                     tool_name: "Bash".into(),

@@ -278,18 +278,15 @@ mod tests {
     fn tool_call_only_turns_images_in_results_and_missing_images() {
         let messages = vec![
             Message::Assistant(AssistantMessage {
-                content: vec![AssistantBlock::ToolCall {
-                    id: "c1".into(),
-                    name: "Screenshot".into(),
-                    arguments: json!({}),
-                }],
-                api: None,
-                provider: None,
-                model: None,
-                usage: None,
                 stop_reason: Some(StopReason::ToolUse),
-                error_message: None,
-                timestamp: 1,
+                ..AssistantMessage::new(
+                    vec![AssistantBlock::ToolCall {
+                        id: "c1".into(),
+                        name: "Screenshot".into(),
+                        arguments: json!({}),
+                    }],
+                    1,
+                )
             }),
             Message::ToolResult(ToolResultMessage {
                 tool_call_id: "c1".into(),
