@@ -154,8 +154,7 @@ impl Workerd {
                 .arg("--persist-to")
                 .arg(&self.persist_dir)
                 .args(["--log-level", "warn"])
-                .env("WRANGLER_SEND_METRICS", "false")
-                .env("CLOUDFLARE_CF_FETCH_ENABLED", "false")
+                .envs(WRANGLER_OFFLINE)
                 .env("NO_COLOR", "1")
                 .current_dir(config.parent().unwrap())
                 .stdin(Stdio::null())
@@ -229,8 +228,7 @@ impl Workerd {
             .arg(&self.persist_dir)
             .arg("-c")
             .arg(dir.join("wrangler.toml"))
-            .env("WRANGLER_SEND_METRICS", "false")
-            .env("CLOUDFLARE_CF_FETCH_ENABLED", "false")
+            .envs(WRANGLER_OFFLINE)
             .current_dir(dir)
             .output()
             .expect("run wrangler r2 object put");
@@ -317,6 +315,12 @@ fn health(port: u16) -> bool {
     let _ = s.read_to_string(&mut buf);
     buf.starts_with("HTTP/1.1 200") && buf.contains("healthy")
 }
+
+/// Wrangler with no metrics and no Cloudflare requests (offline runs).
+const WRANGLER_OFFLINE: [(&str, &str); 2] = [
+    ("WRANGLER_SEND_METRICS", "false"),
+    ("CLOUDFLARE_CF_FETCH_ENABLED", "false"),
+];
 
 /// The gateway's wrangler config for runs on the prebuilt worker, from
 /// the same script `scripts/dev.sh` uses.

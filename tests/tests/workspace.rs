@@ -492,7 +492,7 @@ async fn a_run_validates_the_workspace_with_listings_in_one_batch() {
     // Written outside the gateway, as an operator would: the listings'
     // etags show what changed, and only that is read again. The model,
     // called alongside with the previous prompt, is called again.
-    let (today, _) = gsv_gateway::time::today_and_yesterday(&gsv_gateway::time::Utc, now_ms());
+    let today = today_utc();
     gw.r2_put_outside(
         "agents/main/SOUL.md",
         "# SOUL\nYou answer like a lighthouse keeper.\n",
@@ -553,11 +553,4 @@ async fn a_run_validates_the_workspace_with_listings_in_one_batch() {
         ),
         "{stdout}"
     );
-}
-
-fn now_ms() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_millis() as i64
 }
