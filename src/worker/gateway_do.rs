@@ -6,10 +6,10 @@ mod nodes;
 mod probes;
 mod transfer;
 
-use super::prompt_load;
 use super::rpc::{call_object, internal_error, new_id, now_ms, read_json, reply};
 use super::sql::migrate;
-use super::workspace_rpc;
+use super::workspace::prompt_load;
+use super::workspace::rpc as workspace_rpc;
 use crate::config::Config;
 use crate::gateway::auth::{tokens_match, NO_TOKEN_CONFIGURED};
 use crate::gateway::intake::{intake_binary, intake_text, Intake};

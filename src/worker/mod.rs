@@ -2,22 +2,15 @@
 //! Only `/health` and `/ws` are public; the objects' internal paths are
 //! reachable only from inside the Worker.
 
-mod archives;
-mod compaction;
 mod gateway_do;
 mod llm_call;
 mod native_tools;
-mod prompt_load;
 mod r2;
-mod reset;
 mod rpc;
 mod session_do;
-mod session_logs;
-mod session_tools;
 mod sql;
-mod summarizer;
 mod tz;
-mod workspace_rpc;
+mod workspace;
 
 use worker::*;
 

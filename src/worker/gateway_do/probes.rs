@@ -12,8 +12,8 @@ use crate::skills::probe::{
     update_result, ProbeOutcome, DEFAULT_PROBE_TIMEOUT_MS,
 };
 use crate::skills::{skills_status, HostInfo};
-use crate::worker::prompt_load::{load_skill_files, load_skill_files_of};
 use crate::worker::rpc::{internal_error, new_id, now_ms};
+use crate::worker::workspace::prompt_load::{load_skill_files, load_skill_files_of};
 use gsv_protocol::*;
 use serde::Deserialize;
 use serde_json::Value;

@@ -3,6 +3,7 @@
 //! a message arriving after the reset policy ended the conversation is
 //! marked to reset the session first; everything else joins the queue.
 
+use super::{archives, reset};
 use super::{Core, Res, Session};
 use crate::commands::{
     applied_directives, directive_ack, is_empty, model_command, parse_command, parse_directives,
@@ -14,7 +15,6 @@ use crate::session::reset::{reset_due, ResetPolicy};
 use crate::session::run_config::RunConfig;
 use crate::worker::rpc::now_ms;
 use crate::worker::tz::user_time_zone;
-use crate::worker::{archives, reset};
 use gsv_protocol::*;
 
 impl Session {

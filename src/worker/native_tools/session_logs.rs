@@ -3,9 +3,7 @@
 //! SQLite history, and the histories of the agent's other live sessions
 //! (found in the Gateway's registry, read from their Session objects).
 
-use super::native_tools::ToolContext;
-use super::r2;
-use super::rpc::call_object;
+use super::ToolContext;
 use crate::archive::read_page;
 use crate::selfreport::logs::{
     group_sessions, plan_search, read_result, recent_result, session_list, ArchiveObject,
@@ -14,6 +12,8 @@ use crate::selfreport::logs::{
 };
 use crate::session::internal::{path, AgentSessionsQuery, SessionQuery};
 use crate::session::meta::SessionMeta;
+use crate::worker::r2;
+use crate::worker::rpc::call_object;
 use crate::workspace::paths::agent_root;
 use gsv_protocol::{
     ErrorShape, Message, SessionPreviewResult, SessionStatsResult, SessionsListResult,

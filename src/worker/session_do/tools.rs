@@ -5,14 +5,14 @@
 //! the `tools` deadline (`timeouts.toolMs`), resumes it, so the object may
 //! hibernate or be evicted meanwhile.
 
-use super::native_tools;
-use super::prompt_load::RunPrompt;
-use super::rpc::{call_object, internal_error, now_ms};
-use super::session_do::{Core, CurrentRun, Res};
+use super::{Core, CurrentRun, Res};
 use crate::gateway::transfer::{TransferArgs, TransferRequest, TRANSFER};
 use crate::session::internal::path;
 use crate::session::run_config::RunConfig;
 use crate::session::tools::{result_message, timed_out, tool_wait, PendingCall, ToolWait};
+use crate::worker::native_tools;
+use crate::worker::rpc::{call_object, internal_error, now_ms};
+use crate::worker::workspace::prompt_load::RunPrompt;
 use gsv_protocol::{
     codes, AckResult, AssistantMessage, ErrorShape, Message, ToolRequestParams, ToolResultParams,
 };

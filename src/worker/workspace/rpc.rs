@@ -1,10 +1,10 @@
 //! The `workspace.*` methods: the agent's markdown workspace in R2, with
 //! paths confined to it and the virtual `skills/` view.
 
-use super::r2;
-use super::rpc::internal_error;
 use crate::routing::normalize_agent_id;
 use crate::skills::SkillSource;
+use crate::worker::r2;
+use crate::worker::rpc::internal_error;
 use crate::workspace::paths::{list_prefixes, listing, read_candidates, write_key, WorkspacePath};
 use gsv_protocol::*;
 use worker::Bucket;

@@ -4,8 +4,7 @@
 //! (`super::reset`) and automatic compaction write theirs with
 //! [`write_archive`].
 
-use super::rpc::{internal_error, now_ms};
-use super::session_do::{Core, Res};
+use super::{Core, Res};
 use crate::archive::{
     part_archive_key, part_archive_metadata, read_page, ArchiveInfo, ArchiveWriter,
 };
@@ -13,6 +12,7 @@ use crate::routing::agent_id_of;
 use crate::session::compaction::plan_manual;
 use crate::session::reset::ArchiveCheck;
 use crate::session::transcript::{order_archives, page_slices};
+use crate::worker::rpc::{internal_error, now_ms};
 use crate::workspace::paths::agent_root;
 use gsv_protocol::*;
 use std::collections::{BTreeMap, HashMap};
@@ -112,7 +112,7 @@ pub async fn transcript(core: &Core, p: SessionTranscriptParams) -> Res<SessionT
     let agent = agent_id_of(&meta.session_key);
     let bucket = bucket(core)?;
     let prefix = format!("{}sessions/{session_id}", agent_root(&agent));
-    let (keys, _) = super::r2::list(&bucket, &prefix, None)
+    let (keys, _) = crate::worker::r2::list(&bucket, &prefix, None)
         .await
         .map_err(internal_error)?;
     let archives = order_archives(&session_id, &keys);

@@ -1,13 +1,13 @@
 //! The model calls behind compaction and pre-reset memory extraction, and
 //! the append of what they found to a daily memory file.
 
-use super::llm_call::{complete, Cancel};
-use super::r2;
-use super::rpc::now_ms;
 use crate::llm::{LlmError, ThinkingLevel};
 use crate::session::compaction::SummarizerRequest;
 use crate::session::memory::{append_section, memory_section, MemorySource};
 use crate::session::run_config::RunConfig;
+use crate::worker::llm_call::{complete, Cancel};
+use crate::worker::r2;
+use crate::worker::rpc::now_ms;
 use gsv_protocol::{Message, UserContent, UserMessage};
 use worker::Bucket;
 

@@ -6,10 +6,8 @@
 //! leaves the history whole.
 
 use super::archives::{bucket, verified, write_archive};
-use super::rpc::{internal_error, now_ms};
-use super::session_do::{Core, CurrentRun, Res};
 use super::summarizer;
-use super::tz::user_time_zone;
+use super::{Core, CurrentRun, Res};
 use crate::archive::{part_archive_key, part_archive_metadata, ArchiveInfo};
 use crate::config::Config;
 use crate::routing::agent_id_of;
@@ -19,6 +17,8 @@ use crate::session::compaction::{
 };
 use crate::session::memory::{compaction_marker, MemorySource, MemoryTarget};
 use crate::session::run_config::RunConfig;
+use crate::worker::rpc::{internal_error, now_ms};
+use crate::worker::tz::user_time_zone;
 use gsv_protocol::Message;
 use worker::{console_error, console_log};
 

@@ -3,20 +3,16 @@
 //! agent loop. A watchdog deadline (the object's alarm) resumes or ends a
 //! run whose loop died with an eviction or restart.
 
-use super::archives;
-use super::compaction;
-use super::reset;
-use crate::llm::LlmErrorKind;
-
+mod archives;
 mod chat;
+mod compaction;
+mod reset;
 mod run;
-use super::llm_call::{complete, Cancel};
-use super::prompt_load;
-use super::r2;
-use super::rpc::{call_object, internal_error, new_id, now_ms, read_json, reply};
-use super::session_tools::{ToolRun, TOOLS_DEADLINE};
-use super::sql::migrate;
+mod summarizer;
+mod tools;
+
 use crate::config::Config;
+use crate::llm::LlmErrorKind;
 use crate::session::coalesce::DeltaCoalescer;
 use crate::session::internal::{
     path, NodeSnapshot, SessionChatSend, SessionExecEvent, SessionQuery,
@@ -26,12 +22,18 @@ use crate::session::patch::apply_patch;
 use crate::session::run::{next_step, NextStep};
 use crate::session::run_config::{with_directives, RunConfig};
 use crate::session::tools::{exec_event_message, ToolWait};
+use crate::worker::llm_call::{complete, Cancel};
+use crate::worker::r2;
+use crate::worker::rpc::{call_object, internal_error, new_id, now_ms, read_json, reply};
+use crate::worker::sql::migrate;
+use crate::worker::workspace::prompt_load;
 use gsv_protocol::*;
 use run::run_loop;
 use serde::Deserialize;
 use serde_json::Value;
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
+use tools::{ToolRun, TOOLS_DEADLINE};
 use worker::*;
 
 const MIGRATIONS: &[&str] = &["

@@ -8,15 +8,15 @@
 //! costs a second, dependent batch. `prompt::build_system_prompt` does the
 //! rest.
 
-use super::native_tools;
-use super::r2;
-use super::rpc::now_ms;
 use crate::config::Config;
 use crate::prompt::{build_system_prompt, DailyMemory, PromptContext, PromptLimits, Workspace};
 use crate::routing::{agent_id_of, is_main_session_key, RoutingConfig};
 use crate::session::internal::NodeSnapshot;
 use crate::session::run_config::RunConfig;
 use crate::skills::{skills_status, SkillFile, SkillSource};
+use crate::worker::native_tools;
+use crate::worker::r2;
+use crate::worker::rpc::now_ms;
 use crate::workspace::paths::*;
 use crate::workspace::templates::first_start_templates;
 use futures::future::join_all;

@@ -10,13 +10,13 @@
 //! once the plan is done (steps 9 and 10).
 
 use super::archives::{bucket, write_archive};
-use super::rpc::{internal_error, new_id, now_ms};
-use super::session_do::{Core, Res};
 use super::summarizer;
+use super::{Core, Res};
 use crate::routing::agent_id_of;
 use crate::session::compaction::{CompactionSettings, MemoryExtraction};
 use crate::session::memory::MemorySource;
 use crate::session::reset::{ResetInput, ResetPlan, ResetReason, ResetStep};
+use crate::worker::rpc::{internal_error, new_id, now_ms};
 use gsv_protocol::*;
 use serde::Deserialize;
 use worker::{console_error, console_log};
@@ -132,7 +132,7 @@ async fn run_steps(core: &Core, mut plan: ResetPlan) -> Res<SessionResetResult> 
                 plan.complete(step).map_err(internal_error)?;
             }
             ResetStep::DeleteMedia => {
-                let (keys, _) = super::r2::list(&bucket, &plan.media_prefix, None)
+                let (keys, _) = crate::worker::r2::list(&bucket, &plan.media_prefix, None)
                     .await
                     .map_err(internal_error)?;
                 for key in &keys {

@@ -1,14 +1,14 @@
 //! The `gsv__*` workspace tools and the self-report tools, executed inside
 //! the Session against R2 (reference §5, seed identity-and-workspace.txt).
 
-use super::r2;
-use super::session_do::Core;
-use super::session_logs;
-use super::workspace_rpc;
+use crate::worker::r2;
+use crate::worker::session_do::Core;
+mod session_logs;
 use crate::selfreport::{
     apply_edit, count_memories, native_workspace_tools, self_report_tools, what_do_i_know,
     who_am_i, MyStats, WorkspaceCall, MY_STATS, SESSION_LOGS, WHAT_DO_I_KNOW, WHO_AM_I,
 };
+use crate::worker::workspace::rpc as workspace_rpc;
 use crate::workspace::paths::{
     file_key, read_candidates, write_key, IDENTITY_MD, MEMORY_MD, SOUL_MD, WORKSPACE_FILES,
 };
