@@ -43,52 +43,7 @@ impl TimeZone for FixedOffset {
 }
 
 /// A calendar date (proleptic Gregorian).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub struct LocalDate {
-    pub year: i64,
-    pub month: u32,
-    pub day: u32,
-}
-
-impl LocalDate {
-    /// The date `days` days after 1970-01-01 (negative: before).
-    pub fn from_epoch_days(days: i64) -> Self {
-        // Howard Hinnant's civil_from_days.
-        let z = days + 719_468;
-        let era = z.div_euclid(146_097);
-        let doe = z.rem_euclid(146_097);
-        let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-        let mp = (5 * doy + 2) / 153;
-        let day = (doy - (153 * mp + 2) / 5 + 1) as u32;
-        let month = (if mp < 10 { mp + 3 } else { mp - 9 }) as u32;
-        let year = yoe + era * 400 + i64::from(month <= 2);
-        Self { year, month, day }
-    }
-
-    /// Days since 1970-01-01.
-    pub fn epoch_days(&self) -> i64 {
-        let y = self.year - i64::from(self.month <= 2);
-        let era = y.div_euclid(400);
-        let yoe = y.rem_euclid(400);
-        let m = i64::from(self.month);
-        let doy = (153 * (if m > 2 { m - 3 } else { m + 9 }) + 2) / 5 + i64::from(self.day) - 1;
-        let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-        era * 146_097 + doe - 719_468
-    }
-
-    /// The day before.
-    pub fn pred(&self) -> Self {
-        Self::from_epoch_days(self.epoch_days() - 1)
-    }
-}
-
-impl std::fmt::Display for LocalDate {
-    /// `YYYY-MM-DD`.
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{:04}-{:02}-{:02}", self.year, self.month, self.day)
-    }
-}
+pub use gsv_protocol::dates::CivilDate as LocalDate;
 
 /// A local wall-clock reading.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

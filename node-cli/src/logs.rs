@@ -286,7 +286,8 @@ pub fn format_rfc3339_millis(time: SystemTime) -> String {
     let since = time.duration_since(UNIX_EPOCH).unwrap_or_default();
     let secs = since.as_secs();
     let (days, rem) = ((secs / 86_400) as i64, secs % 86_400);
-    let (year, month, day) = civil_from_days(days);
+    let gsv_protocol::dates::CivilDate { year, month, day } =
+        gsv_protocol::dates::CivilDate::from_epoch_days(days);
     format!(
         "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{:03}Z",
         rem / 3600,
@@ -294,19 +295,4 @@ pub fn format_rfc3339_millis(time: SystemTime) -> String {
         rem % 60,
         since.subsec_millis()
     )
-}
-
-/// Days since 1970-01-01 to (year, month, day), proleptic Gregorian
-/// (Howard Hinnant's `civil_from_days`).
-fn civil_from_days(days: i64) -> (i64, u32, u32) {
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = (doy - (153 * mp + 2) / 5 + 1) as u32;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    (year, month, day)
 }

@@ -173,17 +173,7 @@ pub fn media_extension(mime: &str) -> &'static str {
 
 /// `YYYY-MM-DD` (UTC) of an epoch-ms instant.
 pub fn utc_date(epoch_ms: i64) -> String {
-    // Days to civil date (H. Hinnant's algorithm, proleptic Gregorian).
-    let z = epoch_ms.div_euclid(86_400_000) + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    format!("{year:04}-{month:02}-{day:02}")
+    gsv_protocol::dates::CivilDate::from_epoch_ms(epoch_ms).to_string()
 }
 
 /// Today's and yesterday's UTC dates, for the daily memory files.

@@ -2,7 +2,6 @@
 //! the Session against R2 (reference §5, seed identity-and-workspace.txt).
 
 use crate::worker::r2;
-use crate::worker::session_do::Core;
 mod session_logs;
 use crate::selfreport::{
     apply_edit, count_memories, native_workspace_tools, self_report_tools, what_do_i_know,
@@ -37,9 +36,23 @@ pub struct ToolContext<'a> {
     pub model: &'a str,
     pub is_main: bool,
     /// The Session the call runs in (`session_logs` reads its history).
-    pub core: &'a Core,
+    pub session: &'a dyn ThisSession,
+    /// The bindings `session_logs` reaches the Gateway and other Sessions by.
+    pub env: &'a worker::Env,
     /// `tools.maxResultChars`: `session_logs` keeps its JSON within it.
     pub max_result_chars: usize,
+}
+
+/// What `session_logs` reads of the Session a call runs in.
+pub trait ThisSession {
+    fn meta(&self) -> Result<crate::session::meta::SessionMeta, gsv_protocol::ErrorShape>;
+    fn message_count(&self) -> Result<u64, gsv_protocol::ErrorShape>;
+    /// Messages `offset..offset + limit` of its history, oldest first.
+    fn message_page(
+        &self,
+        limit: u32,
+        offset: u64,
+    ) -> Result<Vec<gsv_protocol::Message>, gsv_protocol::ErrorShape>;
 }
 
 /// Runs a native tool: `Ok` with the result text, `Err` with an error the

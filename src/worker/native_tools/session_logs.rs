@@ -29,7 +29,7 @@ const MAX_SEARCH_READS: usize = 20;
 /// Runs one `session_logs` call: the result, or an error the model can act on.
 pub async fn run(ctx: &ToolContext<'_>, args: &Value) -> Result<Value, String> {
     let req = SessionLogsRequest::parse(args)?;
-    let me = ctx.core.meta("").map_err(shown)?;
+    let me = ctx.session.meta().map_err(shown)?;
     let budget = ctx.max_result_chars.saturating_sub(RESULT_RESERVE_CHARS);
     let previews = req.preview_chars;
     Ok(match req.action {
@@ -139,7 +139,7 @@ fn this_session(ctx: &ToolContext<'_>, me: &SessionMeta) -> Result<LiveSession, 
     Ok(LiveSession {
         session_id: me.session_id.clone(),
         session_key: me.session_key.clone(),
-        message_count: ctx.core.message_count().map_err(shown)?,
+        message_count: ctx.session.message_count().map_err(shown)?,
         last_active_at: me.updated_at,
         current: true,
     })
@@ -148,7 +148,7 @@ fn this_session(ctx: &ToolContext<'_>, me: &SessionMeta) -> Result<LiveSession, 
 /// The agent's other sessions in the Gateway's registry, each with its
 /// current session id and size from its Session object.
 async fn other_live(ctx: &ToolContext<'_>, me: &SessionMeta) -> Result<Vec<LiveSession>, String> {
-    let env = &ctx.core.env;
+    let env = ctx.env;
     let q = AgentSessionsQuery {
         agent_id: ctx.agent_id.to_string(),
         limit: MAX_LIVE_SESSIONS,
@@ -235,18 +235,15 @@ async fn read_live(
 ) -> Result<Vec<Message>, String> {
     if live.current {
         return ctx
-            .core
-            .messages(
-                "SELECT data FROM messages ORDER BY idx LIMIT ? OFFSET ?",
-                vec![(take as i64).into(), (start as i64).into()],
-            )
+            .session
+            .message_page(take as u32, start as u64)
             .map_err(shown);
     }
     let q = SessionQuery {
         session_key: live.session_key.clone(),
         limit: None,
     };
-    let env = &ctx.core.env;
+    let env = ctx.env;
     let preview: SessionPreviewResult =
         call_object(env, "SESSION", &live.session_key, path::PREVIEW, &q)
             .await

@@ -4,7 +4,7 @@
 //! (`super::reset`) and automatic compaction write theirs with
 //! [`write_archive`].
 
-use super::{Core, Res};
+use super::store::{Res, SessionStore};
 use crate::archive::{
     part_archive_key, part_archive_metadata, read_page, ArchiveInfo, ArchiveWriter,
 };
@@ -21,19 +21,25 @@ use worker::{Bucket, HttpMetadata};
 /// Compressed chunks handed out by the archive writer.
 const CHUNK_BYTES: usize = 64 * 1024;
 
-pub async fn compact(core: &Core, p: SessionCompactParams) -> Res<SessionCompactResult> {
-    let meta = core.meta(&p.session_key)?;
-    if core.resetting.get() || super::reset::reset_pending(core) {
+/// `resetting`: a reset is running in this instance right now.
+pub async fn compact(
+    store: &SessionStore,
+    bucket: &Bucket,
+    resetting: bool,
+    p: SessionCompactParams,
+) -> Res<SessionCompactResult> {
+    let meta = store.meta(&p.session_key)?;
+    if resetting || store.reset_pending() {
         return Err(ErrorShape::new(409, "This session is being reset").retryable(true));
     }
-    if core.current_run()?.is_some() {
+    if store.current_run()?.is_some() {
         return Err(ErrorShape::new(
             409,
             "A run is in progress in this session; compact it once the run has ended",
         )
         .retryable(true));
     }
-    let rows = core.message_rows()?;
+    let rows = store.message_rows()?;
     let messages: Vec<Message> = rows
         .iter()
         .map(|r| serde_json::from_str(&r.data))
@@ -62,12 +68,9 @@ pub async fn compact(core: &Core, p: SessionCompactParams) -> Res<SessionCompact
     };
     let metadata = part_archive_metadata(&info, now);
     let old = rows[..split].iter().map(|r| Ok(r.data.clone()));
-    let (check, size) = write_archive(&bucket(core)?, &key, old, &metadata).await?;
+    let (check, size) = write_archive(bucket, &key, old, &metadata).await?;
     verified(&key, &check, size, split, &metadata)?;
-    core.exec(
-        "DELETE FROM messages WHERE idx < ?",
-        vec![rows[split].idx.into()],
-    )?;
+    store.delete_messages_before(rows[split].idx)?;
     Ok(SessionCompactResult {
         ok: true,
         trimmed_messages: split as u64,
@@ -96,8 +99,12 @@ pub(super) fn verified(
     Ok(())
 }
 
-pub async fn transcript(core: &Core, p: SessionTranscriptParams) -> Res<SessionTranscriptResult> {
-    let meta = core.meta(&p.session_key)?;
+pub async fn transcript(
+    store: &SessionStore,
+    bucket: &Bucket,
+    p: SessionTranscriptParams,
+) -> Res<SessionTranscriptResult> {
+    let meta = store.meta(&p.session_key)?;
     let session_id = p
         .session_id
         .clone()
@@ -110,9 +117,8 @@ pub async fn transcript(core: &Core, p: SessionTranscriptParams) -> Res<SessionT
         ));
     }
     let agent = agent_id_of(&meta.session_key);
-    let bucket = bucket(core)?;
     let prefix = format!("{}sessions/{session_id}", agent_root(&agent));
-    let (keys, _) = crate::worker::r2::list(&bucket, &prefix, None)
+    let (keys, _) = crate::worker::r2::list(bucket, &prefix, None)
         .await
         .map_err(internal_error)?;
     let archives = order_archives(&session_id, &keys);
@@ -207,8 +213,4 @@ pub(super) async fn write_archive(
             .unwrap_or_default(),
     };
     Ok((check, size))
-}
-
-pub(super) fn bucket(core: &Core) -> Res<Bucket> {
-    core.env.bucket("STORAGE").map_err(internal_error)
 }

@@ -3,8 +3,8 @@
 //! a message arriving after the reset policy ended the conversation is
 //! marked to reset the session first; everything else joins the queue.
 
-use super::{archives, reset};
-use super::{Core, Res, Session};
+use super::store::Res;
+use super::Session;
 use crate::commands::{
     applied_directives, directive_ack, is_empty, model_command, parse_command, parse_directives,
     status_text, think_command, Command, CommandReply, SettingChange, StatusInfo, HELP_TEXT,
@@ -20,11 +20,11 @@ use gsv_protocol::*;
 impl Session {
     pub(super) async fn chat_send(&self, send: SessionChatSend) -> Res<SessionChatSendReply> {
         let core = &self.core;
-        let meta = core.meta(&send.session_key)?;
+        let meta = core.store.meta(&send.session_key)?;
         // The config rides along with every message; activity is stamped
         // only once the reset policy has looked at the previous one.
-        core.save_meta(&meta, Some(&send.config))?;
-        core.save_nodes(&send.nodes)?;
+        core.store.save_meta_and_config(&meta, &send.config)?;
+        core.store.save_nodes(&send.nodes)?;
         if let Some(command) = parse_command(&send.message) {
             return self.command(command, &send).await;
         }
@@ -51,12 +51,9 @@ impl Session {
     /// this message: never while a run or a queued message is pending (the
     /// conversation is plainly going on) nor for an empty session.
     fn reset_is_due(&self, config: &Config) -> Res<bool> {
-        let core = &self.core;
-        let meta = core.meta("")?;
-        if core.message_count()? == 0
-            || core.current_run()?.is_some()
-            || core.count("SELECT COUNT(*) AS n FROM run_queue")? > 0
-        {
+        let store = &self.core.store;
+        let meta = store.meta("")?;
+        if store.message_count()? == 0 || store.current_run()?.is_some() || store.queue_len()? > 0 {
             return Ok(false);
         }
         let policy = ResetPolicy::effective(meta.reset_policy.as_ref(), config);
@@ -106,7 +103,7 @@ impl Session {
                     session_key: send.session_key.clone(),
                     keep_messages: Some(keep as u32),
                 };
-                match archives::compact(core, p).await {
+                match self.compact(p).await {
                     Ok(r) if r.trimmed_messages == 0 => CommandReply::text(format!(
                         "Nothing to compact: the session has {} messages.",
                         r.kept_messages
@@ -119,13 +116,13 @@ impl Session {
                 }
             }
             Command::Status => {
-                let meta = core.meta("")?;
-                let config = core.config()?;
+                let meta = core.store.meta("")?;
+                let config = core.store.config()?;
                 let rc = RunConfig::resolve(&config, &meta.settings);
                 let model = rc.model_selection();
                 CommandReply::text(status_text(&StatusInfo {
                     session_key: &meta.session_key,
-                    message_count: core.message_count()?,
+                    message_count: core.store.message_count()?,
                     tokens: &meta.tokens,
                     model: &model,
                     thinking: rc.thinking,
@@ -133,11 +130,11 @@ impl Session {
                 }))
             }
             Command::Model(arg) => {
-                let current = core.run_config()?.model_selection();
+                let current = core.store.run_config()?.model_selection();
                 self.apply(model_command(arg.as_ref(), &current))?
             }
             Command::Think(arg) => {
-                let rc = core.run_config()?;
+                let rc = core.store.run_config()?;
                 self.apply(think_command(arg.as_ref(), rc.thinking))?
             }
             Command::Help => CommandReply::text(HELP_TEXT),
@@ -156,14 +153,15 @@ impl Session {
         let Some(change) = &reply.change else {
             return Ok(reply);
         };
-        let mut meta = self.core.meta("")?;
+        let store = &self.core.store;
+        let mut meta = store.meta("")?;
         match change {
             SettingChange::Model(m) => meta.settings.model = Some(m.clone()),
             SettingChange::Thinking(level) => {
                 meta.settings.thinking_level = Some(crate::commands::level_name(*level).into())
             }
         }
-        self.core.save_meta(&meta, None)?;
+        store.save_meta(&meta)?;
         Ok(reply)
     }
 
@@ -171,65 +169,22 @@ impl Session {
     /// clients get `reason` as the run's error), then the manual reset.
     pub(super) async fn reset(&self, q: SessionQuery, reason: &str) -> Res<SessionResetResult> {
         let core = &self.core;
-        core.meta(&q.session_key)?;
+        core.store.meta(&q.session_key)?;
+        let bucket = core.bucket()?;
         // Queued messages wait for the new session: no run may start
         // between ending this one and the reset.
         core.paused.set(true);
-        let result = match core.current_run() {
+        let result = match core.store.current_run() {
             Ok(Some(_)) => self.abort(q.clone(), reason).await.map(|_| ()),
             Ok(None) => Ok(()),
             Err(e) => Err(e),
         };
         let result = match result {
-            Ok(()) => reset::reset(core, &q.session_key).await,
+            Ok(()) => self.resetter(&bucket).manual(&q.session_key).await,
             Err(e) => Err(e),
         };
         core.paused.set(false);
         self.start_loop();
         result
-    }
-}
-
-impl Core {
-    /// Queues a message for its run; `overrides` are its directives and
-    /// `reset_first` makes the loop reset the session before taking it.
-    pub(crate) fn enqueue(
-        &self,
-        run_id: &str,
-        text: &str,
-        overrides: Option<&ChatDirectives>,
-        reset_first: bool,
-    ) -> Res<SessionChatSendReply> {
-        let overrides_json = overrides
-            .map(serde_json::to_string)
-            .transpose()
-            .map_err(crate::worker::rpc::internal_error)?;
-        let now = now_ms();
-        let mut meta = self.meta("")?;
-        meta.updated_at = now;
-        self.save_meta(&meta, None)?;
-        self.exec(
-            "INSERT INTO run_queue (run_id, message, queued_at, overrides, reset_first) VALUES (?, ?, ?, ?, ?)",
-            vec![
-                run_id.into(),
-                text.into(),
-                now.into(),
-                overrides_json.into(),
-                i64::from(reset_first).into(),
-            ],
-        )?;
-        let waiting = self.count("SELECT COUNT(*) AS n FROM run_queue")?;
-        let busy = self.current_run()?.is_some();
-        let position = (waiting - 1 + i64::from(busy)) as u32;
-        Ok(SessionChatSendReply::Started {
-            queued: position > 0,
-            queue_position: position,
-            directives: overrides.cloned(),
-        })
-    }
-
-    /// The user's time zone (`userTimezone`, UTC when unset or unknown).
-    pub(crate) fn time_zone(&self) -> Box<dyn crate::time::TimeZone> {
-        user_time_zone(&self.config().unwrap_or_default())
     }
 }

@@ -5,9 +5,9 @@
 //! swaps the old messages for the summary — so a crash anywhere before it
 //! leaves the history whole.
 
-use super::archives::{bucket, verified, write_archive};
+use super::archives::{verified, write_archive};
+use super::store::{Res, SessionStore};
 use super::summarizer;
-use super::{Core, CurrentRun, Res};
 use crate::archive::{part_archive_key, part_archive_metadata, ArchiveInfo};
 use crate::config::Config;
 use crate::routing::agent_id_of;
@@ -17,25 +17,27 @@ use crate::session::compaction::{
 };
 use crate::session::memory::{compaction_marker, MemorySource, MemoryTarget};
 use crate::session::run_config::RunConfig;
-use crate::worker::rpc::{internal_error, now_ms};
+use crate::worker::rpc::now_ms;
 use crate::worker::tz::user_time_zone;
 use gsv_protocol::Message;
-use worker::{console_error, console_log};
+use worker::{console_error, console_log, Bucket};
 
 /// Compacts the session if `history` (all its messages, as just read)
 /// needs it: `overflow` when the provider refused the prompt. Returns
-/// whether messages were replaced; `false` also when the run was ended
-/// meanwhile (nothing is changed then).
+/// whether messages were replaced; `false` also when run `run_id` was
+/// ended meanwhile (nothing is changed then).
+#[allow(clippy::too_many_arguments)]
 pub async fn maybe_compact(
-    core: &Core,
-    run: &CurrentRun,
+    store: &SessionStore,
+    bucket: &Bucket,
+    run_id: &str,
     config: &Config,
     rc: &RunConfig,
     history: &[Message],
     overflow: bool,
 ) -> Res<bool> {
     let settings = CompactionSettings::from_config(config, &rc.provider, &rc.model);
-    let meta = core.meta("")?;
+    let meta = store.meta("")?;
     let trigger = match overflow {
         true if settings.enabled => Some(CompactionTrigger::Overflow),
         true => None,
@@ -50,7 +52,7 @@ pub async fn maybe_compact(
         return Ok(false);
     };
     // Read with their indexes in the same step as `history`: no await since.
-    let rows = core.message_rows()?;
+    let rows = store.message_rows()?;
     if rows.len() != history.len() {
         return Ok(false);
     }
@@ -59,10 +61,9 @@ pub async fn maybe_compact(
     };
     let old = &history[..plan.split];
     let agent = agent_id_of(&meta.session_key);
-    let bucket = bucket(core)?;
     let part_ms = now_ms();
     let target = MemoryTarget::at(&agent, &*user_time_zone(config), part_ms);
-    let existing = summarizer::existing_memories(&bucket, &target.key).await;
+    let existing = summarizer::existing_memories(bucket, &target.key).await;
     let mut summarization = Summarization::new(
         old,
         plan.chunks.clone(),
@@ -70,7 +71,7 @@ pub async fn maybe_compact(
         existing.as_deref(),
     );
     while let Some(req) = summarization.next_request(old) {
-        if !core.is_current(run) {
+        if !store.is_current(run_id) {
             return Ok(false);
         }
         match summarizer::ask(rc, &req).await {
@@ -82,7 +83,7 @@ pub async fn maybe_compact(
         }
     }
     let outcome = summarization.finish(old);
-    if !core.is_current(run) {
+    if !store.is_current(run_id) {
         return Ok(false);
     }
 
@@ -96,13 +97,13 @@ pub async fn maybe_compact(
     };
     let metadata = part_archive_metadata(&info, part_ms);
     let old_rows = rows[..plan.split].iter().map(|r| Ok(r.data.clone()));
-    let (check, size) = write_archive(&bucket, &key, old_rows, &metadata).await?;
+    let (check, size) = write_archive(bucket, &key, old_rows, &metadata).await?;
     verified(&key, &check, size, plan.split, &metadata)?;
 
     if settings.extract_memories {
         let marker = compaction_marker(&meta.session_id, part_ms);
         if let Err(e) = summarizer::append_memories(
-            &bucket,
+            bucket,
             &target.key,
             MemorySource::Compaction,
             &target.time,
@@ -115,7 +116,7 @@ pub async fn maybe_compact(
             console_error!("session {}: daily memory: {e}", meta.session_key);
         }
     }
-    if !core.is_current(run) {
+    if !store.is_current(run_id) {
         return Ok(false);
     }
 
@@ -123,21 +124,13 @@ pub async fn maybe_compact(
     // index just before the first kept message.
     let first_kept = rows[plan.split].idx;
     let summary = summary_message(&outcome, part_ms);
-    let data = serde_json::to_string(&summary).map_err(internal_error)?;
-    core.exec(
-        "DELETE FROM messages WHERE idx < ?",
-        vec![first_kept.into()],
-    )?;
-    core.exec(
-        "INSERT INTO messages (idx, role, data, timestamp) VALUES (?, 'user', ?, ?)",
-        vec![(first_kept - 1).into(), data.into(), part_ms.into()],
-    )?;
-    let mut meta = core.meta("")?;
+    store.replace_with_summary(first_kept, &summary, part_ms)?;
+    let mut meta = store.meta("")?;
     meta.compaction_count += 1;
     meta.last_compacted_at = Some(part_ms);
     // It measured the context that is gone.
     meta.last_input_tokens = None;
-    core.save_meta(&meta, None)?;
+    store.save_meta(&meta)?;
     console_log!(
         "session {}: compacted {} messages (~{} tokens, {:?} summary in {} calls) into {key}",
         meta.session_key,

@@ -1,29 +1,51 @@
 //! The agent loop of a Session: each queued message becomes a run, and a
 //! run goes model call → tool calls → model call until it has its answer,
-//! must wait for tool results, fails, or hits `tools.maxIterations`.
+//! must wait for tool results, fails, or hits `tools.maxIterations`. What
+//! comes next is decided by `RunMachine` (pure, tested natively); this
+//! file does each step's I/O and reports what it found.
 
-use super::*;
+use super::compaction;
+use super::core::{Core, PromptInputs};
+use super::reset::Reset;
+use super::store::{CurrentRun, Res};
+use super::tools::{ToolRun, Tools};
+use crate::config::Config;
+use crate::llm::LlmErrorKind;
+use crate::session::coalesce::DeltaCoalescer;
 use crate::session::early_call::{race, Checked};
+use crate::session::run::{next_step, RunEvent, RunMachine, RunStep};
+use crate::session::run_config::{with_directives, RunConfig};
 use crate::time::today_and_yesterday;
+use crate::worker::llm_call::{complete, Cancel};
+use crate::worker::r2;
+use crate::worker::rpc::now_ms;
 use crate::worker::tz::user_time_zone;
+use crate::worker::workspace::prompt_load::{self, RunPrompt};
+use gsv_protocol::*;
+use std::cell::{Cell, RefCell};
+use std::future::Future;
+use std::pin::Pin;
+use std::rc::Rc;
+use worker::console_error;
+
+/// Streamed text is sent to the gateway at most this often.
+const DELTA_INTERVAL_MS: i64 = 40;
 
 /// Runs the current run (resuming it if it was interrupted), then every
 /// queued message in order, each in its own run.
-pub(super) async fn run_loop(core: Rc<Core>) {
+pub async fn run_loop(core: Rc<Core>) {
     if core.running.replace(true) {
         return;
     }
     loop {
-        let run = match core.current_run() {
+        let run = match core.store.current_run() {
             Ok(Some(run)) => Some(run),
             Ok(None) => match next_run(&core).await {
                 Ok(run) => run,
                 Err(e) => {
                     console_error!("session: starting a run failed: {}", e.message);
                     // The watchdog tries again.
-                    if let Ok(true) = core.ensure_tick() {
-                        core.schedule().await;
-                    }
+                    let _ = core.ensure_tick().await;
                     None
                 }
             },
@@ -33,30 +55,16 @@ pub(super) async fn run_loop(core: Rc<Core>) {
             }
         };
         let Some(run) = run else { break };
-        match core.ensure_tick() {
-            Ok(true) => core.schedule().await,
-            Ok(false) => {}
-            Err(e) => console_error!("session: {}", e.message),
+        if let Err(e) = core.ensure_tick().await {
+            console_error!("session: {}", e.message);
         }
-        if !core.drive_run(&run).await {
+        if !drive_run(&core, &run).await {
             // Waiting on tool calls: a result or the deadline resumes it.
             break;
         }
     }
     // The tick stays: it closes the event link once idle.
     core.running.set(false);
-}
-
-/// What a prompt was assembled from, besides the workspace files.
-#[derive(Clone, PartialEq)]
-pub(in crate::worker) struct PromptInputs {
-    /// `r2::writes()` before the assembly began.
-    writes: u64,
-    config: Config,
-    rc: RunConfig,
-    nodes: NodeSnapshot,
-    /// Today and yesterday in the user's time zone (the daily memory files).
-    days: (String, String),
 }
 
 fn workspace_error(e: &worker::Error) -> String {
@@ -73,71 +81,115 @@ async fn next_run(core: &Core) -> Res<Option<CurrentRun>> {
     if core.resetting.get() || core.paused.get() {
         return Ok(None);
     }
-    reset::resume_reset(core).await?;
-    if reset::head_resets_first(core)? {
-        reset::auto_reset(core).await?;
+    let bucket = core.bucket()?;
+    let reset = Reset {
+        store: &core.store,
+        bucket: &bucket,
+        busy: &core.resetting,
+    };
+    reset.resume().await?;
+    if core.store.head_resets_first()? {
+        reset.auto().await?;
     }
-    core.start_next_run()
+    core.store.start_next_run()
 }
 
-impl Core {
-    /// Ends the current run with an error event; its messages stay stored.
-    pub(in crate::worker) async fn fail_run(&self, run: &CurrentRun, error: &str) {
-        let evt = ChatEvent {
-            error: Some(error.to_string()),
-            ..self.event(run, ChatState::Error)
-        };
-        self.emit(evt).await;
-        let _ = self.exec("DELETE FROM current_run WHERE id = 1", vec![]);
-    }
+type Checking<'a> = Pin<Box<dyn Future<Output = worker::Result<RunPrompt>> + 'a>>;
 
-    async fn finish_run(
-        &self,
-        run: &CurrentRun,
-        message: AssistantMessage,
-        usage: Usage,
-        tail: Option<String>,
-    ) {
-        let evt = ChatEvent {
-            message: Some(message),
-            usage: Some(usage),
-            delta: tail,
-            ..self.event(run, ChatState::Final)
-        };
-        self.emit(evt).await;
-        let _ = self.exec("DELETE FROM current_run WHERE id = 1", vec![]);
-    }
+/// One run as it goes: what it was set up with and what its steps found.
+struct Drive<'a> {
+    core: &'a Core,
+    run: &'a CurrentRun,
+    config: Config,
+    rc: RunConfig,
+    inputs: PromptInputs,
+    session_key: String,
+    prompt: RunPrompt,
+    /// The prompt came with the run (it had waited on tools).
+    was_kept: bool,
+    /// The workspace check behind an early model call, until it is done.
+    check: Option<Checking<'a>>,
+    usage: Usage,
+    history: Vec<Message>,
+    /// The model's last answer and the text not yet streamed with it.
+    answer: Option<(AssistantMessage, Option<String>)>,
+}
 
-    /// Takes the current run through model calls and tool calls until it
-    /// has its answer (true), or must wait for tool results (false).
-    async fn drive_run(&self, run: &CurrentRun) -> bool {
-        let mut usage: Usage = serde_json::from_str(&run.usage).unwrap_or_default();
-        let mut iterations = run.iterations;
-        // Config, model and prompt are resolved once per run, not once per
-        // model call: the workspace is read from R2 once, and a run that
-        // waited on tools resumes with the prompt it kept.
-        let (meta, config, nodes) = match (self.meta(""), self.config(), self.nodes()) {
-            (Ok(m), Ok(c), Ok(n)) => (m, c, n),
-            (Err(e), _, _) | (_, Err(e), _) | (_, _, Err(e)) => {
-                self.fail_run(run, &e.message).await;
+/// Takes the current run through model calls and tool calls until it has
+/// its answer (true), or must wait for tool results (false).
+async fn drive_run(core: &Core, run: &CurrentRun) -> bool {
+    let mut drive = match Drive::start(core, run).await {
+        Ok(d) => d,
+        Err(error) => {
+            core.fail_run(run, &error).await;
+            return true;
+        }
+    };
+    let mut machine = RunMachine::new(run.iterations, drive.rc.max_iterations);
+    let mut step = machine.next(RunEvent::Started);
+    loop {
+        let event = match step {
+            RunStep::SettleTools => drive.settle_tools().await,
+            RunStep::ReadHistory => drive.read_history(),
+            RunStep::Compact { overflow } => drive.compact(overflow).await,
+            RunStep::CallModel { iteration } => drive.call_model(iteration).await,
+            RunStep::StopRunaway { max_iterations } => {
+                drive.stop_runaway(max_iterations).await;
                 return true;
             }
+            RunStep::Finish(answer) => {
+                core.finish_run(run, answer, drive.usage, None).await;
+                return true;
+            }
+            RunStep::FinishWithAnswer => {
+                if let Some((answer, tail)) = drive.answer.take() {
+                    core.finish_run(run, answer, drive.usage, tail).await;
+                }
+                return true;
+            }
+            RunStep::Wait => {
+                if !drive.was_kept {
+                    drive.keep_prompt();
+                }
+                return false;
+            }
+            RunStep::Stop => return true,
+            RunStep::Fail(error) => {
+                core.fail_run(run, &error).await;
+                return true;
+            }
+        };
+        step = machine.next(event);
+        if let RunStep::CallModel { .. } = step {
+            let _ = core.store.set_run_iterations(machine.iterations());
+        }
+    }
+}
+
+impl<'a> Drive<'a> {
+    /// Config, model and prompt are resolved once per run, not once per
+    /// model call: the workspace is read from R2 once, and a run that
+    /// waited on tools resumes with the prompt it kept.
+    async fn start(core: &'a Core, run: &'a CurrentRun) -> Result<Drive<'a>, String> {
+        let store = &core.store;
+        let usage: Usage = serde_json::from_str(&run.usage).unwrap_or_default();
+        let (meta, config, nodes) = match (store.meta(""), store.config(), store.nodes()) {
+            (Ok(m), Ok(c), Ok(n)) => (m, c, n),
+            (Err(e), _, _) | (_, Err(e), _) | (_, _, Err(e)) => return Err(e.message),
         };
         let overrides: ChatDirectives = run
             .overrides
             .as_deref()
             .and_then(|o| serde_json::from_str(o).ok())
             .unwrap_or_default();
-        let mut rc = RunConfig::resolve(&config, &with_directives(&meta.settings, &overrides));
+        let rc = RunConfig::resolve(&config, &with_directives(&meta.settings, &overrides));
         if let Some(reason) = &rc.unusable {
-            self.fail_run(run, reason).await;
-            return true;
+            return Err(reason.clone());
         }
         let kept = run
             .prompt
             .as_deref()
-            .and_then(|p| serde_json::from_str::<prompt_load::RunPrompt>(p).ok());
-        let was_kept = kept.is_some();
+            .and_then(|p| serde_json::from_str::<RunPrompt>(p).ok());
         // A new run's first call may go out with this session's previous
         // prompt while the workspace is checked (see `early_call`), when
         // nothing this isolate knows of changed since: no workspace write
@@ -147,250 +199,228 @@ impl Core {
             writes: r2::writes(),
             config: config.clone(),
             rc: rc.clone(),
-            nodes: nodes.clone(),
+            nodes,
             days: today_and_yesterday(&*user_time_zone(&config), now_ms()),
         };
-        let early = match (&kept, run.iterations, &*self.last_prompt.borrow()) {
+        let early = match (&kept, run.iterations, &*core.last_prompt.borrow()) {
             (None, 0, Some((p, was))) if *was == inputs => Some(p.clone()),
             _ => None,
         };
-        // Assembled from `inputs.rc`: `rc` takes the prompt once it is known.
-        let assemble = || {
-            prompt_load::assemble(
-                &self.env,
-                &config,
-                &inputs.rc,
-                &meta.session_key,
-                &nodes,
-                &inputs.days,
-            )
-        };
+        let was_kept = kept.is_some();
         let mut check = None;
-        let mut run_prompt = match (kept, early) {
+        let prompt = match (kept, early) {
             (Some(p), _) => p,
             (None, Some(p)) => {
-                check = Some(assemble());
+                check = Some(assemble(core, &config, &inputs, &meta.session_key));
                 p
             }
-            (None, None) => match assemble().await {
-                Ok(p) => {
-                    self.loaded(&p, &inputs, None);
-                    p
-                }
-                Err(e) => {
-                    self.fail_run(run, &workspace_error(&e)).await;
-                    return true;
-                }
-            },
+            (None, None) => {
+                let p = assemble(core, &config, &inputs, &meta.session_key)
+                    .await
+                    .map_err(|e| workspace_error(&e))?;
+                loaded(core, &p, &inputs, None);
+                p
+            }
         };
-        rc.system_prompt = run_prompt.system_prompt.clone();
-        let mut compacted = false;
-        let mut overflowed = false;
-        let mut overflow_error = String::new();
-        loop {
-            let tool_run = ToolRun {
-                prompt: &run_prompt,
-                rc: &rc,
-                session_key: &meta.session_key,
-            };
-            match self.settle_tools(run, &tool_run).await {
-                Ok(true) => {}
-                Ok(false) => {
-                    if !was_kept {
-                        self.keep_prompt(&run_prompt);
-                    }
-                    return false;
-                }
-                Err(e) => {
-                    self.fail_run(run, &e.message).await;
-                    return true;
-                }
-            }
-            if !self.is_current(run) {
-                return true;
-            }
-            let meta = match self.meta("") {
-                Ok(m) => m,
-                Err(e) => {
-                    self.fail_run(run, &e.message).await;
-                    return true;
-                }
-            };
-            let (history, run_messages) = match self.history_from(run.first_idx) {
-                Ok(h) => h,
-                Err(e) => {
-                    self.fail_run(run, &e.message).await;
-                    return true;
-                }
-            };
-            if let NextStep::Finished(answer) = next_step(&run_messages) {
-                self.finish_run(run, answer, usage, None).await;
-                return true;
-            }
-            // At most one compaction per model call: a context that stays
-            // too big after it goes to the model, which may refuse it.
-            if !compacted {
-                match compaction::maybe_compact(self, run, &config, &rc, &history, overflowed).await
-                {
-                    Ok(true) => {
-                        compacted = true;
-                        continue;
-                    }
-                    Ok(false) => {}
-                    // The history is whole; the call may still fit.
-                    Err(e) => console_error!("session: compaction failed: {}", e.message),
-                }
-                if overflowed {
-                    // Compaction could not help: report the refusal.
-                    self.fail_run(run, &overflow_error).await;
-                    return true;
-                }
-            }
-            if iterations >= i64::from(rc.max_iterations) {
-                self.stop_runaway(run, rc.max_iterations, usage).await;
-                return true;
-            }
-            iterations += 1;
-            let _ = self.exec(
-                "UPDATE current_run SET iterations = ? WHERE id = 1",
-                vec![iterations.into()],
-            );
+        let mut rc = rc;
+        rc.system_prompt = prompt.system_prompt.clone();
+        Ok(Drive {
+            core,
+            run,
+            config,
+            rc,
+            inputs,
+            session_key: meta.session_key,
+            was_kept,
+            prompt,
+            check,
+            usage,
+            history: Vec::new(),
+            answer: None,
+        })
+    }
 
-            let coalescer = Rc::new(RefCell::new(DeltaCoalescer::new(
-                now_ms(),
-                DELTA_INTERVAL_MS,
-            )));
-            // Text is held while an early call's prompt is being checked.
-            let shown = Rc::new(Cell::new(check.is_none()));
-            let on_text = |text: String| {
-                let (coalescer, shown) = (coalescer.clone(), shown.clone());
-                async move {
-                    coalescer.borrow_mut().push(&text);
-                    let due = match shown.get() {
-                        true => coalescer.borrow_mut().take_due(now_ms()),
-                        false => None,
-                    };
-                    if let Some(delta) = due {
-                        self.emit(ChatEvent {
-                            delta: Some(delta),
-                            ..self.event(run, ChatState::Delta)
-                        })
-                        .await;
-                    }
-                }
-            };
-            let cancel = Cancel::default();
-            let call = complete(&rc, &history, &run_prompt.tools, &cancel, on_text);
-            let result = match check.take() {
-                None => call.await,
-                Some(checking) => {
-                    let same = |p: &prompt_load::RunPrompt| {
-                        p.system_prompt == run_prompt.system_prompt && p.tools == run_prompt.tools
-                    };
-                    let checked = race(call, checking, same, &shown, || cancel.cancel()).await;
-                    match checked {
-                        Checked::Same(result, p) => {
-                            self.loaded(&p, &inputs, Some(EarlyCall::Kept));
-                            result
-                        }
-                        Checked::Changed(p) => {
-                            self.loaded(&p, &inputs, Some(EarlyCall::Discarded));
-                            rc.system_prompt = p.system_prompt.clone();
-                            run_prompt = p;
-                            iterations -= 1;
-                            continue;
-                        }
-                        Checked::Failed(e) => {
-                            self.fail_run(run, &workspace_error(&e)).await;
-                            return true;
-                        }
-                    }
-                }
-            };
-            if !self.is_current(run) {
-                // Cancelled while the model answered: the answer is dropped.
-                return true;
+    fn tools(&self) -> Tools<'a> {
+        Tools {
+            store: &self.core.store,
+            alarm: &self.core.alarm,
+            env: &self.core.env,
+        }
+    }
+
+    async fn settle_tools(&self) -> RunEvent {
+        let tool_run = ToolRun {
+            run_id: &self.run.run_id,
+            prompt: &self.prompt,
+            rc: &self.rc,
+            session_key: &self.session_key,
+        };
+        match self.tools().settle(&tool_run).await {
+            Ok(true) => RunEvent::ToolsSettled,
+            Ok(false) => RunEvent::ToolsPending,
+            Err(e) => RunEvent::Failed(e.message),
+        }
+    }
+
+    fn read_history(&mut self) -> RunEvent {
+        let store = &self.core.store;
+        if !store.is_current(&self.run.run_id) {
+            return RunEvent::Cancelled;
+        }
+        match store.history_from(self.run.first_idx) {
+            Ok((history, run_messages)) => {
+                self.history = history;
+                RunEvent::HistoryRead(next_step(&run_messages))
             }
-            // The text not yet sent rides on the partial/final event.
-            let tail = coalescer.borrow_mut().take_rest();
-            compacted = false;
-            let answer = match result {
-                Ok(a) => a,
-                // Once per run: compact and call again.
-                Err(e)
-                    if e.kind == LlmErrorKind::ContextOverflow && !overflowed && tail.is_none() =>
-                {
-                    overflowed = true;
-                    overflow_error = format!("Model call failed: {}", e.message);
-                    iterations -= 1;
-                    continue;
-                }
-                Err(e) => {
-                    self.fail_run(run, &format!("Model call failed: {}", e.message))
-                        .await;
-                    return true;
-                }
-            };
-            if let Some(u) = &answer.usage {
-                usage.add(u);
-                let mut meta = meta;
-                meta.add_usage(u);
-                meta.updated_at = now_ms();
-                let _ = self.save_meta(&meta, None);
+            Err(e) => RunEvent::Failed(e.message),
+        }
+    }
+
+    async fn compact(&self, overflow: bool) -> RunEvent {
+        let compacted = match self.core.bucket() {
+            Ok(bucket) => {
+                compaction::maybe_compact(
+                    &self.core.store,
+                    &bucket,
+                    &self.run.run_id,
+                    &self.config,
+                    &self.rc,
+                    &self.history,
+                    overflow,
+                )
+                .await
             }
-            let _ = self.exec(
-                "UPDATE current_run SET usage = ? WHERE id = 1",
-                vec![serde_json::to_string(&usage).unwrap_or_default().into()],
-            );
-            // The turn and its calls are stored in one synchronous step.
-            if let Err(e) = self
-                .append(&Message::Assistant(answer.clone()))
-                .and_then(|_| self.store_calls(&answer))
-            {
-                self.fail_run(run, &e.message).await;
-                return true;
-            }
-            if !answer.has_tool_calls() {
-                self.finish_run(run, answer, usage, tail).await;
-                return true;
-            }
-            if !answer.text().is_empty() {
-                self.emit(ChatEvent {
-                    message: Some(answer.clone()),
-                    delta: tail,
-                    ..self.event(run, ChatState::Partial)
-                })
-                .await;
+            Err(e) => Err(e),
+        };
+        match compacted {
+            Ok(true) => RunEvent::Compacted,
+            Ok(false) => RunEvent::NotCompacted,
+            // The history is whole; the call may still fit.
+            Err(e) => {
+                console_error!("session: compaction failed: {}", e.message);
+                RunEvent::NotCompacted
             }
         }
     }
 
-    /// A prompt assembled and checked against R2 from `inputs`: the next
-    /// run's early call may use it, `session.stats` reports its load.
-    fn loaded(
-        &self,
-        prompt: &prompt_load::RunPrompt,
-        inputs: &PromptInputs,
-        early: Option<EarlyCall>,
-    ) {
-        let mut prompt = prompt.clone();
-        prompt.load.early_call = early;
-        *self.last_prompt.borrow_mut() = Some((prompt, inputs.clone()));
+    async fn call_model(&mut self, _iteration: i64) -> RunEvent {
+        let (core, run) = (self.core, self.run);
+        let coalescer = Rc::new(RefCell::new(DeltaCoalescer::new(
+            now_ms(),
+            DELTA_INTERVAL_MS,
+        )));
+        // Text is held while an early call's prompt is being checked.
+        let shown = Rc::new(Cell::new(self.check.is_none()));
+        let on_text = |text: String| {
+            let (coalescer, shown) = (coalescer.clone(), shown.clone());
+            async move {
+                coalescer.borrow_mut().push(&text);
+                let due = match shown.get() {
+                    true => coalescer.borrow_mut().take_due(now_ms()),
+                    false => None,
+                };
+                if let Some(delta) = due {
+                    core.emit(ChatEvent {
+                        delta: Some(delta),
+                        ..core.event(run, ChatState::Delta)
+                    })
+                    .await;
+                }
+            }
+        };
+        let cancel = Cancel::default();
+        let call = complete(
+            &self.rc,
+            &self.history,
+            &self.prompt.tools,
+            &cancel,
+            on_text,
+        );
+        let result = match self.check.take() {
+            None => call.await,
+            Some(checking) => {
+                let current = &self.prompt;
+                let same = |p: &RunPrompt| {
+                    p.system_prompt == current.system_prompt && p.tools == current.tools
+                };
+                match race(call, checking, same, &shown, || cancel.cancel()).await {
+                    Checked::Same(result, p) => {
+                        loaded(self.core, &p, &self.inputs, Some(EarlyCall::Kept));
+                        result
+                    }
+                    Checked::Changed(p) => {
+                        loaded(self.core, &p, &self.inputs, Some(EarlyCall::Discarded));
+                        self.rc.system_prompt = p.system_prompt.clone();
+                        self.prompt = p;
+                        return RunEvent::PromptChanged;
+                    }
+                    Checked::Failed(e) => return RunEvent::Failed(workspace_error(&e)),
+                }
+            }
+        };
+        if !core.store.is_current(&run.run_id) {
+            // Cancelled while the model answered: the answer is dropped.
+            return RunEvent::Cancelled;
+        }
+        // The text not yet sent rides on the partial/final event.
+        let tail = coalescer.borrow_mut().take_rest();
+        let answer = match result {
+            Ok(a) => a,
+            Err(e) => {
+                return RunEvent::ModelFailed {
+                    overflow: e.kind == LlmErrorKind::ContextOverflow,
+                    streamed: tail.is_some(),
+                    message: e.message,
+                }
+            }
+        };
+        self.store_answer(answer, tail).await
+    }
+
+    /// Counts the answer's usage, stores it with its calls in one
+    /// synchronous step, and shows the text of a turn that goes on.
+    async fn store_answer(&mut self, answer: AssistantMessage, tail: Option<String>) -> RunEvent {
+        let store = &self.core.store;
+        if let Some(u) = &answer.usage {
+            self.usage.add(u);
+            if let Ok(mut meta) = store.meta("") {
+                meta.add_usage(u);
+                meta.updated_at = now_ms();
+                let _ = store.save_meta(&meta);
+            }
+        }
+        let _ = store.set_run_usage(serde_json::to_string(&self.usage).unwrap_or_default());
+        if let Err(e) = store
+            .append(&Message::Assistant(answer.clone()))
+            .and_then(|_| self.tools().store_calls(&answer))
+        {
+            return RunEvent::Failed(e.message);
+        }
+        let tool_calls = answer.has_tool_calls();
+        if tool_calls && !answer.text().is_empty() {
+            self.core
+                .emit(ChatEvent {
+                    message: Some(answer),
+                    delta: tail,
+                    ..self.core.event(self.run, ChatState::Partial)
+                })
+                .await;
+        } else if !tool_calls {
+            self.answer = Some((answer, tail));
+        }
+        RunEvent::Answered { tool_calls }
     }
 
     /// Keeps the run's prompt while it waits (a failure only costs a
     /// workspace read when it resumes).
-    fn keep_prompt(&self, prompt: &prompt_load::RunPrompt) {
-        if let Ok(json) = serde_json::to_string(prompt) {
-            let _ = self.exec(
-                "UPDATE current_run SET prompt = ? WHERE id = 1",
-                vec![json.into()],
-            );
+    fn keep_prompt(&self) {
+        if let Ok(json) = serde_json::to_string(&self.prompt) {
+            let _ = self.core.store.keep_run_prompt(json);
         }
     }
 
     /// Ends a run that keeps calling tools with a final message saying so.
-    async fn stop_runaway(&self, run: &CurrentRun, max: u32, usage: Usage) {
+    async fn stop_runaway(&self, max: u32) {
         let text = format!(
             "I stopped after {max} model calls in this run without reaching an answer \
              (the limit is tools.maxIterations = {max}). Tell me to continue if you want me to keep going."
@@ -399,9 +429,34 @@ impl Core {
             stop_reason: Some(StopReason::Stop),
             ..AssistantMessage::new(vec![AssistantBlock::Text { text }], now_ms())
         };
-        if let Err(e) = self.append(&Message::Assistant(message.clone())) {
-            return self.fail_run(run, &e.message).await;
+        if let Err(e) = self.core.store.append(&Message::Assistant(message.clone())) {
+            return self.core.fail_run(self.run, &e.message).await;
         }
-        self.finish_run(run, message, usage, None).await;
+        self.core
+            .finish_run(self.run, message, self.usage.clone(), None)
+            .await;
     }
+}
+
+/// Reads the workspace and assembles the run's prompt from `inputs` (the
+/// run's `rc` takes the prompt once it is known).
+fn assemble<'a>(
+    core: &'a Core,
+    config: &Config,
+    inputs: &PromptInputs,
+    session_key: &str,
+) -> Checking<'a> {
+    let (config, rc, nodes) = (config.clone(), inputs.rc.clone(), inputs.nodes.clone());
+    let (key, days) = (session_key.to_string(), inputs.days.clone());
+    Box::pin(
+        async move { prompt_load::assemble(&core.env, &config, &rc, &key, &nodes, &days).await },
+    )
+}
+
+/// A prompt assembled and checked against R2 from `inputs`: the next run's
+/// early call may use it, `session.stats` reports its load.
+fn loaded(core: &Core, prompt: &RunPrompt, inputs: &PromptInputs, early: Option<EarlyCall>) {
+    let mut prompt = prompt.clone();
+    prompt.load.early_call = early;
+    *core.last_prompt.borrow_mut() = Some((prompt, inputs.clone()));
 }

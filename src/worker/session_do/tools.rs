@@ -5,7 +5,8 @@
 //! the `tools` deadline (`timeouts.toolMs`), resumes it, so the object may
 //! hibernate or be evicted meanwhile.
 
-use super::{Core, CurrentRun, Res};
+use super::alarm::Alarm;
+use super::store::{CallRow, Res, SessionStore};
 use crate::gateway::transfer::{TransferArgs, TransferRequest, TRANSFER};
 use crate::session::internal::path;
 use crate::session::run_config::RunConfig;
@@ -16,99 +17,61 @@ use crate::worker::workspace::prompt_load::RunPrompt;
 use gsv_protocol::{
     codes, AckResult, AssistantMessage, ErrorShape, Message, ToolRequestParams, ToolResultParams,
 };
-use serde::Deserialize;
 use serde_json::Value;
+use worker::Env;
 
 /// The deadline kind of the current turn's tool calls.
-pub(super) const TOOLS_DEADLINE: &str = "tools";
+pub const TOOLS_DEADLINE: &str = "tools";
 
-#[derive(Debug, Deserialize)]
-struct CallRow {
-    call_id: String,
-    name: String,
-    args: String,
-    dispatched: i64,
-    result: Option<String>,
-}
-
-impl CallRow {
-    fn pending(&self) -> Res<PendingCall> {
-        let result = match &self.result {
-            Some(r) => Some(serde_json::from_str::<Message>(r).map_err(internal_error)?),
-            None => None,
-        };
-        Ok(PendingCall {
-            call_id: self.call_id.clone(),
-            name: self.name.clone(),
-            dispatched: self.dispatched != 0,
-            result,
-        })
-    }
+/// What the tool calls need of the Session: its store, its alarm (the
+/// calls' deadline) and the bindings to reach the Gateway and R2.
+pub struct Tools<'a> {
+    pub store: &'a SessionStore,
+    pub alarm: &'a Alarm,
+    pub env: &'a Env,
 }
 
 /// What dispatching needs from the run.
-pub(super) struct ToolRun<'a> {
+pub struct ToolRun<'a> {
+    pub run_id: &'a str,
     pub prompt: &'a RunPrompt,
     pub rc: &'a RunConfig,
     pub session_key: &'a str,
 }
 
-impl Core {
+impl Tools<'_> {
     /// Stores the calls of an assistant turn. Called right after the turn
     /// is appended, with no await between: both land or neither.
-    pub(super) fn store_calls(&self, answer: &AssistantMessage) -> Res<()> {
-        for (seq, (id, name, args)) in answer.tool_calls().enumerate() {
-            self.exec(
-                "INSERT INTO tool_calls (seq, call_id, name, args) VALUES (?, ?, ?, ?)",
-                vec![
-                    (seq as i64).into(),
-                    id.into(),
-                    name.into(),
-                    args.to_string().into(),
-                ],
-            )?;
-        }
-        Ok(())
-    }
-
-    fn call_rows(&self) -> Res<Vec<CallRow>> {
-        self.exec(
-            "SELECT call_id, name, args, dispatched, result FROM tool_calls ORDER BY seq",
-            vec![],
-        )?
-        .to_array()
-        .map_err(internal_error)
+    pub fn store_calls(&self, answer: &AssistantMessage) -> Res<()> {
+        self.store.store_calls(answer.tool_calls())
     }
 
     /// Sends what is unsent and, once every call is answered, appends the
     /// results in call order. True: call the model. False: wait.
-    pub(super) async fn settle_tools(&self, run: &CurrentRun, t: &ToolRun<'_>) -> Res<bool> {
+    pub async fn settle(&self, t: &ToolRun<'_>) -> Res<bool> {
         loop {
-            let rows = self.call_rows()?;
+            let rows = self.store.call_rows()?;
             match tool_wait(&pending(&rows)?) {
                 ToolWait::Idle => return Ok(true),
                 ToolWait::Waiting => return Ok(false),
                 ToolWait::Complete(results) => {
                     for r in &results {
-                        self.append(r)?;
+                        self.store.append(r)?;
                     }
-                    self.clear_calls()?;
+                    self.clear()?;
                     return Ok(true);
                 }
                 ToolWait::Dispatch(indexes) => {
-                    self.exec(
-                        "INSERT INTO deadlines (kind, at_ms) VALUES (?, ?) ON CONFLICT(kind) DO NOTHING",
-                        vec![
-                            TOOLS_DEADLINE.into(),
-                            (now_ms() + t.rc.tool_timeout_ms as i64).into(),
-                        ],
+                    self.store.set_deadline_once(
+                        TOOLS_DEADLINE,
+                        now_ms() + t.rc.tool_timeout_ms as i64,
                     )?;
-                    self.schedule().await;
+                    self.alarm.schedule(self.store).await;
                     let sends = indexes.iter().map(|&i| self.dispatch(&rows[i], t));
                     for r in futures::future::join_all(sends).await {
                         r?;
                     }
-                    if !self.is_current(run) {
+                    if !self.store.is_current(t.run_id) {
                         return Ok(false);
                     }
                 }
@@ -130,7 +93,8 @@ impl Core {
                         agent_id: &t.prompt.agent_id,
                         model: &t.rc.model,
                         is_main: t.prompt.is_main,
-                        core: self,
+                        session: self.store,
+                        env: self.env,
                         max_result_chars: max_chars,
                     };
                     native_tools::execute(&ctx, &row.name, &args)
@@ -151,7 +115,7 @@ impl Core {
                     session_key: t.session_key.to_string(),
                 };
                 call_object::<_, Value>(
-                    &self.env,
+                    self.env,
                     "GATEWAY",
                     "singleton",
                     path::TOOL_REQUEST,
@@ -161,13 +125,7 @@ impl Core {
             }
         };
         match sent {
-            Ok(_) => {
-                self.exec(
-                    "UPDATE tool_calls SET dispatched = 1 WHERE call_id = ?",
-                    vec![row.call_id.as_str().into()],
-                )?;
-                Ok(())
-            }
+            Ok(_) => self.store.mark_dispatched(&row.call_id),
             Err(e) => self.store_outcome(&row.call_id, &row.name, Err(e.message), max_chars),
         }
     }
@@ -183,7 +141,7 @@ impl Core {
             source: a.source,
             destination: a.destination,
         };
-        call_object(&self.env, "GATEWAY", "singleton", path::TRANSFER, &req).await
+        call_object(self.env, "GATEWAY", "singleton", path::TRANSFER, &req).await
     }
 
     /// Stores a call's outcome unless it already has one (the first of a
@@ -202,39 +160,23 @@ impl Core {
         let Message::ToolResult(r) = message else {
             return Err(internal_error("only tool results answer calls"));
         };
-        let data = serde_json::to_string(message).map_err(internal_error)?;
-        self.exec(
-            "UPDATE tool_calls SET result = ?, dispatched = 1 WHERE call_id = ? AND result IS NULL",
-            vec![data.into(), r.tool_call_id.as_str().into()],
-        )?;
-        Ok(())
+        self.store.save_call_result(&r.tool_call_id, message)
     }
 
     /// A node's answer, relayed by the Gateway. `dropped` when no call of
     /// the current turn waits for it (answered already, timed out, aborted).
     /// The flag is true when this answer completed the turn.
-    pub(super) fn take_tool_result(&self, p: ToolResultParams) -> Res<(AckResult, bool)> {
-        #[derive(Deserialize)]
-        struct Open {
-            name: String,
-        }
-        let open: Vec<Open> = self
-            .exec(
-                "SELECT name FROM tool_calls WHERE call_id = ? AND result IS NULL",
-                vec![p.call_id.as_str().into()],
-            )?
-            .to_array()
-            .map_err(internal_error)?;
-        let Some(Open { name }) = open.into_iter().next() else {
+    pub fn take_result(&self, p: ToolResultParams) -> Res<(AckResult, bool)> {
+        let Some(name) = self.store.open_call(&p.call_id)? else {
             return Ok((dropped(), false));
         };
         let outcome = match (p.error, p.result) {
             (Some(e), _) => Err(e),
             (None, r) => Ok(r.unwrap_or(Value::Null)),
         };
-        let max_chars = self.run_config()?.max_result_chars;
+        let max_chars = self.store.run_config()?.max_result_chars;
         self.store_outcome(&p.call_id, &name, outcome, max_chars)?;
-        let complete = matches!(self.tool_state()?, ToolWait::Complete(_));
+        let complete = matches!(self.state()?, ToolWait::Complete(_));
         Ok((
             AckResult {
                 ok: true,
@@ -244,15 +186,15 @@ impl Core {
         ))
     }
 
-    pub(super) fn tool_state(&self) -> Res<ToolWait> {
-        Ok(tool_wait(&pending(&self.call_rows()?)?))
+    pub fn state(&self) -> Res<ToolWait> {
+        Ok(tool_wait(&pending(&self.store.call_rows()?)?))
     }
 
     /// Turns every unanswered call into a timeout error.
-    pub(super) fn time_out_tools(&self) -> Res<()> {
-        let tool_ms = self.run_config()?.tool_timeout_ms;
+    pub fn time_out(&self) -> Res<()> {
+        let tool_ms = self.store.run_config()?.tool_timeout_ms;
         let now = now_ms();
-        for call in pending(&self.call_rows()?)? {
+        for call in pending(&self.store.call_rows()?)? {
             if call.result.is_none() {
                 self.save_result(&timed_out(&call, tool_ms, now))?;
             }
@@ -261,24 +203,20 @@ impl Core {
     }
 
     /// Forgets the turn's calls (the run was cancelled); how many were out.
-    pub(super) fn cancel_tools(&self) -> Res<u32> {
+    pub fn cancel(&self) -> Res<u32> {
         let open = self
+            .store
             .call_rows()?
             .iter()
-            .filter(|r| r.result.is_none())
+            .filter(|r| !r.answered())
             .count();
-        self.clear_calls()?;
+        self.clear()?;
         Ok(open as u32)
     }
 
     /// The turn is over: its calls and their deadline go.
-    pub(super) fn clear_calls(&self) -> Res<()> {
-        self.exec("DELETE FROM tool_calls", vec![])?;
-        self.exec(
-            "DELETE FROM deadlines WHERE kind = ?",
-            vec![TOOLS_DEADLINE.into()],
-        )?;
-        Ok(())
+    pub fn clear(&self) -> Res<()> {
+        self.store.clear_calls(TOOLS_DEADLINE)
     }
 }
 

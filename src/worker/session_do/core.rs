@@ -1,0 +1,149 @@
+//! What the Session's handlers and its run loop share: the store, the
+//! alarm, the event link to the Gateway, and the instance's flags. The
+//! I/O helpers every part needs (emit an event, end a run) live here.
+
+use super::alarm::Alarm;
+use super::events::EventLink;
+use super::store::{CurrentRun, Res, SessionStore};
+use crate::config::Config;
+use crate::session::internal::{NodeSnapshot, SessionChatSendReply};
+use crate::session::run_config::RunConfig;
+use crate::worker::rpc::{internal_error, now_ms};
+use crate::worker::workspace::prompt_load::RunPrompt;
+use gsv_protocol::{AssistantMessage, ChatDirectives, ChatEvent, ChatState, Usage};
+use std::cell::{Cell, RefCell};
+use worker::{Bucket, Env, State};
+
+pub struct Core {
+    pub store: SessionStore,
+    pub env: Env,
+    pub alarm: Alarm,
+    pub link: EventLink,
+    /// True while a loop runs in this instance (lost, as it should be, on eviction).
+    pub running: Cell<bool>,
+    /// True while this instance executes a reset plan: nobody else may.
+    pub resetting: Cell<bool>,
+    /// True while a request is about to reset: the loop starts no new run.
+    pub paused: Cell<bool>,
+    /// The last prompt this instance assembled and what from (the next
+    /// run's early call; `session.stats` reports its load).
+    pub last_prompt: RefCell<Option<(RunPrompt, PromptInputs)>>,
+}
+
+/// What a prompt was assembled from, besides the workspace files.
+#[derive(Clone, PartialEq)]
+pub struct PromptInputs {
+    /// `r2::writes()` before the assembly began.
+    pub writes: u64,
+    pub config: Config,
+    pub rc: RunConfig,
+    pub nodes: NodeSnapshot,
+    /// Today and yesterday in the user's time zone (the daily memory files).
+    pub days: (String, String),
+}
+
+impl Core {
+    pub fn new(state: &State, env: Env) -> Self {
+        Self {
+            store: SessionStore::open(state.storage().sql()),
+            env,
+            alarm: Alarm::new(state.storage()),
+            link: EventLink::default(),
+            running: Cell::new(false),
+            resetting: Cell::new(false),
+            paused: Cell::new(false),
+            last_prompt: RefCell::new(None),
+        }
+    }
+
+    pub fn bucket(&self) -> Res<Bucket> {
+        self.env.bucket("STORAGE").map_err(internal_error)
+    }
+
+    /// Points the object's one alarm at its earliest deadline.
+    pub async fn schedule(&self) {
+        self.alarm.schedule(&self.store).await
+    }
+
+    /// Makes sure the watchdog tick is pending, scheduling the alarm if
+    /// that changed it.
+    pub async fn ensure_tick(&self) -> Res<()> {
+        if self.alarm.ensure_tick(&self.store)? {
+            self.schedule().await;
+        }
+        Ok(())
+    }
+
+    pub async fn emit(&self, evt: ChatEvent) {
+        self.link.emit(&self.env, &evt).await
+    }
+
+    pub fn event(&self, run: &CurrentRun, state: ChatState) -> ChatEvent {
+        ChatEvent {
+            run_id: Some(run.run_id.clone()),
+            session_key: self.store.known_key().unwrap_or_default(),
+            state,
+            delta: None,
+            message: None,
+            usage: None,
+            error: None,
+        }
+    }
+
+    /// Ends the current run with an error event; its messages stay stored.
+    pub async fn fail_run(&self, run: &CurrentRun, error: &str) {
+        let evt = ChatEvent {
+            error: Some(error.to_string()),
+            ..self.event(run, ChatState::Error)
+        };
+        self.emit(evt).await;
+        let _ = self.store.end_run();
+    }
+
+    /// Ends the current run with its answer (`tail`: text not yet streamed).
+    pub async fn finish_run(
+        &self,
+        run: &CurrentRun,
+        message: AssistantMessage,
+        usage: Usage,
+        tail: Option<String>,
+    ) {
+        let evt = ChatEvent {
+            message: Some(message),
+            usage: Some(usage),
+            delta: tail,
+            ..self.event(run, ChatState::Final)
+        };
+        self.emit(evt).await;
+        let _ = self.store.end_run();
+    }
+
+    /// Queues a message for its run; `overrides` are its directives and
+    /// `reset_first` makes the loop reset the session before taking it.
+    pub fn enqueue(
+        &self,
+        run_id: &str,
+        text: &str,
+        overrides: Option<&ChatDirectives>,
+        reset_first: bool,
+    ) -> Res<SessionChatSendReply> {
+        let overrides_json = overrides
+            .map(serde_json::to_string)
+            .transpose()
+            .map_err(internal_error)?;
+        let now = now_ms();
+        let mut meta = self.store.meta("")?;
+        meta.updated_at = now;
+        self.store.save_meta(&meta)?;
+        self.store
+            .enqueue(run_id, text, now, overrides_json, reset_first)?;
+        let waiting = self.store.queue_len()?;
+        let busy = self.store.current_run()?.is_some();
+        let position = (waiting - 1 + i64::from(busy)) as u32;
+        Ok(SessionChatSendReply::Started {
+            queued: position > 0,
+            queue_position: position,
+            directives: overrides.cloned(),
+        })
+    }
+}

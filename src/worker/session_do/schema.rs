@@ -1,0 +1,29 @@
+//! The Session object's SQLite schema: numbered migrations, run once each
+//! in the object's constructor (`crate::worker::sql::migrate`).
+
+pub const MIGRATIONS: &[&str] = &["
+    CREATE TABLE messages (idx INTEGER PRIMARY KEY, role TEXT NOT NULL, data TEXT NOT NULL, timestamp INTEGER NOT NULL);
+    CREATE TABLE meta (id INTEGER PRIMARY KEY CHECK (id = 1), data TEXT NOT NULL, config TEXT NOT NULL);
+    CREATE TABLE run_queue (seq INTEGER PRIMARY KEY AUTOINCREMENT, run_id TEXT NOT NULL, message TEXT NOT NULL, queued_at INTEGER NOT NULL);
+    CREATE TABLE current_run (id INTEGER PRIMARY KEY CHECK (id = 1), run_id TEXT NOT NULL, first_idx INTEGER NOT NULL,
+        started_at INTEGER NOT NULL, usage TEXT NOT NULL, iterations INTEGER NOT NULL DEFAULT 0, resumes INTEGER NOT NULL DEFAULT 0);
+    CREATE TABLE deadlines (kind TEXT PRIMARY KEY, at_ms INTEGER NOT NULL);
+",
+    // A reset in progress (one row): its plan, rewritten after every step.
+    "CREATE TABLE reset_plan (id INTEGER PRIMARY KEY CHECK (id = 1), plan TEXT NOT NULL)",
+    // The current turn's tool calls (results stored as they arrive), the
+    // background-command events already queued, and the node tools and
+    // hosts known at the last message.
+    "CREATE TABLE tool_calls (seq INTEGER PRIMARY KEY, call_id TEXT NOT NULL UNIQUE, name TEXT NOT NULL,
+        args TEXT NOT NULL, dispatched INTEGER NOT NULL DEFAULT 0, result TEXT);
+     CREATE TABLE seen_exec_events (event_id TEXT PRIMARY KEY, seen_at INTEGER NOT NULL);
+     ALTER TABLE meta ADD COLUMN nodes TEXT NOT NULL DEFAULT '{}'",
+    // The assembled prompt of a run waiting on tools, so the run resumes
+    // with it instead of reading the workspace again.
+    "ALTER TABLE current_run ADD COLUMN prompt TEXT",
+    // A message's inline directives (for its run only), and the mark of a
+    // message that must first reset the session (its reset policy was due).
+    "ALTER TABLE run_queue ADD COLUMN overrides TEXT;
+     ALTER TABLE run_queue ADD COLUMN reset_first INTEGER NOT NULL DEFAULT 0;
+     ALTER TABLE current_run ADD COLUMN overrides TEXT",
+];
