@@ -3,7 +3,7 @@
 //! a message arriving after the reset policy ended the conversation is
 //! marked to reset the session first; everything else joins the queue.
 
-use super::store::Res;
+use super::error::Res;
 use super::Session;
 use crate::commands::{
     applied_directives, directive_ack, is_empty, model_command, parse_command, parse_directives,
@@ -112,7 +112,7 @@ impl Session {
                         "Compacted: archived {} messages, kept the last {}.",
                         r.trimmed_messages, r.kept_messages
                     )),
-                    Err(e) => CommandReply::error(e.message),
+                    Err(e) => CommandReply::error(e.to_string()),
                 }
             }
             Command::Status => {
