@@ -6,6 +6,7 @@
 //! tested with `cargo test`; the Worker shells in `worker/` only do I/O.
 
 pub mod archive;
+pub mod channels;
 pub mod commands;
 pub mod config;
 pub mod gateway;
