@@ -215,12 +215,12 @@ impl Gateway {
         &self,
         node_id: &str,
         p: TransferStatusParams,
-    ) -> Res<Value> {
+    ) -> Res<AckResult> {
         let id = p.transfer_id;
         let role = {
             let transfers = self.transfers.borrow();
             let Some(t) = transfers.get(&id) else {
-                return to_value(&AckResult {
+                return Ok(AckResult {
                     ok: true,
                     dropped: Some(true),
                 });
@@ -239,7 +239,7 @@ impl Gateway {
             }
             (TransferState::Done, (_, true)) => {
                 let Some(t) = self.transfers.borrow_mut().remove(&id) else {
-                    return to_value(&AckResult {
+                    return Ok(AckResult {
                         ok: true,
                         dropped: Some(true),
                     });
@@ -263,7 +263,7 @@ impl Gateway {
                 ))
             }
         }
-        to_value(&AckResult {
+        Ok(AckResult {
             ok: true,
             dropped: None,
         })
