@@ -540,7 +540,7 @@ pub struct WorkspaceReadResult {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub resolved_path: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub resolved_source: Option<String>,
+    pub resolved_source: Option<crate::SkillSource>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -17,7 +17,7 @@ use super::workspace_rpc;
 use crate::config::Config;
 use crate::gateway::intake::{intake_binary, intake_text, Intake};
 use crate::routing::RoutingConfig;
-use crate::session::internal::{path, AgentSessionsQuery};
+use crate::session::internal::{path, AgentSessionsQuery, ToolRequestReply};
 use gsv_protocol::method::{self, Method};
 use gsv_protocol::*;
 use requests::Reply;
@@ -283,11 +283,14 @@ impl Gateway {
     }
 
     /// A Session's node tool call.
-    async fn tool_request(&self, p: ToolRequestParams) -> std::result::Result<Value, ErrorShape> {
+    async fn tool_request(
+        &self,
+        p: ToolRequestParams,
+    ) -> std::result::Result<ToolRequestReply, ErrorShape> {
         let asker = nodes::Asker::Session(&p.session_key);
         self.send_tool_call(&p.call_id, &p.tool, p.args, asker)
             .await?;
-        Ok(json!({"status": "sent"}))
+        Ok(ToolRequestReply::Sent)
     }
 
     fn save_attachment(

@@ -6,7 +6,7 @@ use crate::cli::{WorkspaceArgs, WorkspaceCommand};
 use crate::connection::RequestError;
 use anyhow::{anyhow, bail, Context, Result};
 use gsv_protocol::{
-    codes, method, WorkspaceDeleteParams, WorkspaceDeleteResult, WorkspaceListParams,
+    codes, method, SkillSource, WorkspaceDeleteParams, WorkspaceDeleteResult, WorkspaceListParams,
     WorkspaceListResult, WorkspaceReadParams, WorkspaceReadResult, WorkspaceWriteParams,
     WorkspaceWriteResult,
 };
@@ -111,7 +111,7 @@ async fn edit(
     };
     let original = match conn.call::<method::WorkspaceRead>(&params).await {
         Ok(file) => {
-            if file.resolved_source.as_deref() == Some("global") {
+            if file.resolved_source == Some(SkillSource::Global) {
                 writeln!(
                     io.err,
                     "({path} is a global skill: saving creates this agent's own copy)"
