@@ -86,6 +86,11 @@ pub fn parse_params<M: Method>(params: Option<Value>) -> Result<M::Params, Error
     })
 }
 
+/// A second `connect` on a socket that has its peer.
+pub fn already_connected() -> ErrorShape {
+    ErrorShape::new(codes::BAD_REQUEST, "Already connected")
+}
+
 fn unknown_method(name: &str) -> ErrorShape {
     ErrorShape::new(codes::NOT_FOUND, format!("Unknown method: {name}"))
 }
@@ -96,7 +101,7 @@ pub fn authorize(mode: ClientMode, name: &str) -> Result<(), ErrorShape> {
         return Err(unknown_method(name));
     };
     match spec.callers {
-        Callers::Unconnected => Err(ErrorShape::new(codes::BAD_REQUEST, "Already connected")),
+        Callers::Unconnected => Err(already_connected()),
         callers if callers.allow(mode) => Ok(()),
         _ => {
             // The mode as on the wire (`client`, `node`, `channel`).
@@ -113,7 +118,7 @@ pub fn authorize(mode: ClientMode, name: &str) -> Result<(), ErrorShape> {
 }
 
 macro_rules! methods {
-    ($( $(#[$doc:meta])* $variant:ident => $name:literal ($params:ty) -> $result:ty, $callers:ident; )*) => {
+    ($( $(#[$doc:meta])* $variant:ident => $name:literal ($params:ty) -> $result:ty, callers: $callers:ident; )*) => {
         /// Marker types, one per method (see [`Method`]).
         pub mod method {
             pub use super::Method;
@@ -162,34 +167,34 @@ macro_rules! methods {
 
 methods! {
     /// Answered before the socket has a peer; listed so `hello-ok` shows it.
-    Connect => "connect" (ConnectParams) -> HelloOkResult, Unconnected;
-    ChatSend => "chat.send" (ChatSendParams) -> ChatSendResult, ClientsAndChannels;
-    ConfigGet => "config.get" (ConfigGetParams) -> ConfigGetResult, Clients;
-    ConfigSet => "config.set" (ConfigSetParams) -> ConfigSetResult, Clients;
-    SessionGet => "session.get" (SessionGetParams) -> SessionGetResult, ClientsAndChannels;
-    SessionPreview => "session.preview" (SessionPreviewParams) -> SessionPreviewResult, ClientsAndChannels;
-    SessionsList => "sessions.list" (SessionsListParams) -> SessionsListResult, Clients;
-    SessionStats => "session.stats" (SessionGetParams) -> SessionStatsResult, ClientsAndChannels;
-    SessionHistory => "session.history" (SessionGetParams) -> SessionHistoryResult, ClientsAndChannels;
-    SessionPatch => "session.patch" (SessionPatchParams) -> SessionPatchResult, Clients;
-    SessionCompact => "session.compact" (SessionCompactParams) -> SessionCompactResult, Clients;
-    SessionReset => "session.reset" (SessionGetParams) -> SessionResetResult, Clients;
-    SessionTranscript => "session.transcript" (SessionTranscriptParams) -> SessionTranscriptResult, Clients;
-    SkillsStatus => "skills.status" (SkillsStatusParams) -> SkillsStatusResult, Clients;
+    Connect => "connect" (ConnectParams) -> HelloOkResult, callers: Unconnected;
+    ChatSend => "chat.send" (ChatSendParams) -> ChatSendResult, callers: ClientsAndChannels;
+    ConfigGet => "config.get" (ConfigGetParams) -> ConfigGetResult, callers: Clients;
+    ConfigSet => "config.set" (ConfigSetParams) -> ConfigSetResult, callers: Clients;
+    SessionGet => "session.get" (SessionGetParams) -> SessionGetResult, callers: ClientsAndChannels;
+    SessionPreview => "session.preview" (SessionPreviewParams) -> SessionPreviewResult, callers: ClientsAndChannels;
+    SessionsList => "sessions.list" (SessionsListParams) -> SessionsListResult, callers: Clients;
+    SessionStats => "session.stats" (SessionGetParams) -> SessionStatsResult, callers: ClientsAndChannels;
+    SessionHistory => "session.history" (SessionGetParams) -> SessionHistoryResult, callers: ClientsAndChannels;
+    SessionPatch => "session.patch" (SessionPatchParams) -> SessionPatchResult, callers: Clients;
+    SessionCompact => "session.compact" (SessionCompactParams) -> SessionCompactResult, callers: Clients;
+    SessionReset => "session.reset" (SessionGetParams) -> SessionResetResult, callers: Clients;
+    SessionTranscript => "session.transcript" (SessionTranscriptParams) -> SessionTranscriptResult, callers: Clients;
+    SkillsStatus => "skills.status" (SkillsStatusParams) -> SkillsStatusResult, callers: Clients;
     /// Answered once the probes it sends have answered.
-    SkillsUpdate => "skills.update" (SkillsUpdateParams) -> SkillsUpdateResult, Clients;
-    WorkspaceList => "workspace.list" (WorkspaceListParams) -> WorkspaceListResult, Clients;
-    WorkspaceRead => "workspace.read" (WorkspaceReadParams) -> WorkspaceReadResult, Clients;
-    WorkspaceWrite => "workspace.write" (WorkspaceWriteParams) -> WorkspaceWriteResult, Clients;
-    WorkspaceDelete => "workspace.delete" (WorkspaceDeleteParams) -> WorkspaceDeleteResult, Clients;
-    ChatAbort => "chat.abort" (ChatAbortParams) -> ChatAbortResult, ClientsAndChannels;
-    ToolsList => "tools.list" (NoParams) -> ToolsListResult, ClientsAndNodes;
+    SkillsUpdate => "skills.update" (SkillsUpdateParams) -> SkillsUpdateResult, callers: Clients;
+    WorkspaceList => "workspace.list" (WorkspaceListParams) -> WorkspaceListResult, callers: Clients;
+    WorkspaceRead => "workspace.read" (WorkspaceReadParams) -> WorkspaceReadResult, callers: Clients;
+    WorkspaceWrite => "workspace.write" (WorkspaceWriteParams) -> WorkspaceWriteResult, callers: Clients;
+    WorkspaceDelete => "workspace.delete" (WorkspaceDeleteParams) -> WorkspaceDeleteResult, callers: Clients;
+    ChatAbort => "chat.abort" (ChatAbortParams) -> ChatAbortResult, callers: ClientsAndChannels;
+    ToolsList => "tools.list" (NoParams) -> ToolsListResult, callers: ClientsAndNodes;
     /// Answered when the node answers.
-    ToolInvoke => "tool.invoke" (ToolInvokeParams) -> ToolInvokeResult, Clients;
-    ToolResult => "tool.result" (ToolResultParams) -> AckResult, Nodes;
-    NodeExecEvent => "node.exec.event" (NodeExecEventParams) -> AckResult, Nodes;
-    NodeProbeResult => "node.probe.result" (NodeProbeResultParams) -> AckResult, Nodes;
-    TransferStatus => "transfer.status" (TransferStatusParams) -> AckResult, Nodes;
+    ToolInvoke => "tool.invoke" (ToolInvokeParams) -> ToolInvokeResult, callers: Clients;
+    ToolResult => "tool.result" (ToolResultParams) -> AckResult, callers: Nodes;
+    NodeExecEvent => "node.exec.event" (NodeExecEventParams) -> AckResult, callers: Nodes;
+    NodeProbeResult => "node.probe.result" (NodeProbeResultParams) -> AckResult, callers: Nodes;
+    TransferStatus => "transfer.status" (TransferStatusParams) -> AckResult, callers: Nodes;
 }
 
 macro_rules! events {

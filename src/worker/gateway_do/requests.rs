@@ -36,10 +36,6 @@ fn recast<T: Serialize, U: DeserializeOwned>(v: &T) -> Res<U> {
     serde_json::from_value(to_value(v)?).map_err(internal_error)
 }
 
-fn already_connected() -> ErrorShape {
-    ErrorShape::new(codes::BAD_REQUEST, "Already connected")
-}
-
 impl Gateway {
     /// The answer to a request frame. The checks go in v1's order: a
     /// second `connect`, no `connect` yet, the method and the caller's
