@@ -8,12 +8,14 @@ pub mod frames;
 pub mod messages;
 pub mod methods;
 pub mod nodes;
+pub mod requests;
 pub mod skills;
 
 pub use frames::*;
 pub use messages::*;
 pub use methods::*;
 pub use nodes::*;
+pub use requests::*;
 pub use skills::*;
 
 /// The only protocol version this gateway speaks.

@@ -130,3 +130,38 @@ pub struct SessionQuery {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub limit: Option<u32>,
 }
+
+/// The Gateway's answer at `TOOL_REQUEST`: the call went out to its node
+/// (`{"status": "sent"}`; the result comes later).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "status", rename_all = "lowercase")]
+pub enum ToolRequestReply {
+    Sent,
+}
+
+/// The Gateway's answer at `TRANSFER`: the copy started
+/// (`{"status": "started", "transferId": …}`; the result comes later).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "status", rename_all = "lowercase")]
+pub enum TransferReply {
+    #[serde(rename_all = "camelCase")]
+    Started { transfer_id: u32 },
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn gateway_replies_keep_their_shapes() {
+        assert_eq!(
+            serde_json::to_value(ToolRequestReply::Sent).unwrap(),
+            json!({"status": "sent"})
+        );
+        assert_eq!(
+            serde_json::to_value(TransferReply::Started { transfer_id: 7 }).unwrap(),
+            json!({"status": "started", "transferId": 7})
+        );
+    }
+}
