@@ -124,6 +124,11 @@ pub struct ChannelOutboundMessage {
     pub text: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reply_to_id: Option<String>,
+    /// The same for every retry of one piece of an answer: a platform that
+    /// dedupes by it (Discord's `nonce` with `enforce_nonce`) never shows
+    /// the piece twice. At most 25 characters.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub idempotency_key: Option<String>,
 }
 
 /// One account's connection as the channel sees it. Never carries secrets.

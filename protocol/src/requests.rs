@@ -4,6 +4,7 @@
 //! method is one line here plus the gateway's handler arm (its match over
 //! [`ClientRequest`] is exhaustive, so the compiler asks for it).
 
+use crate::channels::{ChannelInboundParams, ChannelInboundResult};
 use crate::skills::{NodeProbeResultParams, SkillsUpdateParams, SkillsUpdateResult};
 use crate::transfer::TransferStatusParams;
 use crate::*;
@@ -24,6 +25,8 @@ pub enum Callers {
     Nodes,
     /// Clients and nodes (v1 nodes use `tools.list` as a keepalive).
     ClientsAndNodes,
+    /// Channel workers only (they relay chat-app messages).
+    Channels,
 }
 
 impl Callers {
@@ -34,6 +37,7 @@ impl Callers {
             Callers::ClientsAndChannels => matches!(mode, ClientMode::Client | ClientMode::Channel),
             Callers::Nodes => mode == ClientMode::Node,
             Callers::ClientsAndNodes => matches!(mode, ClientMode::Client | ClientMode::Node),
+            Callers::Channels => mode == ClientMode::Channel,
         }
     }
 }
@@ -195,6 +199,18 @@ methods! {
     NodeExecEvent => "node.exec.event" (NodeExecEventParams) -> AckResult, callers: Nodes;
     NodeProbeResult => "node.probe.result" (NodeProbeResultParams) -> AckResult, callers: Nodes;
     TransferStatus => "transfer.status" (TransferStatusParams) -> AckResult, callers: Nodes;
+    ChannelsList => "channels.list" (NoParams) -> ChannelsListResult, callers: Clients;
+    /// A message from a chat app, from a channel connected over WebSocket
+    /// (channels behind a service binding use the internal path instead).
+    ChannelInbound => "channel.inbound" (ChannelInboundParams) -> ChannelInboundResult, callers: Channels;
+    ChannelStart => "channel.start" (ChannelStartRpcParams) -> ChannelAccountResult, callers: Clients;
+    ChannelStop => "channel.stop" (ChannelAccountParams) -> ChannelAccountResult, callers: Clients;
+    ChannelStatus => "channel.status" (ChannelStatusRpcParams) -> ChannelStatusRpcResult, callers: Clients;
+    ChannelLogin => "channel.login" (ChannelLoginRpcParams) -> ChannelLoginRpcResult, callers: Clients;
+    ChannelLogout => "channel.logout" (ChannelAccountParams) -> ChannelAccountResult, callers: Clients;
+    PairList => "pair.list" (NoParams) -> PairListResult, callers: Clients;
+    PairApprove => "pair.approve" (PairDecisionParams) -> PairApproveResult, callers: Clients;
+    PairReject => "pair.reject" (PairDecisionParams) -> PairRejectResult, callers: Clients;
 }
 
 macro_rules! events {
@@ -224,6 +240,10 @@ events! {
     TRANSFER_END => "transfer.end";
     /// Gateway → node: drop what was received (`TransferCancelEvent`).
     TRANSFER_CANCEL => "transfer.cancel";
+    /// Gateway → a channel on WebSocket: send this (`ChannelOutboundEvent`).
+    CHANNEL_OUTBOUND => "channel.outbound";
+    /// Gateway → a channel on WebSocket: typing on or off (`ChannelTypingEvent`).
+    CHANNEL_TYPING => "channel.typing";
 }
 
 /// Every method `hello-ok` advertises, `connect` included.

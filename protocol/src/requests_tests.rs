@@ -31,7 +31,17 @@ fn hello_lists_exactly_the_handled_methods() {
             "tool.result",
             "node.exec.event",
             "node.probe.result",
-            "transfer.status"
+            "transfer.status",
+            "channels.list",
+            "channel.inbound",
+            "channel.start",
+            "channel.stop",
+            "channel.status",
+            "channel.login",
+            "channel.logout",
+            "pair.list",
+            "pair.approve",
+            "pair.reject"
         ]
     );
     assert_eq!(
@@ -43,13 +53,30 @@ fn hello_lists_exactly_the_handled_methods() {
             "transfer.send",
             "transfer.receive",
             "transfer.end",
-            "transfer.cancel"
+            "transfer.cancel",
+            "channel.outbound",
+            "channel.typing"
         ]
     );
 }
 
 #[test]
 fn per_mode_authorization() {
+    assert_eq!(authorize(ClientMode::Channel, "channel.inbound"), Ok(()));
+    assert_eq!(
+        authorize(ClientMode::Client, "channel.inbound"),
+        Err(ErrorShape::new(
+            403,
+            "Method channel.inbound is not allowed for client connections"
+        ))
+    );
+    assert_eq!(
+        authorize(ClientMode::Channel, "pair.approve"),
+        Err(ErrorShape::new(
+            403,
+            "Method pair.approve is not allowed for channel connections"
+        ))
+    );
     assert_eq!(authorize(ClientMode::Client, "config.set"), Ok(()));
     assert_eq!(
         authorize(ClientMode::Node, "config.set"),

@@ -5,6 +5,15 @@
 //! of the piece and reopens it (with its language) at the start of the
 //! next, so every piece renders as the code it was.
 
+/// The most characters one message may hold on `channel`'s platform
+/// (bots on Discord: 2 000; WhatsApp and Telegram: 4 096).
+pub fn platform_limit(channel: &str) -> usize {
+    match channel {
+        "whatsapp" | "telegram" => 4096,
+        _ => 2000,
+    }
+}
+
 /// Splits `text` into pieces of at most `limit` characters (Unicode scalar
 /// values, as the platforms count them). Pieces are trimmed of the blank
 /// lines at a split; an empty or blank text gives no pieces.

@@ -105,9 +105,15 @@ mod tests {
     #[test]
     fn keys_are_stable_short_and_distinct() {
         let key = delivery_key("8d0c7f8e-2b5a-4a57-9a43-7a1c2b9d7e10", 12);
-        assert_eq!(key, delivery_key("8d0c7f8e-2b5a-4a57-9a43-7a1c2b9d7e10", 12));
+        assert_eq!(
+            key,
+            delivery_key("8d0c7f8e-2b5a-4a57-9a43-7a1c2b9d7e10", 12)
+        );
         assert!(key.len() <= 25, "{key}");
-        assert_ne!(key, delivery_key("8d0c7f8e-2b5a-4a57-9a43-7a1c2b9d7e11", 12));
+        assert_ne!(
+            key,
+            delivery_key("8d0c7f8e-2b5a-4a57-9a43-7a1c2b9d7e11", 12)
+        );
         assert_ne!(key, delivery_key("8d0c7f8e-2b5a-4a57-9a43-7a1c2b9d7e10", 1));
         assert_eq!(delivery_key("", 0), "cbf29ce484222325-0");
     }

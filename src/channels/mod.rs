@@ -6,5 +6,6 @@
 
 pub mod access;
 pub mod chunk;
+pub mod delivery;
 pub mod envelope;
 pub mod pairing;

@@ -2,10 +2,14 @@
 //! with the hibernation API, answers every request frame, keeps the config,
 //! and fans `chat` events out to the clients watching a session.
 
+mod channel_store;
+mod channels;
 mod chat;
 mod config;
 mod connect;
+mod inbound;
 mod nodes;
+mod outbound;
 mod probes;
 mod registry;
 mod requests;
@@ -18,6 +22,7 @@ use crate::config::Config;
 use crate::gateway::intake::{intake_binary, intake_text, Intake};
 use crate::routing::RoutingConfig;
 use crate::session::internal::{path, AgentSessionsQuery, ToolRequestReply};
+use gsv_protocol::channels::{ChannelInboundParams, ChannelStatusParams, InternalCall};
 use gsv_protocol::method::{self, Method};
 use gsv_protocol::*;
 use requests::Reply;
@@ -42,6 +47,9 @@ const MIGRATIONS: &[&str] = &[
         call_id TEXT NOT NULL, expires_at INTEGER NOT NULL, PRIMARY KEY (node_id, session_id))",
     // Skill bin probes out at nodes and the skills.update requests waiting on them.
     probes::MIGRATION,
+    // Chat-app channels: accounts, redeliveries, pairing, runs answered in
+    // a chat, the delivery ledger, each agent's last active chat.
+    channel_store::MIGRATION,
 ];
 
 /// What a socket is; kept in its attachment so it survives hibernation.
@@ -78,6 +86,8 @@ pub struct Gateway {
     /// File transfers in progress, by transfer id.
     transfers: RefCell<std::collections::HashMap<u32, transfer::Transfer>>,
     next_transfer: std::cell::Cell<u32>,
+    /// Chat queues being sent right now (one pump each).
+    pumping: RefCell<std::collections::HashSet<String>>,
 }
 
 impl DurableObject for Gateway {
@@ -99,6 +109,7 @@ impl DurableObject for Gateway {
             sockets: RefCell::new(None),
             transfers: RefCell::new(Default::default()),
             next_transfer: std::cell::Cell::new(0),
+            pumping: RefCell::new(Default::default()),
         }
     }
 
@@ -145,11 +156,28 @@ impl DurableObject for Gateway {
                 Err(e) => Err(e),
             }),
             path::CHAT_EVENT => {
-                let result = match read_json::<ChatEvent>(&mut req).await {
-                    Ok(evt) => Ok(json!({ "delivered": self.deliver_chat_event(&evt) })),
+                let evt = match read_json::<ChatEvent>(&mut req).await {
+                    Ok(evt) => evt,
+                    Err(e) => return reply::<Value>(Err(e)),
+                };
+                let delivered = self.deliver_chat_event(&evt);
+                self.route_chat_event(&evt).await;
+                reply(Ok(json!({ "delivered": delivered })))
+            }
+            // Reached only through the Worker's router, which checked the
+            // channel key.
+            ChannelInboundParams::PATH => {
+                let result = match read_json::<ChannelInboundParams>(&mut req).await {
+                    Ok(p) => self.channel_inbound(p).await,
                     Err(e) => Err(e),
                 };
                 reply(result)
+            }
+            ChannelStatusParams::PATH => {
+                reply(match read_json::<ChannelStatusParams>(&mut req).await {
+                    Ok(p) => self.channel_status_changed(p),
+                    Err(e) => Err(e),
+                })
             }
             _ => Response::error("Not found", 404),
         }
@@ -180,6 +208,7 @@ impl DurableObject for Gateway {
                 match serde_json::from_str::<ChatEvent>(&text) {
                     Ok(evt) => {
                         self.deliver_chat_event(&evt);
+                        self.route_chat_event(&evt).await;
                     }
                     Err(e) => console_error!("gateway: bad event on a session link: {e}"),
                 }
@@ -213,6 +242,7 @@ impl DurableObject for Gateway {
         if let Err(e) = self.expire_probes(now_ms()).await {
             console_error!("gateway: expiring bin probes failed: {}", e.message);
         }
+        self.channel_alarm(now_ms()).await;
         self.schedule_alarm().await;
         Response::ok("ok")
     }

@@ -69,6 +69,7 @@ impl Gateway {
             message: p.message,
             config: self.config.borrow().effective().clone(),
             nodes: self.node_snapshot()?,
+            channel: None,
         };
         // Slash commands and directives are the session's to read: it owns
         // the settings, the run and the history they act on.

@@ -499,6 +499,10 @@ impl Gateway {
             .and_then(|c| c.one::<Next>())
             .ok()
             .and_then(|n| n.at);
+        let next = match (next, self.channel_store().next_deadline()) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
         let storage = self.state.storage();
         let result = match next {
             Some(at) => {

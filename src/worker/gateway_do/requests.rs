@@ -158,6 +158,26 @@ impl Gateway {
             R::TransferStatus(p) => {
                 now::<method::TransferStatus>(self.transfer_status(node, p).await?)
             }
+            R::ChannelsList(_) => now::<method::ChannelsList>(self.channels_list().await?),
+            R::ChannelInbound(p) => {
+                // A channel socket speaks for its own channel only.
+                let own = node.split(':').next().unwrap_or_default();
+                if crate::routing::normalize::normalize_channel(&p.channel) != own {
+                    return Err(ErrorShape::new(
+                        codes::FORBIDDEN,
+                        format!("This connection is the {own} channel, not {}", p.channel),
+                    ));
+                }
+                now::<method::ChannelInbound>(self.channel_inbound(p).await?)
+            }
+            R::ChannelStart(p) => now::<method::ChannelStart>(self.channel_start(p).await?),
+            R::ChannelStop(p) => now::<method::ChannelStop>(self.channel_stop(p).await?),
+            R::ChannelStatus(p) => now::<method::ChannelStatus>(self.channel_status(p).await?),
+            R::ChannelLogin(p) => now::<method::ChannelLogin>(self.channel_login(p).await?),
+            R::ChannelLogout(p) => now::<method::ChannelLogout>(self.channel_logout(p).await?),
+            R::PairList(_) => now::<method::PairList>(self.pair_list()?),
+            R::PairApprove(p) => now::<method::PairApprove>(self.pair_approve(p).await?),
+            R::PairReject(p) => now::<method::PairReject>(self.pair_reject(p)?),
         }
     }
 }

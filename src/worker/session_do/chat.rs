@@ -40,6 +40,10 @@ impl Session {
             });
         }
         let text = if d.has_any() { d.text } else { send.message };
+        let text = match &send.channel {
+            Some(turn) => turn.envelope(&text),
+            None => text,
+        };
         let overrides = (!is_empty(&applied)).then_some(applied);
         let reset_first = self.reset_is_due(&config)?;
         let reply = core.enqueue(&send.run_id, &text, overrides.as_ref(), reset_first)?;
@@ -89,6 +93,10 @@ impl Session {
                     .reset(query, "Run ended: the session was reset")
                     .await?;
                 if let Some(text) = message {
+                    let text = match &send.channel {
+                        Some(turn) => turn.envelope(&text),
+                        None => text,
+                    };
                     core.enqueue(&send.run_id, &text, None, false)?;
                     self.start_queued().await?;
                     run_id = Some(send.run_id.clone());
