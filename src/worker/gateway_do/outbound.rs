@@ -39,20 +39,21 @@ impl Gateway {
         (!token.is_empty()).then(|| derive_channel_key(&token))
     }
 
-    /// The channel named `name`: its Worker's service binding, else a
-    /// channel connected over WebSocket under that name.
+    /// The channel named `name`: a channel connected over WebSocket under
+    /// that name (it said so itself), else its Worker's service binding.
     pub(super) fn channel(&self, name: &str) -> Option<Box<dyn Channel>> {
-        if let (Ok(fetcher), Some(key)) =
-            (self.env.service(&binding_name(name)), self.channel_key())
-        {
-            return Some(Box::new(BindingChannel::new(name, fetcher, key)));
-        }
         let prefix = format!("{name}:");
-        self.sockets().into_iter().find_map(|(ws, att)| {
+        let socket = self.sockets().into_iter().find_map(|(ws, att)| {
             let peer = att.peer?;
             (peer.mode == ClientMode::Channel && peer.client_id.starts_with(&prefix))
                 .then(|| Box::new(SocketChannel::new(name, ws)) as Box<dyn Channel>)
-        })
+        });
+        if socket.is_some() {
+            return socket;
+        }
+        let fetcher = self.env.service(&binding_name(name)).ok()?;
+        let key = self.channel_key()?;
+        Some(Box::new(BindingChannel::new(name, fetcher, key)))
     }
 
     /// Splits `text` for the chat and queues it; `source_id` names the
