@@ -108,7 +108,7 @@ pub struct RunOutcome {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum AfterRun {
     /// The job, updated.
-    Keep(CronJob),
+    Keep(Box<CronJob>),
     /// An `at` job with `deleteAfterRun` that ran ok: delete the row (the
     /// run history stays).
     Delete,
@@ -150,7 +150,7 @@ pub fn finish(job: &CronJob, due: &Due, outcome: RunOutcome, now_ms: i64) -> (Af
     let after = if once && job.delete_after_run && outcome.status == RunStatus::Ok {
         AfterRun::Delete
     } else {
-        AfterRun::Keep(job)
+        AfterRun::Keep(Box::new(job))
     };
     (after, run)
 }

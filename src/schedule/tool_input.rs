@@ -189,7 +189,7 @@ fn every_ms(o: &Map<String, Value>) -> Result<Option<i64>, InputError> {
         if let Some(v) = o.get(key) {
             let n = v.as_f64().ok_or(wrong("schedule.everyMs", "a number"))?;
             let ms = (n * unit as f64).round();
-            return Ok((ms >= 1.0 && ms < 1e15).then_some(ms as i64));
+            return Ok((1.0..1e15).contains(&ms).then_some(ms as i64));
         }
     }
     Ok(None)

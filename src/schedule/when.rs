@@ -76,7 +76,7 @@ pub fn parse_relative(text: &str) -> Option<i64> {
         _ => return None,
     };
     let ms = (amount * unit as f64).round();
-    (ms.is_finite() && ms >= 0.0 && ms < 1e15).then_some(ms as i64)
+    (0.0..1e15).contains(&ms).then_some(ms as i64)
 }
 
 const WEEKDAYS: [&str; 7] = [
