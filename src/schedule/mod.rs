@@ -21,11 +21,17 @@ pub mod when;
 #[cfg(test)]
 mod cron_tests;
 #[cfg(test)]
+mod human_tests;
+#[cfg(test)]
 mod input_tests;
+#[cfg(test)]
+mod next_props;
 #[cfg(test)]
 mod next_tests;
 #[cfg(test)]
 mod slots_tests;
+#[cfg(test)]
+mod when_tests;
 
 use crate::time::{TimeZone, Utc};
 use serde::{Deserialize, Serialize};

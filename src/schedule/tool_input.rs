@@ -21,6 +21,10 @@ use super::{resolve_zone, CronError, CronExpr, JobSpec, Schedule, Zones};
 use crate::time::{TimeZone, DAY_MS, HOUR_MS, MINUTE_MS};
 use serde_json::{Map, Value};
 
+/// The shortest `every`: each run is an agent turn (a model call), so a
+/// seconds-long interval would be a storm, not a schedule.
+pub const MIN_EVERY_MS: i64 = MINUTE_MS;
+
 /// What normalization needs besides the input.
 pub struct InputContext<'a> {
     pub now_ms: i64,
@@ -48,6 +52,8 @@ pub enum InputError {
     NoTime,
     /// `every` without a positive interval.
     NoInterval,
+    /// `every` more often than once a minute ([`MIN_EVERY_MS`]).
+    IntervalTooShort,
     /// A number that must not be negative.
     Negative(&'static str),
     /// A field of the wrong JSON type.
@@ -76,6 +82,9 @@ impl std::fmt::Display for InputError {
                 "schedule kind \"every\" needs a positive everyMs, everySeconds, everyMinutes, \
                  everyHours or everyDays",
             ),
+            InputError::IntervalTooShort => {
+                f.write_str("schedule kind \"every\" runs at most once a minute")
+            }
             InputError::Negative(field) => write!(f, "{field} must not be negative"),
             InputError::WrongType { field, expected } => write!(f, "{field} must be {expected}"),
             InputError::When(e) => e.fmt(f),
@@ -110,6 +119,9 @@ pub fn normalize_schedule(raw: &Value, cx: &InputContext<'_>) -> Result<Schedule
         }),
         "every" => {
             let every_ms = every_ms(o)?.ok_or(InputError::NoInterval)?;
+            if every_ms < MIN_EVERY_MS {
+                return Err(InputError::IntervalTooShort);
+            }
             let anchor_ms = match first_of(o, &["anchorMs", "anchor", "anchorAt", "startAt"]) {
                 Some(Value::Number(n)) => match number(n, "schedule.anchorMs")? {
                     ms if ms >= 0 => ms,
@@ -169,7 +181,7 @@ fn at_ms(o: &Map<String, Value>, cx: &InputContext<'_>) -> Result<Option<i64>, I
         let ms = parse_relative(s).ok_or_else(|| WhenError::Unrecognized(s.to_string()))?;
         return Ok(Some(cx.now_ms.saturating_add(ms)));
     }
-    for key in ["at", "when", "atIso"] {
+    for key in ["atMs", "at", "when", "atIso"] {
         if let Some(s) = text(o, key)? {
             return Ok(Some(parse_when(s, cx.now_ms, cx.user_tz)?));
         }
