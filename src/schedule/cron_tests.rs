@@ -62,196 +62,48 @@ fn normalizes_whitespace_and_flags() {
     );
 }
 
-#[test]
-fn refuses_malformed() {
+#[rustfmt::skip]
+fn malformed() -> Vec<(&'static str, CronError)> {
     use CronError::*;
     use CronField::*;
     let s = |t: &str| t.to_string();
-    let cases: Vec<(&str, CronError)> = vec![
+    vec![
         ("", FieldCount(0)),
         ("* * * *", FieldCount(4)),
         ("0 * * * * *", FieldCount(6)),
-        (
-            "60 * * * *",
-            OutOfRange {
-                field: Minute,
-                value: 60,
-            },
-        ),
-        (
-            "0 24 * * *",
-            OutOfRange {
-                field: Hour,
-                value: 24,
-            },
-        ),
-        (
-            "0 0 0 * *",
-            OutOfRange {
-                field: DayOfMonth,
-                value: 0,
-            },
-        ),
-        (
-            "0 0 32 * *",
-            OutOfRange {
-                field: DayOfMonth,
-                value: 32,
-            },
-        ),
-        (
-            "0 0 * 13 *",
-            OutOfRange {
-                field: Month,
-                value: 13,
-            },
-        ),
-        (
-            "0 0 * 0 *",
-            OutOfRange {
-                field: Month,
-                value: 0,
-            },
-        ),
-        (
-            "0 0 * * 8",
-            OutOfRange {
-                field: DayOfWeek,
-                value: 8,
-            },
-        ),
-        (
-            "*/0 * * * *",
-            BadStep {
-                field: Minute,
-                token: s("*/0"),
-            },
-        ),
-        (
-            "*/x * * * *",
-            BadStep {
-                field: Minute,
-                token: s("*/x"),
-            },
-        ),
-        (
-            "1-5/ * * * *",
-            BadStep {
-                field: Minute,
-                token: s("1-5/"),
-            },
-        ),
-        (
-            "30-10 * * * *",
-            Reversed {
-                field: Minute,
-                start: 30,
-                end: 10,
-            },
-        ),
-        (
-            "0 0 * DEC-JAN *",
-            Reversed {
-                field: Month,
-                start: 12,
-                end: 1,
-            },
-        ),
+        ("60 * * * *", OutOfRange { field: Minute, value: 60 }),
+        ("0 24 * * *", OutOfRange { field: Hour, value: 24 }),
+        ("0 0 0 * *", OutOfRange { field: DayOfMonth, value: 0 }),
+        ("0 0 32 * *", OutOfRange { field: DayOfMonth, value: 32 }),
+        ("0 0 * 13 *", OutOfRange { field: Month, value: 13 }),
+        ("0 0 * 0 *", OutOfRange { field: Month, value: 0 }),
+        ("0 0 * * 8", OutOfRange { field: DayOfWeek, value: 8 }),
+        ("*/0 * * * *", BadStep { field: Minute, token: s("*/0") }),
+        ("*/x * * * *", BadStep { field: Minute, token: s("*/x") }),
+        ("1-5/ * * * *", BadStep { field: Minute, token: s("1-5/") }),
+        ("30-10 * * * *", Reversed { field: Minute, start: 30, end: 10 }),
+        ("0 0 * DEC-JAN *", Reversed { field: Month, start: 12, end: 1 }),
         ("1,,2 * * * *", Empty(Minute)),
         ("0 0 * * ,", Empty(DayOfWeek)),
-        (
-            "a * * * *",
-            Invalid {
-                field: Minute,
-                token: s("a"),
-            },
-        ),
-        (
-            "-5 * * * *",
-            Invalid {
-                field: Minute,
-                token: s("-5"),
-            },
-        ),
-        (
-            "0 0 * * MONDAY",
-            Invalid {
-                field: DayOfWeek,
-                token: s("MONDAY"),
-            },
-        ),
-        (
-            "0 0 * JAN1 *",
-            Invalid {
-                field: Month,
-                token: s("JAN1"),
-            },
-        ),
-        (
-            "0 0 MON * *",
-            Invalid {
-                field: DayOfMonth,
-                token: s("MON"),
-            },
-        ),
-        (
-            "0 0 * * 1-",
-            Invalid {
-                field: DayOfWeek,
-                token: s("1-"),
-            },
-        ),
-        (
-            "99999999999 * * * *",
-            Invalid {
-                field: Minute,
-                token: s("99999999999"),
-            },
-        ),
-        (
-            "0 0 L * *",
-            Unsupported {
-                field: DayOfMonth,
-                token: s("L"),
-            },
-        ),
-        (
-            "0 0 15W * *",
-            Unsupported {
-                field: DayOfMonth,
-                token: s("15W"),
-            },
-        ),
-        (
-            "0 0 LW * *",
-            Unsupported {
-                field: DayOfMonth,
-                token: s("LW"),
-            },
-        ),
-        (
-            "0 0 * * 5L",
-            Unsupported {
-                field: DayOfWeek,
-                token: s("5L"),
-            },
-        ),
-        (
-            "0 0 * * 1#2",
-            Unsupported {
-                field: DayOfWeek,
-                token: s("1#2"),
-            },
-        ),
-        (
-            "0 0 * * MON#1",
-            Unsupported {
-                field: DayOfWeek,
-                token: s("MON#1"),
-            },
-        ),
-    ];
-    for (expr, want) in cases {
+        ("a * * * *", Invalid { field: Minute, token: s("a") }),
+        ("-5 * * * *", Invalid { field: Minute, token: s("-5") }),
+        ("0 0 * * MONDAY", Invalid { field: DayOfWeek, token: s("MONDAY") }),
+        ("0 0 * JAN1 *", Invalid { field: Month, token: s("JAN1") }),
+        ("0 0 MON * *", Invalid { field: DayOfMonth, token: s("MON") }),
+        ("0 0 * * 1-", Invalid { field: DayOfWeek, token: s("1-") }),
+        ("99999999999 * * * *", Invalid { field: Minute, token: s("99999999999") }),
+        ("0 0 L * *", Unsupported { field: DayOfMonth, token: s("L") }),
+        ("0 0 15W * *", Unsupported { field: DayOfMonth, token: s("15W") }),
+        ("0 0 LW * *", Unsupported { field: DayOfMonth, token: s("LW") }),
+        ("0 0 * * 5L", Unsupported { field: DayOfWeek, token: s("5L") }),
+        ("0 0 * * 1#2", Unsupported { field: DayOfWeek, token: s("1#2") }),
+        ("0 0 * * MON#1", Unsupported { field: DayOfWeek, token: s("MON#1") }),
+    ]
+}
+
+#[test]
+fn refuses_malformed() {
+    for (expr, want) in malformed() {
         assert_eq!(CronExpr::parse(expr), Err(want), "{expr:?}");
     }
 }

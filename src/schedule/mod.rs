@@ -1,15 +1,19 @@
 //! The agent acting on its own: cron jobs, reminders and heartbeats, as
 //! pure decisions. Plain data in, decisions out: no I/O and no clock
 //! (`now_ms` is always a parameter), and time zones only through
-//! [`crate::time::TimeZone`] (the caller resolves IANA names, see
-//! [`Zones`]). The Gateway DO stores the types below (camelCase JSON, the
-//! shape of reference §2.6) and drives them from its alarm:
+//! [`crate::time::TimeZone`] (the caller resolves IANA names: [`Zones`]).
+//! The Gateway DO stores [`CronJob`] and [`CronRun`] (camelCase JSON, the
+//! shape of reference §2.6) and drives them:
 //!
-//! 1. [`slots::due`] for each stored job → fire at most once per slot,
-//!    with the stable run id [`slots::run_id`];
-//! 2. [`slots::start`] before running, [`slots::finish`] after.
+//! - `cron.add` / tool "add": [`jobs::new_job`]; `cron.update`:
+//!   [`jobs::update_job`] (both normalize loose input, [`tool_input`]);
+//! - the alarm: per job [`slots::due`] → [`slots::start`] → insert the run
+//!   by its id [`slots::run_id`] (idempotent) → execute →
+//!   [`slots::finish`]; then re-arm at [`slots::next_alarm`];
+//! - answers: [`human`]; heartbeats: [`heartbeat`].
 
 pub mod cron;
+mod cron_error;
 pub mod heartbeat;
 pub mod human;
 pub mod jobs;

@@ -44,29 +44,58 @@ pub fn run_id(job_id: &str, slot_ms: i64) -> String {
     format!("{job_id}:{slot_ms}")
 }
 
+/// A reached slot: the one run it gets, and where the schedule goes next.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Slot {
+    /// The stored `nextRunAtMs` (however many slots passed since).
+    pub slot_ms: i64,
+    /// `now − slot`.
+    pub late_ms: i64,
+    /// The first slot strictly after now; `None` for `at` (runs once).
+    pub next_run_at_ms: Option<i64>,
+}
+
+/// The catch-up rule alone, on plain data: whether a schedule whose
+/// stored next run is `next_run_at_ms` has a slot due at `now_ms`.
+pub fn catch_up(
+    schedule: &Schedule,
+    next_run_at_ms: Option<i64>,
+    now_ms: i64,
+    tz: &dyn TimeZone,
+) -> Result<Option<Slot>, CronError> {
+    let Some(slot_ms) = next_run_at_ms.filter(|s| *s <= now_ms) else {
+        return Ok(None);
+    };
+    let next_run_at_ms = match schedule {
+        Schedule::At { .. } => None,
+        _ => next_after(schedule, now_ms, tz)?,
+    };
+    Ok(Some(Slot {
+        slot_ms,
+        late_ms: now_ms - slot_ms,
+        next_run_at_ms,
+    }))
+}
+
 /// Whether `job` is due at `now_ms` (enabled, not running, its slot
-/// reached), and with what. `tz`: the zone named by
+/// reached: [`catch_up`]), and with what. `tz`: the zone named by
 /// `job.schedule.zone_name(user_zone)`.
 pub fn due(job: &CronJob, now_ms: i64, tz: &dyn TimeZone) -> Result<Option<Due>, CronError> {
     let running = job
         .state
         .running_at_ms
         .is_some_and(|t| now_ms - t < STALE_RUNNING_MS);
-    let slot = match job.state.next_run_at_ms {
-        Some(slot) if job.enabled && !running && slot <= now_ms => slot,
-        _ => return Ok(None),
-    };
-    let next_run_at_ms = match job.schedule {
-        Schedule::At { .. } => None,
-        _ => next_after(&job.schedule, now_ms, tz)?,
-    };
-    Ok(Some(Due {
+    if !job.enabled || running {
+        return Ok(None);
+    }
+    let slot = catch_up(&job.schedule, job.state.next_run_at_ms, now_ms, tz)?;
+    Ok(slot.map(|s| Due {
         job_id: job.id.clone(),
-        slot_ms: slot,
-        late_ms: now_ms - slot,
+        slot_ms: s.slot_ms,
+        late_ms: s.late_ms,
         fired_at_ms: now_ms,
-        run_id: run_id(&job.id, slot),
-        next_run_at_ms,
+        run_id: run_id(&job.id, s.slot_ms),
+        next_run_at_ms: s.next_run_at_ms,
         manual: false,
     }))
 }

@@ -2,7 +2,9 @@
 //! run, the alarm time; and the stored shapes on the wire.
 
 use super::slots::STALE_RUNNING_MS;
-use super::slots::{due, finish, manual, next_alarm, run_id, start, AfterRun, Due, RunOutcome};
+use super::slots::{
+    catch_up, due, finish, manual, next_alarm, run_id, start, AfterRun, Due, RunOutcome, Slot,
+};
 use super::{CronJob, CronLimits, CronRun, JobSpec, JobState, RunStatus, Schedule};
 use crate::time::test_tz::{utc, Tz};
 use crate::time::{Utc, HOUR_MS, MINUTE_MS};
@@ -92,6 +94,54 @@ fn not_due_cases() {
         due(&running, now, &tz).unwrap().map(|d| d.slot_ms),
         Some(utc("2026-11-24T07:00:00Z"))
     );
+}
+
+#[test]
+fn catch_up_on_plain_data() {
+    let tz = Tz::named("America/New_York");
+    let now = utc("2026-11-24T15:00:00Z"); // 10:00 EST
+    let daily = Schedule::Cron {
+        expr: "0 9 * * *".into(),
+        tz: None,
+    };
+    let once = Schedule::At { at_ms: 5 };
+    let slot = |slot: &str, late: i64, next: Option<&str>| {
+        Some(Slot {
+            slot_ms: utc(slot),
+            late_ms: late,
+            next_run_at_ms: next.map(utc),
+        })
+    };
+    let cases = [
+        (
+            &daily,
+            Some("2026-11-24T15:00:00Z"),
+            slot("2026-11-24T15:00:00Z", 0, Some("2026-11-25T14:00:00Z")),
+        ),
+        (
+            &daily,
+            Some("2026-11-20T14:00:00Z"),
+            slot(
+                "2026-11-20T14:00:00Z",
+                4 * 24 * HOUR_MS + HOUR_MS,
+                Some("2026-11-25T14:00:00Z"),
+            ),
+        ),
+        (&daily, Some("2026-11-25T14:00:00Z"), None),
+        (&daily, None, None),
+        (
+            &once,
+            Some("2026-11-24T14:59:00Z"),
+            slot("2026-11-24T14:59:00Z", MINUTE_MS, None),
+        ),
+    ];
+    for (schedule, stored, want) in cases {
+        assert_eq!(
+            catch_up(schedule, stored.map(utc), now, &tz).unwrap(),
+            want,
+            "{stored:?}"
+        );
+    }
 }
 
 #[test]
