@@ -34,6 +34,7 @@ fn schedule_cases() -> Vec<(Value, Result<Schedule, InputError>)> {
     vec![
         (json!({"kind": "at", "atMs": 1795507200000i64}), at("2026-11-24T08:00:00Z")),
         (json!({"kind": "at", "at": 1795507200000i64}), at("2026-11-24T08:00:00Z")),
+        (json!({"kind": "at", "at": 1795507200}), at("2026-11-24T08:00:00Z")),
         (json!({"kind": "at", "inMinutes": 20}), at("2026-11-24T08:00:00Z")),
         (json!({"kind": "at", "inSeconds": 30}), at("2026-11-24T07:40:30Z")),
         (json!({"kind": "at", "delayMs": 1000}), at("2026-11-24T07:40:01Z")),

@@ -4,12 +4,13 @@
 //! whose text tells the writer what to send instead.
 //!
 //! `schedule` (reference §2.6, plus `"in"` without the word "in"):
-//! - `{kind:"at"}` with `atMs` | `at` (number: ms) | `inMs`/`delayMs`/
-//!   `inSeconds`/`inMinutes`/`inHours`/`inDays` | `in` ("in 2 hours",
-//!   "2h") | `at`/`when`/`atIso` string (see [`super::when`]);
+//! - `{kind:"at"}` with `atMs` | `at` (number: ms; below 10^11: seconds)
+//!   | `inMs`/`delayMs`/`inSeconds`/`inMinutes`/`inHours`/`inDays` | `in`
+//!   ("in 2 hours", "2h") | `at`/`when`/`atIso`/`atMs` string (see
+//!   [`super::when`]); a past time is kept: due at once;
 //! - `{kind:"every"}` with `everyMs`/`everySeconds`/`everyMinutes`/
-//!   `everyHours`/`everyDays`, anchor `anchorMs`/`anchor`/`anchorAt`/
-//!   `startAt` (number or date-time string; default: now);
+//!   `everyHours`/`everyDays` (at least a minute), anchor `anchorMs`/
+//!   `anchor`/`anchorAt`/`startAt` (number or date-time; default: now);
 //! - `{kind:"cron", expr, tz?}`: `tz` defaults to the user's zone and is
 //!   stored, so the job keeps its meaning if `userTimezone` changes.
 //!
@@ -24,6 +25,9 @@ use serde_json::{Map, Value};
 /// The shortest `every`: each run is an agent turn (a model call), so a
 /// seconds-long interval would be a storm, not a schedule.
 pub const MIN_EVERY_MS: i64 = MINUTE_MS;
+
+/// A numeric `atMs`/`at` below this is epoch seconds, not milliseconds.
+const SECONDS_BELOW: i64 = 100_000_000_000;
 
 /// What normalization needs besides the input.
 pub struct InputContext<'a> {
@@ -155,7 +159,14 @@ pub fn normalize_schedule(raw: &Value, cx: &InputContext<'_>) -> Result<Schedule
 fn at_ms(o: &Map<String, Value>, cx: &InputContext<'_>) -> Result<Option<i64>, InputError> {
     for key in ["atMs", "at"] {
         if let Some(Value::Number(n)) = o.get(key) {
-            return number(n, "schedule.atMs").map(Some);
+            let v = number(n, "schedule.atMs")?;
+            // Epoch seconds by mistake (as ms it would be before 1973).
+            let v = if (0..SECONDS_BELOW).contains(&v) {
+                v * 1000
+            } else {
+                v
+            };
+            return Ok(Some(v));
         }
     }
     let relative: [(&str, i64, &'static str); 6] = [
