@@ -6,7 +6,7 @@ use super::cron::CronExpr;
 use super::next::{next_after, SEARCH_DAYS};
 use super::Schedule;
 use crate::time::test_tz::{utc, Tz};
-use crate::time::{local_date_time, LocalDate, TimeZone, DAY_MS, MINUTE_MS};
+use crate::time::{local_date_time, LocalDate, TimeZone, Utc, DAY_MS, MINUTE_MS};
 use proptest::prelude::*;
 
 fn cron(expr: &str) -> Schedule {
@@ -35,6 +35,24 @@ fn fields() -> impl Strategy<Value = String> {
         pick(&["*", "0", "MON-FRI", "6,0", "3", "7"]),
     )
         .prop_map(|(a, b, c, d, e)| format!("{a} {b} {c} {d} {e}"))
+}
+
+/// Fixed and wildcard jobs in the small hours of DST Sundays.
+fn small_hours() -> impl Strategy<Value = String> {
+    let pick = |xs: &'static [&'static str]| proptest::sample::select(xs);
+    (
+        pick(&["0", "30", "5,35", "0-10/5", "59", "*/20"]),
+        pick(&["0", "1", "2", "1-3", "0,2", "*"]),
+        pick(&["*", "SUN", "0,6"]),
+    )
+        .prop_map(|(m, h, dow)| format!("{m} {h} * * {dow}"))
+}
+
+/// Whether the clocks jumped forward at `t` over a reading `expr` matches.
+fn skipped_match(expr: &CronExpr, tz: &dyn TimeZone, t: i64) -> bool {
+    let jump = tz.offset_ms(t) - tz.offset_ms(t - MINUTE_MS);
+    let resumed = t + tz.offset_ms(t);
+    (1..=jump / MINUTE_MS).any(|k| expr.matches(&local_date_time(&Utc, resumed - k * MINUTE_MS)))
 }
 
 /// A second reading of a wall-clock time repeated by a fall-back.
@@ -76,6 +94,15 @@ proptest! {
     ) {
         check_next(&expr, change.0, utc(change.1) + delta * MINUTE_MS)?;
     }
+
+    #[test]
+    fn next_in_dst_small_hours(
+        expr in small_hours(),
+        change in proptest::sample::select(&CHANGES[..]),
+        delta in -240..240i64,
+    ) {
+        check_next(&expr, change.0, utc(change.1) + delta * MINUTE_MS)?;
+    }
 }
 
 /// `next` is later, matches the wall clock (or ends a gap), and nothing
@@ -102,12 +129,22 @@ fn check_next(expr: &str, zone: &str, after: i64) -> Result<(), TestCaseError> {
                 "{expr} {zone} {next}"
             );
         }
+        // A fixed-time job runs a repeated wall-clock time once: the first.
+        prop_assert!(
+            parsed.is_wildcard_time() || !is_repeat(&tz, next),
+            "{expr} {zone} {next}"
+        );
         // Nothing matching was passed over (checked up to 2 days ahead).
         let mut t = (after.div_euclid(MINUTE_MS) + 1) * MINUTE_MS;
         while t < next.min(after + 2 * DAY_MS) {
             let hit = parsed.matches(&local_date_time(&tz, t))
                 && (parsed.is_wildcard_time() || !is_repeat(&tz, t));
             prop_assert!(!hit, "{expr} in {zone}: {t} before {next}");
+            // A fixed-time job whose time a jump skipped fires at `t`.
+            prop_assert!(
+                parsed.is_wildcard_time() || !skipped_match(&parsed, &tz, t),
+                "{expr} in {zone}: gap ending {t} before {next}"
+            );
             t += MINUTE_MS;
         }
     }
