@@ -14,6 +14,7 @@ pub mod identity;
 pub mod llm;
 pub mod prompt;
 pub mod routing;
+pub mod schedule;
 pub mod selfreport;
 pub mod session;
 pub mod skills;
