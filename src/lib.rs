@@ -6,6 +6,7 @@
 //! tested with `cargo test`; the Worker shells in `worker/` only do I/O.
 
 pub mod archive;
+pub mod calls;
 pub mod commands;
 pub mod config;
 pub mod gateway;
@@ -16,6 +17,7 @@ pub mod routing;
 pub mod selfreport;
 pub mod session;
 pub mod skills;
+pub mod storage;
 pub mod time;
 pub mod workspace;
 

@@ -2,12 +2,14 @@
 //! Only `/health` and `/ws` are public; the objects' internal paths are
 //! reachable only from inside the Worker.
 
+mod bindings;
 mod gateway_do;
 mod llm_call;
 mod native_tools;
 mod r2;
 mod rpc;
 mod session_do;
+mod session_view;
 mod sql;
 mod tz;
 mod workspace;

@@ -130,7 +130,8 @@ impl Core {
                         agent_id: &t.prompt.agent_id,
                         model: &t.rc.model,
                         is_main: t.prompt.is_main,
-                        core: self,
+                        env: &self.env,
+                        session: self,
                         max_result_chars: max_chars,
                     };
                     native_tools::execute(&ctx, &row.name, &args)
