@@ -19,6 +19,10 @@ use gsv_protocol::{
 };
 use serde_json::{json, Value};
 
+#[cfg(test)]
+#[path = "exec_tests.rs"]
+mod tests;
+
 /// What one run may call natively.
 pub fn native_tool_definitions(is_main: bool) -> Vec<ToolDefinition> {
     let mut tools = native_workspace_tools();

@@ -71,13 +71,14 @@ impl MemoryStore {
     /// Stores `key` directly (no request counted, the cache untouched), as
     /// another isolate or an earlier test step would have.
     pub fn insert(&self, key: &str, body: &str) {
-        self.insert_with_metadata(key, body, HashMap::new());
+        self.insert_with_metadata(key, body.as_bytes(), HashMap::new());
     }
 
-    pub fn insert_with_metadata(&self, key: &str, body: &str, meta: HashMap<String, String>) {
+    /// `insert` of any bytes, with custom metadata (an archive's).
+    pub fn insert_with_metadata(&self, key: &str, body: &[u8], meta: HashMap<String, String>) {
         let object = Object {
-            body: body.as_bytes().to_vec(),
-            etag: etag_of(body.as_bytes()),
+            body: body.to_vec(),
+            etag: etag_of(body),
             uploaded_ms: self.now_ms.get(),
             custom_metadata: meta,
         };

@@ -129,7 +129,7 @@ fn windows_stop_at_their_last_key() {
 fn listings_carry_custom_metadata_when_asked() {
     let store = MemoryStore::new();
     let meta = HashMap::from([("sessionId".to_string(), "s1".to_string())]);
-    store.insert_with_metadata("p/s1.jsonl.gz", "", meta.clone());
+    store.insert_with_metadata("p/s1.jsonl.gz", b"", meta.clone());
     store.insert("p/notes", "");
     assert_eq!(
         block_on(store.list_with_metadata("p/")).unwrap(),
