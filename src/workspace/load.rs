@@ -15,7 +15,7 @@ use crate::session::internal::NodeSnapshot;
 use crate::session::run_config::RunConfig;
 use crate::skills::load::{list_skills, skill_bodies, skill_files, skill_prefixes};
 use crate::skills::skills_status;
-use crate::storage::{ObjectStore, StoreResult, TextObject};
+use crate::storage::{ObjectStore, StoreResult};
 use crate::workspace::paths::*;
 use crate::workspace::templates::first_start_templates;
 use futures::future::join_all;
@@ -201,19 +201,6 @@ struct FileText {
     read: bool,
 }
 
-/// Reads `key` when `wanted`; `None` (no request) otherwise, so a batch's
-/// reads stay aligned with its keys.
-async fn read_if<S: ObjectStore>(
-    store: &S,
-    key: &str,
-    wanted: bool,
-) -> Option<StoreResult<Option<TextObject>>> {
-    match wanted {
-        true => Some(store.read_text(key).await),
-        false => None,
-    }
-}
-
 impl FileSet {
     fn new(agent: &str, today: &str, yesterday: &str) -> Self {
         let keys = WORKSPACE_FILES
@@ -240,7 +227,8 @@ impl FileSet {
             self.keys
                 .iter()
                 .zip(&unknown)
-                .map(|(k, u)| read_if(store, k, *u)),
+                .filter(|(_, u)| **u)
+                .map(|(k, _)| store.read_text(k)),
         );
         let root = async {
             match list_root {
@@ -265,20 +253,20 @@ impl FileSet {
             depth = depth.max(p);
             listed.extend(objects);
         }
-        let gets = unknown.iter().filter(|u| **u).count() as u32;
+        let gets = reads.len() as u32;
         if gets > 0 {
             depth = depth.max(1);
         }
-        let (mut cached, mut texts) = (0, Vec::new());
-        for (key, read) in self.keys.iter().zip(reads) {
-            texts.push(match read {
-                Some(read) => Some(read?.map(|o| o.content)),
-                None => {
-                    let etag = listed.get(key).map(String::as_str);
-                    let known = store.texts().cached_text(key, etag);
-                    cached += known.is_some() as u32;
-                    known
-                }
+        let (mut reads, mut cached, mut texts) = (reads.into_iter(), 0, Vec::new());
+        for (key, unknown) in self.keys.iter().zip(unknown) {
+            texts.push(if unknown {
+                // One read per unknown file, in order.
+                Some(reads.next().transpose()?.flatten().map(|o| o.content))
+            } else {
+                let etag = listed.get(key).map(String::as_str);
+                let known = store.texts().cached_text(key, etag);
+                cached += known.is_some() as u32;
+                known
             });
         }
         Ok(Found {
@@ -301,21 +289,23 @@ impl FileSet {
             self.keys
                 .iter()
                 .zip(&texts)
-                .map(|(k, t)| read_if(store, k, t.is_none())),
+                .filter(|(_, t)| t.is_none())
+                .map(|(k, _)| store.read_text(k)),
         )
         .await;
+        let mut reads = reads.into_iter();
         texts
             .into_iter()
-            .zip(reads)
-            .map(|(t, read)| {
-                Ok(match (t, read) {
-                    (Some(content), _) => FileText {
+            .map(|t| {
+                Ok(match t {
+                    Some(content) => FileText {
                         content,
                         read: false,
                     },
-                    // Deleted since the listing: absent.
-                    (None, read) => FileText {
-                        content: read.transpose()?.flatten().map(|o| o.content),
+                    // One read per stale file, in order; deleted since the
+                    // listing: absent.
+                    None => FileText {
+                        content: reads.next().transpose()?.flatten().map(|o| o.content),
                         read: true,
                     },
                 })
@@ -329,8 +319,11 @@ async fn write_templates<S: ObjectStore>(
     agent: &str,
     templates: &[(&str, &str)],
 ) -> StoreResult<()> {
-    let writes = join_all(templates.iter().map(|(name, content)| async move {
-        store.write_text(&file_key(agent, name), content).await
-    }));
+    let keys: Vec<String> = templates.iter().map(|(n, _)| file_key(agent, n)).collect();
+    let writes = join_all(
+        keys.iter()
+            .zip(templates)
+            .map(|(key, (_, content))| store.write_text(key, content)),
+    );
     writes.await.into_iter().collect()
 }
