@@ -6,7 +6,7 @@
 use crate::calls::InternalCall;
 use crate::worker::rpc::call_object;
 use gsv_protocol::ErrorShape;
-use worker::{Bucket, Env};
+use worker::{Bucket, Env, Stub};
 
 /// The Session Durable Object namespace: one object per session key.
 pub const SESSION: &str = "SESSION";
@@ -20,6 +20,12 @@ pub const STORAGE: &str = "STORAGE";
 /// The `STORAGE` bucket.
 pub fn bucket(env: &Env) -> worker::Result<Bucket> {
     env.bucket(STORAGE)
+}
+
+/// The Gateway object's raw stub, for what is not a JSON call (the public
+/// WebSocket, a Session's event link).
+pub fn gateway_object(env: &Env) -> worker::Result<Stub> {
+    env.durable_object(GATEWAY)?.get_by_name(GATEWAY_NAME)
 }
 
 /// The Gateway object.
