@@ -639,7 +639,9 @@ fn parse_all(rows: Vec<DataRow>) -> Res<Vec<Message>> {
         .collect()
 }
 
-impl crate::worker::native_tools::ThisSession for SessionStore {
+/// The Session as `session_logs` sees it: its meta, its size and a page
+/// of its history.
+impl crate::selfreport::logs::ThisSession for SessionStore {
     fn meta(&self) -> Result<SessionMeta, ErrorShape> {
         Ok(SessionStore::meta(self, "")?)
     }
@@ -648,7 +650,7 @@ impl crate::worker::native_tools::ThisSession for SessionStore {
         Ok(SessionStore::message_count(self)?)
     }
 
-    fn message_page(&self, limit: u32, offset: u64) -> Result<Vec<Message>, ErrorShape> {
-        Ok(SessionStore::message_page(self, limit, offset)?)
+    fn messages(&self, start: usize, take: usize) -> Result<Vec<Message>, ErrorShape> {
+        Ok(SessionStore::message_page(self, take as u32, start as u64)?)
     }
 }
