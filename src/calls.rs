@@ -24,6 +24,12 @@ pub trait InternalCall: Serialize {
     type Reply: DeserializeOwned;
 }
 
+/// Session → Gateway: `gsv__Message`.
+impl InternalCall for crate::session::internal::ChannelMessageRequest {
+    const PATH: &'static str = path::CHANNEL_MESSAGE;
+    type Reply = crate::session::internal::ChannelMessageReply;
+}
+
 /// Session → Gateway: the registry's sessions of one agent.
 impl InternalCall for AgentSessionsQuery {
     const PATH: &'static str = path::AGENT_SESSIONS;

@@ -27,6 +27,10 @@ mod tests;
 pub fn native_tool_definitions(is_main: bool) -> Vec<ToolDefinition> {
     let mut tools = native_workspace_tools();
     tools.extend(self_report_tools(is_main));
+    // Messaging people in chat apps is the owner's to ask for.
+    if is_main {
+        tools.push(crate::channels::message_tool::definition());
+    }
     tools
 }
 

@@ -48,6 +48,8 @@ pub struct RunInputs<'a> {
     pub nodes: &'a NodeSnapshot,
     /// Today and yesterday in the user's time zone, as the run saw them.
     pub days: &'a (String, String),
+    /// The chat app the run's message came from.
+    pub channel: Option<&'a str>,
     /// Now, for the skills' eligibility.
     pub now_ms: u64,
 }
@@ -59,6 +61,7 @@ pub async fn assemble<S: ObjectStore>(store: &S, run: RunInputs<'_>) -> StoreRes
         session_key,
         nodes,
         days: (today, yesterday),
+        channel,
         now_ms,
     } = run;
     let routing = RoutingConfig::from_config(config);
@@ -134,7 +137,13 @@ pub async fn assemble<S: ObjectStore>(store: &S, run: RunInputs<'_>) -> StoreRes
     let ws = Workspace {
         soul: text(SOUL_MD),
         identity: text(IDENTITY_MD),
-        user: text(USER_MD),
+        // A group chat is not the owner's: what USER.md says about them
+        // stays out, like MEMORY.md.
+        user: if is_group_session(session_key) {
+            None
+        } else {
+            text(USER_MD)
+        },
         agents: text(AGENTS_MD),
         memory: if is_main { text(MEMORY_MD) } else { None },
         tools: text(TOOLS_MD),
@@ -157,7 +166,7 @@ pub async fn assemble<S: ObjectStore>(store: &S, run: RunInputs<'_>) -> StoreRes
         model_provider: &rc.provider,
         model_id: &rc.model,
         timezone,
-        channel: None,
+        channel,
         tools: &tools,
         hosts: &nodes.hosts,
         base_prompt: &rc.system_prompt,
@@ -326,4 +335,11 @@ async fn write_templates<S: ObjectStore>(
             .map(|(key, (_, content))| store.write_text(key, content)),
     );
     writes.await.into_iter().collect()
+}
+
+/// Whether the session is a group chat's (`agent:{id}:{channel}:group:…`,
+/// or a channel or thread of one).
+fn is_group_session(session_key: &str) -> bool {
+    crate::routing::parse_session_key(session_key)
+        .is_some_and(|k| matches!(k.peer.kind.as_str(), "group" | "channel" | "thread"))
 }

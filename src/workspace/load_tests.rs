@@ -17,17 +17,47 @@ const SKILL: &str = "---\nname: weather\ndescription: Look up the weather.\n---\
 const GLOBAL_SKILL: &str = "---\nname: notes\ndescription: Keep notes.\n---\nWrite them down.\n";
 
 fn load(store: &MemoryStore, config: &Config) -> RunPrompt {
+    load_for(store, config, MAIN, None)
+}
+
+fn load_for(
+    store: &MemoryStore,
+    config: &Config,
+    session_key: &str,
+    channel: Option<&str>,
+) -> RunPrompt {
     let rc = RunConfig::resolve(config, &SessionSettings::default());
     let days = (DAYS.0.to_string(), DAYS.1.to_string());
     let run = RunInputs {
         config,
         rc: &rc,
-        session_key: MAIN,
+        session_key,
         nodes: &NodeSnapshot::default(),
         days: &days,
+        channel,
         now_ms: 1_000,
     };
     block_on(assemble(store, run)).unwrap()
+}
+
+#[test]
+fn a_group_chat_gets_neither_memory_nor_the_owner_profile() {
+    let store = workspace();
+    // One session per chat (under `main`, every DM is the main session).
+    let config = Config::from_overrides(json!({"session": {"dmScope": "per-channel-peer"}}));
+    let dm = load_for(&store, &config, "agent:main:discord:dm:81", Some("discord"));
+    assert!(dm.system_prompt.contains("Ada, in Lisbon."));
+    assert!(!dm.system_prompt.contains("likes tea"));
+    assert!(dm.system_prompt.contains("## Chat App Messages"));
+    let group = load_for(
+        &store,
+        &config,
+        "agent:main:discord:group:chan-7",
+        Some("discord"),
+    );
+    assert!(!group.system_prompt.contains("Ada, in Lisbon."));
+    assert!(!group.system_prompt.contains("likes tea"));
+    assert!(group.system_prompt.contains("- Channel: discord"));
 }
 
 /// A workspace some runs ago: a few files, today's memory, one skill of

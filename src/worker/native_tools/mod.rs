@@ -4,8 +4,11 @@
 
 mod session_logs;
 
+use crate::channels::message_tool::{result_text, MessageArgs, MESSAGE_TOOL};
 use crate::selfreport::logs::ThisSession;
 use crate::selfreport::NativeCall;
+use crate::session::internal::ChannelMessageRequest;
+use crate::worker::bindings::GatewayStub;
 use serde_json::Value;
 use session_logs::LiveSessions;
 use worker::{Bucket, Env};
@@ -24,11 +27,16 @@ pub struct ToolContext<'a> {
     pub session: &'a dyn ThisSession,
     /// `tools.maxResultChars`: `session_logs` keeps its JSON within it.
     pub max_result_chars: usize,
+    /// The call's id (`gsv__Message` names its text in the delivery ledger by it).
+    pub call_id: &'a str,
 }
 
 /// Runs a native tool: `Ok` with the result text, `Err` with an error the
 /// model can act on.
 pub async fn execute(ctx: &ToolContext<'_>, name: &str, args: &Value) -> Result<String, String> {
+    if name == MESSAGE_TOOL && ctx.is_main {
+        return message(ctx, args).await;
+    }
     let call = NativeCall {
         store: ctx.bucket,
         agent_id: ctx.agent_id,
@@ -39,4 +47,30 @@ pub async fn execute(ctx: &ToolContext<'_>, name: &str, args: &Value) -> Result<
         max_result_chars: ctx.max_result_chars,
     };
     crate::selfreport::execute(&call, name, args).await
+}
+
+/// `gsv__Message`: the Gateway sends it through the chat's channel.
+async fn message(ctx: &ToolContext<'_>, args: &Value) -> Result<String, String> {
+    let args = MessageArgs::parse(args).map_err(|e| e.to_string())?;
+    let req = ChannelMessageRequest {
+        agent_id: ctx.agent_id.to_string(),
+        call_id: ctx.call_id.to_string(),
+        text: args.text,
+        target: args.target,
+    };
+    let reply = GatewayStub::get(ctx.env)
+        .call(&req)
+        .await
+        .map_err(|e| e.message)?;
+    match reply.error {
+        Some(error) => Err(format!(
+            "Not delivered to {}:{}: {error}",
+            reply.channel, reply.to
+        )),
+        None => Ok(result_text(
+            &reply.channel,
+            &reply.to,
+            reply.pieces as usize,
+        )),
+    }
 }

@@ -20,6 +20,7 @@ pub async fn assemble(
     session_key: &str,
     nodes: &NodeSnapshot,
     days: &(String, String),
+    channel: Option<&str>,
 ) -> worker::Result<RunPrompt> {
     let bucket = bindings::bucket(env)?;
     let run = RunInputs {
@@ -28,6 +29,7 @@ pub async fn assemble(
         session_key,
         nodes,
         days,
+        channel,
         now_ms: now_ms() as u64,
     };
     Ok(crate::workspace::load::assemble(&bucket, run).await?)
