@@ -3,6 +3,7 @@
 //! Everything here is plain serde: no Worker types, so every consumer (wasm or
 //! native) compiles it. Field names are camelCase on the wire.
 
+pub mod channels;
 pub mod dates;
 pub mod frames;
 pub mod messages;
