@@ -1,0 +1,5 @@
+//! Discord's gateway: payload types, close codes, the session machine.
+
+pub mod close;
+pub mod machine;
+pub mod payload;
