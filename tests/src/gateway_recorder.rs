@@ -11,6 +11,7 @@ use hyper_util::rt::TokioIo;
 use serde_json::{json, Value};
 use std::convert::Infallible;
 use std::net::SocketAddr;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -20,10 +21,14 @@ pub struct GatewayCall {
     /// The `x-gsv-channel-key` header.
     pub key: Option<String>,
     pub body: Value,
+    /// The HTTP status the recorder answered.
+    pub answered: u16,
 }
 
 pub struct GatewayRecorder {
     calls: Arc<Mutex<Vec<GatewayCall>>>,
+    /// While set, inbound calls get a 503 (the gateway is down).
+    failing: Arc<AtomicBool>,
     addr: SocketAddr,
     runtime: Option<tokio::runtime::Runtime>,
 }
@@ -45,20 +50,25 @@ impl GatewayRecorder {
             .build()
             .expect("recorder runtime");
         let calls = Arc::new(Mutex::new(Vec::new()));
+        let failing = Arc::new(AtomicBool::new(false));
         let listener = {
             let _context = runtime.enter();
             crate::fake_discord::loopback_listener()
         };
         let addr = listener.local_addr().unwrap();
         let shared = calls.clone();
+        let fail = failing.clone();
         runtime.spawn(async move {
             loop {
                 let Ok((stream, _)) = listener.accept().await else {
                     continue;
                 };
                 let calls = shared.clone();
+                let fail = fail.clone();
                 tokio::spawn(async move {
-                    let service = hyper::service::service_fn(move |req| handle(calls.clone(), req));
+                    let service = hyper::service::service_fn(move |req| {
+                        handle(calls.clone(), fail.load(Ordering::SeqCst), req)
+                    });
                     let _ = hyper::server::conn::http1::Builder::new()
                         .serve_connection(TokioIo::new(stream), service)
                         .await;
@@ -67,6 +77,7 @@ impl GatewayRecorder {
         });
         Self {
             calls,
+            failing,
             addr,
             runtime: Some(runtime),
         }
@@ -81,11 +92,16 @@ impl GatewayRecorder {
         self.calls.lock().unwrap().clone()
     }
 
-    /// The bodies posted to `path`, in order.
+    /// Inbound calls fail with 503 while `down`.
+    pub fn set_down(&self, down: bool) {
+        self.failing.store(down, Ordering::SeqCst);
+    }
+
+    /// The bodies posted to `path` and accepted (200), in order.
     pub fn bodies(&self, path: &str) -> Vec<Value> {
         self.calls()
             .into_iter()
-            .filter(|c| c.path == path)
+            .filter(|c| c.path == path && c.answered == 200)
             .map(|c| c.body)
             .collect()
     }
@@ -110,6 +126,7 @@ impl GatewayRecorder {
 
 async fn handle(
     calls: Arc<Mutex<Vec<GatewayCall>>>,
+    down: bool,
     req: Request<Incoming>,
 ) -> Result<Response<Full<Bytes>>, Infallible> {
     let path = req.uri().path().to_string();
@@ -125,12 +142,22 @@ async fn handle(
         .map(|b| b.to_bytes())
         .unwrap_or_default();
     let body = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
-    let reply = match path.as_str() {
-        "/internal/channel/inbound" => json!({"ok": true, "status": "started", "runId": "run-1"}),
-        _ => json!({"ok": true}),
+    let (answered, reply) = match path.as_str() {
+        "/internal/channel/inbound" if down => (503, json!({"error": "down"})),
+        "/internal/channel/inbound" => (
+            200,
+            json!({"ok": true, "status": "started", "runId": "run-1"}),
+        ),
+        _ => (200, json!({"ok": true})),
     };
-    calls.lock().unwrap().push(GatewayCall { path, key, body });
+    calls.lock().unwrap().push(GatewayCall {
+        path,
+        key,
+        body,
+        answered,
+    });
     Ok(Response::builder()
+        .status(answered)
         .header("content-type", "application/json")
         .body(Full::new(Bytes::from(reply.to_string())))
         .unwrap())

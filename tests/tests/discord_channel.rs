@@ -336,6 +336,21 @@ async fn the_discord_channel_against_the_fake_discord() {
     let s = rig.wait_status("main", |s| s["connected"] == true).await;
     assert_eq!(s["connected"], true);
 
+    // The gateway is down: the message waits in the outbox and goes in
+    // once, on a later alarm, when the gateway is back.
+    rig.recorder.set_down(true);
+    rig.discord
+        .dispatch("MESSAGE_CREATE", messages::dm("q1", "while down"));
+    let refused = rig.discord.wait_for(WAIT, |_| {
+        let calls = rig.recorder.calls();
+        calls.iter().any(|c| c.answered == 503).then_some(())
+    });
+    assert!(refused.is_some(), "the delivery was never tried");
+    rig.recorder.set_down(false);
+    let got = rig.wait_inbound(9);
+    assert_eq!(got.len(), 9);
+    assert_eq!(got[8], inbound(ann_dm("q1", "while down")));
+
     // Send a reply: the fake REST gets content and message_reference.
     let sent = rig
         .post(

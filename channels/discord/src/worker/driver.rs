@@ -23,6 +23,8 @@ pub struct Inner {
     pub machine: RefCell<Machine>,
     /// The open socket and its number.
     pub socket: RefCell<Option<(u64, WebSocket)>>,
+    /// An outbox flush is under way.
+    pub flushing: std::cell::Cell<bool>,
 }
 
 pub fn now_ms() -> i64 {
@@ -91,11 +93,16 @@ async fn perform(inner: &Rc<Inner>, action: Action) {
                 account_id,
                 message: *message,
             };
-            if let Err(e) = gateway_client::call(&inner.env, &params).await {
-                console_error!(
-                    "discord: delivering message {} failed: {e}",
-                    params.message.message_id
-                );
+            let queued = match (&inner.store, serde_json::to_string(&params)) {
+                (Some(store), Ok(json)) => store.enqueue(&json),
+                _ => Err(Error::RustError("no storage".into())),
+            };
+            match queued {
+                Ok(()) => flush_outbox(inner).await,
+                Err(e) => {
+                    console_error!("discord: queueing a message failed ({e}); sending it directly");
+                    deliver(&inner.env, &params).await;
+                }
             }
         }
         Action::Status => {
@@ -111,6 +118,56 @@ async fn perform(inner: &Rc<Inner>, action: Action) {
             if let Err(e) = gateway_client::call(&inner.env, &params).await {
                 console_error!("discord: reporting status failed: {e}");
             }
+        }
+    }
+}
+
+/// Hands the queued inbound messages to the gateway, oldest first; stops at
+/// the first that the gateway could not take (the alarm tries again).
+pub async fn flush_outbox(inner: &Rc<Inner>) {
+    let Some(store) = &inner.store else {
+        return;
+    };
+    // One flush at a time, or two tasks would post the same message.
+    if inner.flushing.replace(true) {
+        return;
+    }
+    while let Ok(Some((id, json))) = store.oldest() {
+        let Ok(params) = serde_json::from_str::<ChannelInboundParams>(&json) else {
+            let _ = store.delivered(id); // unreadable: never deliverable
+            continue;
+        };
+        if !deliver(&inner.env, &params).await {
+            break;
+        }
+        if let Err(e) = store.delivered(id) {
+            console_error!("discord: clearing a delivered message failed: {e}");
+            break;
+        }
+    }
+    inner.flushing.set(false);
+}
+
+/// One inbound message to the gateway; false when it should be tried again.
+async fn deliver(env: &Env, params: &ChannelInboundParams) -> bool {
+    match gateway_client::call(env, params).await {
+        Ok(result) => {
+            if !result.ok {
+                // The gateway read it and said no (e.g. invalid): retrying will not change that.
+                console_error!(
+                    "discord: the gateway refused message {}: {}",
+                    params.message.message_id,
+                    result.error.unwrap_or_default()
+                );
+            }
+            true
+        }
+        Err(e) => {
+            console_error!(
+                "discord: delivering message {} failed, will retry: {e}",
+                params.message.message_id
+            );
+            false
         }
     }
 }

@@ -3,7 +3,7 @@
 //! outbound gateway WebSocket; its alarm drives the heartbeats and is the
 //! watchdog that reconnects after an eviction or a lost socket.
 
-use super::driver::{feed, now_ms, Inner};
+use super::driver::{feed, flush_outbox, now_ms, Inner};
 use super::rest_client;
 use super::store::Store;
 use crate::gateway::machine::{Input, Machine, Persisted};
@@ -50,6 +50,7 @@ impl DurableObject for DiscordGateway {
                 account: RefCell::new(account),
                 machine: RefCell::new(Machine::restore(persisted, now)),
                 socket: RefCell::new(None),
+                flushing: Default::default(),
             }),
         }
     }
@@ -142,7 +143,10 @@ impl DurableObject for DiscordGateway {
     }
 
     async fn alarm(&self) -> Result<Response> {
+        // The heartbeat first, so a slow gateway cannot make it late; then
+        // the messages the gateway could not take yet get another try.
         feed(&self.inner, Input::Alarm).await;
+        flush_outbox(&self.inner).await;
         Response::ok("")
     }
 }

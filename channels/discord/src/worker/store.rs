@@ -9,6 +9,10 @@ use worker::{SqlStorage, SqlStorageValue};
 const MIGRATIONS: &[&str] = &[
     "CREATE TABLE account (id INTEGER PRIMARY KEY CHECK (id = 1), account_id TEXT NOT NULL, state TEXT NOT NULL);
      CREATE TABLE accounts (account_id TEXT PRIMARY KEY)",
+    // Inbound messages not yet accepted by the gateway, oldest first: the
+    // sequence number already moved past them, so Discord will not send
+    // them again.
+    "CREATE TABLE outbox (id INTEGER PRIMARY KEY AUTOINCREMENT, params TEXT NOT NULL)",
 ];
 
 pub struct Store {
@@ -66,6 +70,38 @@ impl Store {
             .exec("SELECT account_id FROM accounts ORDER BY account_id", None)?
             .to_array()?;
         Ok(rows.into_iter().map(|r| r.account_id).collect())
+    }
+}
+
+impl Store {
+    pub fn enqueue(&self, params_json: &str) -> worker::Result<()> {
+        self.sql.exec(
+            "INSERT INTO outbox (params) VALUES (?)",
+            vec![SqlStorageValue::from(params_json)],
+        )?;
+        Ok(())
+    }
+
+    /// The oldest undelivered message (its row id and JSON).
+    pub fn oldest(&self) -> worker::Result<Option<(i64, String)>> {
+        #[derive(Deserialize)]
+        struct Row {
+            id: i64,
+            params: String,
+        }
+        let rows: Vec<Row> = self
+            .sql
+            .exec("SELECT id, params FROM outbox ORDER BY id LIMIT 1", None)?
+            .to_array()?;
+        Ok(rows.into_iter().next().map(|r| (r.id, r.params)))
+    }
+
+    pub fn delivered(&self, id: i64) -> worker::Result<()> {
+        self.sql.exec(
+            "DELETE FROM outbox WHERE id = ?",
+            vec![SqlStorageValue::from(id)],
+        )?;
+        Ok(())
     }
 }
 
