@@ -290,3 +290,6 @@ impl FakeDiscord {
         }
     }
 }
+
+#[cfg(test)]
+mod tests;
