@@ -9,7 +9,7 @@ use super::store::Store;
 use crate::gateway::machine::{Input, Machine, Persisted};
 use crate::rest::{create_message, trigger_typing};
 use gsv_protocol::channels::{
-    ChannelLoginResult, ChannelSendParams, ChannelSendResult, ChannelStartParams,
+    ChannelLoginResult, ChannelPeer, ChannelSendParams, ChannelSendResult, ChannelStartParams,
     ChannelStatusQuery, ChannelStatusResult, ChannelTypingParams, OkResult,
 };
 use std::cell::RefCell;
@@ -175,7 +175,7 @@ impl DiscordGateway {
         };
         let msg = &params.message;
         let request = match create_message(
-            &msg.peer.id,
+            target_channel(&msg.peer),
             &msg.text,
             msg.reply_to_id.as_deref(),
             &nonce(),
@@ -218,7 +218,8 @@ impl DiscordGateway {
             };
         };
         let base = rest_client::api_base(&self.inner.env);
-        match rest_client::call(&base, &token, &trigger_typing(&params.peer.id)).await {
+        let request = trigger_typing(target_channel(&params.peer));
+        match rest_client::call(&base, &token, &request).await {
             Ok(_) => OkResult {
                 ok: true,
                 error: None,
@@ -229,6 +230,11 @@ impl DiscordGateway {
             },
         }
     }
+}
+
+/// Where a message to `peer` goes: a thread is a channel of its own in Discord.
+fn target_channel(peer: &ChannelPeer) -> &str {
+    peer.thread_id.as_deref().unwrap_or(&peer.id)
 }
 
 /// A message nonce (≤ 25 characters), one per send and the same on its
