@@ -87,22 +87,23 @@ async fn connection(ws: tokio_tungstenite::WebSocketStream<tokio::net::TcpStream
                     }
                 }
                 Out::Close(code, reason) => {
+                    // The session ends before the client can hear of it.
+                    if code == 4009 || code == 4007 {
+                        invalidate(&mut state.lock().unwrap(), &auth);
+                    }
                     let _ = sink.send(Message::Close(Some(CloseFrame {
                         code: CloseCode::from(code),
                         reason: reason.into(),
                     }))).await;
-                    if code == 4009 || code == 4007 {
-                        invalidate(&mut state.lock().unwrap(), &auth);
-                    }
                     break (Some(code), true);
                 }
             },
             _ = tokio::time::sleep_until(deadline) => {
+                invalidate(&mut state.lock().unwrap(), &auth);
                 let _ = sink.send(Message::Close(Some(CloseFrame {
                     code: CloseCode::from(4009),
                     reason: "Session timed out.".into(),
                 }))).await;
-                invalidate(&mut state.lock().unwrap(), &auth);
                 break (Some(4009), true);
             }
         }

@@ -196,6 +196,12 @@ impl FakeDiscord {
         self.lock().heartbeat_interval_ms = ms;
     }
 
+    /// How late past the interval a heartbeat may come before the fake
+    /// closes with 4009 (default 3000 ms).
+    pub fn set_heartbeat_grace_ms(&self, ms: u64) {
+        self.lock().heartbeat_grace_ms = ms;
+    }
+
     /// Whether IDENTIFY may ask for privileged intents (default yes);
     /// otherwise it is closed with 4014.
     pub fn set_privileged_intents_allowed(&self, allowed: bool) {

@@ -118,14 +118,19 @@ async fn unknown_sessions_bad_tokens_intents_and_order_are_refused() {
 async fn a_missed_heartbeat_ends_the_session_with_4009() {
     let discord = FakeDiscord::start();
     discord.set_heartbeat_interval_ms(200);
-    discord.lock().heartbeat_grace_ms = 100;
+    discord.set_heartbeat_grace_ms(100);
     let mut ws = connect(&discord).await;
     next(&mut ws).await.unwrap();
     send(&mut ws, identify(FAKE_BOT_TOKEN, 1)).await;
     next(&mut ws).await.unwrap();
     assert_eq!(next(&mut ws).await, Err(Some(4009)));
+    // The fake notes the end right after the close frame went out.
+    let ends = discord.wait_for(Duration::from_secs(5), |d| {
+        let ends = d.connection_ends();
+        (!ends.is_empty()).then_some(ends)
+    });
     assert_eq!(
-        discord.connection_ends(),
+        ends.unwrap_or_default(),
         vec![ConnectionEnd {
             conn: 1,
             code: Some(4009),
