@@ -162,12 +162,20 @@ async fn deliver(env: &Env, params: &ChannelInboundParams) -> bool {
             }
             true
         }
-        Err(e) => {
+        Err(e) if e.worth_retrying() => {
             console_error!(
                 "discord: delivering message {} failed, will retry: {e}",
                 params.message.message_id
             );
             false
+        }
+        Err(e) => {
+            // Kept, it would hold back every later message for good.
+            console_error!(
+                "discord: the gateway did not take message {} and retrying cannot help, dropping it: {e}",
+                params.message.message_id
+            );
+            true
         }
     }
 }

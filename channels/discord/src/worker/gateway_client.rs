@@ -12,6 +12,21 @@ pub enum GatewayCallError {
     Transport(worker::Error),
     /// The gateway answered with this HTTP status.
     Status(u16),
+    /// The gateway answered 200 with a body that is not the reply type.
+    BadReply(worker::Error),
+}
+
+impl GatewayCallError {
+    /// Whether the same call may succeed later (the gateway was away, or is
+    /// being fixed); else the gateway has judged this call and repeating it
+    /// changes nothing.
+    pub fn worth_retrying(&self) -> bool {
+        match self {
+            Self::NotConfigured(_) | Self::Transport(_) => true,
+            Self::Status(s) => matches!(s, 401 | 404 | 408 | 429 | 500..=599),
+            Self::BadReply(_) => false,
+        }
+    }
 }
 
 impl std::fmt::Display for GatewayCallError {
@@ -20,6 +35,7 @@ impl std::fmt::Display for GatewayCallError {
             Self::NotConfigured(what) => write!(f, "{what} is not configured"),
             Self::Transport(e) => write!(f, "the gateway could not be reached: {e}"),
             Self::Status(s) => write!(f, "the gateway answered {s}"),
+            Self::BadReply(e) => write!(f, "the gateway's answer was not understood: {e}"),
         }
     }
 }
@@ -52,5 +68,5 @@ pub async fn call<P: InternalCall>(env: &Env, params: &P) -> Result<P::Reply, Ga
     if resp.status_code() != 200 {
         return Err(GatewayCallError::Status(resp.status_code()));
     }
-    Ok(resp.json().await?)
+    resp.json().await.map_err(GatewayCallError::BadReply)
 }
