@@ -409,6 +409,28 @@ async fn the_discord_channel_against_the_fake_discord() {
     );
     assert_eq!(tries[0].body["nonce"], tries[1].body["nonce"]);
 
+    // A 502 is retried after a short backoff, and the message goes out once.
+    rig.discord.fail_next(
+        "/channels/700000000000000008/messages",
+        RestFailure::Status(502),
+    );
+    let sent = rig
+        .post(
+            "/internal/send",
+            json!({"accountId": "main", "message": {
+                "peer": {"kind": "group", "id": "700000000000000008"}, "text": "after a 502"}}),
+        )
+        .await;
+    assert_eq!(sent["ok"], true, "{sent}");
+    let tries: Vec<u16> = rig
+        .discord
+        .rest_log()
+        .into_iter()
+        .filter(|r| r.path == "/channels/700000000000000008/messages")
+        .map(|r| r.status)
+        .collect();
+    assert_eq!(tries, vec![502, 200]);
+
     // Too long for a bot: refused before Discord, not retryable.
     let sent = rig
         .post(
@@ -525,4 +547,75 @@ async fn fatal_close_codes_stop_the_account_without_a_reconnect_loop() {
         .map(|e| e.code)
         .collect();
     assert_eq!(ends, vec![Some(4004), Some(4014)]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn invalid_sessions_and_a_zombied_connection_recover() {
+    let rig = rig(false);
+    rig.post(
+        "/internal/start",
+        json!({"accountId": "main", "config": {"botToken": FAKE_BOT_TOKEN}}),
+    )
+    .await;
+    let s = rig.wait_status("main", |s| s["connected"] == true).await;
+    assert_eq!(s["connected"], true);
+
+    // op 9, not resumable: after 1-5 s, a new connection and a fresh IDENTIFY.
+    rig.discord.send_invalid_session(false);
+    let identifies = rig
+        .discord
+        .wait_for(WAIT, |d| {
+            let i = d.client_frames(2);
+            (i.len() >= 2).then_some(i)
+        })
+        .expect("a second IDENTIFY");
+    assert_eq!(
+        identifies.iter().map(|(conn, _)| *conn).collect::<Vec<_>>(),
+        vec![1, 2],
+        "connections ended: {:?}",
+        rig.discord.connection_ends()
+    );
+    let s = rig.wait_status("main", |s| s["connected"] == true).await;
+    assert_eq!(s["connected"], true);
+
+    // op 9, resumable: a new connection that RESUMEs the (new) session.
+    rig.discord.send_invalid_session(true);
+    let resume = rig
+        .discord
+        .wait_for(WAIT, |d| d.client_frames(6).into_iter().next())
+        .expect("a RESUME");
+    assert_eq!(
+        (resume.0, &resume.1["d"]["session_id"]),
+        (3, &json!("fake-session-2"))
+    );
+
+    // No ACKs: the channel closes the zombied connection itself (4000,
+    // resumable) and RESUMEs on a new one.
+    rig.discord
+        .wait_for(WAIT, |d| {
+            d.gateway_log()
+                .iter()
+                .any(|r| r.conn == 3 && r.frame["t"] == "RESUMED")
+                .then_some(())
+        })
+        .expect("RESUMED");
+    rig.discord.set_acks(false);
+    let ended = rig
+        .discord
+        .wait_for(WAIT, |d| {
+            d.connection_ends().into_iter().find(|e| e.conn == 3)
+        })
+        .expect("the zombied connection closed");
+    assert_eq!((ended.code, ended.by_server), (Some(4000), false));
+    rig.discord.set_acks(true);
+    let resume = rig
+        .discord
+        .wait_for(WAIT, |d| {
+            d.client_frames(6).into_iter().find(|(conn, _)| *conn == 4)
+        })
+        .expect("a RESUME on connection 4");
+    assert_eq!(resume.1["d"]["session_id"], json!("fake-session-2"));
+    let s = rig.wait_status("main", |s| s["connected"] == true).await;
+    assert_eq!(s["connected"], true);
+    assert_eq!(rig.discord.connections_opened(), 4);
 }

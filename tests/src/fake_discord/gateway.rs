@@ -137,7 +137,8 @@ fn invalidate(state: &mut State, auth: &Auth) {
 fn on_frame(state: &mut State, conn: u64, auth: &mut Auth, frame: &Value) -> Vec<Out> {
     let d = &frame["d"];
     match frame["op"].as_u64() {
-        Some(1) => vec![Out::Frame(json!({"op": 11}))],
+        Some(1) if state.acks => vec![Out::Frame(json!({"op": 11}))],
+        Some(1) => vec![],
         Some(2) => {
             if *auth != Auth::Hello {
                 return vec![Out::Close(4005, "Already authenticated.")];

@@ -95,6 +95,8 @@ pub(crate) struct State {
     /// How late a heartbeat may be before the fake closes with 4009.
     pub heartbeat_grace_ms: u64,
     pub privileged_allowed: bool,
+    /// Whether heartbeats are acknowledged (off: a zombied connection).
+    pub acks: bool,
     pub ws_addr: Option<SocketAddr>,
     pub next_conn: u64,
     pub conns: HashMap<u64, UnboundedSender<Out>>,
@@ -148,6 +150,7 @@ impl FakeDiscord {
             heartbeat_interval_ms: 2_000,
             heartbeat_grace_ms: 3_000,
             privileged_allowed: true,
+            acks: true,
             ws_addr: None,
             next_conn: 0,
             conns: HashMap::new(),
@@ -200,6 +203,12 @@ impl FakeDiscord {
     /// closes with 4009 (default 3000 ms).
     pub fn set_heartbeat_grace_ms(&self, ms: u64) {
         self.lock().heartbeat_grace_ms = ms;
+    }
+
+    /// Whether heartbeats get their ACK (default yes). Without, the
+    /// connection looks zombied to the client.
+    pub fn set_acks(&self, on: bool) {
+        self.lock().acks = on;
     }
 
     /// Whether IDENTIFY may ask for privileged intents (default yes);

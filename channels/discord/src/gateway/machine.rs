@@ -53,7 +53,7 @@ pub enum Phase {
     Waiting,
     /// The socket is being opened, or is open and HELLO has not come.
     Connecting,
-    /// IDENTIFY sent (or due at `identify_at` after op 9), waiting for READY.
+    /// IDENTIFY sent, waiting for READY.
     Identifying,
     /// RESUME sent, waiting for RESUMED (and the replayed events).
     Resuming,
@@ -78,7 +78,10 @@ pub enum Action {
     Send(String),
     /// Close the current socket.
     Close { code: u16 },
-    /// Point the alarm at this time, or clear it.
+    /// Point the alarm at this time, or clear it. Actions of one step may
+    /// be performed while later steps run (the shell awaits between them),
+    /// so the shell sets [`Machine::alarm_at`] as it is when it performs
+    /// this, never a value a later step has replaced.
     Alarm(Option<i64>),
     /// Hand a message to the gateway.
     Deliver(Box<ChannelInboundMessage>),
@@ -122,7 +125,6 @@ pub struct Machine {
     interval: Option<u64>,
     next_beat: Option<i64>,
     awaiting_ack: bool,
-    identify_at: Option<i64>,
     reconnect_at: Option<i64>,
     handshake_deadline: Option<i64>,
     failures: u32,
@@ -141,7 +143,6 @@ impl Machine {
             interval: None,
             next_beat: None,
             awaiting_ack: false,
-            identify_at: None,
             reconnect_at: running.then_some(now),
             handshake_deadline: None,
             failures: 0,
@@ -155,6 +156,11 @@ impl Machine {
 
     pub fn phase(&self) -> Phase {
         self.phase
+    }
+
+    /// When the alarm should fire now (see [`Action::Alarm`]).
+    pub fn alarm_at(&self) -> Option<i64> {
+        self.alarm
     }
 
     /// The number of the socket the machine currently wants.
@@ -284,12 +290,21 @@ impl Machine {
                 if frame.d.as_bool() == Some(true) {
                     self.drop_and_resume(clock.now, out);
                 } else {
-                    // Not resumable: a fresh IDENTIFY on this socket after
-                    // 1-5 s, as Discord asks.
+                    // Not resumable: the session is gone. Discord asks for
+                    // a fresh IDENTIFY after 1-5 s; it comes on a new
+                    // connection, since this one may already count as
+                    // identified (a second IDENTIFY on it is a 4005).
+                    out.push(Action::Close {
+                        code: CLOSE_RESUMABLE,
+                    });
+                    if self.phase == Phase::Ready {
+                        out.push(Action::Status);
+                    }
                     self.forget_session();
                     out.push(Action::Persist);
-                    self.phase = Phase::Identifying;
-                    self.identify_at = Some(clock.now + 1_000 + (clock.random * 4_000.0) as i64);
+                    self.reset_socket_state();
+                    self.phase = Phase::Waiting;
+                    self.reconnect_at = Some(clock.now + 1_000 + (clock.random * 4_000.0) as i64);
                 }
             }
             op::DISPATCH => self.dispatch(frame, out),
@@ -401,13 +416,6 @@ impl Machine {
             self.backoff(clock);
             return;
         }
-        if due(self.identify_at) {
-            self.identify_at = None;
-            let token = self.p.token.clone().unwrap_or_default();
-            let intents = self.p.intents.unwrap_or(payload::intents::DEFAULT);
-            out.push(Action::Send(payload::identify(&token, intents)));
-            self.handshake_deadline = Some(now + HANDSHAKE_TIMEOUT_MS);
-        }
         if due(self.next_beat) {
             if self.awaiting_ack {
                 // No ACK since the last beat: a zombied connection.
@@ -486,7 +494,6 @@ impl Machine {
         self.interval = None;
         self.next_beat = None;
         self.awaiting_ack = false;
-        self.identify_at = None;
         self.reconnect_at = None;
         self.handshake_deadline = None;
     }
@@ -494,15 +501,10 @@ impl Machine {
     /// The alarm goes to the earliest deadline; a connecting socket gets
     /// the handshake timeout as its watchdog.
     fn schedule(&mut self, out: &mut Vec<Action>) {
-        let next = [
-            self.reconnect_at,
-            self.next_beat,
-            self.identify_at,
-            self.handshake_deadline,
-        ]
-        .into_iter()
-        .flatten()
-        .min();
+        let next = [self.reconnect_at, self.next_beat, self.handshake_deadline]
+            .into_iter()
+            .flatten()
+            .min();
         if next != self.alarm {
             self.alarm = next;
             out.push(Action::Alarm(next));

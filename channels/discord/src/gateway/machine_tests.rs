@@ -307,7 +307,7 @@ fn invalid_session_resumable_reconnects_and_resumes() {
 }
 
 #[test]
-fn invalid_session_not_resumable_identifies_again_after_1_to_5_seconds() {
+fn invalid_session_not_resumable_identifies_anew_on_a_new_connection_after_1_to_5_seconds() {
     let mut m = ready_machine();
     let out = m.step(
         Input::Frame {
@@ -319,36 +319,39 @@ fn invalid_session_not_resumable_identifies_again_after_1_to_5_seconds() {
             random: 0.5,
         },
     );
-    assert!(sent(&out).is_empty());
-    assert_eq!(m.persisted().session_id, None);
-    // 100 + 1000 + 0.5 × 4000; the heartbeat (due at 500) comes first.
-    assert_eq!((out, m.alarm), (vec![Action::Persist], Some(500)));
-    let out = m.step(Input::Alarm, at(500));
-    assert_eq!(sent(&out), vec![json!({"op": 1, "d": null})]);
-    assert_eq!(out.last(), Some(&Action::Alarm(Some(1500))));
-    m.step(
-        Input::Frame {
-            conn: 1,
-            text: r#"{"op":11}"#,
-        },
-        at(501),
+    // 100 + 1000 + 0.5 × 4000.
+    assert_eq!(
+        out,
+        vec![
+            Action::Close {
+                code: CLOSE_RESUMABLE
+            },
+            Action::Status,
+            Action::Persist,
+            Action::Alarm(Some(3100)),
+        ]
     );
-    let out = m.step(Input::Alarm, at(1500));
-    // Heartbeat at 1500 and the identify due at 3100 is not yet sent.
-    assert_eq!(sent(&out), vec![json!({"op": 1, "d": null})]);
-    m.step(
-        Input::Frame {
-            conn: 1,
-            text: r#"{"op":11}"#,
-        },
-        at(1501),
+    assert_eq!(
+        (m.phase(), m.persisted().session_id.clone()),
+        (Phase::Waiting, None)
     );
-    // The identify, and the beat that fell due at 2500 meanwhile.
+    assert_eq!(m.step(Input::Alarm, at(3000)), vec![]);
     let out = m.step(Input::Alarm, at(3100));
     assert_eq!(
-        sent(&out),
-        vec![identify_frame(), json!({"op": 1, "d": null})]
+        out[0],
+        Action::Connect {
+            conn: 2,
+            target: ConnectTarget::Discover
+        }
     );
+    let out = m.step(
+        Input::Frame {
+            conn: 2,
+            text: &hello(1000),
+        },
+        at(3200),
+    );
+    assert_eq!(sent(&out), vec![identify_frame()]);
 }
 
 #[test]

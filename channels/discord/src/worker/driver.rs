@@ -62,7 +62,12 @@ async fn perform(inner: &Rc<Inner>, action: Action) {
                 let _ = ws.close(Some(code), Some("gsv"));
             }
         }
-        Action::Alarm(at) => {
+        Action::Alarm(_) => {
+            // The current deadline, not the one of the step that asked: a
+            // step that ran meanwhile (e.g. HELLO while this request awaited
+            // the gateway) may have moved it, and its own Alarm action may
+            // already have been performed.
+            let at = inner.machine.borrow().alarm_at();
             let storage = inner.state.storage();
             let result = match at {
                 Some(at) => {
