@@ -6,6 +6,7 @@
 //! tested with `cargo test`; the Worker shells in `worker/` only do I/O.
 
 pub mod archive;
+pub mod channels;
 pub mod commands;
 pub mod config;
 pub mod gateway;
@@ -13,6 +14,7 @@ pub mod identity;
 pub mod llm;
 pub mod prompt;
 pub mod routing;
+pub mod schedule;
 pub mod selfreport;
 pub mod session;
 pub mod skills;

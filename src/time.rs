@@ -106,6 +106,59 @@ pub fn local_to_utc(tz: &dyn TimeZone, date: LocalDate, hour: u32, minute: u32) 
     }
 }
 
+/// How a local wall-clock reading maps to instants (see [`resolve_local`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LocalInstant {
+    /// The wall clock shows this time exactly once.
+    Unique(i64),
+    /// Twice (the clocks went back): both instants, the earlier first.
+    Repeated(i64, i64),
+    /// Never (the clocks jumped over it): the instant they resumed at,
+    /// i.e. the first valid time after the gap.
+    Skipped(i64),
+}
+
+/// Every instant at which the wall clock in `tz` reads `date` `hour:minute`
+/// — unlike [`local_to_utc`], which picks one, this tells schedulers about
+/// gaps and repeats so they can decide (cron: run once, after the gap).
+pub fn resolve_local(tz: &dyn TimeZone, date: LocalDate, hour: u32, minute: u32) -> LocalInstant {
+    let local =
+        date.epoch_days() * DAY_MS + i64::from(hour) * HOUR_MS + i64::from(minute) * MINUTE_MS;
+    // Offsets change at most once within a day of any instant in practice.
+    let before = tz.offset_ms(local - DAY_MS);
+    let after = tz.offset_ms(local + DAY_MS);
+    let valid = |offset: i64| tz.offset_ms(local - offset) == offset;
+    match (valid(before), valid(after)) {
+        (true, true) if before != after => {
+            let (a, b) = (local - before, local - after);
+            LocalInstant::Repeated(a.min(b), a.max(b))
+        }
+        (true, _) => LocalInstant::Unique(local - before),
+        (false, true) => LocalInstant::Unique(local - after),
+        (false, false) => {
+            let (a, b) = (local - before, local - after);
+            LocalInstant::Skipped(first_change_after(tz, a.min(b), a.max(b)))
+        }
+    }
+}
+
+/// The first whole minute after `lo` (up to about `hi`) whose offset
+/// differs from `lo`'s: the transition, by bisection (offsets change on
+/// whole minutes).
+fn first_change_after(tz: &dyn TimeZone, lo: i64, hi: i64) -> i64 {
+    let at_lo = tz.offset_ms(lo);
+    let (mut same, mut changed) = (0, (hi - lo + MINUTE_MS - 1) / MINUTE_MS);
+    while changed - same > 1 {
+        let mid = same + (changed - same) / 2;
+        if tz.offset_ms(lo + mid * MINUTE_MS) == at_lo {
+            same = mid;
+        } else {
+            changed = mid;
+        }
+    }
+    lo + changed * MINUTE_MS
+}
+
 /// Test-only time zones backed by `chrono-tz` (a dev-dependency).
 #[cfg(test)]
 pub(crate) mod test_tz {
@@ -258,6 +311,67 @@ mod tests {
             local_to_utc(&tz, date(2025, 10, 26), 4, 0),
             utc("2025-10-26T03:00:00Z")
         );
+    }
+
+    #[test]
+    fn resolve_local_gaps_and_repeats() {
+        let ny = Tz::named("America/New_York");
+        let berlin = Tz::named("Europe/Berlin");
+        let howe = Tz::named("Australia/Lord_Howe");
+        let cases: [(&Tz, LocalDate, u32, u32, LocalInstant); 7] = [
+            (
+                &ny,
+                date(2024, 3, 10),
+                1,
+                59,
+                LocalInstant::Unique(utc("2024-03-10T06:59:00Z")),
+            ),
+            (
+                &ny,
+                date(2024, 3, 10),
+                2,
+                30,
+                LocalInstant::Skipped(utc("2024-03-10T07:00:00Z")),
+            ),
+            (
+                &ny,
+                date(2024, 3, 10),
+                3,
+                0,
+                LocalInstant::Unique(utc("2024-03-10T07:00:00Z")),
+            ),
+            (
+                &ny,
+                date(2024, 11, 3),
+                1,
+                30,
+                LocalInstant::Repeated(utc("2024-11-03T05:30:00Z"), utc("2024-11-03T06:30:00Z")),
+            ),
+            (
+                &berlin,
+                date(2025, 3, 30),
+                2,
+                0,
+                LocalInstant::Skipped(utc("2025-03-30T01:00:00Z")),
+            ),
+            (
+                &berlin,
+                date(2025, 10, 26),
+                2,
+                59,
+                LocalInstant::Repeated(utc("2025-10-26T00:59:00Z"), utc("2025-10-26T01:59:00Z")),
+            ),
+            (
+                &howe,
+                date(2025, 10, 5),
+                2,
+                15,
+                LocalInstant::Skipped(utc("2025-10-04T15:30:00Z")),
+            ),
+        ];
+        for (tz, d, h, m, want) in cases {
+            assert_eq!(resolve_local(tz, d, h, m), want, "{d} {h}:{m}");
+        }
     }
 
     #[test]

@@ -80,6 +80,83 @@ pub enum Command {
     /// List the tools the agent can use, or call one yourself
     #[command(subcommand)]
     Tools(ToolsCommand),
+
+    /// The chat apps the agent is reachable from (Discord, WhatsApp…): list,
+    /// start, stop, status
+    #[command(subcommand)]
+    Channel(ChannelCommand),
+
+    /// People who wrote to the agent from a chat app and wait for your
+    /// approval: list, approve, reject
+    #[command(subcommand)]
+    Pair(PairCommand),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ChannelCommand {
+    /// Every channel account the gateway knows: connected or not, last
+    /// message, undelivered answers
+    List {
+        /// Print the gateway's whole answer as JSON
+        #[arg(long)]
+        json: bool,
+    },
+    /// Start an account of a channel (for Discord: connect the bot)
+    #[command(after_help = "\
+Examples:
+  gsv channel start discord                     uses the channel Worker's DISCORD_BOT_TOKEN secret
+  gsv channel start discord --bot-token \"$TOKEN\"  hands it the token instead (kept by the channel, never shown)")]
+    Start {
+        /// Channel name (discord, whatsapp, …)
+        channel: String,
+        /// Account id, for several bots or numbers on one channel
+        #[arg(long, default_value = "default")]
+        account: String,
+        /// A bot token for the channel to keep
+        #[arg(long, value_name = "TOKEN")]
+        bot_token: Option<String>,
+    },
+    /// Stop an account of a channel
+    Stop {
+        channel: String,
+        #[arg(long, default_value = "default")]
+        account: String,
+    },
+    /// Ask the channel how its accounts are doing
+    Status {
+        channel: String,
+        /// One account [default: all of the channel's]
+        #[arg(long)]
+        account: Option<String>,
+        /// Print the gateway's whole answer as JSON
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum PairCommand {
+    /// Pending pairing requests with their codes (a code lives one hour)
+    List {
+        /// Print the gateway's whole answer as JSON
+        #[arg(long)]
+        json: bool,
+    },
+    /// Let a sender talk to the agent: by the code they were given, or as
+    /// CHANNEL:SENDER_ID
+    #[command(after_help = "\
+Examples:
+  gsv pair approve K7MX4Q2P
+  gsv pair approve discord:81234567890")]
+    Approve {
+        /// The pairing code, or channel:senderId
+        request: String,
+    },
+    /// Drop a pairing request (the sender may ask again later)
+    Reject {
+        /// The pairing code, or channel:senderId
+        request: String,
+    },
 }
 
 #[derive(Debug, Args)]

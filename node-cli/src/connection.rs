@@ -9,10 +9,12 @@ pub use errors::{CloseReason, ConnectError, RequestError};
 
 use futures_util::stream::{SplitSink, SplitStream};
 use futures_util::{SinkExt, StreamExt};
+use gsv_protocol::method::{self, Method};
 use gsv_protocol::{
-    method, AuthParams, ClientInfo, ClientMode, ConnectParams, ErrorShape, EventFrame, Frame,
+    AuthParams, ClientInfo, ClientMode, ConnectParams, ErrorShape, EventFrame, Frame,
     HelloOkResult, NodeRuntimeInfo, ResponseFrame, ToolDefinition, PROTOCOL_VERSION,
 };
+use serde::Deserialize;
 use serde_json::Value;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -112,16 +114,20 @@ impl Connection {
         let mut connection = Self::start(socket, matches!(identity, Identity::Node { .. }));
         let params = connect_params(token, identity);
         let answer = connection
-            .request_with_timeout(method::CONNECT, params, HANDSHAKE_TIMEOUT)
+            .call_value::<method::Connect>(&params, HANDSHAKE_TIMEOUT)
             .await
             .map_err(|e| ConnectError::from_handshake_error(url, e, token.is_some()))?;
+        // Read here rather than by `call`: a hello that does not fit is a
+        // connect error, worded as one.
         let hello: HelloOkResult =
             serde_json::from_value(answer).map_err(|e| ConnectError::BadHello {
                 url: url.to_string(),
                 detail: e.to_string(),
             })?;
-        if hello.kind != "hello-ok" || hello.protocol != PROTOCOL_VERSION {
-            let detail = format!("type {:?}, protocol {}", hello.kind, hello.protocol);
+        if hello.protocol != PROTOCOL_VERSION {
+            // The type is `hello-ok` (it parsed); shown as on the wire.
+            let kind = serde_json::to_string(&hello.kind).unwrap_or_default();
+            let detail = format!("type {kind}, protocol {}", hello.protocol);
             return Err(ConnectError::BadHello {
                 url: url.to_string(),
                 detail,
@@ -168,6 +174,38 @@ impl Connection {
         self.hello.as_ref()
     }
 
+    /// Calls `M` and reads its answer as `M::Result`.
+    pub async fn call<M: Method>(&self, params: &M::Params) -> Result<M::Result, RequestError> {
+        self.call_with_timeout::<M>(params, DEFAULT_REQUEST_TIMEOUT)
+            .await
+    }
+
+    /// [`Connection::call`], waiting at most `limit` for the answer.
+    pub async fn call_with_timeout<M: Method>(
+        &self,
+        params: &M::Params,
+        limit: Duration,
+    ) -> Result<M::Result, RequestError> {
+        read_answer::<M>(self.call_value::<M>(params, limit).await?)
+    }
+
+    /// Calls `M` and returns its answer as sent (for `--json`, which shows
+    /// fields this version does not know).
+    pub async fn call_value<M: Method>(
+        &self,
+        params: &M::Params,
+        limit: Duration,
+    ) -> Result<Value, RequestError> {
+        let params = serde_json::to_value(params).map_err(|e| RequestError::BadParams {
+            method: M::NAME.into(),
+            detail: e.to_string(),
+        })?;
+        self.request_with_timeout(M::NAME, params, limit).await
+    }
+
+    /// Sends any name, known or not (the tests' unknown methods); the
+    /// CLI itself calls only the table's methods, through `call`.
+    #[cfg(test)]
     pub async fn request(&self, method: &str, params: Value) -> Result<Value, RequestError> {
         self.request_with_timeout(method, params, DEFAULT_REQUEST_TIMEOUT)
             .await
@@ -175,7 +213,7 @@ impl Connection {
 
     /// Sends a request and waits for the response with the same frame id.
     /// Any number of requests may be in flight at once.
-    pub async fn request_with_timeout(
+    async fn request_with_timeout(
         &self,
         method: &str,
         params: Value,
@@ -315,7 +353,7 @@ impl Drop for PendingGuard<'_> {
     }
 }
 
-fn connect_params(token: Option<&str>, identity: &Identity) -> Value {
+fn connect_params(token: Option<&str>, identity: &Identity) -> ConnectParams {
     let (id, mode, tools, runtime) = match identity {
         Identity::Client => (new_client_id(), ClientMode::Client, None, None),
         Identity::Node { id, tools, runtime } => (
@@ -325,7 +363,7 @@ fn connect_params(token: Option<&str>, identity: &Identity) -> Value {
             Some(serde_json::to_value(runtime).expect("runtime info serializes")),
         ),
     };
-    let params = ConnectParams {
+    ConnectParams {
         min_protocol: PROTOCOL_VERSION,
         max_protocol: PROTOCOL_VERSION,
         client: ClientInfo {
@@ -341,8 +379,16 @@ fn connect_params(token: Option<&str>, identity: &Identity) -> Value {
         auth: token.map(|t| AuthParams {
             token: Some(t.to_string()),
         }),
-    };
-    serde_json::to_value(params).expect("connect params serialize")
+    }
+}
+
+/// Reads an answer of `M` (from [`Connection::call_value`]) as its result.
+pub fn read_answer<M: Method>(answer: Value) -> Result<M::Result, RequestError> {
+    M::Result::deserialize(&answer).map_err(|e| RequestError::BadAnswer {
+        method: M::NAME.into(),
+        detail: e.to_string(),
+        answer,
+    })
 }
 
 /// `cli-` + 8 hex digits, fresh per process: the gateway closes an older

@@ -20,14 +20,6 @@ pub const CHANNEL_KEY_HEADER: &str = "x-gsv-channel-key";
 /// The message of the channel-key HMAC (see [`CHANNEL_KEY_HEADER`]).
 pub const CHANNEL_KEY_LABEL: &str = "gsv-channel-key";
 
-/// A known answer for the derivation, `(GSV_AUTH_TOKEN, key)`, so every
-/// implementation (the gateway's, the channels') tests against the same
-/// value. Check: `printf gsv-channel-key | openssl dgst -sha256 -hmac test-token`.
-pub const CHANNEL_KEY_TEST_VECTOR: (&str, &str) = (
-    "test-token",
-    "84b998bf7b4b4027a81588376d6dab72a1dfc4a5cda08cdd4f775492d649962f",
-);
-
 /// A call on an internal path: its params type knows where it goes and
 /// what comes back.
 pub trait InternalCall: Serialize {
@@ -132,6 +124,11 @@ pub struct ChannelOutboundMessage {
     pub text: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reply_to_id: Option<String>,
+    /// The same for every retry of one piece of an answer: a platform that
+    /// dedupes by it (Discord's `nonce` with `enforce_nonce`) never shows
+    /// the piece twice. At most 25 characters.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub idempotency_key: Option<String>,
 }
 
 /// One account's connection as the channel sees it. Never carries secrets.

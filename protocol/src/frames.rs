@@ -12,6 +12,7 @@ pub mod codes {
     pub const UNAUTHORIZED: i64 = 401;
     pub const FORBIDDEN: i64 = 403;
     pub const NOT_FOUND: i64 = 404;
+    pub const CONFLICT: i64 = 409;
     pub const PAYLOAD_TOO_LARGE: i64 = 413;
     pub const INTERNAL: i64 = 500;
     pub const UNAVAILABLE: i64 = 503;

@@ -3,18 +3,23 @@
 //! Everything here is plain serde: no Worker types, so every consumer (wasm or
 //! native) compiles it. Field names are camelCase on the wire.
 
+pub mod channel_key;
+pub mod channel_rpc;
 pub mod channels;
 pub mod dates;
 pub mod frames;
 pub mod messages;
 pub mod methods;
 pub mod nodes;
+pub mod requests;
 pub mod skills;
 
+pub use channel_rpc::*;
 pub use frames::*;
 pub use messages::*;
 pub use methods::*;
 pub use nodes::*;
+pub use requests::*;
 pub use skills::*;
 
 /// The only protocol version this gateway speaks.

@@ -4,49 +4,6 @@ use crate::messages::{AssistantMessage, Message, Usage};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-/// Method names, as on the wire.
-pub mod method {
-    pub const CONNECT: &str = "connect";
-    pub const CHAT_SEND: &str = "chat.send";
-    pub const CONFIG_GET: &str = "config.get";
-    pub const CONFIG_SET: &str = "config.set";
-    pub const SESSION_GET: &str = "session.get";
-    pub const SESSION_PREVIEW: &str = "session.preview";
-    pub const SESSIONS_LIST: &str = "sessions.list";
-    pub const SESSION_STATS: &str = "session.stats";
-    pub const SESSION_HISTORY: &str = "session.history";
-    pub const SESSION_PATCH: &str = "session.patch";
-    pub const SESSION_COMPACT: &str = "session.compact";
-    pub const SESSION_RESET: &str = "session.reset";
-    pub const SESSION_TRANSCRIPT: &str = "session.transcript";
-    pub const SKILLS_STATUS: &str = "skills.status";
-    pub const SKILLS_UPDATE: &str = "skills.update";
-    pub const WORKSPACE_LIST: &str = "workspace.list";
-    pub const WORKSPACE_READ: &str = "workspace.read";
-    pub const WORKSPACE_WRITE: &str = "workspace.write";
-    pub const WORKSPACE_DELETE: &str = "workspace.delete";
-    pub const CHAT_ABORT: &str = "chat.abort";
-    pub const TOOLS_LIST: &str = "tools.list";
-    pub const TOOL_INVOKE: &str = "tool.invoke";
-    pub const TOOL_RESULT: &str = "tool.result";
-    pub const NODE_EXEC_EVENT: &str = "node.exec.event";
-    pub const NODE_PROBE_RESULT: &str = "node.probe.result";
-    pub const TRANSFER_STATUS: &str = "transfer.status";
-}
-
-/// Event names, as on the wire.
-pub mod event {
-    pub const CHAT: &str = "chat";
-    /// Gateway → node: run a tool (`ToolInvokeEvent`).
-    pub const TOOL_INVOKE: &str = "tool.invoke";
-    /// Gateway → node: which of these bins are on PATH (`NodeProbeEvent`).
-    pub const NODE_PROBE: &str = "node.probe";
-    pub const TRANSFER_SEND: &str = "transfer.send";
-    pub const TRANSFER_RECEIVE: &str = "transfer.receive";
-    pub const TRANSFER_END: &str = "transfer.end";
-    pub const TRANSFER_CANCEL: &str = "transfer.cancel";
-}
-
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum ClientMode {
@@ -115,12 +72,20 @@ pub struct Features {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct HelloOkResult {
-    /// Always `"hello-ok"`.
     #[serde(rename = "type")]
-    pub kind: String,
+    pub kind: HelloOkTag,
     pub protocol: u32,
     pub server: ServerInfo,
     pub features: Features,
+}
+
+/// `HelloOkResult.type`: a type with one value, so an answer of another
+/// type does not read as a `hello-ok`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum HelloOkTag {
+    #[default]
+    #[serde(rename = "hello-ok")]
+    HelloOk,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -132,11 +97,22 @@ pub struct ChatSendParams {
     pub run_id: Option<String>,
 }
 
+/// `chat.send` answers one of three shapes, told apart by `status`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "status", rename_all = "kebab-case")]
+pub enum ChatSendResult {
+    /// `"started"`: a run started or was queued.
+    Started(ChatStartedResult),
+    /// `"command"`: a slash command answered.
+    Command(ChatCommandResult),
+    /// `"directive-only"`: directives acknowledged, no run.
+    DirectiveOnly(ChatDirectiveOnlyResult),
+}
+
+/// `chat.send` that started (or queued) a run.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct ChatSendResult {
-    /// `"started"`.
-    pub status: String,
+pub struct ChatStartedResult {
     pub run_id: String,
     /// The canonical session key the message went to.
     pub session_key: String,
@@ -164,11 +140,11 @@ pub struct ChatDirectives {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ChatCommandResult {
-    /// `"command"`.
-    pub status: String,
     /// The command's canonical name (`reset`, `compact`, `stop`, `status`,
     /// `model`, `think`, `help`).
     pub command: String,
+    /// Always sent; a client that only shows the answer may do without it.
+    #[serde(default)]
     pub session_key: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub response: Option<String>,
@@ -182,8 +158,6 @@ pub struct ChatCommandResult {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ChatDirectiveOnlyResult {
-    /// `"directive-only"`.
-    pub status: String,
     pub session_key: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub response: Option<String>,
@@ -298,6 +272,13 @@ pub struct SessionGetResult {
     pub previous_session_ids: Vec<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub label: Option<String>,
+}
+
+/// `session.patch` result: always `{"ok": true}` (the patched session is
+/// read with `session.get`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SessionPatchResult {
+    pub ok: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -559,7 +540,7 @@ pub struct WorkspaceReadResult {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub resolved_path: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub resolved_source: Option<String>,
+    pub resolved_source: Option<crate::SkillSource>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -9,6 +9,17 @@ use std::collections::BTreeMap;
 /// The only probe kind v1 knows.
 pub const PROBE_KIND_BINS: &str = "bins";
 
+/// Where a SKILL.md lives: `skills.status` and `workspace.read`'s
+/// `resolvedSource` say which copy is in use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SkillSource {
+    /// `agents/{agentId}/skills/{dir}/SKILL.md`: overrides a global one.
+    Agent,
+    /// `skills/{dir}/SKILL.md`.
+    Global,
+}
+
 /// Whether `name` may be probed: `^[A-Za-z0-9._+-]+$`. Anything else could
 /// be a path or a shell word, so neither the gateway nor the node lets it
 /// near a filesystem lookup.

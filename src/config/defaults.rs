@@ -16,8 +16,8 @@ pub fn default_config() -> Value {
         "tools": { "maxResultChars": 100000, "maxIterations": 25, "maxTransferBytes": 33554432 },
         "transcription": { "provider": "workers-ai" },
         "channels": {
-            "whatsapp": { "dmPolicy": "pairing", "allowFrom": [] },
-            "discord": { "dmPolicy": "open", "allowFrom": [] }
+            "whatsapp": { "dmPolicy": "pairing", "allowFrom": [], "groups": { "requireMention": true } },
+            "discord": { "dmPolicy": "pairing", "allowFrom": [], "groups": { "requireMention": true } }
         },
         "systemPrompt": DEFAULT_SYSTEM_PROMPT,
         "session": {

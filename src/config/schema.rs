@@ -63,8 +63,12 @@ const TIMEOUTS: Ty = Ty::Obj(&[
     ("skillProbeMaxAgeMs", Ty::Int(1000, 86_400_000)),
 ]);
 const CHANNEL: Ty = Ty::Obj(&[
-    ("dmPolicy", Ty::OneOf(&["open", "allowlist", "pairing"])),
+    (
+        "dmPolicy",
+        Ty::OneOf(&["open", "allowlist", "pairing", "disabled"]),
+    ),
     ("allowFrom", Ty::StrList),
+    ("groups", Ty::Obj(&[("requireMention", Ty::Bool)])),
 ]);
 const RESET_POLICY: Ty = Ty::Obj(&[
     ("mode", Ty::OneOf(&["manual", "daily", "idle"])),

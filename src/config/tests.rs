@@ -28,7 +28,7 @@ fn defaults_match_reference() {
     );
     assert_eq!(c.str_at("userTimezone"), Some("UTC"));
     assert_eq!(c.str_at("channels.whatsapp.dmPolicy"), Some("pairing"));
-    assert_eq!(c.str_at("channels.discord.dmPolicy"), Some("open"));
+    assert_eq!(c.str_at("channels.discord.dmPolicy"), Some("pairing"));
     assert_eq!(c.str_at("systemPrompt"), Some(DEFAULT_SYSTEM_PROMPT));
 }
 

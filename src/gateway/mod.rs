@@ -1,8 +1,8 @@
-//! Gateway decisions: frame intake, authentication, who may call what, and
-//! the handshake answer. The Gateway DO (`worker::gateway_do`) calls these.
+//! Gateway decisions: frame intake, authentication, nodes and transfers.
+//! The Gateway DO (`worker::gateway_do`) calls these; who may call which
+//! method is in the protocol's method table (`gsv_protocol::METHODS`).
 
 pub mod auth;
 pub mod intake;
-pub mod methods;
 pub mod nodes;
 pub mod transfer;

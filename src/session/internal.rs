@@ -88,6 +88,47 @@ pub struct SessionChatSend {
     pub config: Value,
     #[serde(default)]
     pub nodes: NodeSnapshot,
+    /// Set when the message came from a chat app: the session shows it to
+    /// the model in an envelope, the sender's text fenced as data.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub channel: Option<ChannelTurn>,
+}
+
+/// Where a chat-app message came from, as its envelope names it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ChannelTurn {
+    pub channel: String,
+    pub account_id: String,
+    /// When it was sent, in the user's time zone (`Tue 24 Nov 14:05`).
+    pub time: String,
+    pub sender_id: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sender_name: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sender_handle: Option<String>,
+    /// The group chat's name (or id), for a message said in a group.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub group: Option<String>,
+}
+
+impl ChannelTurn {
+    /// `text` as the model receives it.
+    pub fn envelope(&self, text: &str) -> String {
+        use crate::channels::envelope::{envelope, EnvelopeSender};
+        let sender = EnvelopeSender {
+            handle: self.sender_handle.as_deref(),
+            name: self.sender_name.as_deref(),
+            id: &self.sender_id,
+        };
+        envelope(
+            &self.channel,
+            &self.time,
+            &sender,
+            self.group.as_deref(),
+            text,
+        )
+    }
 }
 
 /// How the session took a message.
@@ -129,4 +170,39 @@ pub struct SessionQuery {
     pub session_key: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub limit: Option<u32>,
+}
+
+/// The Gateway's answer at `TOOL_REQUEST`: the call went out to its node
+/// (`{"status": "sent"}`; the result comes later).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "status", rename_all = "lowercase")]
+pub enum ToolRequestReply {
+    Sent,
+}
+
+/// The Gateway's answer at `TRANSFER`: the copy started
+/// (`{"status": "started", "transferId": …}`; the result comes later).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "status", rename_all = "lowercase")]
+pub enum TransferReply {
+    #[serde(rename_all = "camelCase")]
+    Started { transfer_id: u32 },
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn gateway_replies_keep_their_shapes() {
+        assert_eq!(
+            serde_json::to_value(ToolRequestReply::Sent).unwrap(),
+            json!({"status": "sent"})
+        );
+        assert_eq!(
+            serde_json::to_value(TransferReply::Started { transfer_id: 7 }).unwrap(),
+            json!({"status": "started", "transferId": 7})
+        );
+    }
 }

@@ -5,6 +5,7 @@
 pub mod coalesce;
 pub mod compaction;
 pub mod early_call;
+pub mod error;
 pub mod internal;
 pub mod memory;
 pub mod meta;

@@ -11,15 +11,8 @@ use crate::workspace::paths;
 use serde::Serialize;
 use serde_json::{Map, Value};
 
-/// Where a SKILL.md lives.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum SkillSource {
-    /// `agents/{agentId}/skills/{dir}/SKILL.md`: overrides a global one.
-    Agent,
-    /// `skills/{dir}/SKILL.md`.
-    Global,
-}
+/// Where a SKILL.md lives (on the wire in `workspace.read` too).
+pub use gsv_protocol::SkillSource;
 
 /// One SKILL.md as the shell read it from R2.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -1,7 +1,9 @@
 //! The Worker: a thin `fetch` router in front of the Durable Objects.
-//! Only `/health` and `/ws` are public; the objects' internal paths are
-//! reachable only from inside the Worker.
+//! `/health` and `/ws` are public; `/internal/channel/*` answers channel
+//! Workers that present the channel key; the objects' other internal
+//! paths are reachable only from inside the Worker.
 
+mod channels;
 mod gateway_do;
 mod llm_call;
 mod native_tools;
@@ -33,6 +35,33 @@ async fn fetch(req: Request, env: Env, _ctx: Context) -> Result<Response> {
                 .fetch_with_request(req)
                 .await
         }
+        // Channel Workers, through their service binding to this Worker.
+        (Method::Post, path) if path.starts_with("/internal/channel/") => {
+            channel_call(req, &env).await
+        }
         _ => Response::error("Not found", 404),
     }
+}
+
+/// An internal channel call is forwarded to the Gateway only with the
+/// channel key (derived from `GSV_AUTH_TOKEN`): the path is reachable from
+/// the internet like any other, the key is not.
+async fn channel_call(req: Request, env: &Env) -> Result<Response> {
+    use gsv_protocol::channel_key::{derive_channel_key, secrets_match};
+    use gsv_protocol::channels::CHANNEL_KEY_HEADER;
+    let token = env
+        .secret("GSV_AUTH_TOKEN")
+        .map(|s| s.to_string())
+        .unwrap_or_default();
+    if token.is_empty() {
+        return Response::error("The gateway has no GSV_AUTH_TOKEN configured", 503);
+    }
+    let given = req.headers().get(CHANNEL_KEY_HEADER)?.unwrap_or_default();
+    if !secrets_match(&derive_channel_key(&token), &given) {
+        return Response::error("Unauthorized: missing or wrong channel key", 401);
+    }
+    env.durable_object("GATEWAY")?
+        .get_by_name("singleton")?
+        .fetch_with_request(req)
+        .await
 }

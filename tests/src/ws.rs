@@ -178,6 +178,25 @@ impl Client {
         }
     }
 
+    /// The payload of the next event named `name` (kept ones first; other
+    /// events are dropped).
+    pub async fn next_event(&mut self, name: &str) -> Value {
+        loop {
+            let frame = if self.events.is_empty() {
+                self.next_frame()
+                    .await
+                    .unwrap_or_else(|c| panic!("socket closed waiting for {name}: {c:?}"))
+            } else {
+                self.events.remove(0)
+            };
+            if let Frame::Evt(evt) = frame {
+                if evt.event == name {
+                    return evt.payload.unwrap_or(Value::Null);
+                }
+            }
+        }
+    }
+
     /// Collects the `chat` events of one run until its final or error.
     pub async fn run_events(&mut self, run_id: &str) -> Vec<ChatEvent> {
         let mut out = Vec::new();
@@ -278,6 +297,21 @@ pub async fn raw_node(url: &str, token: &str, id: &str) -> Client {
     let res = n.request("connect", params).await;
     assert!(res.ok, "{res:?}");
     n
+}
+
+/// A channel speaking v1's WebSocket fallback (`mode: "channel"`): the
+/// gateway sends it `channel.outbound` and `channel.typing` events.
+pub async fn raw_channel(url: &str, token: &str, channel: &str) -> Client {
+    let mut c = Client::open(url).await;
+    let params = json!({
+        "minProtocol": 1, "maxProtocol": 1,
+        "client": {"id": format!("{channel}-bridge"), "version": "test", "platform": "linux",
+                   "mode": "channel", "channel": channel, "accountId": "default"},
+        "auth": {"token": token}
+    });
+    let res = c.request("connect", params).await;
+    assert!(res.ok, "{res:?}");
+    c
 }
 
 pub fn connect_params(client_id: &str, token: Option<&str>) -> Value {

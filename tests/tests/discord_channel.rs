@@ -409,6 +409,29 @@ async fn the_discord_channel_against_the_fake_discord() {
     );
     assert_eq!(tries[0].body["nonce"], tries[1].body["nonce"]);
 
+    // The gateway's idempotency key is Discord's nonce: the same piece
+    // sent twice (the gateway retrying) is one message.
+    let piece = json!({"accountId": "main", "message": {
+        "peer": {"kind": "dm", "id": "300000000000000003"}, "text": "piece 1/2",
+        "idempotencyKey": "run-1:0"}});
+    let first = rig.post("/internal/send", piece.clone()).await;
+    let again = rig.post("/internal/send", piece).await;
+    assert_eq!((first["ok"].clone(), &first), (json!(true), &again));
+    let pieces: Vec<_> = rig
+        .discord
+        .rest_log()
+        .into_iter()
+        .filter(|r| r.body["content"] == "piece 1/2")
+        .map(|r| (r.body["nonce"].clone(), r.body["enforce_nonce"].clone()))
+        .collect();
+    assert_eq!(
+        pieces,
+        vec![
+            (json!("run-1:0"), json!(true)),
+            (json!("run-1:0"), json!(true))
+        ]
+    );
+
     // A 502 is retried after a short backoff, and the message goes out once.
     rig.discord.fail_next(
         "/channels/700000000000000008/messages",

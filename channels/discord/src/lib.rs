@@ -4,12 +4,12 @@
 //!
 //! The decisions are plain Rust, tested natively: the gateway session
 //! (`gateway`), message normalization (`inbound`), REST requests and their
-//! retries (`rest`), the channel key (`key`). `worker` (wasm32 only) is the
-//! shell that performs them.
+//! retries (`rest`). The channel key is the contract's
+//! (`gsv_protocol::channel_key`). `worker` (wasm32 only) is the shell that
+//! performs them.
 
 pub mod gateway;
 pub mod inbound;
-pub mod key;
 pub mod rest;
 
 #[cfg(target_arch = "wasm32")]

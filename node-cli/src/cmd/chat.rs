@@ -6,9 +6,8 @@ use super::GatewayTarget;
 use crate::config;
 use crate::connection::Connection;
 use anyhow::{anyhow, Result};
-use gsv_protocol::{event, method, ChatEvent, ChatSendParams, EventFrame};
+use gsv_protocol::{event, method, ChatEvent, ChatSendParams, ChatSendResult, EventFrame};
 use rustyline::error::ReadlineError;
-use serde_json::Value;
 use std::io::Write;
 use std::process::ExitCode;
 use std::time::Duration;
@@ -152,28 +151,28 @@ pub async fn send_and_stream<O: Write, E: Write>(
         message: message.to_string(),
         run_id: Some(uuid::Uuid::new_v4().to_string()),
     };
-    let our_run_id = params.run_id.clone().expect("set above");
-    let params = serde_json::to_value(params).expect("chat.send params serialize");
     let answer = conn
-        .request(method::CHAT_SEND, params)
+        .call::<method::ChatSend>(&params)
         .await
         .map_err(|e| e.to_string())?;
 
-    let run_id = match answer["status"].as_str() {
-        Some("started") => answer["runId"].as_str().unwrap_or(&our_run_id).to_string(),
+    let (run_id, queue_position) = match answer {
+        ChatSendResult::Started(s) => (s.run_id, s.queued.then_some(s.queue_position)),
         // `/new TEXT` answers and starts a run with TEXT in the new session.
-        Some("command") if answer["runId"].is_string() => {
-            print_immediate_answer(&answer, term)?;
-            answer["runId"].as_str().unwrap_or(&our_run_id).to_string()
+        ChatSendResult::Command(c) if c.run_id.is_some() => {
+            print_immediate_answer(c.response.as_deref(), c.error.as_deref(), term)?;
+            (c.run_id.unwrap_or_default(), None)
         }
         // Slash commands (/status, /new…) and directive-only messages answer at once.
-        Some("command") | Some("directive-only") => return print_immediate_answer(&answer, term),
-        _ => return Err(format!("unexpected answer to chat.send: {answer}")),
+        ChatSendResult::Command(c) => {
+            return print_immediate_answer(c.response.as_deref(), c.error.as_deref(), term)
+        }
+        ChatSendResult::DirectiveOnly(d) => {
+            return print_immediate_answer(d.response.as_deref(), None, term)
+        }
     };
-    if answer["queued"].as_bool() == Some(true) {
-        let position = answer["queuePosition"]
-            .as_u64()
-            .map(|p| format!(" (position {p})"));
+    if let Some(position) = queue_position {
+        let position = position.map(|p| format!(" (position {p})"));
         let _ = writeln!(
             term.err,
             "(queued behind a run in progress{})",
@@ -253,15 +252,17 @@ fn human_duration(d: Duration) -> String {
     }
 }
 
+/// Shows a `chat.send` answered without a run; its error is the result.
 fn print_immediate_answer<O: Write, E: Write>(
-    answer: &Value,
+    response: Option<&str>,
+    error: Option<&str>,
     term: &mut Terminal<O, E>,
 ) -> Result<(), String> {
-    if let Some(response) = answer["response"].as_str().filter(|r| !r.is_empty()) {
+    if let Some(response) = response.filter(|r| !r.is_empty()) {
         let _ = writeln!(term.out, "{}", response.trim_end());
         let _ = term.out.flush();
     }
-    match answer["error"].as_str() {
+    match error {
         Some(error) if !error.is_empty() => Err(error.to_string()),
         _ => Ok(()),
     }
@@ -272,7 +273,7 @@ mod tests {
     use super::*;
     use crate::test_support::{accept_connect, next_request, send, FakeGateway};
     use gsv_protocol::Frame;
-    use serde_json::json;
+    use serde_json::{json, Value};
 
     async fn chat_against(
         gateway: &FakeGateway,

@@ -2,6 +2,7 @@
 
 use super::GatewayTarget;
 use crate::cli::ConfigCommand;
+use crate::connection::DEFAULT_REQUEST_TIMEOUT;
 use anyhow::Result;
 use gsv_protocol::{method, ConfigGetParams, ConfigGetResult, ConfigSetParams};
 use serde_json::Value;
@@ -10,18 +11,20 @@ pub async fn run(target: &GatewayTarget, command: ConfigCommand) -> Result<()> {
     let conn = target.connect().await?;
     match command {
         ConfigCommand::Get { path } => {
-            let params = serde_json::to_value(ConfigGetParams { path })?;
-            let answer = conn.request(method::CONFIG_GET, params).await?;
+            let params = ConfigGetParams { path };
+            let answer = conn
+                .call_value::<method::ConfigGet>(&params, DEFAULT_REQUEST_TIMEOUT)
+                .await?;
             println!("{}", serde_json::to_string_pretty(&config_value(answer))?);
         }
         ConfigCommand::Set { path, value } => {
             let value = parse_value(&value);
             let shown = shown_value(&path, &value);
-            let params = serde_json::to_value(ConfigSetParams {
+            let params = ConfigSetParams {
                 path: path.clone(),
                 value,
-            })?;
-            conn.request(method::CONFIG_SET, params).await?;
+            };
+            conn.call::<method::ConfigSet>(&params).await?;
             println!("Set {path} = {shown}");
         }
     }

@@ -1,5 +1,6 @@
 //! One module per command group; `run` picks the one the user asked for.
 
+mod channel;
 pub mod chat;
 mod chat_render;
 mod config;
@@ -80,6 +81,18 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Tools(command) => {
             let target = GatewayTarget::resolve(cli.url, cli.token, &config());
             tools::run(&target, command)
+                .await
+                .map(|()| ExitCode::SUCCESS)
+        }
+        Command::Channel(command) => {
+            let target = GatewayTarget::resolve(cli.url, cli.token, &config());
+            channel::run(&target, command)
+                .await
+                .map(|()| ExitCode::SUCCESS)
+        }
+        Command::Pair(command) => {
+            let target = GatewayTarget::resolve(cli.url, cli.token, &config());
+            channel::pair(&target, command)
                 .await
                 .map(|()| ExitCode::SUCCESS)
         }

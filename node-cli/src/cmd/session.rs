@@ -1,12 +1,13 @@
 //! `gsv session list|get|stats|history|preview|set`: the agent's sessions,
 //! over the socket.
 
-use super::workspace::parse;
 use super::GatewayTarget;
 use crate::cli::SessionCommand;
+use crate::connection::{read_answer, DEFAULT_REQUEST_TIMEOUT};
 use anyhow::{bail, Result};
+use gsv_protocol::method::{self, Method};
 use gsv_protocol::{
-    method, AssistantMessage, EarlyCall, Message, SessionCompactParams, SessionCompactResult,
+    AssistantMessage, EarlyCall, Message, SessionCompactParams, SessionCompactResult,
     SessionGetParams, SessionGetResult, SessionHistoryResult, SessionPatchParams,
     SessionPreviewParams, SessionPreviewResult, SessionResetResult, SessionStatsResult,
     SessionTranscriptParams, SessionTranscriptResult, SessionsListParams, SessionsListResult,
@@ -41,36 +42,33 @@ pub async fn execute(
                 offset,
                 limit: Some(limit),
             };
-            let answer = conn
-                .request(method::SESSIONS_LIST, serde_json::to_value(params)?)
-                .await?;
-            let list: SessionsListResult = parse(method::SESSIONS_LIST, &answer)?;
+            let list: SessionsListResult = conn.call::<method::SessionsList>(&params).await?;
             out.write_all(render_list(&list, now_ms).as_bytes())?;
         }
         SessionCommand::Get { key, json } => {
-            let answer = fetch(target, method::SESSION_GET, key_or_default(key)).await?;
+            let answer = fetch::<method::SessionGet>(target, key_or_default(key)).await?;
             if json {
                 write_json(out, &answer)?;
             } else {
-                let session: SessionGetResult = parse(method::SESSION_GET, &answer)?;
+                let session: SessionGetResult = read_answer::<method::SessionGet>(answer)?;
                 out.write_all(render_session(&session).as_bytes())?;
             }
         }
         SessionCommand::Stats { key, json } => {
-            let answer = fetch(target, method::SESSION_STATS, key_or_default(key)).await?;
+            let answer = fetch::<method::SessionStats>(target, key_or_default(key)).await?;
             if json {
                 write_json(out, &answer)?;
             } else {
-                let stats: SessionStatsResult = parse(method::SESSION_STATS, &answer)?;
+                let stats: SessionStatsResult = read_answer::<method::SessionStats>(answer)?;
                 out.write_all(render_stats(&stats).as_bytes())?;
             }
         }
         SessionCommand::History { key, json } => {
-            let answer = fetch(target, method::SESSION_HISTORY, key_or_default(key)).await?;
+            let answer = fetch::<method::SessionHistory>(target, key_or_default(key)).await?;
             if json {
                 write_json(out, &answer)?;
             } else {
-                let history: SessionHistoryResult = parse(method::SESSION_HISTORY, &answer)?;
+                let history: SessionHistoryResult = read_answer::<method::SessionHistory>(answer)?;
                 out.write_all(render_history(&history).as_bytes())?;
             }
         }
@@ -81,18 +79,18 @@ pub async fn execute(
                 limit: Some(limit),
             };
             let answer = conn
-                .request(method::SESSION_PREVIEW, serde_json::to_value(params)?)
+                .call_value::<method::SessionPreview>(&params, DEFAULT_REQUEST_TIMEOUT)
                 .await?;
             if json {
                 write_json(out, &answer)?;
             } else {
-                let preview: SessionPreviewResult = parse(method::SESSION_PREVIEW, &answer)?;
+                let preview: SessionPreviewResult = read_answer::<method::SessionPreview>(answer)?;
                 out.write_all(render_preview(&preview).as_bytes())?;
             }
         }
         SessionCommand::Reset { key } => {
-            let answer = fetch(target, method::SESSION_RESET, key_or_default(key)).await?;
-            let result: SessionResetResult = parse(method::SESSION_RESET, &answer)?;
+            let answer = fetch::<method::SessionReset>(target, key_or_default(key)).await?;
+            let result: SessionResetResult = read_answer::<method::SessionReset>(answer)?;
             out.write_all(render_reset(&result).as_bytes())?;
         }
         SessionCommand::Compact { key, keep } => {
@@ -101,10 +99,7 @@ pub async fn execute(
                 session_key: key_or_default(key),
                 keep_messages: Some(keep),
             };
-            let answer = conn
-                .request(method::SESSION_COMPACT, serde_json::to_value(params)?)
-                .await?;
-            let result: SessionCompactResult = parse(method::SESSION_COMPACT, &answer)?;
+            let result: SessionCompactResult = conn.call::<method::SessionCompact>(&params).await?;
             out.write_all(render_compact(&result).as_bytes())?;
         }
         SessionCommand::Transcript {
@@ -122,12 +117,12 @@ pub async fn execute(
                 limit: Some(limit),
             };
             let answer = conn
-                .request(method::SESSION_TRANSCRIPT, serde_json::to_value(params)?)
+                .call_value::<method::SessionTranscript>(&params, DEFAULT_REQUEST_TIMEOUT)
                 .await?;
             if json {
                 write_json(out, &answer)?;
             } else {
-                let t: SessionTranscriptResult = parse(method::SESSION_TRANSCRIPT, &answer)?;
+                let t: SessionTranscriptResult = read_answer::<method::SessionTranscript>(answer)?;
                 out.write_all(render_transcript(&t, offset).as_bytes())?;
             }
         }
@@ -142,7 +137,7 @@ pub async fn execute(
             // A bad PATH or VALUE needs no gateway to be refused.
             let patch = build_patch(&key, &path, &value)?;
             let conn = target.connect().await?;
-            conn.request(method::SESSION_PATCH, serde_json::to_value(patch)?)
+            conn.call_value::<method::SessionPatch>(&patch, DEFAULT_REQUEST_TIMEOUT)
                 .await?;
             writeln!(out, "Set {path} = {value} for {key}")?;
         }
@@ -151,11 +146,17 @@ pub async fn execute(
     Ok(())
 }
 
-/// The answer to a method whose params are just the session key.
-async fn fetch(target: &GatewayTarget, method: &str, session_key: String) -> Result<Value> {
+/// The answer to a method whose params are just the session key, as sent
+/// (`--json` shows it whole).
+async fn fetch<M: Method<Params = SessionGetParams>>(
+    target: &GatewayTarget,
+    session_key: String,
+) -> Result<Value> {
     let conn = target.connect().await?;
-    let params = serde_json::to_value(SessionGetParams { session_key })?;
-    Ok(conn.request(method, params).await?)
+    let params = SessionGetParams { session_key };
+    Ok(conn
+        .call_value::<M>(&params, DEFAULT_REQUEST_TIMEOUT)
+        .await?)
 }
 
 fn write_json(out: &mut dyn Write, answer: &Value) -> Result<()> {

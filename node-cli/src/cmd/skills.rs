@@ -4,6 +4,7 @@
 
 use super::GatewayTarget;
 use crate::cli::SkillsCommand;
+use crate::connection::DEFAULT_REQUEST_TIMEOUT;
 use anyhow::Result;
 use gsv_protocol::{method, SkillsStatusParams, SkillsUpdateParams, SkillsUpdateResult};
 use serde_json::Value;
@@ -19,8 +20,10 @@ pub async fn run(target: &GatewayTarget, command: SkillsCommand) -> Result<()> {
     let conn = target.connect().await?;
     match command {
         SkillsCommand::Status { agent, json } => {
-            let params = serde_json::to_value(SkillsStatusParams { agent_id: agent })?;
-            let status = conn.request(method::SKILLS_STATUS, params).await?;
+            let params = SkillsStatusParams { agent_id: agent };
+            let status = conn
+                .call_value::<method::SkillsStatus>(&params, DEFAULT_REQUEST_TIMEOUT)
+                .await?;
             if json {
                 println!("{}", serde_json::to_string_pretty(&status)?);
             } else {
@@ -34,22 +37,24 @@ pub async fn run(target: &GatewayTarget, command: SkillsCommand) -> Result<()> {
             timeout_ms,
             json,
         } => {
-            let params = serde_json::to_value(SkillsUpdateParams {
+            let params = SkillsUpdateParams {
                 agent_id: agent.or(agent_flag),
                 force: force.then_some(true),
                 timeout_ms,
-            })?;
+            };
             let wait = timeout_ms
                 .unwrap_or(DEFAULT_PROBE_WAIT_MS)
                 .min(MAX_PROBE_WAIT_MS);
             let limit = Duration::from_millis(wait) + ANSWER_MARGIN;
-            let answer = conn
-                .request_with_timeout(method::SKILLS_UPDATE, params, limit)
-                .await?;
             if json {
+                let answer = conn
+                    .call_value::<method::SkillsUpdate>(&params, limit)
+                    .await?;
                 println!("{}", serde_json::to_string_pretty(&answer)?);
             } else {
-                let update: SkillsUpdateResult = serde_json::from_value(answer)?;
+                let update = conn
+                    .call_with_timeout::<method::SkillsUpdate>(&params, limit)
+                    .await?;
                 print!("{}", render_update(&update));
             }
         }

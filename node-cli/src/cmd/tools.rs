@@ -3,8 +3,9 @@
 
 use super::GatewayTarget;
 use crate::cli::ToolsCommand;
+use crate::connection::DEFAULT_REQUEST_TIMEOUT;
 use anyhow::{bail, Context, Result};
-use gsv_protocol::{method, ToolInvokeParams, ToolInvokeResult, ToolsListResult};
+use gsv_protocol::{method, NoParams, ToolInvokeParams, ToolsListResult};
 use serde_json::Value;
 use std::time::Duration;
 
@@ -15,22 +16,23 @@ pub async fn run(target: &GatewayTarget, command: ToolsCommand) -> Result<()> {
     match command {
         ToolsCommand::List { json } => {
             let conn = target.connect().await?;
-            let answer = conn.request(method::TOOLS_LIST, Value::Null).await?;
             if json {
+                let answer = conn
+                    .call_value::<method::ToolsList>(&NoParams, DEFAULT_REQUEST_TIMEOUT)
+                    .await?;
                 println!("{}", serde_json::to_string_pretty(&answer)?);
             } else {
-                let list: ToolsListResult = serde_json::from_value(answer)?;
+                let list = conn.call::<method::ToolsList>(&NoParams).await?;
                 print!("{}", render_list(&list));
             }
         }
         ToolsCommand::Call { tool, args } => {
             let args = parse_args(&args)?;
             let conn = target.connect().await?;
-            let params = serde_json::to_value(ToolInvokeParams { tool, args })?;
+            let params = ToolInvokeParams { tool, args };
             let answer = conn
-                .request_with_timeout(method::TOOL_INVOKE, params, CALL_TIMEOUT)
+                .call_with_timeout::<method::ToolInvoke>(&params, CALL_TIMEOUT)
                 .await?;
-            let answer: ToolInvokeResult = serde_json::from_value(answer)?;
             println!("{}", render_result(&answer.result)?);
         }
     }

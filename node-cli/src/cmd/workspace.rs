@@ -3,16 +3,13 @@
 
 use super::GatewayTarget;
 use crate::cli::{WorkspaceArgs, WorkspaceCommand};
-use crate::connection::{Connection, RequestError};
+use crate::connection::RequestError;
 use anyhow::{anyhow, bail, Context, Result};
 use gsv_protocol::{
-    codes, method, WorkspaceDeleteParams, WorkspaceDeleteResult, WorkspaceListParams,
+    codes, method, SkillSource, WorkspaceDeleteParams, WorkspaceDeleteResult, WorkspaceListParams,
     WorkspaceListResult, WorkspaceReadParams, WorkspaceReadResult, WorkspaceWriteParams,
     WorkspaceWriteResult,
 };
-use serde::de::DeserializeOwned;
-use serde::Serialize;
-use serde_json::Value;
 use std::io::{IsTerminal, Read, Write};
 use std::path::Path;
 use tempfile::TempPath;
@@ -53,7 +50,7 @@ pub async fn execute(
         WorkspaceCommand::Ls { path } => {
             let conn = target.connect().await?;
             let params = WorkspaceListParams { path, agent_id };
-            let listing: WorkspaceListResult = call(&conn, method::WORKSPACE_LIST, params).await?;
+            let listing: WorkspaceListResult = conn.call::<method::WorkspaceList>(&params).await?;
             io.out.write_all(render_listing(&listing).as_bytes())?;
             if listing.directories.is_empty() && listing.files.is_empty() {
                 writeln!(
@@ -66,7 +63,7 @@ pub async fn execute(
         WorkspaceCommand::Cat { path } => {
             let conn = target.connect().await?;
             let params = WorkspaceReadParams { path, agent_id };
-            let file: WorkspaceReadResult = call(&conn, method::WORKSPACE_READ, params).await?;
+            let file: WorkspaceReadResult = conn.call::<method::WorkspaceRead>(&params).await?;
             io.out.write_all(file.content.as_bytes())?;
         }
         WorkspaceCommand::Put { path, file } => {
@@ -79,7 +76,7 @@ pub async fn execute(
                 agent_id,
             };
             let written: WorkspaceWriteResult =
-                call(&conn, method::WORKSPACE_WRITE, params).await?;
+                conn.call::<method::WorkspaceWrite>(&params).await?;
             writeln!(
                 io.err,
                 "Wrote {} ({})",
@@ -91,7 +88,7 @@ pub async fn execute(
             let conn = target.connect().await?;
             let params = WorkspaceDeleteParams { path, agent_id };
             let deleted: WorkspaceDeleteResult =
-                call(&conn, method::WORKSPACE_DELETE, params).await?;
+                conn.call::<method::WorkspaceDelete>(&params).await?;
             writeln!(io.out, "Deleted {}", deleted.path)?;
         }
         WorkspaceCommand::Edit { path } => edit(target, path, agent_id, editor, io).await?,
@@ -112,13 +109,9 @@ async fn edit(
         path: path.clone(),
         agent_id: agent_id.clone(),
     };
-    let original = match conn
-        .request(method::WORKSPACE_READ, serde_json::to_value(params)?)
-        .await
-    {
-        Ok(answer) => {
-            let file: WorkspaceReadResult = parse(method::WORKSPACE_READ, &answer)?;
-            if file.resolved_source.as_deref() == Some("global") {
+    let original = match conn.call::<method::WorkspaceRead>(&params).await {
+        Ok(file) => {
+            if file.resolved_source == Some(SkillSource::Global) {
                 writeln!(
                     io.err,
                     "({path} is a global skill: saving creates this agent's own copy)"
@@ -152,30 +145,12 @@ async fn edit(
                 content,
                 agent_id,
             };
-            let _: WorkspaceWriteResult = call(&conn, method::WORKSPACE_WRITE, params).await?;
+            let _: WorkspaceWriteResult = conn.call::<method::WorkspaceWrite>(&params).await?;
             writeln!(io.out, "Saved {path}")?;
         }
     }
     drop(temp);
     Ok(())
-}
-
-pub(super) async fn call<R: DeserializeOwned>(
-    conn: &Connection,
-    method: &str,
-    params: impl Serialize,
-) -> Result<R> {
-    let answer = conn.request(method, serde_json::to_value(params)?).await?;
-    parse(method, &answer)
-}
-
-pub(super) fn parse<R: DeserializeOwned>(method: &str, answer: &Value) -> Result<R> {
-    R::deserialize(answer).map_err(|e| {
-        anyhow!(
-            "unexpected answer to `{method}` ({e}): {answer}. \
-             Are gsv and the gateway the same version?"
-        )
-    })
 }
 
 /// The gateway answers 404 for a file that does not exist, and also for a

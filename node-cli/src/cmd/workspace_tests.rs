@@ -3,7 +3,7 @@ use crate::cli::{Cli, Command};
 use crate::test_support::{Answer, CannedGateway};
 use clap::Parser;
 use gsv_protocol::ErrorShape;
-use serde_json::json;
+use serde_json::{json, Value};
 use std::path::PathBuf;
 
 /// What a command printed and how it ended (`Err` as `main` shows it).

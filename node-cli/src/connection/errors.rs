@@ -2,6 +2,7 @@
 //! terminal: each message says what happened and what to do about it.
 
 use gsv_protocol::{close_codes, codes, ErrorShape};
+use serde_json::Value;
 use std::fmt;
 use std::time::Duration;
 use tokio_tungstenite::tungstenite::protocol::CloseFrame;
@@ -79,6 +80,17 @@ pub enum RequestError {
         method: String,
         close: CloseReason,
     },
+    /// The params did not encode as JSON.
+    BadParams {
+        method: String,
+        detail: String,
+    },
+    /// The answer is not the method's result type.
+    BadAnswer {
+        method: String,
+        detail: String,
+        answer: Value,
+    },
 }
 
 impl fmt::Display for RequestError {
@@ -96,6 +108,18 @@ impl fmt::Display for RequestError {
             RequestError::Disconnected { method, close } => {
                 write!(f, "no answer to `{method}`: {close}")
             }
+            RequestError::BadParams { method, detail } => {
+                write!(f, "cannot send `{method}`: {detail}")
+            }
+            RequestError::BadAnswer {
+                method,
+                detail,
+                answer,
+            } => write!(
+                f,
+                "unexpected answer to `{method}` ({detail}): {answer}. \
+                 Are gsv and the gateway the same version?"
+            ),
         }
     }
 }
@@ -186,6 +210,12 @@ impl ConnectError {
                 reason: e.to_string(),
             },
             RequestError::Timeout { .. } => ConnectError::HandshakeTimeout { url },
+            e @ (RequestError::BadParams { .. } | RequestError::BadAnswer { .. }) => {
+                ConnectError::BadHello {
+                    url,
+                    detail: e.to_string(),
+                }
+            }
             RequestError::Disconnected { close, .. } => match close.code() {
                 Some(close_codes::UNAUTHORIZED) => ConnectError::TokenRejected { token_sent },
                 Some(close_codes::AUTH_NOT_CONFIGURED) => ConnectError::Refused {

@@ -320,9 +320,7 @@ fn deliver_ready(
     for item in outbox.take_ready() {
         let (conn, reports) = (conn.clone(), reports.clone());
         tokio::spawn(async move {
-            let sent = conn
-                .request_with_timeout(item.method(), item.params(), DELIVERY_TIMEOUT)
-                .await;
+            let sent = item.send(&conn, DELIVERY_TIMEOUT).await;
             let report = match sent {
                 Ok(_) => Report::Settled(item),
                 // The gateway asks for a retry (its session was unreachable).

@@ -4,9 +4,11 @@
 //! is acknowledged, so the gateway knows the command before it hears of
 //! its end.
 
+use crate::connection::{Connection, RequestError};
 use gsv_protocol::{method, NodeExecEventParams, ToolResultParams};
 use serde_json::Value;
 use std::collections::{HashSet, VecDeque};
+use std::time::Duration;
 
 /// Events kept at most while the gateway is unreachable (oldest dropped).
 pub const MAX_EVENTS: usize = 2048;
@@ -18,19 +20,12 @@ pub enum Outgoing {
 }
 
 impl Outgoing {
-    pub fn method(&self) -> &'static str {
+    /// Sends it to the gateway. Any answer settles it, so it is not read.
+    pub async fn send(&self, conn: &Connection, limit: Duration) -> Result<Value, RequestError> {
         match self {
-            Outgoing::ToolResult(_) => method::TOOL_RESULT,
-            Outgoing::ExecEvent(_) => method::NODE_EXEC_EVENT,
+            Outgoing::ToolResult(p) => conn.call_value::<method::ToolResult>(p, limit).await,
+            Outgoing::ExecEvent(p) => conn.call_value::<method::NodeExecEvent>(p, limit).await,
         }
-    }
-
-    pub fn params(&self) -> Value {
-        match self {
-            Outgoing::ToolResult(p) => serde_json::to_value(p),
-            Outgoing::ExecEvent(p) => serde_json::to_value(p),
-        }
-        .expect("wire types serialize")
     }
 
     /// The call this item belongs to.
@@ -100,8 +95,27 @@ impl Outbox {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use gsv_protocol::method::Method;
     use gsv_protocol::ExecEventKind;
     use serde_json::json;
+
+    /// The method and params `send` puts on the wire.
+    impl Outgoing {
+        fn method(&self) -> &'static str {
+            match self {
+                Outgoing::ToolResult(_) => method::ToolResult::NAME,
+                Outgoing::ExecEvent(_) => method::NodeExecEvent::NAME,
+            }
+        }
+
+        fn params(&self) -> Value {
+            match self {
+                Outgoing::ToolResult(p) => serde_json::to_value(p),
+                Outgoing::ExecEvent(p) => serde_json::to_value(p),
+            }
+            .unwrap()
+        }
+    }
 
     fn result(call: &str) -> Outgoing {
         Outgoing::ToolResult(ToolResultParams {

@@ -36,9 +36,8 @@ pub async fn run(conn: &Connection, evt: NodeProbeEvent, log: &NodeLog) {
         json!({"probeId": evt.probe_id, "ok": result.ok, "bins": result.bins,
                "error": result.error, "ms": started.elapsed().as_millis() as u64}),
     );
-    let params = serde_json::to_value(&result).expect("probe result serializes");
     if let Err(e) = conn
-        .request_with_timeout(method::NODE_PROBE_RESULT, params, DELIVERY_TIMEOUT)
+        .call_with_timeout::<method::NodeProbeResult>(&result, DELIVERY_TIMEOUT)
         .await
     {
         log.warn(

@@ -168,8 +168,7 @@ impl Transfers {
 }
 
 pub async fn status(conn: &Connection, p: TransferStatusParams) -> Result<(), String> {
-    let params = serde_json::to_value(p).expect("status serializes");
-    conn.request(method::TRANSFER_STATUS, params)
+    conn.call::<method::TransferStatus>(&p)
         .await
         .map(|_| ())
         .map_err(|e| e.to_string())

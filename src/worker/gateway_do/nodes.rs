@@ -146,14 +146,14 @@ impl Gateway {
     }
 
     /// `tools.list`: the native tools, then every connected node's.
-    pub(super) fn tools_list(&self) -> Res<Value> {
+    pub(super) fn tools_list(&self) -> Res<ToolsListResult> {
         let mut tools = native_tools::definitions(true);
         let nodes = self.node_snapshot()?;
         if !nodes.hosts.is_empty() {
             tools.push(crate::gateway::transfer::definition());
         }
         tools.extend(nodes.tools);
-        to_value(&ToolsListResult { tools })
+        Ok(ToolsListResult { tools })
     }
 
     /// Sends a tool call to the node that offers it and records who waits,
@@ -271,9 +271,9 @@ impl Gateway {
     }
 
     /// `tool.result` from a node: handed to whoever waits for it.
-    pub(super) async fn tool_result(&self, node_id: &str, p: ToolResultParams) -> Res<Value> {
+    pub(super) async fn tool_result(&self, node_id: &str, p: ToolResultParams) -> Res<AckResult> {
         let Some(route) = self.route(&p.call_id)? else {
-            return to_value(&AckResult {
+            return Ok(AckResult {
                 ok: true,
                 dropped: Some(true),
             });
@@ -296,12 +296,10 @@ impl Gateway {
         self.deliver(&route, p).await
     }
 
-    async fn deliver(&self, route: &RouteRow, p: ToolResultParams) -> Res<Value> {
+    async fn deliver(&self, route: &RouteRow, p: ToolResultParams) -> Res<AckResult> {
         match (route.kind.as_str(), &route.session_key) {
             ("session", Some(key)) => {
-                let ack: AckResult =
-                    call_object(&self.env, "SESSION", key, path::TOOL_RESULT, &p).await?;
-                to_value(&ack)
+                call_object(&self.env, "SESSION", key, path::TOOL_RESULT, &p).await
             }
             _ => {
                 let frame_id = route.frame_id.clone().unwrap_or_default();
@@ -322,7 +320,7 @@ impl Gateway {
                     Some((ws, _)) => ws.send_with_str(frame.to_json()).is_ok(),
                     None => false,
                 };
-                to_value(&AckResult {
+                Ok(AckResult {
                     ok: true,
                     dropped: (!delivered).then_some(true),
                 })
@@ -400,7 +398,7 @@ impl Gateway {
 
     /// `node.exec.event`: a background command the gateway follows ended;
     /// its session hears of it. Unknown commands are dropped.
-    pub(super) async fn exec_event(&self, node_id: &str, p: NodeExecEventParams) -> Res<Value> {
+    pub(super) async fn exec_event(&self, node_id: &str, p: NodeExecEventParams) -> Res<AckResult> {
         #[derive(Deserialize)]
         struct Row {
             session_key: String,
@@ -414,13 +412,13 @@ impl Gateway {
             .and_then(|c| c.to_array())
             .map_err(internal_error)?;
         let Some(row) = rows.into_iter().next() else {
-            return to_value(&AckResult {
+            return Ok(AckResult {
                 ok: true,
                 dropped: Some(true),
             });
         };
         if !p.event.is_terminal() {
-            return to_value(&AckResult {
+            return Ok(AckResult {
                 ok: true,
                 dropped: None,
             });
@@ -449,7 +447,7 @@ impl Gateway {
                 vec![node_id.into(), p.session_id.as_str().into()],
             )
             .map_err(internal_error)?;
-        to_value(&ack)
+        Ok(ack)
     }
 
     /// Deadlines: client invokes that got no answer are answered with a
@@ -501,6 +499,10 @@ impl Gateway {
             .and_then(|c| c.one::<Next>())
             .ok()
             .and_then(|n| n.at);
+        let next = match (next, self.channel_store().next_deadline()) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
         let storage = self.state.storage();
         let result = match next {
             Some(at) => {

@@ -11,7 +11,7 @@ use crate::skills::probe::{
     agents_to_probe, apply_probe_result, disconnected, plan_probes, probe_timeout_ms, timed_out,
     update_result, ProbeOutcome, DEFAULT_PROBE_TIMEOUT_MS,
 };
-use crate::skills::{skills_status, HostInfo};
+use crate::skills::{skills_status, HostInfo, SkillsStatus};
 use crate::worker::rpc::{internal_error, new_id, now_ms};
 use crate::worker::workspace::prompt_load::{load_skill_files, load_skill_files_of};
 use gsv_protocol::*;
@@ -150,7 +150,7 @@ impl Gateway {
         att: &Attachment,
         frame_id: &str,
         p: SkillsUpdateParams,
-    ) -> Res<Option<Value>> {
+    ) -> Res<Option<SkillsUpdateResult<SkillsStatus>>> {
         let (bucket, agent) = self.workspace(p.agent_id.as_deref())?;
         let files = load_skill_files(&bucket, &agent)
             .await
@@ -161,7 +161,7 @@ impl Gateway {
         let status = skills_status(&agent, &files, &hosts, &config, now);
         let plan = plan_probes(&hosts, &status.required_bins, p.force == Some(true), now);
         if plan.probe.is_empty() {
-            return to_value(&update_result(status, &[], plan.skipped)).map(Some);
+            return Ok(Some(update_result(status, &[], plan.skipped)));
         }
         let update_id = new_id();
         self.run_sql(
@@ -263,14 +263,18 @@ impl Gateway {
     }
 
     /// `node.probe.result`: the probed node's answer, merged into its row.
-    pub(super) async fn probe_result(&self, node_id: &str, p: NodeProbeResultParams) -> Res<Value> {
+    pub(super) async fn probe_result(
+        &self,
+        node_id: &str,
+        p: NodeProbeResultParams,
+    ) -> Res<AckResult> {
         let row = self
             .probes("probe_id = ?", vec![p.probe_id.as_str().into()])?
             .into_iter()
             .next();
         // Unknown, or settled already (timed out): nobody waits for it.
         let Some(row) = row.filter(|r| r.outcome.is_none()) else {
-            return to_value(&AckResult {
+            return Ok(AckResult {
                 ok: true,
                 dropped: Some(true),
             });
@@ -289,7 +293,7 @@ impl Gateway {
         if let Some(update_id) = &row.update_id {
             self.finish_update(update_id).await?;
         }
-        to_value(&AckResult {
+        Ok(AckResult {
             ok: true,
             dropped: None,
         })

@@ -12,12 +12,12 @@ use super::{to_value, Gateway};
 use crate::gateway::transfer::{
     plan, Endpoint, TransferArgs, TransferRequest, TransferResult, DEFAULT_MAX_TRANSFER_BYTES,
 };
-use crate::session::internal::path;
+use crate::session::internal::{path, TransferReply};
 use crate::worker::rpc::{call_object, internal_error};
 use crate::workspace::paths::write_key;
 use gsv_protocol::transfer::*;
 use gsv_protocol::*;
-use serde_json::{json, Value};
+use serde_json::Value;
 use sha2::{Digest, Sha256};
 use worker::*;
 
@@ -50,7 +50,7 @@ impl Gateway {
     }
 
     /// Starts the transfer a Session asked for; its result comes later.
-    pub(super) async fn start_transfer(&self, req: TransferRequest) -> Res<Value> {
+    pub(super) async fn start_transfer(&self, req: TransferRequest) -> Res<TransferReply> {
         let bad = |e: String| ErrorShape::new(codes::BAD_REQUEST, e);
         let (source, destination) = plan(&TransferArgs {
             source: req.source.clone(),
@@ -115,7 +115,7 @@ impl Gateway {
                 self.stream_from_r2(id, bytes).await?;
             }
         }
-        Ok(json!({"status": "started", "transferId": id}))
+        Ok(TransferReply::Started { transfer_id: id })
     }
 
     fn node_socket(&self, node_id: &str) -> Res<WebSocket> {
@@ -215,12 +215,12 @@ impl Gateway {
         &self,
         node_id: &str,
         p: TransferStatusParams,
-    ) -> Res<Value> {
+    ) -> Res<AckResult> {
         let id = p.transfer_id;
         let role = {
             let transfers = self.transfers.borrow();
             let Some(t) = transfers.get(&id) else {
-                return to_value(&AckResult {
+                return Ok(AckResult {
                     ok: true,
                     dropped: Some(true),
                 });
@@ -239,7 +239,7 @@ impl Gateway {
             }
             (TransferState::Done, (_, true)) => {
                 let Some(t) = self.transfers.borrow_mut().remove(&id) else {
-                    return to_value(&AckResult {
+                    return Ok(AckResult {
                         ok: true,
                         dropped: Some(true),
                     });
@@ -263,7 +263,7 @@ impl Gateway {
                 ))
             }
         }
-        to_value(&AckResult {
+        Ok(AckResult {
             ok: true,
             dropped: None,
         })

@@ -1,7 +1,8 @@
 //! The Session object's one alarm, pointed at the earliest row of its
 //! deadlines table: the tick (the run watchdog) and the tool calls' deadline.
 
-use super::store::{Res, SessionStore};
+use super::error::Res;
+use super::store::SessionStore;
 use crate::worker::rpc::now_ms;
 use std::cell::Cell;
 use worker::{console_error, ScheduledTime, Storage};

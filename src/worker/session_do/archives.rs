@@ -4,7 +4,8 @@
 //! (`super::reset`) and automatic compaction write theirs with
 //! [`write_archive`].
 
-use super::store::{Res, SessionStore};
+use super::error::{Res, SessionError};
+use super::store::SessionStore;
 use crate::archive::{
     part_archive_key, part_archive_metadata, read_page, ArchiveInfo, ArchiveWriter,
 };
@@ -12,7 +13,7 @@ use crate::routing::agent_id_of;
 use crate::session::compaction::plan_manual;
 use crate::session::reset::ArchiveCheck;
 use crate::session::transcript::{order_archives, page_slices};
-use crate::worker::rpc::{internal_error, now_ms};
+use crate::worker::rpc::now_ms;
 use crate::workspace::paths::agent_root;
 use gsv_protocol::*;
 use std::collections::{BTreeMap, HashMap};
@@ -30,21 +31,19 @@ pub async fn compact(
 ) -> Res<SessionCompactResult> {
     let meta = store.meta(&p.session_key)?;
     if resetting || store.reset_pending() {
-        return Err(ErrorShape::new(409, "This session is being reset").retryable(true));
+        return Err(SessionError::Busy("This session is being reset".into()));
     }
     if store.current_run()?.is_some() {
-        return Err(ErrorShape::new(
-            409,
-            "A run is in progress in this session; compact it once the run has ended",
-        )
-        .retryable(true));
+        return Err(SessionError::Busy(
+            "A run is in progress in this session; compact it once the run has ended".into(),
+        ));
     }
     let rows = store.message_rows()?;
     let messages: Vec<Message> = rows
         .iter()
         .map(|r| serde_json::from_str(&r.data))
         .collect::<Result<_, _>>()
-        .map_err(internal_error)?;
+        .map_err(SessionError::storage)?;
     let keep = p.keep_messages.unwrap_or(20) as usize;
     let Some(split) = plan_manual(&messages, keep) else {
         let kept = messages.len() as u64;
@@ -92,7 +91,7 @@ pub(super) fn verified(
         || check.messages_written != count as u64
         || &check.custom_metadata != metadata
     {
-        return Err(internal_error(format!(
+        return Err(SessionError::Storage(format!(
             "the archive {key} could not be verified; nothing was removed"
         )));
     }
@@ -111,22 +110,22 @@ pub async fn transcript(
         .unwrap_or_else(|| meta.session_id.clone());
     // A session reads only its own transcripts.
     if session_id != meta.session_id && !meta.previous_session_ids.contains(&session_id) {
-        return Err(ErrorShape::new(
-            codes::NOT_FOUND,
-            format!("{session_id} is not a session id of {}", meta.session_key),
-        ));
+        return Err(SessionError::NotFound(format!(
+            "{session_id} is not a session id of {}",
+            meta.session_key
+        )));
     }
     let agent = agent_id_of(&meta.session_key);
     let prefix = format!("{}sessions/{session_id}", agent_root(&agent));
     let (keys, _) = crate::worker::r2::list(bucket, &prefix, None)
         .await
-        .map_err(internal_error)?;
+        .map_err(SessionError::storage)?;
     let archives = order_archives(&session_id, &keys);
     let mut counts = Vec::new();
     let mut archive_metadata = Vec::new();
     let mut archive_bytes = Vec::new();
     for key in &archives {
-        let head = bucket.head(key).await.map_err(internal_error)?;
+        let head = bucket.head(key).await.map_err(SessionError::storage)?;
         archive_bytes.push(head.as_ref().map_or(0, |o| o.size()));
         let metadata: BTreeMap<String, String> = head
             .and_then(|o| o.custom_metadata().ok())
@@ -147,15 +146,16 @@ pub async fn transcript(
             .get(&archives[i])
             .execute()
             .await
-            .map_err(internal_error)?
+            .map_err(SessionError::storage)?
         else {
             continue;
         };
         let bytes = match obj.body() {
-            Some(body) => body.bytes().await.map_err(internal_error)?,
+            Some(body) => body.bytes().await.map_err(SessionError::storage)?,
             None => continue,
         };
-        let page = read_page::<Message, _>(&bytes[..], start, take).map_err(internal_error)?;
+        let page =
+            read_page::<Message, _>(&bytes[..], start, take).map_err(SessionError::storage)?;
         messages.extend(page.items);
     }
     let total: u64 = counts.iter().sum();
@@ -184,12 +184,12 @@ pub(super) async fn write_archive(
     let mut writer = ArchiveWriter::new(CHUNK_BYTES);
     let mut body = Vec::new();
     for json in rows {
-        if let Some(chunk) = writer.push_json(&json?).map_err(internal_error)? {
+        if let Some(chunk) = writer.push_json(&json?).map_err(SessionError::storage)? {
             body.extend_from_slice(&chunk);
         }
     }
     let written = writer.message_count();
-    body.extend(writer.finish().map_err(internal_error)?);
+    body.extend(writer.finish().map_err(SessionError::storage)?);
     let size = body.len() as u64;
     let custom: HashMap<String, String> = metadata.clone().into_iter().collect();
     let http = HttpMetadata {
@@ -202,8 +202,8 @@ pub(super) async fn write_archive(
         .custom_metadata(custom)
         .execute()
         .await
-        .map_err(internal_error)?;
-    let head = bucket.head(key).await.map_err(internal_error)?;
+        .map_err(SessionError::storage)?;
+    let head = bucket.head(key).await.map_err(SessionError::storage)?;
     let check = ArchiveCheck {
         messages_written: written,
         size: head.as_ref().map(|o| o.size()),

@@ -3,7 +3,7 @@
 //! a message arriving after the reset policy ended the conversation is
 //! marked to reset the session first; everything else joins the queue.
 
-use super::store::Res;
+use super::error::Res;
 use super::Session;
 use crate::commands::{
     applied_directives, directive_ack, is_empty, model_command, parse_command, parse_directives,
@@ -40,6 +40,10 @@ impl Session {
             });
         }
         let text = if d.has_any() { d.text } else { send.message };
+        let text = match &send.channel {
+            Some(turn) => turn.envelope(&text),
+            None => text,
+        };
         let overrides = (!is_empty(&applied)).then_some(applied);
         let reset_first = self.reset_is_due(&config)?;
         let reply = core.enqueue(&send.run_id, &text, overrides.as_ref(), reset_first)?;
@@ -89,6 +93,10 @@ impl Session {
                     .reset(query, "Run ended: the session was reset")
                     .await?;
                 if let Some(text) = message {
+                    let text = match &send.channel {
+                        Some(turn) => turn.envelope(&text),
+                        None => text,
+                    };
                     core.enqueue(&send.run_id, &text, None, false)?;
                     self.start_queued().await?;
                     run_id = Some(send.run_id.clone());
@@ -112,7 +120,7 @@ impl Session {
                         "Compacted: archived {} messages, kept the last {}.",
                         r.trimmed_messages, r.kept_messages
                     )),
-                    Err(e) => CommandReply::error(e.message),
+                    Err(e) => CommandReply::error(e.to_string()),
                 }
             }
             Command::Status => {

@@ -6,7 +6,8 @@
 //! leaves the history whole.
 
 use super::archives::{verified, write_archive};
-use super::store::{Res, SessionStore};
+use super::error::Res;
+use super::store::SessionStore;
 use super::summarizer;
 use crate::archive::{part_archive_key, part_archive_metadata, ArchiveInfo};
 use crate::config::Config;

@@ -3,12 +3,13 @@
 //! I/O helpers every part needs (emit an event, end a run) live here.
 
 use super::alarm::Alarm;
+use super::error::{Res, SessionError};
 use super::events::EventLink;
-use super::store::{CurrentRun, Res, SessionStore};
+use super::store::{CurrentRun, SessionStore};
 use crate::config::Config;
 use crate::session::internal::{NodeSnapshot, SessionChatSendReply};
 use crate::session::run_config::RunConfig;
-use crate::worker::rpc::{internal_error, now_ms};
+use crate::worker::rpc::now_ms;
 use crate::worker::workspace::prompt_load::RunPrompt;
 use gsv_protocol::{AssistantMessage, ChatDirectives, ChatEvent, ChatState, Usage};
 use std::cell::{Cell, RefCell};
@@ -57,7 +58,7 @@ impl Core {
     }
 
     pub fn bucket(&self) -> Res<Bucket> {
-        self.env.bucket("STORAGE").map_err(internal_error)
+        self.env.bucket("STORAGE").map_err(SessionError::storage)
     }
 
     /// Points the object's one alarm at its earliest deadline.
@@ -130,7 +131,7 @@ impl Core {
         let overrides_json = overrides
             .map(serde_json::to_string)
             .transpose()
-            .map_err(internal_error)?;
+            .map_err(SessionError::storage)?;
         let now = now_ms();
         let mut meta = self.store.meta("")?;
         meta.updated_at = now;

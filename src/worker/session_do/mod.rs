@@ -8,6 +8,7 @@ mod archives;
 mod chat;
 mod compaction;
 mod core;
+mod error;
 mod events;
 mod reset;
 mod run;
@@ -17,16 +18,17 @@ mod summarizer;
 mod tools;
 
 use self::core::Core;
-use crate::session::internal::{path, SessionChatSend, SessionExecEvent, SessionQuery};
+use crate::session::internal::{path, SessionExecEvent, SessionQuery};
 use crate::session::patch::apply_patch;
 use crate::session::tools::{exec_event_message, ToolWait};
 use crate::worker::rpc::{new_id, now_ms, read_json, reply};
 use alarm::{TICK, TICK_MS};
+use error::{Res, SessionError};
 use gsv_protocol::*;
 use reset::Reset;
 use run::run_loop;
+use serde::Serialize;
 use std::rc::Rc;
-use store::Res;
 use tools::{Tools, TOOLS_DEADLINE};
 use worker::*;
 
@@ -48,73 +50,38 @@ impl DurableObject for Session {
     }
 
     async fn fetch(&self, mut req: Request) -> Result<Response> {
+        let req = &mut req;
         match req.path().as_str() {
-            path::CHAT_SEND => {
-                let result = match read_json::<SessionChatSend>(&mut req).await {
-                    Ok(send) => self.chat_send(send).await,
-                    Err(e) => Err(e),
-                };
-                reply(result)
-            }
-            path::GET => reply(match read_json::<SessionQuery>(&mut req).await {
-                Ok(q) => self
-                    .core
-                    .store
-                    .meta(&q.session_key)
-                    .and_then(|m| Ok(m.to_result(self.core.store.message_count()?))),
-                Err(e) => Err(e),
-            }),
-            path::PREVIEW => reply(match read_json::<SessionQuery>(&mut req).await {
-                Ok(q) => self.preview(q),
-                Err(e) => Err(e),
-            }),
-            path::STATS => reply(match read_json::<SessionQuery>(&mut req).await {
-                Ok(q) => self.stats(q),
-                Err(e) => Err(e),
-            }),
-            path::HISTORY => reply(match read_json::<SessionQuery>(&mut req).await {
-                Ok(q) => self
-                    .core
-                    .store
-                    .meta(&q.session_key)
-                    .map(|m| SessionHistoryResult {
-                        session_key: m.session_key,
-                        current_session_id: m.session_id,
-                        previous_session_ids: m.previous_session_ids,
-                    }),
-                Err(e) => Err(e),
-            }),
-            path::PATCH => reply(match read_json::<SessionPatchParams>(&mut req).await {
-                Ok(p) => self.patch(p),
-                Err(e) => Err(e),
-            }),
-            path::COMPACT => reply(match read_json::<SessionCompactParams>(&mut req).await {
-                Ok(p) => self.compact(p).await,
-                Err(e) => Err(e),
-            }),
-            path::RESET => reply(match read_json::<SessionQuery>(&mut req).await {
-                Ok(q) => self.reset(q, "Run ended: the session was reset").await,
-                Err(e) => Err(e),
-            }),
-            path::TOOL_RESULT => reply(match read_json::<ToolResultParams>(&mut req).await {
-                Ok(p) => self.tool_result(p),
-                Err(e) => Err(e),
-            }),
-            path::EXEC_EVENT => reply(match read_json::<SessionExecEvent>(&mut req).await {
-                Ok(ev) => self.exec_event(ev),
-                Err(e) => Err(e),
-            }),
-            path::ABORT => reply(match read_json::<SessionQuery>(&mut req).await {
-                Ok(q) => self.abort(q, "Run cancelled by user").await,
-                Err(e) => Err(e),
-            }),
-            path::TRANSCRIPT => reply(match read_json::<SessionTranscriptParams>(&mut req).await {
-                Ok(p) => match self.core.bucket() {
-                    Ok(bucket) => archives::transcript(&self.core.store, &bucket, p).await,
-                    Err(e) => Err(e),
-                },
-                Err(e) => Err(e),
-            }),
+            path::CHAT_SEND => answer(async { self.chat_send(body(req).await?).await }.await),
+            path::GET => answer(async { self.get(body(req).await?) }.await),
+            path::PREVIEW => answer(async { self.preview(body(req).await?) }.await),
+            path::STATS => answer(async { self.stats(body(req).await?) }.await),
+            path::HISTORY => answer(async { self.history(body(req).await?) }.await),
+            path::PATCH => answer(async { self.patch(body(req).await?) }.await),
+            path::COMPACT => answer(async { self.compact(body(req).await?).await }.await),
+            path::RESET => answer(
+                async {
+                    let q = body(req).await?;
+                    self.reset(q, "Run ended: the session was reset").await
+                }
+                .await,
+            ),
+            path::TOOL_RESULT => answer(async { self.tool_result(body(req).await?) }.await),
+            path::EXEC_EVENT => answer(async { self.exec_event(body(req).await?) }.await),
+            path::ABORT => answer(
+                async {
+                    let q = body(req).await?;
+                    self.abort(q, "Run cancelled by user").await
+                }
+                .await,
+            ),
+            path::TRANSCRIPT => answer(
+                async {
+                    let p = body(req).await?;
+                    archives::transcript(&self.core.store, &self.core.bucket()?, p).await
+                }
+                .await,
+            ),
             _ => Response::error("Not found", 404),
         }
     }
@@ -126,12 +93,12 @@ impl DurableObject for Session {
         let due = core
             .store
             .take_due_deadlines(now)
-            .map_err(|e| Error::RustError(e.message))?;
+            .map_err(|e| Error::RustError(e.to_string()))?;
         if due.iter().any(|k| k == TOOLS_DEADLINE) {
             // Unanswered calls become timeout errors and the run goes on.
             self.tools()
                 .time_out()
-                .map_err(|e| Error::RustError(e.message))?;
+                .map_err(|e| Error::RustError(e.to_string()))?;
             if !core.running.get() {
                 run_loop(core.clone()).await;
             }
@@ -139,7 +106,7 @@ impl DurableObject for Session {
         if due.iter().any(|k| k == TICK) {
             self.tick(now)
                 .await
-                .map_err(|e| Error::RustError(e.message))?;
+                .map_err(|e| Error::RustError(e.to_string()))?;
         }
         core.schedule().await;
         Response::ok("ok")
@@ -147,7 +114,7 @@ impl DurableObject for Session {
 }
 
 impl Session {
-    async fn tick(&self, now: i64) -> std::result::Result<(), ErrorShape> {
+    async fn tick(&self, now: i64) -> Res<()> {
         let core = &self.core;
         let store = &core.store;
         if core.running.get() {
@@ -307,10 +274,25 @@ impl Session {
         })
     }
 
+    fn get(&self, q: SessionQuery) -> Res<SessionGetResult> {
+        let store = &self.core.store;
+        let meta = store.meta(&q.session_key)?;
+        Ok(meta.to_result(store.message_count()?))
+    }
+
+    fn history(&self, q: SessionQuery) -> Res<SessionHistoryResult> {
+        let m = self.core.store.meta(&q.session_key)?;
+        Ok(SessionHistoryResult {
+            session_key: m.session_key,
+            current_session_id: m.session_id,
+            previous_session_ids: m.previous_session_ids,
+        })
+    }
+
     fn patch(&self, p: SessionPatchParams) -> Res<SessionGetResult> {
         let store = &self.core.store;
         let meta = store.meta(&p.session_key)?;
-        let next = apply_patch(&meta, &p).map_err(|e| ErrorShape::new(codes::BAD_REQUEST, e))?;
+        let next = apply_patch(&meta, &p).map_err(SessionError::Invalid)?;
         store.save_meta(&next)?;
         Ok(next.to_result(store.message_count()?))
     }
@@ -329,4 +311,15 @@ impl Session {
             messages,
         })
     }
+}
+
+/// A request's JSON body; a malformed one is refused with a 400.
+async fn body<T: serde::de::DeserializeOwned>(req: &mut Request) -> Res<T> {
+    Ok(read_json(req).await?)
+}
+
+/// The answer to an internal request: the value, or the error in the
+/// wire's shape with its status.
+fn answer<T: Serialize>(result: Res<T>) -> Result<Response> {
+    reply(result.map_err(ErrorShape::from))
 }

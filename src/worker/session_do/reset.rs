@@ -10,14 +10,15 @@
 //! once the plan is done (steps 9 and 10).
 
 use super::archives::write_archive;
-use super::store::{Res, SessionStore};
+use super::error::{Res, SessionError};
+use super::store::SessionStore;
 use super::summarizer;
 use super::tools::TOOLS_DEADLINE;
 use crate::routing::agent_id_of;
 use crate::session::compaction::{CompactionSettings, MemoryExtraction};
 use crate::session::memory::MemorySource;
 use crate::session::reset::{ResetInput, ResetPlan, ResetReason, ResetStep};
-use crate::worker::rpc::{internal_error, new_id, now_ms};
+use crate::worker::rpc::{new_id, now_ms};
 use crate::worker::tz::user_time_zone;
 use gsv_protocol::*;
 use std::cell::Cell;
@@ -37,11 +38,9 @@ impl Reset<'_> {
     pub async fn manual(&self, key: &str) -> Res<SessionResetResult> {
         let store = self.store;
         if store.current_run()?.is_some() {
-            return Err(ErrorShape::new(
-                409,
-                "A run is in progress in this session; reset it once the run has ended",
-            )
-            .retryable(true));
+            return Err(SessionError::Busy(
+                "A run is in progress in this session; reset it once the run has ended".into(),
+            ));
         }
         let plan = match store.load_plan()? {
             Some(plan) => plan,
@@ -103,7 +102,9 @@ impl Reset<'_> {
     /// Runs the rest of `plan`; only one plan runs at a time in an instance.
     async fn run_plan(&self, plan: ResetPlan) -> Res<SessionResetResult> {
         if self.busy.replace(true) {
-            return Err(ErrorShape::new(409, "This session is being reset already").retryable(true));
+            return Err(SessionError::Busy(
+                "This session is being reset already".into(),
+            ));
         }
         let result = self.run_steps(plan).await;
         self.busy.set(false);
@@ -121,29 +122,29 @@ impl Reset<'_> {
                     let (check, _) =
                         write_archive(bucket, &plan.archive_key, rows, &plan.archive_metadata)
                             .await?;
-                    plan.verify_archive(&check).map_err(internal_error)?;
+                    plan.verify_archive(&check).map_err(SessionError::storage)?;
                 }
                 ResetStep::ExtractMemories => {
                     // Best-effort: a failure costs memories, never messages.
                     if let Err(e) = self.extract_memories(&plan).await {
                         console_error!("session {}: memory extraction: {e}", plan.session_key);
                     }
-                    plan.complete(step).map_err(internal_error)?;
+                    plan.complete(step).map_err(SessionError::storage)?;
                 }
                 ResetStep::DeleteMedia => {
                     let (keys, _) = crate::worker::r2::list(bucket, &plan.media_prefix, None)
                         .await
-                        .map_err(internal_error)?;
+                        .map_err(SessionError::storage)?;
                     for key in &keys {
-                        bucket.delete(key).await.map_err(internal_error)?;
+                        bucket.delete(key).await.map_err(SessionError::storage)?;
                     }
                     media_deleted += keys.len() as u64;
-                    plan.complete(step).map_err(internal_error)?;
+                    plan.complete(step).map_err(SessionError::storage)?;
                 }
                 ResetStep::ClearMessages => {
                     store.clear_messages()?;
                     store.clear_calls(TOOLS_DEADLINE)?;
-                    plan.complete(step).map_err(internal_error)?;
+                    plan.complete(step).map_err(SessionError::storage)?;
                 }
                 ResetStep::NewSessionId
                 | ResetStep::RecordPreviousSessionId
@@ -152,12 +153,12 @@ impl Reset<'_> {
                     let mut meta = store.meta(&plan.session_key)?;
                     plan.apply_to_meta(step, &mut meta);
                     store.save_meta(&meta)?;
-                    plan.complete(step).map_err(internal_error)?;
+                    plan.complete(step).map_err(SessionError::storage)?;
                 }
                 // The triggering message is still queued: the loop moves it into
                 // the new session and runs it once the plan is gone.
                 ResetStep::AppendTriggeringMessage | ResetStep::ContinueAgentLoop => {
-                    plan.complete(step).map_err(internal_error)?;
+                    plan.complete(step).map_err(SessionError::storage)?;
                 }
             }
             // Progress is recorded after every step: a crash redoes at most one.
@@ -211,7 +212,7 @@ impl Reset<'_> {
             &extraction.memories(),
         )
         .await
-        .map_err(internal_error)?;
+        .map_err(SessionError::storage)?;
         Ok(())
     }
 }

@@ -6,8 +6,9 @@
 
 use super::compaction;
 use super::core::{Core, PromptInputs};
+use super::error::{Res, SessionError};
 use super::reset::Reset;
-use super::store::{CurrentRun, Res};
+use super::store::CurrentRun;
 use super::tools::{ToolRun, Tools};
 use crate::config::Config;
 use crate::llm::LlmErrorKind;
@@ -43,20 +44,20 @@ pub async fn run_loop(core: Rc<Core>) {
             Ok(None) => match next_run(&core).await {
                 Ok(run) => run,
                 Err(e) => {
-                    console_error!("session: starting a run failed: {}", e.message);
+                    console_error!("session: starting a run failed: {e}");
                     // The watchdog tries again.
                     let _ = core.ensure_tick().await;
                     None
                 }
             },
             Err(e) => {
-                console_error!("session: reading the run failed: {}", e.message);
+                console_error!("session: reading the run failed: {e}");
                 None
             }
         };
         let Some(run) = run else { break };
         if let Err(e) = core.ensure_tick().await {
-            console_error!("session: {}", e.message);
+            console_error!("session: {e}");
         }
         if !drive_run(&core, &run).await {
             // Waiting on tool calls: a result or the deadline resumes it.
@@ -121,7 +122,7 @@ async fn drive_run(core: &Core, run: &CurrentRun) -> bool {
     let mut drive = match Drive::start(core, run).await {
         Ok(d) => d,
         Err(error) => {
-            core.fail_run(run, &error).await;
+            core.fail_run(run, &error.to_string()).await;
             return true;
         }
     };
@@ -170,12 +171,12 @@ impl<'a> Drive<'a> {
     /// Config, model and prompt are resolved once per run, not once per
     /// model call: the workspace is read from R2 once, and a run that
     /// waited on tools resumes with the prompt it kept.
-    async fn start(core: &'a Core, run: &'a CurrentRun) -> Result<Drive<'a>, String> {
+    async fn start(core: &'a Core, run: &'a CurrentRun) -> Res<Drive<'a>> {
         let store = &core.store;
         let usage: Usage = serde_json::from_str(&run.usage).unwrap_or_default();
         let (meta, config, nodes) = match (store.meta(""), store.config(), store.nodes()) {
             (Ok(m), Ok(c), Ok(n)) => (m, c, n),
-            (Err(e), _, _) | (_, Err(e), _) | (_, _, Err(e)) => return Err(e.message),
+            (Err(e), _, _) | (_, Err(e), _) | (_, _, Err(e)) => return Err(e),
         };
         let overrides: ChatDirectives = run
             .overrides
@@ -184,7 +185,7 @@ impl<'a> Drive<'a> {
             .unwrap_or_default();
         let rc = RunConfig::resolve(&config, &with_directives(&meta.settings, &overrides));
         if let Some(reason) = &rc.unusable {
-            return Err(reason.clone());
+            return Err(SessionError::Unusable(reason.clone()));
         }
         let kept = run
             .prompt
@@ -217,7 +218,7 @@ impl<'a> Drive<'a> {
             (None, None) => {
                 let p = assemble(core, &config, &inputs, &meta.session_key)
                     .await
-                    .map_err(|e| workspace_error(&e))?;
+                    .map_err(|e| SessionError::Storage(workspace_error(&e)))?;
                 loaded(core, &p, &inputs, None);
                 p
             }
@@ -258,7 +259,7 @@ impl<'a> Drive<'a> {
         match self.tools().settle(&tool_run).await {
             Ok(true) => RunEvent::ToolsSettled,
             Ok(false) => RunEvent::ToolsPending,
-            Err(e) => RunEvent::Failed(e.message),
+            Err(e) => RunEvent::Failed(e.to_string()),
         }
     }
 
@@ -272,7 +273,7 @@ impl<'a> Drive<'a> {
                 self.history = history;
                 RunEvent::HistoryRead(next_step(&run_messages))
             }
-            Err(e) => RunEvent::Failed(e.message),
+            Err(e) => RunEvent::Failed(e.to_string()),
         }
     }
 
@@ -297,7 +298,7 @@ impl<'a> Drive<'a> {
             Ok(false) => RunEvent::NotCompacted,
             // The history is whole; the call may still fit.
             Err(e) => {
-                console_error!("session: compaction failed: {}", e.message);
+                console_error!("session: compaction failed: {e}");
                 RunEvent::NotCompacted
             }
         }
@@ -394,7 +395,7 @@ impl<'a> Drive<'a> {
             .append(&Message::Assistant(answer.clone()))
             .and_then(|_| self.tools().store_calls(&answer))
         {
-            return RunEvent::Failed(e.message);
+            return RunEvent::Failed(e.to_string());
         }
         let tool_calls = answer.has_tool_calls();
         if tool_calls && !answer.text().is_empty() {
@@ -430,7 +431,7 @@ impl<'a> Drive<'a> {
             ..AssistantMessage::new(vec![AssistantBlock::Text { text }], now_ms())
         };
         if let Err(e) = self.core.store.append(&Message::Assistant(message.clone())) {
-            return self.core.fail_run(self.run, &e.message).await;
+            return self.core.fail_run(self.run, &e.to_string()).await;
         }
         self.core
             .finish_run(self.run, message, self.usage.clone(), None)

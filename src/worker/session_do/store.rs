@@ -4,6 +4,7 @@
 //! calls, the deadlines behind the one alarm, the background-command events
 //! already seen and a reset's plan. Nothing else in the object writes SQL.
 
+use super::error::{Res, SessionError};
 use super::schema::MIGRATIONS;
 use crate::config::Config;
 use crate::session::internal::NodeSnapshot;
@@ -11,15 +12,13 @@ use crate::session::meta::SessionMeta;
 use crate::session::reset::ResetPlan;
 use crate::session::run_config::RunConfig;
 use crate::session::tools::PendingCall;
-use crate::worker::rpc::{internal_error, new_id, now_ms};
+use crate::worker::rpc::{new_id, now_ms};
 use crate::worker::sql::migrate;
 use gsv_protocol::{ErrorShape, Message, UserContent, UserMessage};
 use serde::{de::DeserializeOwned, Deserialize};
 use serde_json::Value;
 use std::cell::RefCell;
 use worker::{SqlStorage, SqlStorageValue};
-
-pub type Res<T> = std::result::Result<T, ErrorShape>;
 
 /// The run in progress (one row).
 #[derive(Debug, Clone, Deserialize)]
@@ -61,7 +60,7 @@ impl CallRow {
 
     pub fn pending(&self) -> Res<PendingCall> {
         let result = match &self.result {
-            Some(r) => Some(serde_json::from_str::<Message>(r).map_err(internal_error)?),
+            Some(r) => Some(serde_json::from_str::<Message>(r).map_err(SessionError::storage)?),
             None => None,
         };
         Ok(PendingCall {
@@ -97,7 +96,9 @@ impl SessionStore {
     }
 
     fn exec(&self, query: &str, bindings: Vec<SqlStorageValue>) -> Res<worker::SqlCursor> {
-        self.sql.exec(query, bindings).map_err(internal_error)
+        self.sql
+            .exec(query, bindings)
+            .map_err(SessionError::storage)
     }
 
     fn rows<T: DeserializeOwned>(
@@ -107,14 +108,14 @@ impl SessionStore {
     ) -> Res<Vec<T>> {
         self.exec(query, bindings)?
             .to_array()
-            .map_err(internal_error)
+            .map_err(SessionError::storage)
     }
 
     fn count(&self, query: &str, bindings: Vec<SqlStorageValue>) -> Res<i64> {
         self.exec(query, bindings)?
             .one::<Count>()
             .map(|r| r.n)
-            .map_err(internal_error)
+            .map_err(SessionError::storage)
     }
 
     // --- the history ---------------------------------------------------
@@ -139,7 +140,7 @@ impl SessionStore {
         let cursor = self.exec("SELECT data FROM messages ORDER BY idx", vec![])?;
         Ok(cursor
             .next::<Row>()
-            .map(|r| r.map(|r| r.data).map_err(internal_error)))
+            .map(|r| r.map(|r| r.data).map_err(SessionError::storage)))
     }
 
     /// Every stored message, parsed.
@@ -172,7 +173,8 @@ impl SessionStore {
         let mut all = Vec::with_capacity(rows.len());
         let mut from = Vec::new();
         for row in rows {
-            let message: Message = serde_json::from_str(&row.data).map_err(internal_error)?;
+            let message: Message =
+                serde_json::from_str(&row.data).map_err(SessionError::storage)?;
             if row.idx >= first_idx {
                 from.push(message.clone());
             }
@@ -182,7 +184,7 @@ impl SessionStore {
     }
 
     pub fn append(&self, msg: &Message) -> Res<()> {
-        let data = serde_json::to_string(msg).map_err(internal_error)?;
+        let data = serde_json::to_string(msg).map_err(SessionError::storage)?;
         self.exec(
             "INSERT INTO messages (idx, role, data, timestamp) VALUES ((SELECT COALESCE(MAX(idx), -1) + 1 FROM messages), ?, ?, ?)",
             vec![msg.role().into(), data.into(), msg.timestamp().into()],
@@ -199,7 +201,7 @@ impl SessionStore {
     /// Replaces the messages before `first_kept` by `summary`, at the index
     /// just before it, in one synchronous step.
     pub fn replace_with_summary(&self, first_kept: i64, summary: &Message, at_ms: i64) -> Res<()> {
-        let data = serde_json::to_string(summary).map_err(internal_error)?;
+        let data = serde_json::to_string(summary).map_err(SessionError::storage)?;
         self.delete_messages_before(first_kept)?;
         self.exec(
             "INSERT INTO messages (idx, role, data, timestamp) VALUES (?, 'user', ?, ?)",
@@ -226,7 +228,7 @@ impl SessionStore {
         }
         let rows: Vec<Row> = self.rows("SELECT data FROM meta WHERE id = 1", vec![])?;
         let meta = match rows.first() {
-            Some(row) => serde_json::from_str(&row.data).map_err(internal_error)?,
+            Some(row) => serde_json::from_str(&row.data).map_err(SessionError::storage)?,
             None => {
                 let meta = SessionMeta::new(new_id(), session_key.to_string(), now_ms());
                 self.save_meta(&meta)?;
@@ -243,7 +245,7 @@ impl SessionStore {
     }
 
     pub fn save_meta(&self, meta: &SessionMeta) -> Res<()> {
-        let data = serde_json::to_string(meta).map_err(internal_error)?;
+        let data = serde_json::to_string(meta).map_err(SessionError::storage)?;
         self.exec(
             "INSERT INTO meta (id, data, config) VALUES (1, ?, '{}') ON CONFLICT(id) DO UPDATE SET data = excluded.data",
             vec![data.into()],
@@ -254,8 +256,8 @@ impl SessionStore {
 
     /// Stores the meta with the config (overrides JSON) that came with a message.
     pub fn save_meta_and_config(&self, meta: &SessionMeta, config: &Value) -> Res<()> {
-        let data = serde_json::to_string(meta).map_err(internal_error)?;
-        let cfg = serde_json::to_string(config).map_err(internal_error)?;
+        let data = serde_json::to_string(meta).map_err(SessionError::storage)?;
+        let cfg = serde_json::to_string(config).map_err(SessionError::storage)?;
         self.exec(
             "INSERT INTO meta (id, data, config) VALUES (1, ?, ?) ON CONFLICT(id) DO UPDATE SET data = excluded.data, config = excluded.config",
             vec![data.into(), cfg.into()],
@@ -275,7 +277,7 @@ impl SessionStore {
             .first()
             .map(|r| serde_json::from_str(&r.config))
             .transpose()
-            .map_err(internal_error)?;
+            .map_err(SessionError::storage)?;
         Ok(Config::from_overrides(overrides.unwrap_or(Value::Null)))
     }
 
@@ -286,7 +288,7 @@ impl SessionStore {
     }
 
     pub fn save_nodes(&self, nodes: &NodeSnapshot) -> Res<()> {
-        let data = serde_json::to_string(nodes).map_err(internal_error)?;
+        let data = serde_json::to_string(nodes).map_err(SessionError::storage)?;
         self.exec("UPDATE meta SET nodes = ? WHERE id = 1", vec![data.into()])?;
         Ok(())
     }
@@ -477,7 +479,7 @@ impl SessionStore {
     /// Stores a call's result unless it already has one (the first of a
     /// result, a timeout and a cancellation wins).
     pub fn save_call_result(&self, call_id: &str, result: &Message) -> Res<()> {
-        let data = serde_json::to_string(result).map_err(internal_error)?;
+        let data = serde_json::to_string(result).map_err(SessionError::storage)?;
         self.exec(
             "UPDATE tool_calls SET result = ?, dispatched = 1 WHERE call_id = ? AND result IS NULL",
             vec![data.into(), call_id.into()],
@@ -600,7 +602,7 @@ impl SessionStore {
         }
         let rows: Vec<Row> = self.rows("SELECT plan FROM reset_plan WHERE id = 1", vec![])?;
         rows.first()
-            .map(|r| serde_json::from_str(&r.plan).map_err(internal_error))
+            .map(|r| serde_json::from_str(&r.plan).map_err(SessionError::storage))
             .transpose()
     }
 
@@ -612,7 +614,7 @@ impl SessionStore {
     pub fn save_plan(&self, plan: Option<&ResetPlan>) -> Res<()> {
         match plan {
             Some(plan) => {
-                let json = serde_json::to_string(plan).map_err(internal_error)?;
+                let json = serde_json::to_string(plan).map_err(SessionError::storage)?;
                 self.exec(
                     "INSERT INTO reset_plan (id, plan) VALUES (1, ?) ON CONFLICT(id) DO UPDATE SET plan = excluded.plan",
                     vec![json.into()],
@@ -633,20 +635,20 @@ struct DataRow {
 
 fn parse_all(rows: Vec<DataRow>) -> Res<Vec<Message>> {
     rows.iter()
-        .map(|r| serde_json::from_str(&r.data).map_err(internal_error))
+        .map(|r| serde_json::from_str(&r.data).map_err(SessionError::storage))
         .collect()
 }
 
 impl crate::worker::native_tools::ThisSession for SessionStore {
-    fn meta(&self) -> Res<SessionMeta> {
-        SessionStore::meta(self, "")
+    fn meta(&self) -> Result<SessionMeta, ErrorShape> {
+        Ok(SessionStore::meta(self, "")?)
     }
 
-    fn message_count(&self) -> Res<u64> {
-        SessionStore::message_count(self)
+    fn message_count(&self) -> Result<u64, ErrorShape> {
+        Ok(SessionStore::message_count(self)?)
     }
 
-    fn message_page(&self, limit: u32, offset: u64) -> Res<Vec<Message>> {
-        SessionStore::message_page(self, limit, offset)
+    fn message_page(&self, limit: u32, offset: u64) -> Result<Vec<Message>, ErrorShape> {
+        Ok(SessionStore::message_page(self, limit, offset)?)
     }
 }

@@ -6,17 +6,16 @@
 //! hibernate or be evicted meanwhile.
 
 use super::alarm::Alarm;
-use super::store::{CallRow, Res, SessionStore};
+use super::error::{Res, SessionError};
+use super::store::{CallRow, SessionStore};
 use crate::gateway::transfer::{TransferArgs, TransferRequest, TRANSFER};
 use crate::session::internal::path;
 use crate::session::run_config::RunConfig;
 use crate::session::tools::{result_message, timed_out, tool_wait, PendingCall, ToolWait};
 use crate::worker::native_tools;
-use crate::worker::rpc::{call_object, internal_error, now_ms};
+use crate::worker::rpc::{call_object, now_ms};
 use crate::worker::workspace::prompt_load::RunPrompt;
-use gsv_protocol::{
-    codes, AckResult, AssistantMessage, ErrorShape, Message, ToolRequestParams, ToolResultParams,
-};
+use gsv_protocol::{AckResult, AssistantMessage, Message, ToolRequestParams, ToolResultParams};
 use serde_json::Value;
 use worker::Env;
 
@@ -122,18 +121,19 @@ impl Tools<'_> {
                     &request,
                 )
                 .await
+                .map_err(SessionError::Wire)
             }
         };
         match sent {
             Ok(_) => self.store.mark_dispatched(&row.call_id),
-            Err(e) => self.store_outcome(&row.call_id, &row.name, Err(e.message), max_chars),
+            Err(e) => self.store_outcome(&row.call_id, &row.name, Err(e.to_string()), max_chars),
         }
     }
 
     /// Asks the Gateway to start a `gsv__Transfer`.
     async fn request_transfer(&self, row: &CallRow, args: Value, t: &ToolRun<'_>) -> Res<Value> {
         let a: TransferArgs = serde_json::from_value(args)
-            .map_err(|e| ErrorShape::new(codes::BAD_REQUEST, format!("invalid arguments: {e}")))?;
+            .map_err(|e| SessionError::Invalid(format!("invalid arguments: {e}")))?;
         let req = TransferRequest {
             call_id: row.call_id.clone(),
             session_key: t.session_key.to_string(),
@@ -141,7 +141,7 @@ impl Tools<'_> {
             source: a.source,
             destination: a.destination,
         };
-        call_object(self.env, "GATEWAY", "singleton", path::TRANSFER, &req).await
+        Ok(call_object(self.env, "GATEWAY", "singleton", path::TRANSFER, &req).await?)
     }
 
     /// Stores a call's outcome unless it already has one (the first of a
@@ -158,7 +158,9 @@ impl Tools<'_> {
 
     fn save_result(&self, message: &Message) -> Res<()> {
         let Message::ToolResult(r) = message else {
-            return Err(internal_error("only tool results answer calls"));
+            return Err(SessionError::Storage(
+                "only tool results answer calls".into(),
+            ));
         };
         self.store.save_call_result(&r.tool_call_id, message)
     }

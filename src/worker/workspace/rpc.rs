@@ -2,7 +2,6 @@
 //! paths confined to it and the virtual `skills/` view.
 
 use crate::routing::normalize_agent_id;
-use crate::skills::SkillSource;
 use crate::worker::r2;
 use crate::worker::rpc::internal_error;
 use crate::workspace::paths::{list_prefixes, listing, read_candidates, write_key, WorkspacePath};
@@ -59,17 +58,13 @@ pub async fn read(
     let skill_view = candidates.len() > 1;
     for (key, source) in candidates {
         if let Some(obj) = r2::read_text(bucket, &key).await.map_err(internal_error)? {
-            let source = match source {
-                SkillSource::Agent => "agent",
-                SkillSource::Global => "global",
-            };
             return Ok(WorkspaceReadResult {
                 path: p.path,
                 content: obj.content,
                 size: obj.size,
                 last_modified: Some(obj.uploaded_ms),
                 resolved_path: skill_view.then(|| key.clone()),
-                resolved_source: skill_view.then(|| source.to_string()),
+                resolved_source: skill_view.then_some(source),
             });
         }
     }

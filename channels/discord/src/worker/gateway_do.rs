@@ -174,11 +174,18 @@ impl DiscordGateway {
             return failed("the account has no bot token".into(), false);
         };
         let msg = &params.message;
+        // The gateway's idempotency key makes its own retries of this piece
+        // idempotent too; without one, a nonce covers this call's retries.
+        let nonce = msg
+            .idempotency_key
+            .clone()
+            .filter(|k| !k.is_empty() && k.chars().count() <= 25)
+            .unwrap_or_else(nonce);
         let request = match create_message(
             target_channel(&msg.peer),
             &msg.text,
             msg.reply_to_id.as_deref(),
-            &nonce(),
+            &nonce,
         ) {
             Ok(r) => r,
             Err(e) => return failed(e.message, e.retryable),

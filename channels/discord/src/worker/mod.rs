@@ -10,7 +10,7 @@ mod gateway_do;
 mod rest_client;
 mod store;
 
-use crate::key::key_matches;
+use gsv_protocol::channel_key::secrets_match;
 use gsv_protocol::channels::{ChannelStatusQuery, ChannelStatusResult, CHANNEL_KEY_HEADER};
 use serde::Deserialize;
 use worker::*;
@@ -43,7 +43,7 @@ async fn fetch(mut req: Request, env: Env, _ctx: Context) -> Result<Response> {
         );
     }
     let presented = req.headers().get(CHANNEL_KEY_HEADER)?.unwrap_or_default();
-    if !key_matches(&presented, &expected) {
+    if !secrets_match(&expected, &presented) {
         return Response::error("Unauthorized", 401);
     }
     if req.method() != Method::Post {

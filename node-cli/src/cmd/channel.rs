@@ -1,0 +1,313 @@
+//! `gsv channel list|start|stop|status` and `gsv pair list|approve|reject`:
+//! the chat apps the agent is reachable from, and the senders waiting for
+//! the owner's approval.
+
+use super::GatewayTarget;
+use crate::cli::{ChannelCommand, PairCommand};
+use crate::connection::DEFAULT_REQUEST_TIMEOUT;
+use anyhow::Result;
+use gsv_protocol::channels::{ChannelAccountConfig, ChannelAccountStatus};
+use gsv_protocol::*;
+
+/// How long ago `then` was, for people (`3m ago`).
+fn ago(now_ms: i64, then_ms: i64) -> String {
+    let s = (now_ms - then_ms).max(0) / 1000;
+    match s {
+        s if s < 60 => format!("{s}s ago"),
+        s if s < 3600 => format!("{}m ago", s / 60),
+        s if s < 86_400 => format!("{}h ago", s / 3600),
+        s => format!("{}d ago", s / 86_400),
+    }
+}
+
+fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as i64)
+        .unwrap_or_default()
+}
+
+fn state(status: Option<&ChannelAccountStatus>) -> String {
+    match status {
+        None => "no status yet".into(),
+        Some(s) if s.connected => "connected".into(),
+        Some(ChannelAccountStatus {
+            error: Some(error), ..
+        }) => format!("not connected: {error}"),
+        Some(_) => "not connected".into(),
+    }
+}
+
+/// One line per account.
+pub fn render_channels(list: &ChannelsListResult, now: i64) -> String {
+    if list.channels.is_empty() {
+        return "No channel accounts yet. Start one with `gsv channel start discord`.\n".into();
+    }
+    let mut out = String::new();
+    for c in &list.channels {
+        let mut line = format!(
+            "{}/{}  {}",
+            c.channel,
+            c.account_id,
+            state(c.status.as_ref())
+        );
+        if let Some(t) = &c.transport {
+            line.push_str(&format!("  via {t}"));
+        }
+        if let Some(at) = c.last_message_at {
+            line.push_str(&format!("  last message {}", ago(now, at)));
+        }
+        if c.failed_deliveries > 0 {
+            line.push_str(&format!(
+                "  {} undelivered{}",
+                c.failed_deliveries,
+                c.last_delivery_error
+                    .as_deref()
+                    .map(|e| format!(" (last: {e})"))
+                    .unwrap_or_default()
+            ));
+        }
+        out.push_str(&line);
+        out.push('\n');
+    }
+    out
+}
+
+pub fn render_status(r: &ChannelStatusRpcResult) -> String {
+    if r.accounts.is_empty() {
+        return format!("The {} channel reports no accounts.\n", r.channel);
+    }
+    r.accounts
+        .iter()
+        .map(|a| format!("{}/{}  {}\n", r.channel, a.account_id, state(Some(a))))
+        .collect()
+}
+
+pub fn render_pairs(r: &PairListResult, now: i64) -> String {
+    if r.pairs.is_empty() {
+        return "No pairing requests.\n".into();
+    }
+    r.pairs
+        .values()
+        .map(|p| {
+            let who = match &p.sender_name {
+                Some(name) => format!("{name} ({})", p.sender_id),
+                None => p.sender_id.clone(),
+            };
+            format!(
+                "{}  {}:{}  {who}  asked {}, expires in {}m\n",
+                p.code,
+                p.channel,
+                p.sender_id,
+                ago(now, p.requested_at),
+                ((p.expires_at - now).max(0) + 59_999) / 60_000
+            )
+        })
+        .collect()
+}
+
+/// `CODE` or `channel:senderId` as the gateway takes it.
+fn decision(request: &str) -> PairDecisionParams {
+    match request.split_once(':') {
+        Some((channel, sender)) => PairDecisionParams {
+            code: None,
+            channel: Some(channel.to_string()),
+            sender_id: Some(sender.to_string()),
+        },
+        None => PairDecisionParams {
+            code: Some(request.to_string()),
+            channel: None,
+            sender_id: None,
+        },
+    }
+}
+
+pub async fn run(target: &GatewayTarget, command: ChannelCommand) -> Result<()> {
+    let conn = target.connect().await?;
+    match command {
+        ChannelCommand::List { json } => {
+            if json {
+                let v = conn
+                    .call_value::<method::ChannelsList>(&NoParams, DEFAULT_REQUEST_TIMEOUT)
+                    .await?;
+                println!("{}", serde_json::to_string_pretty(&v)?);
+            } else {
+                let list = conn.call::<method::ChannelsList>(&NoParams).await?;
+                print!("{}", render_channels(&list, now_ms()));
+            }
+        }
+        ChannelCommand::Start {
+            channel,
+            account,
+            bot_token,
+        } => {
+            let params = ChannelStartRpcParams {
+                channel,
+                account_id: account,
+                config: bot_token.map(|t| ChannelAccountConfig {
+                    bot_token: Some(t),
+                    ..Default::default()
+                }),
+            };
+            let r = conn.call::<method::ChannelStart>(&params).await?;
+            println!("Started {}/{}.", r.channel, r.account_id);
+        }
+        ChannelCommand::Stop { channel, account } => {
+            let params = ChannelAccountParams {
+                channel,
+                account_id: account,
+            };
+            let r = conn.call::<method::ChannelStop>(&params).await?;
+            println!("Stopped {}/{}.", r.channel, r.account_id);
+        }
+        ChannelCommand::Status {
+            channel,
+            account,
+            json,
+        } => {
+            let params = ChannelStatusRpcParams {
+                channel,
+                account_id: account,
+            };
+            if json {
+                let v = conn
+                    .call_value::<method::ChannelStatus>(&params, DEFAULT_REQUEST_TIMEOUT)
+                    .await?;
+                println!("{}", serde_json::to_string_pretty(&v)?);
+            } else {
+                let r = conn.call::<method::ChannelStatus>(&params).await?;
+                print!("{}", render_status(&r));
+            }
+        }
+    }
+    Ok(())
+}
+
+pub async fn pair(target: &GatewayTarget, command: PairCommand) -> Result<()> {
+    let conn = target.connect().await?;
+    match command {
+        PairCommand::List { json } => {
+            if json {
+                let v = conn
+                    .call_value::<method::PairList>(&NoParams, DEFAULT_REQUEST_TIMEOUT)
+                    .await?;
+                println!("{}", serde_json::to_string_pretty(&v)?);
+            } else {
+                let r = conn.call::<method::PairList>(&NoParams).await?;
+                print!("{}", render_pairs(&r, now_ms()));
+            }
+        }
+        PairCommand::Approve { request } => {
+            let r = conn
+                .call::<method::PairApprove>(&decision(&request))
+                .await?;
+            let who = r.sender_name.as_deref().unwrap_or(&r.sender_id);
+            let told = match r.notified {
+                true => "they were told",
+                false => "telling them failed; they can write again",
+            };
+            println!("Approved {who} on {} ({told}).", r.channel);
+        }
+        PairCommand::Reject { request } => {
+            let r = conn.call::<method::PairReject>(&decision(&request)).await?;
+            println!("Rejected {} on {}.", r.sender_id, r.channel);
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const NOW: i64 = 1_795_529_100_000;
+
+    #[test]
+    fn channels_render_one_line_per_account() {
+        let list = ChannelsListResult {
+            count: 2,
+            channels: vec![
+                ChannelRegistryEntry {
+                    channel: "discord".into(),
+                    account_id: "default".into(),
+                    connected_at: Some(NOW - 3_600_000),
+                    last_message_at: Some(NOW - 120_000),
+                    transport: Some("binding".into()),
+                    status: Some(ChannelAccountStatus {
+                        account_id: "default".into(),
+                        connected: true,
+                        authenticated: true,
+                        mode: None,
+                        last_activity: None,
+                        error: None,
+                        extra: None,
+                    }),
+                    failed_deliveries: 1,
+                    last_delivery_error: Some("Missing Access".into()),
+                },
+                ChannelRegistryEntry {
+                    channel: "discord".into(),
+                    account_id: "work".into(),
+                    connected_at: None,
+                    last_message_at: None,
+                    transport: None,
+                    status: Some(ChannelAccountStatus {
+                        account_id: "work".into(),
+                        connected: false,
+                        authenticated: false,
+                        mode: None,
+                        last_activity: None,
+                        error: Some("Discord closed with 4004: the bot token is wrong".into()),
+                        extra: None,
+                    }),
+                    failed_deliveries: 0,
+                    last_delivery_error: None,
+                },
+            ],
+        };
+        assert_eq!(
+            render_channels(&list, NOW),
+            "discord/default  connected  via binding  last message 2m ago  1 undelivered (last: Missing Access)\n\
+             discord/work  not connected: Discord closed with 4004: the bot token is wrong\n"
+        );
+        let empty = ChannelsListResult {
+            count: 0,
+            channels: vec![],
+        };
+        assert_eq!(
+            render_channels(&empty, NOW),
+            "No channel accounts yet. Start one with `gsv channel start discord`.\n"
+        );
+    }
+
+    #[test]
+    fn pairs_render_with_code_and_expiry() {
+        let mut pairs = std::collections::BTreeMap::new();
+        pairs.insert(
+            "discord:81".to_string(),
+            PendingPair {
+                channel: "discord".into(),
+                account_id: "default".into(),
+                sender_id: "81".into(),
+                sender_name: Some("Eve".into()),
+                code: "K7MX4Q2P".into(),
+                requested_at: NOW - 300_000,
+                expires_at: NOW + 3_300_000,
+            },
+        );
+        assert_eq!(
+            render_pairs(&PairListResult { pairs }, NOW),
+            "K7MX4Q2P  discord:81  Eve (81)  asked 5m ago, expires in 55m\n"
+        );
+    }
+
+    #[test]
+    fn a_request_is_a_code_or_an_address() {
+        assert_eq!(decision("K7MX4Q2P").code.as_deref(), Some("K7MX4Q2P"));
+        let d = decision("discord:81");
+        assert_eq!(
+            (d.channel.as_deref(), d.sender_id.as_deref(), d.code),
+            (Some("discord"), Some("81"), None)
+        );
+    }
+}

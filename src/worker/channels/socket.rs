@@ -1,0 +1,152 @@
+//! A channel connected over WebSocket (`mode: "channel"`, v1's fallback):
+//! messages and typing go out as `channel.outbound` / `channel.typing`
+//! events. The socket cannot say whether the platform took a message, so
+//! a send is delivered once the event is written; account management is
+//! the channel's own business and is refused here with a reason.
+
+use super::{Channel, ChannelResult};
+use futures::future::LocalBoxFuture;
+use futures::FutureExt;
+use gsv_protocol::channels::*;
+use gsv_protocol::{
+    codes, event, ChannelOutboundEvent, ChannelTypingEvent, ErrorShape, Frame, OutboundText,
+};
+use worker::WebSocket;
+
+pub struct SocketChannel {
+    name: String,
+    ws: WebSocket,
+}
+
+impl SocketChannel {
+    pub fn new(name: &str, ws: WebSocket) -> Self {
+        Self {
+            name: name.to_string(),
+            ws,
+        }
+    }
+
+    fn emit<T: serde::Serialize>(&self, name: &str, payload: &T) -> ChannelResult<()> {
+        let payload = serde_json::to_value(payload)
+            .map_err(|e| ErrorShape::new(codes::INTERNAL, e.to_string()))?;
+        self.ws
+            .send_with_str(Frame::event(name, payload).to_json())
+            .map_err(|e| {
+                ErrorShape::new(
+                    codes::UNAVAILABLE,
+                    format!("The {} channel's socket is gone: {e}", self.name),
+                )
+                .retryable(true)
+            })
+    }
+
+    fn unsupported<T>(&self, what: &str) -> ChannelResult<T> {
+        Err(ErrorShape::new(
+            codes::BAD_REQUEST,
+            format!(
+                "The {} channel is connected over WebSocket: {what} it on the channel's side",
+                self.name
+            ),
+        ))
+    }
+}
+
+impl Channel for SocketChannel {
+    fn transport(&self) -> &'static str {
+        "socket"
+    }
+
+    fn send<'a>(
+        &'a self,
+        account_id: &'a str,
+        message: &'a ChannelOutboundMessage,
+    ) -> LocalBoxFuture<'a, ChannelSendResult> {
+        let evt = ChannelOutboundEvent {
+            channel: self.name.clone(),
+            account_id: account_id.to_string(),
+            peer: message.peer.clone(),
+            session_key: None,
+            message: OutboundText {
+                text: message.text.clone(),
+                reply_to_id: message.reply_to_id.clone(),
+            },
+        };
+        let result = match self.emit(event::CHANNEL_OUTBOUND, &evt) {
+            Ok(()) => ChannelSendResult {
+                ok: true,
+                message_id: None,
+                error: None,
+                retryable: None,
+            },
+            Err(e) => ChannelSendResult {
+                ok: false,
+                message_id: None,
+                error: Some(e.message),
+                retryable: Some(true),
+            },
+        };
+        async move { result }.boxed_local()
+    }
+
+    fn set_typing<'a>(
+        &'a self,
+        account_id: &'a str,
+        peer: &'a ChannelPeer,
+        typing: bool,
+    ) -> LocalBoxFuture<'a, ChannelResult<()>> {
+        let evt = ChannelTypingEvent {
+            channel: self.name.clone(),
+            account_id: account_id.to_string(),
+            peer: peer.clone(),
+            session_key: None,
+            typing,
+        };
+        let result = self.emit(event::CHANNEL_TYPING, &evt);
+        async move { result }.boxed_local()
+    }
+
+    fn start<'a>(
+        &'a self,
+        _account_id: &'a str,
+        _config: ChannelAccountConfig,
+    ) -> LocalBoxFuture<'a, ChannelResult<OkResult>> {
+        let r = self.unsupported("start");
+        async move { r }.boxed_local()
+    }
+
+    fn stop<'a>(&'a self, _account_id: &'a str) -> LocalBoxFuture<'a, ChannelResult<OkResult>> {
+        let r = self.unsupported("stop");
+        async move { r }.boxed_local()
+    }
+
+    fn status<'a>(
+        &'a self,
+        account_id: Option<&'a str>,
+    ) -> LocalBoxFuture<'a, ChannelResult<Vec<ChannelAccountStatus>>> {
+        // Connected is all the gateway knows of a socket channel.
+        let status = ChannelAccountStatus {
+            account_id: account_id.unwrap_or("default").to_string(),
+            connected: true,
+            authenticated: true,
+            mode: Some("websocket".into()),
+            last_activity: None,
+            error: None,
+            extra: None,
+        };
+        async move { Ok(vec![status]) }.boxed_local()
+    }
+
+    fn login<'a>(
+        &'a self,
+        _account_id: &'a str,
+        _force: bool,
+    ) -> LocalBoxFuture<'a, ChannelResult<ChannelLoginResult>> {
+        let r = self.unsupported("log in");
+        async move { r }.boxed_local()
+    }
+
+    fn logout<'a>(&'a self, _account_id: &'a str) -> LocalBoxFuture<'a, ChannelResult<OkResult>> {
+        let r = self.unsupported("log out");
+        async move { r }.boxed_local()
+    }
+}

@@ -1,0 +1,140 @@
+//! Chat and session methods: forwarded to the session's Session object,
+//! with the asking socket set to watch the session's `chat` events.
+
+use super::{Attachment, Gateway};
+use crate::session::internal::{path, SessionChatSend, SessionChatSendReply, SessionQuery};
+use crate::worker::rpc::{call_object, new_id};
+use gsv_protocol::*;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+use worker::*;
+
+type Res<T> = std::result::Result<T, ErrorShape>;
+
+/// How many sessions one socket follows at most (the newest are kept).
+const MAX_WATCHED: usize = 64;
+
+impl Gateway {
+    pub(super) fn watch(&self, ws: &WebSocket, att: &mut Attachment, key: &str) -> Res<()> {
+        if att.watch.iter().any(|k| k == key) {
+            return Ok(());
+        }
+        att.watch.push(key.to_string());
+        if att.watch.len() > MAX_WATCHED {
+            att.watch.remove(0);
+        }
+        self.save_attachment(ws, att)
+    }
+
+    /// Sends a `chat` event to every socket watching its session; returns
+    /// how many got it.
+    pub(super) fn deliver_chat_event(&self, evt: &ChatEvent) -> usize {
+        let text = Frame::event(
+            event::CHAT,
+            serde_json::to_value(evt).unwrap_or(Value::Null),
+        )
+        .to_json();
+        let mut delivered = 0;
+        for (ws, att) in self.sockets() {
+            if att.peer.is_some()
+                && att.watch.contains(&evt.session_key)
+                && ws.send_with_str(&text).is_ok()
+            {
+                delivered += 1;
+            }
+        }
+        delivered
+    }
+
+    pub(super) async fn chat_send(
+        &self,
+        ws: &WebSocket,
+        att: &mut Attachment,
+        p: ChatSendParams,
+    ) -> Res<ChatSendResult> {
+        if p.message.trim().is_empty() {
+            return Err(ErrorShape::new(
+                codes::BAD_REQUEST,
+                "message must not be empty",
+            ));
+        }
+        let session_key = self.canonical_key(&p.session_key);
+        let run_id = p.run_id.filter(|r| !r.is_empty()).unwrap_or_else(new_id);
+        // Watch first, so not even the first streamed chunk is missed.
+        self.watch(ws, att, &session_key)?;
+        self.touch_session(&session_key, None, false)?;
+        let send = SessionChatSend {
+            session_key: session_key.clone(),
+            run_id: run_id.clone(),
+            message: p.message,
+            config: self.config.borrow().effective().clone(),
+            nodes: self.node_snapshot()?,
+            channel: None,
+        };
+        // Slash commands and directives are the session's to read: it owns
+        // the settings, the run and the history they act on.
+        let reply: SessionChatSendReply =
+            call_object(&self.env, "SESSION", &session_key, path::CHAT_SEND, &send).await?;
+        Ok(match reply {
+            SessionChatSendReply::Started {
+                queued,
+                queue_position,
+                directives,
+            } => ChatSendResult::Started(ChatStartedResult {
+                run_id,
+                session_key,
+                queued,
+                queue_position: queued.then_some(queue_position),
+                directives,
+            }),
+            SessionChatSendReply::Command {
+                command,
+                response,
+                error,
+                run_id,
+            } => ChatSendResult::Command(ChatCommandResult {
+                command,
+                session_key,
+                response,
+                error,
+                run_id,
+            }),
+            SessionChatSendReply::DirectiveOnly {
+                response,
+                directives,
+            } => ChatSendResult::DirectiveOnly(ChatDirectiveOnlyResult {
+                session_key,
+                response,
+                directives,
+            }),
+        })
+    }
+
+    /// Asks the session's object at `route`; the asker watches the session.
+    pub(super) async fn session_query<R: DeserializeOwned>(
+        &self,
+        ws: &WebSocket,
+        att: &mut Attachment,
+        route: &str,
+        key: String,
+        limit: Option<u32>,
+    ) -> Res<R> {
+        let session_key = self.canonical_key(&key);
+        self.watch(ws, att, &session_key)?;
+        let query = SessionQuery {
+            session_key: session_key.clone(),
+            limit,
+        };
+        call_object(&self.env, "SESSION", &session_key, route, &query).await
+    }
+
+    /// `session.patch`: the registry keeps the session's label.
+    pub(super) async fn session_patch(&self, mut p: SessionPatchParams) -> Res<SessionPatchResult> {
+        p.session_key = self.canonical_key(&p.session_key);
+        let key = p.session_key.clone();
+        let result: SessionGetResult =
+            call_object(&self.env, "SESSION", &key, path::PATCH, &p).await?;
+        self.touch_session(&key, result.label.as_deref(), p.label.is_some())?;
+        Ok(SessionPatchResult { ok: true })
+    }
+}

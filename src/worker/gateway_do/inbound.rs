@@ -1,0 +1,326 @@
+//! A message from a chat app, from a channel Worker (internal path) or a
+//! channel socket (`channel.inbound`). In order: check it, drop a
+//! redelivery, decide access (pairing an unknown sender), route it to an
+//! agent and session, then hand it to the session with its envelope while
+//! the chat shows typing. Nothing of a refused or pending sender is stored
+//! in any session.
+
+use super::Gateway;
+use crate::channels::access::{decide, Access, ChannelAccess};
+use crate::channels::delivery::TYPING_RENEW_MS;
+use crate::channels::envelope::envelope_time;
+use crate::channels::pairing::{self, code_reply, Asker, PairRequest};
+use crate::routing::normalize::{normalize_account_id, normalize_channel};
+use crate::routing::{resolve_route, Inbound};
+use crate::session::internal::{path, ChannelTurn, SessionChatSend, SessionChatSendReply};
+use crate::worker::rpc::{call_object, new_id, now_ms};
+use crate::worker::tz::user_time_zone;
+use gsv_protocol::channels::*;
+use gsv_protocol::{codes, ErrorShape};
+use worker::*;
+
+type Res<T> = std::result::Result<T, ErrorShape>;
+
+/// The longest text taken from a chat message (longer is cut, and said so).
+const MAX_TEXT_CHARS: usize = 32_000;
+
+fn answer(status: InboundStatus) -> ChannelInboundResult {
+    ChannelInboundResult {
+        ok: true,
+        status,
+        session_key: None,
+        run_id: None,
+        error: None,
+    }
+}
+
+fn bad(what: &str) -> ErrorShape {
+    ErrorShape::new(
+        codes::BAD_REQUEST,
+        format!("Invalid channel message: {what}"),
+    )
+}
+
+/// The message's text plus a line per attachment (their bytes stay with
+/// the platform until media are copied into R2).
+fn message_text(msg: &ChannelInboundMessage) -> String {
+    let mut text: String = msg.text.chars().take(MAX_TEXT_CHARS).collect();
+    if msg.text.chars().count() > MAX_TEXT_CHARS {
+        text.push_str("\n[… message cut at 32000 characters]");
+    }
+    if let Some(quoted) = msg
+        .reply_to_text
+        .as_deref()
+        .filter(|q| !q.trim().is_empty())
+    {
+        let quoted: String = quoted.chars().take(500).collect();
+        text = format!("[replying to: {quoted}]\n{text}");
+    }
+    for m in &msg.media {
+        let name = m.filename.as_deref().unwrap_or("attachment");
+        let size = m.size.map(|s| format!(", {s} bytes")).unwrap_or_default();
+        let url = m
+            .url
+            .as_deref()
+            .map(|u| format!(" {u}"))
+            .unwrap_or_default();
+        text.push_str(&format!(
+            "\n[attachment: {name} ({}{size}){url}]",
+            m.mime_type
+        ));
+    }
+    text
+}
+
+impl Gateway {
+    pub(super) async fn channel_inbound(
+        &self,
+        p: ChannelInboundParams,
+    ) -> Res<ChannelInboundResult> {
+        let channel = normalize_channel(&p.channel);
+        let account_id = normalize_account_id(&p.account_id);
+        let msg = &p.message;
+        if channel.is_empty() {
+            return Err(bad("channel is required"));
+        }
+        if msg.message_id.trim().is_empty() {
+            return Err(bad("message.messageId is required"));
+        }
+        if msg.peer.id.trim().is_empty() {
+            return Err(bad("message.peer.id is required"));
+        }
+        if msg.text.trim().is_empty() && msg.media.is_empty() {
+            return Ok(answer(InboundStatus::Ignored));
+        }
+        let store = self.channel_store();
+        let now = now_ms();
+        if !store.first_sight(&channel, &account_id, &msg.message_id, now)? {
+            console_log!(
+                "gateway: {channel} redelivered {}; taken once already",
+                msg.message_id
+            );
+            return Ok(answer(InboundStatus::Ignored));
+        }
+        store.touch_account(&channel, &account_id, now)?;
+        let is_group = msg.peer.kind != PeerKind::Dm;
+        let sender = msg.sender.clone().unwrap_or_else(|| ChannelSender {
+            id: msg.peer.id.clone(),
+            name: msg.peer.name.clone(),
+            handle: msg.peer.handle.clone(),
+            is_bot: None,
+        });
+        if sender.is_bot == Some(true) {
+            return Ok(answer(InboundStatus::Ignored));
+        }
+        let addressed = msg.was_mentioned || msg.is_reply_to_bot == Some(true);
+        let access = ChannelAccess::from_config(&self.config.borrow(), &channel);
+        match decide(&access, &sender.id, is_group, addressed) {
+            Access::Allow => {}
+            Access::Pair => return self.pair_sender(&channel, &account_id, msg, &sender).await,
+            Access::Ignore(reason) => {
+                console_log!(
+                    "gateway: {channel} message from {} ignored: {reason}",
+                    sender.id
+                );
+                let status = match addressed || !is_group {
+                    true => InboundStatus::Blocked,
+                    false => InboundStatus::Ignored,
+                };
+                return Ok(answer(status));
+            }
+        }
+        self.run_channel_message(&channel, &account_id, msg, &sender, &access)
+            .await
+    }
+
+    /// An unknown sender under `pairing`: one reply with a code, the
+    /// message itself dropped.
+    async fn pair_sender(
+        &self,
+        channel: &str,
+        account_id: &str,
+        msg: &ChannelInboundMessage,
+        sender: &ChannelSender,
+    ) -> Res<ChannelInboundResult> {
+        let store = self.channel_store();
+        let now = now_ms();
+        store.drop_expired_pairs(now - pairing::CODE_TTL_MS)?;
+        let access = ChannelAccess::from_config(&self.config.borrow(), channel);
+        let sender_id = access.normalize(&sender.id);
+        let asker = Asker {
+            channel,
+            account_id,
+            sender_id: &sender_id,
+            sender_name: sender.name.as_deref().or(sender.handle.as_deref()),
+            peer_id: &msg.peer.id,
+        };
+        let mut random = [0u8; pairing::CODE_LEN];
+        random.copy_from_slice(&uuid::Uuid::new_v4().as_bytes()[..pairing::CODE_LEN]);
+        match pairing::request(
+            &store.pending_pairs()?,
+            &asker,
+            pairing::code_from(random),
+            now,
+        ) {
+            PairRequest::New(pair) => {
+                store.save_pair(&pair)?;
+                let source = format!("pair:{channel}:{account_id}:{sender_id}:{now}");
+                let reply = code_reply(&pair.code);
+                let sent = self
+                    .send_text(channel, account_id, &msg.peer, &source, &reply, None)
+                    .await?;
+                if let Some(e) = sent.failed {
+                    console_error!(
+                        "gateway: the pairing code for {sender_id} was not delivered: {e}"
+                    );
+                }
+                Ok(answer(InboundStatus::PendingPairing))
+            }
+            PairRequest::AlreadyPending => Ok(answer(InboundStatus::PendingPairing)),
+            PairRequest::Full => {
+                console_log!("gateway: {channel}/{account_id} has 3 pairing requests pending; {sender_id} ignored");
+                Ok(answer(InboundStatus::Blocked))
+            }
+        }
+    }
+
+    /// An allowed message: routed, enveloped and handed to its session.
+    async fn run_channel_message(
+        &self,
+        channel: &str,
+        account_id: &str,
+        msg: &ChannelInboundMessage,
+        sender: &ChannelSender,
+        access: &ChannelAccess,
+    ) -> Res<ChannelInboundResult> {
+        let store = self.channel_store();
+        let now = now_ms();
+        let is_group = msg.peer.kind != PeerKind::Dm;
+        // A DM is routed by who wrote it (identity links name people); a
+        // group by where it was said.
+        let sender_id = access.normalize(&sender.id);
+        let (peer_kind, peer_id) = match is_group {
+            true => ("group", msg.peer.id.as_str()),
+            false => ("dm", sender_id.as_str()),
+        };
+        let route = resolve_route(
+            &self.routing.borrow(),
+            &Inbound {
+                channel,
+                account_id: Some(account_id),
+                peer_kind,
+                peer_id,
+            },
+        );
+        store.save_last_active(
+            &route.agent_id,
+            channel,
+            account_id,
+            &msg.peer,
+            &route.session_key,
+            now,
+        )?;
+        let label = match is_group {
+            true => msg.peer.name.clone().unwrap_or_else(|| msg.peer.id.clone()),
+            false => sender
+                .name
+                .clone()
+                .or(sender.handle.clone())
+                .unwrap_or_else(|| sender.id.clone()),
+        };
+        self.touch_session(&route.session_key, Some(&label), true)?;
+
+        let config = self.config.borrow().effective().clone();
+        let tz = user_time_zone(&self.config.borrow());
+        let run_id = new_id();
+        let send = SessionChatSend {
+            session_key: route.session_key.clone(),
+            run_id: run_id.clone(),
+            message: message_text(msg),
+            config,
+            nodes: self.node_snapshot()?,
+            channel: Some(ChannelTurn {
+                channel: channel.to_string(),
+                account_id: account_id.to_string(),
+                time: envelope_time(&*tz, msg.timestamp.unwrap_or(now)),
+                sender_id: sender.id.clone(),
+                sender_name: sender.name.clone(),
+                sender_handle: sender.handle.clone(),
+                group: is_group
+                    .then(|| msg.peer.name.clone().unwrap_or_else(|| msg.peer.id.clone())),
+            }),
+        };
+        // Recorded before the session runs: its first event finds the chat.
+        store.save_run(
+            &run_id,
+            channel,
+            account_id,
+            &msg.peer,
+            Some(&msg.message_id),
+            &route.session_key,
+            now,
+            Some(now + TYPING_RENEW_MS),
+        )?;
+        self.typing(channel, account_id, &msg.peer, true).await;
+        let reply: Res<SessionChatSendReply> = call_object(
+            &self.env,
+            "SESSION",
+            &route.session_key,
+            path::CHAT_SEND,
+            &send,
+        )
+        .await;
+        let reply = match reply {
+            Ok(r) => r,
+            Err(e) => {
+                store.end_run(&run_id)?;
+                self.typing(channel, account_id, &msg.peer, false).await;
+                return Err(e);
+            }
+        };
+        let started = |status| ChannelInboundResult {
+            ok: true,
+            status,
+            session_key: Some(route.session_key.clone()),
+            run_id: Some(run_id.clone()),
+            error: None,
+        };
+        let (status, text, runs) = match reply {
+            SessionChatSendReply::Started { .. } => {
+                self.schedule_alarm().await;
+                return Ok(started(InboundStatus::Started));
+            }
+            SessionChatSendReply::Command {
+                response,
+                error,
+                run_id: command_run,
+                ..
+            } => (
+                InboundStatus::Command,
+                response.or(error),
+                command_run.is_some(),
+            ),
+            SessionChatSendReply::DirectiveOnly { response, .. } => {
+                (InboundStatus::Directive, response, false)
+            }
+        };
+        // A command answers at once; only `/new TEXT` goes on to a run.
+        if !runs {
+            store.end_run(&run_id)?;
+            self.typing(channel, account_id, &msg.peer, false).await;
+        }
+        if let Some(text) = text {
+            let source = format!("cmd:{channel}:{account_id}:{}", msg.message_id);
+            self.send_text(
+                channel,
+                account_id,
+                &msg.peer,
+                &source,
+                &text,
+                Some(&msg.message_id),
+            )
+            .await?;
+        }
+        Ok(started(status))
+    }
+}

@@ -1,0 +1,281 @@
+//! Answers on their way back to chat apps. A run started from a chat has
+//! a row in `channel_runs`; its `partial` and `final` texts (and a failed
+//! run's reason) are split for the platform and put in the delivery
+//! ledger, one queue per chat, and a pump sends each queue in order. A
+//! piece is recorded before it is sent and marked once the platform took
+//! it, so retries (a 429, a restart) never send a piece the chat has; a
+//! piece that finally fails stays in the ledger for `channels.list`.
+
+use super::channel_store::{dest_key, ChannelStore, DeliveryRow};
+use super::Gateway;
+use crate::channels::chunk::platform_limit;
+use crate::channels::delivery::{pieces, retry_at, TYPING_MAX_MS, TYPING_RENEW_MS};
+use crate::worker::channels::{binding_name, BindingChannel, Channel, SocketChannel};
+use crate::worker::rpc::now_ms;
+use gsv_protocol::channel_key::derive_channel_key;
+use gsv_protocol::channels::{ChannelOutboundMessage, ChannelPeer};
+use gsv_protocol::{ChatEvent, ChatState, ClientMode, ErrorShape};
+use worker::*;
+
+type Res<T> = std::result::Result<T, ErrorShape>;
+
+/// Run errors that say the user ended the run: nothing to tell the chat.
+const QUIET_ERRORS: &[&str] = &["Run cancelled by user", "Run ended: the session was reset"];
+
+/// What the pieces of one text were, once the pump has run.
+pub(super) struct Sent {
+    pub pieces: usize,
+    pub failed: Option<String>,
+}
+
+impl Gateway {
+    pub(super) fn channel_store(&self) -> ChannelStore {
+        ChannelStore::new(self.state.storage().sql())
+    }
+
+    /// The key channel Workers present, derived from the auth token.
+    pub(super) fn channel_key(&self) -> Option<String> {
+        let token = self.env.secret("GSV_AUTH_TOKEN").ok()?.to_string();
+        (!token.is_empty()).then(|| derive_channel_key(&token))
+    }
+
+    /// The channel named `name`: a channel connected over WebSocket under
+    /// that name (it said so itself), else its Worker's service binding.
+    pub(super) fn channel(&self, name: &str) -> Option<Box<dyn Channel>> {
+        let prefix = format!("{name}:");
+        let socket = self.sockets().into_iter().find_map(|(ws, att)| {
+            let peer = att.peer?;
+            (peer.mode == ClientMode::Channel && peer.client_id.starts_with(&prefix))
+                .then(|| Box::new(SocketChannel::new(name, ws)) as Box<dyn Channel>)
+        });
+        if socket.is_some() {
+            return socket;
+        }
+        let fetcher = self.env.service(&binding_name(name)).ok()?;
+        let key = self.channel_key()?;
+        Some(Box::new(BindingChannel::new(name, fetcher, key)))
+    }
+
+    /// Splits `text` for the chat and queues it; `source_id` names the
+    /// text (a run's part, a command's answer) so queuing it again adds
+    /// nothing. Returns the pieces' ledger keys.
+    pub(super) fn queue_text(
+        &self,
+        channel: &str,
+        account_id: &str,
+        peer: &ChannelPeer,
+        source_id: &str,
+        text: &str,
+        reply_to: Option<&str>,
+    ) -> Res<Vec<String>> {
+        let store = self.channel_store();
+        let now = now_ms();
+        let mut keys = Vec::new();
+        for piece in pieces(source_id, text, platform_limit(channel), reply_to) {
+            let key = piece.key();
+            store.enqueue(
+                &key,
+                channel,
+                account_id,
+                peer,
+                &piece.text,
+                piece.reply_to.as_deref(),
+                now,
+            )?;
+            keys.push(key);
+        }
+        Ok(keys)
+    }
+
+    /// Queues `text` and sends its chat's queue now; says how it went.
+    pub(super) async fn send_text(
+        &self,
+        channel: &str,
+        account_id: &str,
+        peer: &ChannelPeer,
+        source_id: &str,
+        text: &str,
+        reply_to: Option<&str>,
+    ) -> Res<Sent> {
+        let keys = self.queue_text(channel, account_id, peer, source_id, text, reply_to)?;
+        self.pump(&dest_key(channel, account_id, &peer.id)).await;
+        let store = self.channel_store();
+        let mut failed = None;
+        for key in &keys {
+            match store.outcome(key)? {
+                Some((status, _)) if status == "sent" => {}
+                Some((status, error)) => {
+                    failed = Some(match status.as_str() {
+                        "pending" => format!(
+                            "not delivered yet, will retry: {}",
+                            error.unwrap_or_default()
+                        ),
+                        _ => error.unwrap_or_else(|| "not delivered".into()),
+                    });
+                    break;
+                }
+                None => failed = Some("not delivered".into()),
+            }
+        }
+        Ok(Sent {
+            pieces: keys.len(),
+            failed,
+        })
+    }
+
+    /// Sends `dest`'s queue in order until it is empty or its head must
+    /// wait for a retry. One pump per queue at a time in this instance.
+    pub(super) async fn pump(&self, dest: &str) {
+        if !self.pumping.borrow_mut().insert(dest.to_string()) {
+            return;
+        }
+        let store = self.channel_store();
+        loop {
+            let head = match store.head(dest) {
+                Ok(Some(row)) if row.next_at <= now_ms() => row,
+                Ok(_) => break,
+                Err(e) => {
+                    console_error!("gateway: reading the delivery ledger failed: {}", e.message);
+                    break;
+                }
+            };
+            if let Err(e) = self.send_piece(&store, &head).await {
+                console_error!("gateway: recording a delivery failed: {}", e.message);
+                break;
+            }
+        }
+        self.pumping.borrow_mut().remove(dest);
+        self.schedule_alarm().await;
+    }
+
+    async fn send_piece(&self, store: &ChannelStore, row: &DeliveryRow) -> Res<()> {
+        let now = now_ms();
+        let Some(channel) = self.channel(&row.channel) else {
+            let error = format!("no {} channel is connected or bound", row.channel);
+            let retry = retry_at(now, row.attempts as u32 + 1, None);
+            return store.mark_attempt_failed(&row.key, &error, retry, now);
+        };
+        let message = ChannelOutboundMessage {
+            peer: row.peer()?,
+            text: row.text.clone(),
+            reply_to_id: row.reply_to.clone(),
+            idempotency_key: Some(row.key.clone()),
+        };
+        let result = channel.send(&row.account_id, &message).await;
+        if result.ok {
+            return store.mark_sent(&row.key, result.message_id.as_deref(), now_ms());
+        }
+        let error = result
+            .error
+            .unwrap_or_else(|| "the channel refused the message".into());
+        console_error!(
+            "gateway: {} refused a message for {}: {error}",
+            row.channel,
+            row.account_id
+        );
+        let retry = match result.retryable {
+            Some(true) => retry_at(now_ms(), row.attempts as u32 + 1, None),
+            _ => None,
+        };
+        store.mark_attempt_failed(&row.key, &error, retry, now_ms())
+    }
+
+    /// A `chat` event of a run started from a chat: its text goes back
+    /// there; at the end typing stops and the run is forgotten.
+    pub(super) async fn route_chat_event(&self, evt: &ChatEvent) {
+        let Some(run_id) = evt.run_id.as_deref() else {
+            return;
+        };
+        if let Err(e) = self.route_run_event(run_id, evt).await {
+            console_error!(
+                "gateway: routing run {run_id} to its chat failed: {}",
+                e.message
+            );
+        }
+    }
+
+    async fn route_run_event(&self, run_id: &str, evt: &ChatEvent) -> Res<()> {
+        let store = self.channel_store();
+        let Some(run) = store.run(run_id)? else {
+            return Ok(());
+        };
+        let peer = run.peer()?;
+        let (text, ends) = match evt.state {
+            ChatState::Delta => return Ok(()),
+            ChatState::Partial => (evt.message.as_ref().map(|m| m.text()), false),
+            ChatState::Final => (evt.message.as_ref().map(|m| m.text()), true),
+            ChatState::Error => (
+                evt.error
+                    .as_deref()
+                    .filter(|e| !QUIET_ERRORS.contains(e))
+                    .map(|e| format!("Sorry, I couldn't finish that: {e}")),
+                true,
+            ),
+        };
+        if ends {
+            store.end_run(run_id)?;
+            self.typing(&run.channel, &run.account_id, &peer, false)
+                .await;
+        }
+        let Some(text) = text.filter(|t| !t.trim().is_empty()) else {
+            return Ok(());
+        };
+        let source = format!("{run_id}:{}", run.parts);
+        let keys = self.queue_text(
+            &run.channel,
+            &run.account_id,
+            &peer,
+            &source,
+            &text,
+            run.reply_to.as_deref(),
+        )?;
+        if !ends {
+            store.add_parts(run_id, keys.len().max(1) as i64)?;
+        }
+        self.pump(&dest_key(&run.channel, &run.account_id, &peer.id))
+            .await;
+        Ok(())
+    }
+
+    /// Typing on or off in a chat; a failure costs only the indicator.
+    pub(super) async fn typing(
+        &self,
+        channel: &str,
+        account_id: &str,
+        peer: &ChannelPeer,
+        on: bool,
+    ) {
+        let Some(ch) = self.channel(channel) else {
+            return;
+        };
+        if let Err(e) = ch.set_typing(account_id, peer, on).await {
+            console_log!("gateway: typing in {channel} failed: {}", e.message);
+        }
+    }
+
+    /// The alarm's share: pieces due for a retry, typing renewals.
+    pub(super) async fn channel_alarm(&self, now: i64) {
+        let store = self.channel_store();
+        match store.due_dests(now) {
+            Ok(dests) => {
+                for dest in dests {
+                    self.pump(&dest).await;
+                }
+            }
+            Err(e) => console_error!("gateway: reading due deliveries failed: {}", e.message),
+        }
+        let runs = match store.typing_due(now) {
+            Ok(runs) => runs,
+            Err(e) => return console_error!("gateway: reading typing renewals: {}", e.message),
+        };
+        for run in runs {
+            let renew = run.started_at + TYPING_MAX_MS > now;
+            let next = renew.then_some(now + TYPING_RENEW_MS);
+            let _ = store.set_typing_at(&run.run_id, next);
+            if let (true, Ok(peer)) = (renew, run.peer()) {
+                self.typing(&run.channel, &run.account_id, &peer, true)
+                    .await;
+            }
+        }
+    }
+}

@@ -1,0 +1,183 @@
+//! Request frames: `connect` first, then who may call what, then one
+//! handler per method. The match in `dispatch` is over the protocol's
+//! method table (`gsv_protocol::ClientRequest`), so a method added there
+//! does not compile until it has its arm here.
+
+use super::{to_value, workspace_rpc, Attachment, Gateway, Peer};
+use crate::session::internal::path;
+use crate::skills::skills_status;
+use crate::worker::rpc::{call_object, internal_error, now_ms};
+use crate::worker::workspace::prompt_load;
+use gsv_protocol::method::{self, Method};
+use gsv_protocol::*;
+use serde::{de::DeserializeOwned, Serialize};
+use serde_json::Value;
+use worker::*;
+
+type Res<T> = std::result::Result<T, ErrorShape>;
+
+/// How a request is answered.
+pub(super) enum Reply {
+    /// Now, with this payload.
+    Now(Value),
+    /// Later, with the request's frame id (`tool.invoke` when the node
+    /// answers, `skills.update` when its probes have).
+    Later,
+}
+
+/// `M`'s answer; the type ties each arm to its method's result.
+fn now<M: Method>(result: M::Result) -> Res<Reply> {
+    to_value(&result).map(Reply::Now)
+}
+
+/// A value the gateway holds in a richer type than the protocol names
+/// (the skills status), read as the protocol's type.
+fn recast<T: Serialize, U: DeserializeOwned>(v: &T) -> Res<U> {
+    serde_json::from_value(to_value(v)?).map_err(internal_error)
+}
+
+impl Gateway {
+    /// The answer to a request frame. The checks go in v1's order: a
+    /// second `connect`, no `connect` yet, the method and the caller's
+    /// mode, and only then the params.
+    pub(super) async fn handle_request(&self, ws: &WebSocket, req: RequestFrame) -> Res<Reply> {
+        let mut att: Attachment = ws
+            .deserialize_attachment()
+            .map_err(internal_error)?
+            .unwrap_or_default();
+        if req.method == method::Connect::NAME {
+            if att.peer.is_some() {
+                return Err(already_connected());
+            }
+            let p = parse_params::<method::Connect>(req.params)?;
+            return now::<method::Connect>(self.handle_connect(ws, &mut att, p)?);
+        }
+        let Some(peer) = att.peer.clone() else {
+            return Err(ErrorShape::new(
+                codes::NOT_CONNECTED,
+                "Not connected: send a connect request first",
+            ));
+        };
+        authorize(peer.mode, &req.method)?;
+        let request = ClientRequest::parse(&req.method, req.params)?;
+        self.dispatch(ws, att, peer, &req.id, request).await
+    }
+
+    async fn dispatch(
+        &self,
+        ws: &WebSocket,
+        mut att: Attachment,
+        peer: Peer,
+        frame_id: &str,
+        request: ClientRequest,
+    ) -> Res<Reply> {
+        use ClientRequest as R;
+        let node = peer.client_id.as_str();
+        match request {
+            // `authorize` refuses it first; kept for the match to be whole.
+            R::Connect(_) => Err(already_connected()),
+            R::ChatSend(p) => now::<method::ChatSend>(self.chat_send(ws, &mut att, p).await?),
+            R::ChatAbort(p) => {
+                let r = self.session_query(ws, &mut att, path::ABORT, p.session_key, None);
+                now::<method::ChatAbort>(r.await?)
+            }
+            R::ConfigGet(p) => now::<method::ConfigGet>(self.config_get(p)?),
+            R::ConfigSet(p) => now::<method::ConfigSet>(self.config_set(p)?),
+            R::SessionGet(p) => {
+                let r = self.session_query(ws, &mut att, path::GET, p.session_key, None);
+                now::<method::SessionGet>(r.await?)
+            }
+            R::SessionPreview(p) => {
+                let r = self.session_query(ws, &mut att, path::PREVIEW, p.session_key, p.limit);
+                now::<method::SessionPreview>(r.await?)
+            }
+            R::SessionsList(p) => now::<method::SessionsList>(self.sessions_list(p)?),
+            R::SessionStats(p) => {
+                let r = self.session_query(ws, &mut att, path::STATS, p.session_key, None);
+                now::<method::SessionStats>(r.await?)
+            }
+            R::SessionHistory(p) => {
+                let r = self.session_query(ws, &mut att, path::HISTORY, p.session_key, None);
+                now::<method::SessionHistory>(r.await?)
+            }
+            R::SessionPatch(p) => now::<method::SessionPatch>(self.session_patch(p).await?),
+            R::SessionCompact(mut p) => {
+                p.session_key = self.canonical_key(&p.session_key);
+                let r = call_object(&self.env, "SESSION", &p.session_key, path::COMPACT, &p);
+                now::<method::SessionCompact>(r.await?)
+            }
+            R::SessionReset(p) => {
+                let r = self.session_query(ws, &mut att, path::RESET, p.session_key, None);
+                now::<method::SessionReset>(r.await?)
+            }
+            R::SessionTranscript(mut p) => {
+                p.session_key = self.canonical_key(&p.session_key);
+                let r = call_object(&self.env, "SESSION", &p.session_key, path::TRANSCRIPT, &p);
+                now::<method::SessionTranscript>(r.await?)
+            }
+            R::SkillsStatus(p) => {
+                let (bucket, agent) = self.workspace(p.agent_id.as_deref())?;
+                let files = prompt_load::load_skill_files(&bucket, &agent)
+                    .await
+                    .map_err(internal_error)?;
+                let config = self.config.borrow().clone();
+                let status =
+                    skills_status(&agent, &files, &self.hosts()?, &config, now_ms() as u64);
+                now::<method::SkillsStatus>(recast(&status)?)
+            }
+            R::SkillsUpdate(p) => match self.skills_update(&att, frame_id, p).await? {
+                Some(result) => now::<method::SkillsUpdate>(recast(&result)?),
+                None => Ok(Reply::Later),
+            },
+            R::WorkspaceList(p) => {
+                let (bucket, agent) = self.workspace(p.agent_id.as_deref())?;
+                now::<method::WorkspaceList>(workspace_rpc::list(&bucket, &agent, p).await?)
+            }
+            R::WorkspaceRead(p) => {
+                let (bucket, agent) = self.workspace(p.agent_id.as_deref())?;
+                now::<method::WorkspaceRead>(workspace_rpc::read(&bucket, &agent, p).await?)
+            }
+            R::WorkspaceWrite(p) => {
+                let (bucket, agent) = self.workspace(p.agent_id.as_deref())?;
+                now::<method::WorkspaceWrite>(workspace_rpc::write(&bucket, &agent, p).await?)
+            }
+            R::WorkspaceDelete(p) => {
+                let (bucket, agent) = self.workspace(p.agent_id.as_deref())?;
+                now::<method::WorkspaceDelete>(workspace_rpc::delete(&bucket, &agent, p).await?)
+            }
+            R::ToolsList(_) => now::<method::ToolsList>(self.tools_list()?),
+            R::ToolInvoke(p) => {
+                self.tool_invoke(&att, frame_id, p).await?;
+                Ok(Reply::Later)
+            }
+            R::ToolResult(p) => now::<method::ToolResult>(self.tool_result(node, p).await?),
+            R::NodeExecEvent(p) => now::<method::NodeExecEvent>(self.exec_event(node, p).await?),
+            R::NodeProbeResult(p) => {
+                now::<method::NodeProbeResult>(self.probe_result(node, p).await?)
+            }
+            R::TransferStatus(p) => {
+                now::<method::TransferStatus>(self.transfer_status(node, p).await?)
+            }
+            R::ChannelsList(_) => now::<method::ChannelsList>(self.channels_list().await?),
+            R::ChannelInbound(p) => {
+                // A channel socket speaks for its own channel only.
+                let own = node.split(':').next().unwrap_or_default();
+                if crate::routing::normalize::normalize_channel(&p.channel) != own {
+                    return Err(ErrorShape::new(
+                        codes::FORBIDDEN,
+                        format!("This connection is the {own} channel, not {}", p.channel),
+                    ));
+                }
+                now::<method::ChannelInbound>(self.channel_inbound(p).await?)
+            }
+            R::ChannelStart(p) => now::<method::ChannelStart>(self.channel_start(p).await?),
+            R::ChannelStop(p) => now::<method::ChannelStop>(self.channel_stop(p).await?),
+            R::ChannelStatus(p) => now::<method::ChannelStatus>(self.channel_status(p).await?),
+            R::ChannelLogin(p) => now::<method::ChannelLogin>(self.channel_login(p).await?),
+            R::ChannelLogout(p) => now::<method::ChannelLogout>(self.channel_logout(p).await?),
+            R::PairList(_) => now::<method::PairList>(self.pair_list()?),
+            R::PairApprove(p) => now::<method::PairApprove>(self.pair_approve(p).await?),
+            R::PairReject(p) => now::<method::PairReject>(self.pair_reject(p)?),
+        }
+    }
+}
