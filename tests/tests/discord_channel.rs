@@ -642,3 +642,113 @@ async fn invalid_sessions_and_a_zombied_connection_recover() {
     assert_eq!(s["connected"], true);
     assert_eq!(rig.discord.connections_opened(), 4);
 }
+
+/// The whole path with the real gateway: both Workers in one workerd, each
+/// reaching the other through its service binding (`GATEWAY` → `gsv`,
+/// `CHANNEL_DISCORD` → `gsv-channel-discord`), the key derived from the
+/// gateway's token. A DM on the fake Discord becomes a run on the fake
+/// LLM, and its answer a reply on the fake Discord.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dm_through_the_real_gateway_is_answered_on_discord() {
+    use gsv_e2e::fake_llm::FakeLlm;
+    use gsv_e2e::harness::gateway_dev_config;
+    use gsv_e2e::ws::Client;
+    use gsv_protocol::channel_key::derive_channel_key;
+
+    const TOKEN: &str = "test-token";
+    let discord = FakeDiscord::start();
+    discord.set_heartbeat_interval_ms(1_000);
+    discord.set_heartbeat_grace_ms(10_000);
+    let llm = FakeLlm::start().await;
+    let gateway = format!(
+        "{}\n[[services]]\nbinding = \"CHANNEL_DISCORD\"\nservice = \"gsv-channel-discord\"\n",
+        gateway_dev_config()
+    );
+    let gw = Workerd::start_configs(
+        &[
+            ("wrangler.toml", gateway),
+            ("channel.toml", channel_config(&discord, "")),
+        ],
+        Some(format!(
+            "GSV_AUTH_TOKEN={TOKEN}\nGSV_CHANNEL_KEY={}\n",
+            derive_channel_key(TOKEN)
+        )),
+    );
+    let mut owner = Client::connect(&gw.url(), Some(TOKEN)).await;
+    owner.use_fake_openai(&llm).await;
+    owner
+        .config_set("channels.discord.dmPolicy", json!("open"))
+        .await;
+
+    let started = owner
+        .request(
+            "channel.start",
+            json!({"channel": "discord", "accountId": "default",
+                   "config": {"botToken": FAKE_BOT_TOKEN}}),
+        )
+        .await;
+    assert!(started.ok, "channel.start: {started:?}");
+    assert!(!format!("{started:?}").contains(FAKE_BOT_TOKEN));
+    discord
+        .wait_for(WAIT, |d| {
+            d.gateway_log()
+                .iter()
+                .any(|r| r.frame["t"] == "READY")
+                .then_some(())
+        })
+        .expect("READY");
+
+    // `channel.status` asks the channel through the binding.
+    let deadline = std::time::Instant::now() + WAIT;
+    let status = loop {
+        let res = owner
+            .request("channel.status", json!({"channel": "discord"}))
+            .await;
+        let payload = res.payload.unwrap_or_default();
+        if payload["accounts"][0]["connected"] == true || std::time::Instant::now() >= deadline {
+            break payload;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    assert_eq!(
+        (
+            &status["accounts"][0]["accountId"],
+            &status["accounts"][0]["connected"],
+            &status["accounts"][0]["extra"]["botUserId"]
+        ),
+        (&json!("default"), &json!(true), &json!(BOT_USER_ID)),
+        "{status}"
+    );
+
+    discord.dispatch("MESSAGE_CREATE", messages::dm("m1", "hello gsv"));
+    let reply = discord
+        .wait_for(Duration::from_secs(60), |d| {
+            d.rest_log()
+                .into_iter()
+                .find(|r| r.path == "/channels/300000000000000003/messages")
+        })
+        .expect("a reply on Discord");
+    assert_eq!(reply.status, 200, "{reply:?}");
+    // The gateway's envelope, echoed by the fake LLM, as a reply to the DM;
+    // the nonce is the gateway's idempotency key for this piece.
+    let mut body = reply.body.clone();
+    let nonce = body["nonce"].take();
+    assert!(
+        nonce
+            .as_str()
+            .is_some_and(|n| !n.is_empty() && n.len() <= 25),
+        "{nonce}"
+    );
+    assert_eq!(
+        body,
+        json!({
+            "content": "echo: [discord · Tue 24 Nov 06:35 · @ann]\n<<<channel-message>>>\nhello gsv\n<<<end-channel-message>>>",
+            "allowed_mentions": {"parse": ["users"], "replied_user": true},
+            "message_reference": {"message_id": "m1", "fail_if_not_exists": false},
+            "enforce_nonce": true,
+            "nonce": null
+        })
+    );
+    let asked = llm.requests();
+    assert_eq!(asked.len(), 1);
+}
