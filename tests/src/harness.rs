@@ -80,6 +80,8 @@ pub struct Workerd {
     log_path: PathBuf,
     /// More workers served by the same workerd (see `start_configs`).
     extra_configs: Vec<PathBuf>,
+    /// The served config when it is not `wrangler.toml` (`start_configs`).
+    primary_config: Option<PathBuf>,
 }
 
 impl Workerd {
@@ -133,6 +135,7 @@ impl Workerd {
             _dir: dir,
             log_path,
             extra_configs: Vec::new(),
+            primary_config: None,
         };
         me.spawn(&config);
         me
@@ -168,6 +171,7 @@ impl Workerd {
             _dir: dir,
             log_path,
             extra_configs: paths[1..].to_vec(),
+            primary_config: Some(paths[0].clone()),
         };
         me.spawn(&paths[0]);
         me
@@ -285,7 +289,10 @@ impl Workerd {
     /// Stops workerd and starts it again on the same persisted state.
     pub fn restart(&mut self) {
         self.kill();
-        let config = self._dir.path().join("wrangler.toml");
+        let config = self
+            .primary_config
+            .clone()
+            .unwrap_or_else(|| self._dir.path().join("wrangler.toml"));
         self.spawn(&config);
     }
 
