@@ -641,6 +641,23 @@ async fn invalid_sessions_and_a_zombied_connection_recover() {
     let s = rig.wait_status("main", |s| s["connected"] == true).await;
     assert_eq!(s["connected"], true);
     assert_eq!(rig.discord.connections_opened(), 4);
+
+    // workerd restarts (the object is gone, its SQLite and alarm stay): the
+    // alarm brings the object back, which RESUMEs from its stored sequence
+    // and gets the message sent while it was down.
+    let mut rig = rig;
+    rig.workerd.restart();
+    rig.discord
+        .dispatch("MESSAGE_CREATE", messages::dm("d1", "while restarting"));
+    let resume = rig
+        .discord
+        .wait_for(WAIT, |d| {
+            d.client_frames(6).into_iter().find(|(conn, _)| *conn == 5)
+        })
+        .expect("a RESUME after the restart");
+    assert_eq!(resume.1["d"]["session_id"], json!("fake-session-2"));
+    let got = rig.wait_inbound(1);
+    assert_eq!(got, vec![inbound(ann_dm("d1", "while restarting"))]);
 }
 
 /// The whole path with the real gateway: both Workers in one workerd, each
