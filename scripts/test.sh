@@ -11,6 +11,8 @@ echo "[test] checking formatting" >&2
 cargo fmt --all -- --check
 echo "[test] building the gateway (wasm)" >&2
 bash scripts/build-worker.sh >/dev/null
+echo "[test] building the Discord channel worker (wasm)" >&2
+bash channels/discord/build.sh >/dev/null
 echo "[test] building the gsv CLI" >&2
 cargo build -p gsv
 cargo test --workspace "$@"
