@@ -3,6 +3,7 @@
 //! Discord (gateway WebSocket and REST on loopback) and the recorder that
 //! stands in for the gateway behind a channel Worker.
 
+pub mod channel_rig;
 pub mod fake_discord;
 pub mod fake_llm;
 pub mod gateway_recorder;

@@ -6,6 +6,7 @@
 //! what the channel sends the gateway, and the gateway's own channel plane
 //! is tested on its side.
 
+use gsv_e2e::channel_rig::discord_channel_config;
 use gsv_e2e::fake_discord::{messages, FakeDiscord, RestFailure, BOT_USER_ID, FAKE_BOT_TOKEN};
 use gsv_e2e::gateway_recorder::GatewayRecorder;
 use gsv_e2e::harness::{repo_root, Workerd};
@@ -23,39 +24,9 @@ struct Rig {
     workerd: Workerd,
 }
 
-/// The channel's wrangler.toml for a run on the prebuilt worker: no
-/// [build], `main` absolute, the Discord URLs pointing at the fake.
+/// The channel's wrangler.toml pointing at the fake (`gsv_e2e::channel_rig`).
 fn channel_config(discord: &FakeDiscord, gateway_url: &str) -> String {
-    let dir = repo_root().join("channels").join("discord");
-    let main = dir.join("build").join("index.js");
-    assert!(
-        main.exists(),
-        "{} is missing: run the README test command (it builds the channel worker)",
-        main.display()
-    );
-    let text = std::fs::read_to_string(dir.join("wrangler.toml")).unwrap();
-    let mut out = String::new();
-    let mut in_build = false;
-    for line in text.lines() {
-        if line.starts_with('[') {
-            in_build = line == "[build]";
-        }
-        if in_build {
-            continue;
-        }
-        let line = if line.starts_with("main = ") {
-            format!("main = {:?}", main.display().to_string())
-        } else if line.starts_with("DISCORD_API_BASE = ") {
-            format!("DISCORD_API_BASE = {:?}", discord.api_base())
-        } else if line.starts_with("DISCORD_GATEWAY_URL = ") {
-            format!("DISCORD_GATEWAY_URL = {gateway_url:?}")
-        } else {
-            line.to_string()
-        };
-        out.push_str(&line);
-        out.push('\n');
-    }
-    out
+    discord_channel_config(&discord.api_base(), gateway_url)
 }
 
 fn double_config(recorder: &GatewayRecorder) -> String {
@@ -677,10 +648,8 @@ async fn a_dm_through_the_real_gateway_is_answered_on_discord() {
     discord.set_heartbeat_interval_ms(1_000);
     discord.set_heartbeat_grace_ms(10_000);
     let llm = FakeLlm::start().await;
-    let gateway = format!(
-        "{}\n[[services]]\nbinding = \"CHANNEL_DISCORD\"\nservice = \"gsv-channel-discord\"\n",
-        gateway_dev_config()
-    );
+    // The gateway's own config binds CHANNEL_DISCORD.
+    let gateway = gateway_dev_config();
     let gw = Workerd::start_configs(
         &[
             ("wrangler.toml", gateway),
