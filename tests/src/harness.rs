@@ -93,7 +93,8 @@ impl Workerd {
             main.display()
         );
         let dev_vars = opts.token.as_ref().map(|t| format!("GSV_AUTH_TOKEN={t}\n"));
-        let mut me = Self::start_config(&gateway_dev_config(), dev_vars, opts.persist_dir);
+        let config = without_services(&gateway_dev_config());
+        let mut me = Self::start_config(&config, dev_vars, opts.persist_dir);
         me.token = opts.token;
         me
     }
@@ -385,6 +386,23 @@ pub fn gateway_dev_config() -> String {
         String::from_utf8_lossy(&out.stderr)
     );
     String::from_utf8(out.stdout).unwrap()
+}
+
+/// `config` without its `[[services]]` tables: a gateway running alone
+/// (workerd refuses a binding to a Worker it does not run).
+pub fn without_services(config: &str) -> String {
+    let mut out = String::new();
+    let mut skipping = false;
+    for line in config.lines() {
+        if line.starts_with('[') {
+            skipping = line.trim() == "[[services]]";
+        }
+        if !skipping {
+            out.push_str(line);
+            out.push('\n');
+        }
+    }
+    out
 }
 
 /// A real `gsv node --foreground` process, killed on drop.
