@@ -2,6 +2,8 @@
 //! the real Discord channel Worker in one workerd, the fake Discord
 //! (gateway WebSocket and REST) and the fake LLM on loopback. What a
 //! person sees in Discord is what the fake's REST log holds.
+// Test code: a failed unwrap is a failed test.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use gsv_e2e::channel_rig::{discord_channel_config, gateway_config};
 use gsv_e2e::fake_discord::{messages, FakeDiscord, RestFailure, RestRecord, FAKE_BOT_TOKEN};
