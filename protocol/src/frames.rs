@@ -140,8 +140,18 @@ impl Frame {
             seq: None,
         })
     }
+    /// The frame as JSON text (its `Display`).
     pub fn to_json(&self) -> String {
-        serde_json::to_string(self).expect("frames always serialize")
+        self.to_string()
+    }
+}
+
+/// JSON text, as `serde_json::Value`'s `Display` is: a frame is made of
+/// strings, numbers and `Value`s, so serializing it cannot fail.
+impl std::fmt::Display for Frame {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let text = serde_json::to_string(self).map_err(|_| std::fmt::Error)?;
+        f.write_str(&text)
     }
 }
 

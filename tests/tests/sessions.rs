@@ -3,6 +3,10 @@
 //! automatic compaction before the context overflows — each test with its
 //! own gateway under workerd and its own fake LLM.
 
+// Test support (harness, doubles, bench): a failed unwrap here is a failed
+// test or a broken fixture, so panicking is the right report.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use gsv_e2e::fake_llm::{FakeLlm, Step};
 use gsv_e2e::harness::{GatewayOptions, Workerd};
 use gsv_e2e::ws::Client;

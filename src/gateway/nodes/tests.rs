@@ -69,7 +69,7 @@ fn refuses_bad_nodes_saying_why() {
         ("n", vec![tool("x__y")], Some(rt.clone()), "Invalid tool name \"x__y\": names must be non-empty and must not contain \"__\""),
         ("n", tools.to_vec(), None, "A node must send nodeRuntime (hostRole, hostCapabilities, toolCapabilities)"),
         ("n", vec![tool("Bash")], Some(rt.clone()), "nodeRuntime.toolCapabilities names \"Read\", which is not a registered tool"),
-        ("n", vec![tool("Bash"), tool("Read"), tool("Grep")], Some(rt.clone()), "nodeRuntime.toolCapabilities has no entry for tool \"Grep\""),
+        ("n", vec![tool("Bash"), tool("Read"), tool("Grep")], Some(rt), "nodeRuntime.toolCapabilities has no entry for tool \"Grep\""),
     ];
     for (id, tools, rt, want) in cases {
         assert_eq!(
