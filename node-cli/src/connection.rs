@@ -259,7 +259,10 @@ impl Connection {
             })) => Ok(payload.unwrap_or(Value::Null)),
             Ok(Ok(ResponseFrame { error, .. })) => {
                 Err(RequestError::Gateway(error.unwrap_or_else(|| {
-                    ErrorShape::new(500, "error response without details")
+                    ErrorShape::new(
+                        gsv_protocol::codes::INTERNAL,
+                        "error response without details",
+                    )
                 })))
             }
         }

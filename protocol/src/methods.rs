@@ -622,7 +622,7 @@ mod tests {
         assert_eq!(
             serde_json::to_value(Frame::err(
                 "7",
-                crate::ErrorShape::new(404, "Unknown method: nope")
+                crate::ErrorShape::new(crate::codes::NOT_FOUND, "Unknown method: nope")
             ))
             .unwrap(),
             json!({"type":"res","id":"7","ok":false,"error":{"code":404,"message":"Unknown method: nope"}})
