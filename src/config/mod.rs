@@ -109,7 +109,7 @@ impl Config {
             return Err(ConfigError(format!("{path} is not a known setting")));
         };
         if !value.is_null() {
-            schema::check(path, ty, &value).map_err(ConfigError)?;
+            schema::check(path, ty, &value).map_err(|e| ConfigError(e.to_string()))?;
         }
         set_path(&mut self.overrides, &segments, value);
         *self = Self::from_overrides(std::mem::take(&mut self.overrides));

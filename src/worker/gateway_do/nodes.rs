@@ -64,7 +64,7 @@ impl Gateway {
     pub(super) fn register_node(&self, conn_id: &str, p: &ConnectParams) -> Res<()> {
         let tools = p.tools.clone().unwrap_or_default();
         let runtime = validate_node(&p.client.id, &tools, p.node_runtime.as_ref())
-            .map_err(|e| ErrorShape::new(codes::INVALID_CONNECT, e))?;
+            .map_err(|e| ErrorShape::new(codes::INVALID_CONNECT, e.to_string()))?;
         self.sql()
             .exec(
                 "INSERT INTO nodes (node_id, conn_id, tools, runtime, connected_at) VALUES (?, ?, ?, ?, ?)
