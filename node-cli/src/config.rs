@@ -1,4 +1,4 @@
-//! The local config file (`config.toml`, reference §6.4).
+//! The local config file (`config.toml`).
 //!
 //! Kept as a TOML table rather than a typed struct so that sections this
 //! binary does not use yet (`[cloudflare]`, `[r2]`, `[channels.*]`, or

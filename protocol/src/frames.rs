@@ -1,9 +1,9 @@
-//! Request / response / event frames (reference §1.2).
+//! Request / response / event frames.
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-/// Error codes used on the wire (reference §1.2).
+/// Error codes used on the wire.
 pub mod codes {
     pub const NOT_CONNECTED: i64 = 101;
     pub const UNSUPPORTED_PROTOCOL: i64 = 102;

@@ -1,4 +1,4 @@
-//! Slash commands and inline directives in chat messages (reference §2.7).
+//! Slash commands and inline directives in chat messages.
 //!
 //! The shell first tries [`parse_command`]: a whole message like `/reset`
 //! or `/model openai/gpt-4.1` is handled without a model run. Otherwise

@@ -127,7 +127,7 @@ fn split_path(path: &str) -> Result<Vec<&str>, ConfigError> {
     Ok(segments)
 }
 
-/// Objects merge recursively; arrays and scalars replace (reference §2.2).
+/// Objects merge recursively; arrays and scalars replace.
 fn deep_merge(base: &mut Value, over: &Value) {
     match (base, over) {
         (Value::Object(b), Value::Object(o)) => {

@@ -1,5 +1,5 @@
 //! Nodes as the gateway sees them: runtime info checked at connect
-//! (reference §2.8, with clearer errors), tool names namespaced
+//! (every refusal says why), tool names namespaced
 //! `{nodeId}__{Tool}`, and the host facts the prompt and skills read.
 
 use crate::skills::HostInfo;

@@ -140,8 +140,8 @@ pub fn cap_text(text: &str, max_chars: usize) -> String {
     )
 }
 
-/// The user message that tells the agent a background command ended
-/// (reference §2.9), so it can report or act on it.
+/// The user message that tells the agent a background command ended, so
+/// it can report or act on it.
 pub fn exec_event_message(node_id: &str, ev: &NodeExecEventParams) -> String {
     let what = match ev.event {
         ExecEventKind::Started => "started",

@@ -1,5 +1,4 @@
-//! SKILL.md: YAML frontmatter between `---` lines, then markdown
-//! (reference §4.3 "Fields").
+//! SKILL.md: YAML frontmatter between `---` lines, then markdown.
 
 use super::yaml;
 use serde_json::{Map, Value};

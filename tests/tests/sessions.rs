@@ -301,7 +301,7 @@ async fn idle_policy_resets_on_the_next_message_and_archives_everything() {
     let texts: Vec<String> = messages(&mut c, key).await.iter().map(text_of).collect();
     assert_eq!(texts, ["new day", "echo: new day"]);
 
-    // The archive holds exactly the old conversation, with the seed's metadata.
+    // The archive holds exactly the old conversation, with its metadata.
     let old = get(
         &mut c,
         "session.transcript",

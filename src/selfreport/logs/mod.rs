@@ -1,5 +1,4 @@
-//! `session_logs`, the pure parts (seed identity-and-workspace.txt
-//! "Self-report tools"): the agent reads its own transcripts — the R2
+//! `session_logs`, the pure parts: the agent reads its own transcripts — the R2
 //! archives under `agents/{agentId}/sessions/` and the live histories of
 //! its sessions still going.
 //!

@@ -19,7 +19,7 @@ type Res<T> = std::result::Result<T, ErrorShape>;
 /// Routes to sessions outlive the session's own deadline by this much,
 /// then they are forgotten.
 const ROUTE_GRACE_MS: i64 = 60_000;
-/// A background command is followed this long (reference §2.9).
+/// A background command is followed this long.
 const EXEC_SESSION_TTL_MS: i64 = 24 * 3600 * 1000;
 
 #[derive(Debug, Deserialize)]
