@@ -6,9 +6,10 @@
 
 use super::{to_value, Attachment, Gateway};
 use crate::gateway::nodes::{host_info, namespaced, split_tool_name, validate_node};
-use crate::session::internal::{path, NodeSnapshot, SessionExecEvent};
+use crate::session::internal::{NodeSnapshot, SessionExecEvent};
+use crate::worker::bindings::SessionStub;
 use crate::worker::native_tools;
-use crate::worker::rpc::{call_object, internal_error, now_ms};
+use crate::worker::rpc::{internal_error, now_ms};
 use gsv_protocol::*;
 use serde::Deserialize;
 use serde_json::Value;
@@ -298,9 +299,7 @@ impl Gateway {
 
     async fn deliver(&self, route: &RouteRow, p: ToolResultParams) -> Res<AckResult> {
         match (route.kind.as_str(), &route.session_key) {
-            ("session", Some(key)) => {
-                call_object(&self.env, "SESSION", key, path::TOOL_RESULT, &p).await
-            }
+            ("session", Some(key)) => SessionStub::for_key(&self.env, key).call(&p).await,
             _ => {
                 let frame_id = route.frame_id.clone().unwrap_or_default();
                 let frame = match p.error {
@@ -429,18 +428,13 @@ impl Gateway {
             event: p.clone(),
             nodes: self.node_snapshot()?,
         };
-        let ack: AckResult = call_object(
-            &self.env,
-            "SESSION",
-            &row.session_key,
-            path::EXEC_EVENT,
-            &ev,
-        )
-        .await
-        .map_err(|e| ErrorShape {
-            retryable: Some(true),
-            ..e
-        })?;
+        let ack = SessionStub::for_key(&self.env, &row.session_key)
+            .call(&ev)
+            .await
+            .map_err(|e| ErrorShape {
+                retryable: Some(true),
+                ..e
+            })?;
         self.sql()
             .exec(
                 "DELETE FROM exec_sessions WHERE node_id = ? AND session_id = ?",
