@@ -3,6 +3,10 @@
 //! Discord (gateway WebSocket and REST on loopback) and the recorder that
 //! stands in for the gateway behind a channel Worker.
 
+// Test support (harness, doubles, bench): a failed unwrap here is a failed
+// test or a broken fixture, so panicking is the right report.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 pub mod channel_rig;
 pub mod fake_discord;
 pub mod fake_llm;

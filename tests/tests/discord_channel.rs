@@ -6,6 +6,10 @@
 //! what the channel sends the gateway, and the gateway's own channel plane
 //! is tested on its side.
 
+// Test support (harness, doubles, bench): a failed unwrap here is a failed
+// test or a broken fixture, so panicking is the right report.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use gsv_e2e::channel_rig::discord_channel_config;
 use gsv_e2e::fake_discord::{messages, FakeDiscord, RestFailure, BOT_USER_ID, FAKE_BOT_TOKEN};
 use gsv_e2e::gateway_recorder::GatewayRecorder;
@@ -717,7 +721,7 @@ async fn a_dm_through_the_real_gateway_is_answered_on_discord() {
     assert_eq!(reply.status, 200, "{reply:?}");
     // The gateway's envelope, echoed by the fake LLM, as a reply to the DM;
     // the nonce is the gateway's idempotency key for this piece.
-    let mut body = reply.body.clone();
+    let mut body = reply.body;
     let nonce = body["nonce"].take();
     assert!(
         nonce

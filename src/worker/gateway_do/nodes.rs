@@ -20,7 +20,7 @@ type Res<T> = std::result::Result<T, ErrorShape>;
 /// Routes to sessions outlive the session's own deadline by this much,
 /// then they are forgotten.
 const ROUTE_GRACE_MS: i64 = 60_000;
-/// A background command is followed this long (reference §2.9).
+/// A background command is followed this long.
 const EXEC_SESSION_TTL_MS: i64 = 24 * 3600 * 1000;
 
 #[derive(Debug, Deserialize)]
@@ -65,7 +65,7 @@ impl Gateway {
     pub(super) fn register_node(&self, conn_id: &str, p: &ConnectParams) -> Res<()> {
         let tools = p.tools.clone().unwrap_or_default();
         let runtime = validate_node(&p.client.id, &tools, p.node_runtime.as_ref())
-            .map_err(|e| ErrorShape::new(codes::INVALID_CONNECT, e))?;
+            .map_err(|e| ErrorShape::new(codes::INVALID_CONNECT, e.to_string()))?;
         self.sql()
             .exec(
                 "INSERT INTO nodes (node_id, conn_id, tools, runtime, connected_at) VALUES (?, ?, ?, ?, ?)

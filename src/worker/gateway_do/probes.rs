@@ -1,4 +1,4 @@
-//! Skill bin probes on the Gateway (reference §2.8): `node.probe` events
+//! Skill bin probes on the Gateway: `node.probe` events
 //! out to nodes, their `node.probe.result` merged into the node's row (so
 //! `skills.status` and every run's NodeSnapshot see the bins), and
 //! `skills.update` answered, with its original frame id, once every probe

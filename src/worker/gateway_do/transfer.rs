@@ -52,12 +52,11 @@ impl Gateway {
 
     /// Starts the transfer a Session asked for; its result comes later.
     pub(super) async fn start_transfer(&self, req: TransferRequest) -> Res<TransferReply> {
-        let bad = |e: String| ErrorShape::new(codes::BAD_REQUEST, e);
         let (source, destination) = plan(&TransferArgs {
             source: req.source.clone(),
             destination: req.destination.clone(),
         })
-        .map_err(bad)?;
+        .map_err(|e| ErrorShape::new(codes::BAD_REQUEST, e.to_string()))?;
         let bucket = bindings::bucket(&self.env).map_err(internal_error)?;
         if let Endpoint::Node { node_id, .. } = &source {
             self.node_socket(node_id)?;

@@ -8,6 +8,7 @@ use crate::channels::message_tool::{result_text, MessageArgs, MESSAGE_TOOL};
 use crate::selfreport::logs::ThisSession;
 use crate::selfreport::NativeCall;
 use crate::session::internal::ChannelMessageRequest;
+use crate::session::tools::ToolError;
 use crate::worker::bindings::GatewayStub;
 use serde_json::Value;
 use session_logs::LiveSessions;
@@ -33,7 +34,7 @@ pub struct ToolContext<'a> {
 
 /// Runs a native tool: `Ok` with the result text, `Err` with an error the
 /// model can act on.
-pub async fn execute(ctx: &ToolContext<'_>, name: &str, args: &Value) -> Result<String, String> {
+pub async fn execute(ctx: &ToolContext<'_>, name: &str, args: &Value) -> Result<String, ToolError> {
     if name == MESSAGE_TOOL && ctx.is_main {
         return message(ctx, args).await;
     }
@@ -50,8 +51,8 @@ pub async fn execute(ctx: &ToolContext<'_>, name: &str, args: &Value) -> Result<
 }
 
 /// `gsv__Message`: the Gateway sends it through the chat's channel.
-async fn message(ctx: &ToolContext<'_>, args: &Value) -> Result<String, String> {
-    let args = MessageArgs::parse(args).map_err(|e| e.to_string())?;
+async fn message(ctx: &ToolContext<'_>, args: &Value) -> Result<String, ToolError> {
+    let args = MessageArgs::parse(args).map_err(|e| ToolError::new(e.to_string()))?;
     let req = ChannelMessageRequest {
         agent_id: ctx.agent_id.to_string(),
         call_id: ctx.call_id.to_string(),
@@ -61,12 +62,12 @@ async fn message(ctx: &ToolContext<'_>, args: &Value) -> Result<String, String> 
     let reply = GatewayStub::get(ctx.env)
         .call(&req)
         .await
-        .map_err(|e| e.message)?;
+        .map_err(ToolError::from)?;
     match reply.error {
-        Some(error) => Err(format!(
+        Some(error) => Err(ToolError::new(format!(
             "Not delivered to {}:{}: {error}",
             reply.channel, reply.to
-        )),
+        ))),
         None => Ok(result_text(
             &reply.channel,
             &reply.to,

@@ -10,7 +10,9 @@ use super::error::{Res, SessionError};
 use super::store::{CallRow, SessionStore};
 use crate::gateway::transfer::{TransferArgs, TransferRequest, TRANSFER};
 use crate::session::run_config::RunConfig;
-use crate::session::tools::{result_message, timed_out, tool_wait, PendingCall, ToolWait};
+use crate::session::tools::{
+    result_message, timed_out, tool_wait, PendingCall, ToolError, ToolWait,
+};
 use crate::worker::bindings::{self, GatewayStub};
 use crate::worker::native_tools;
 use crate::worker::rpc::now_ms;
@@ -101,7 +103,7 @@ impl Tools<'_> {
                         .await
                         .map(Value::String)
                 }
-                Err(e) => Err(e.to_string()),
+                Err(e) => Err(ToolError::new(e.to_string())),
             };
             return self.store_outcome(&row.call_id, &row.name, outcome, max_chars);
         }
@@ -123,7 +125,10 @@ impl Tools<'_> {
         };
         match sent {
             Ok(_) => self.store.mark_dispatched(&row.call_id),
-            Err(e) => self.store_outcome(&row.call_id, &row.name, Err(e.to_string()), max_chars),
+            Err(e) => {
+                let outcome = Err(ToolError::new(e.to_string()));
+                self.store_outcome(&row.call_id, &row.name, outcome, max_chars)
+            }
         }
     }
 
@@ -148,7 +153,7 @@ impl Tools<'_> {
         &self,
         call_id: &str,
         name: &str,
-        outcome: Result<Value, String>,
+        outcome: Result<Value, ToolError>,
         max_chars: usize,
     ) -> Res<()> {
         self.save_result(&result_message(call_id, name, outcome, max_chars, now_ms()))
@@ -171,7 +176,7 @@ impl Tools<'_> {
             return Ok((dropped(), false));
         };
         let outcome = match (p.error, p.result) {
-            (Some(e), _) => Err(e),
+            (Some(e), _) => Err(ToolError::new(e)),
             (None, r) => Ok(r.unwrap_or(Value::Null)),
         };
         let max_chars = self.store.run_config()?.max_result_chars;

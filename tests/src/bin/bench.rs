@@ -21,6 +21,10 @@
 //! `--only turns,concurrent,prompt,tools,grep,lifecycle` runs some parts
 //! (the echo floor always runs: the ratios need it).
 
+// Test support (harness, doubles, bench): a failed unwrap here is a failed
+// test or a broken fixture, so panicking is the right report.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 #[path = "bench/lifecycle.rs"]
 mod lifecycle;
 #[path = "bench/reads.rs"]

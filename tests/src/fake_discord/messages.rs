@@ -64,7 +64,7 @@ pub fn with_attachment(mut m: Value, filename: &str, content_type: &str, size: u
     if let Some(list) = list {
         list.push(
             json!({"id": "500000000000000005", "filename": filename, "size": size,
-                         "url": url.clone(), "proxy_url": url, "content_type": content_type}),
+                         "url": url, "proxy_url": url, "content_type": content_type}),
         );
     }
     m
