@@ -92,10 +92,20 @@ impl Gateway {
         })
     }
 
-    pub(super) async fn channel_stop(&self, p: ChannelAccountParams) -> Res<ChannelAccountResult> {
+    /// `channel.stop` (`logout: false`) or `channel.logout`: the account
+    /// leaves the registry once the channel has let it go.
+    pub(super) async fn channel_end(
+        &self,
+        p: ChannelAccountParams,
+        logout: bool,
+    ) -> Res<ChannelAccountResult> {
         let (name, channel) = self.named_channel(&p.channel)?;
         let account = normalize_account_id(&p.account_id);
-        refused(&name, channel.stop(&account).await?)?;
+        let answer = match logout {
+            true => channel.logout(&account).await?,
+            false => channel.stop(&account).await?,
+        };
+        refused(&name, answer)?;
         self.channel_store().forget_account(&name, &account)?;
         Ok(ChannelAccountResult {
             ok: true,
@@ -156,22 +166,6 @@ impl Gateway {
             account_id: account,
             qr_data_url: r.qr_data_url,
             message: r.message,
-        })
-    }
-
-    pub(super) async fn channel_logout(
-        &self,
-        p: ChannelAccountParams,
-    ) -> Res<ChannelAccountResult> {
-        let (name, channel) = self.named_channel(&p.channel)?;
-        let account = normalize_account_id(&p.account_id);
-        refused(&name, channel.logout(&account).await?)?;
-        self.channel_store().forget_account(&name, &account)?;
-        Ok(ChannelAccountResult {
-            ok: true,
-            channel: name,
-            account_id: account,
-            message: None,
         })
     }
 

@@ -172,10 +172,10 @@ impl Gateway {
                 now::<method::ChannelInbound>(self.channel_inbound(p).await?)
             }
             R::ChannelStart(p) => now::<method::ChannelStart>(self.channel_start(p).await?),
-            R::ChannelStop(p) => now::<method::ChannelStop>(self.channel_stop(p).await?),
+            R::ChannelStop(p) => now::<method::ChannelStop>(self.channel_end(p, false).await?),
             R::ChannelStatus(p) => now::<method::ChannelStatus>(self.channel_status(p).await?),
             R::ChannelLogin(p) => now::<method::ChannelLogin>(self.channel_login(p).await?),
-            R::ChannelLogout(p) => now::<method::ChannelLogout>(self.channel_logout(p).await?),
+            R::ChannelLogout(p) => now::<method::ChannelLogout>(self.channel_end(p, true).await?),
             R::PairList(_) => now::<method::PairList>(self.pair_list()?),
             R::PairApprove(p) => now::<method::PairApprove>(self.pair_approve(p).await?),
             R::PairReject(p) => now::<method::PairReject>(self.pair_reject(p)?),
