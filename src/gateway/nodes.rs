@@ -102,6 +102,32 @@ pub fn check_node_id(id: &str) -> Result<(), NodeError> {
     }
 }
 
+/// The runtime as sent, with a `hostRole` when it has none: the last v1
+/// nodes stopped sending one. Such a node is an execution host when it
+/// offers the execution baseline, else a specialized one.
+fn with_host_role(runtime: &Value) -> Value {
+    let mut runtime = runtime.clone();
+    if let Some(obj) = runtime.as_object_mut() {
+        if !obj.contains_key("hostRole") {
+            let caps: Vec<&str> = obj
+                .get("hostCapabilities")
+                .and_then(Value::as_array)
+                .map(|a| a.iter().filter_map(Value::as_str).collect())
+                .unwrap_or_default();
+            let execution = capability::EXECUTION_BASELINE
+                .iter()
+                .all(|c| caps.contains(c));
+            let role = if execution {
+                "execution"
+            } else {
+                "specialized"
+            };
+            obj.insert("hostRole".into(), Value::String(role.into()));
+        }
+    }
+    runtime
+}
+
 /// Checks what a node sent at connect and returns its runtime info.
 pub fn validate_node(
     node_id: &str,
@@ -124,9 +150,9 @@ pub fn validate_node(
             return Err(NodeError::SchemaNotObject(t.name.clone()));
         }
     }
-    let runtime = runtime.ok_or(NodeError::NoRuntime)?;
-    let info: NodeRuntimeInfo = serde_json::from_value(runtime.clone())
-        .map_err(|e| NodeError::InvalidRuntime(e.to_string()))?;
+    let runtime = with_host_role(runtime.ok_or(NodeError::NoRuntime)?);
+    let info: NodeRuntimeInfo =
+        serde_json::from_value(runtime).map_err(|e| NodeError::InvalidRuntime(e.to_string()))?;
     if info.host_capabilities.is_empty() {
         return Err(NodeError::NoCapabilities);
     }

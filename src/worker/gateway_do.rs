@@ -62,6 +62,11 @@ struct Attachment {
     /// Canonical session keys whose `chat` events this socket receives.
     #[serde(default)]
     watch: Vec<String>,
+    /// `(canonical, asked)`: the key this socket named a watched session
+    /// by, when not the canonical one; its events carry that key, since
+    /// v1 clients match events against the key they sent.
+    #[serde(default)]
+    aliases: Vec<(String, String)>,
     /// An internal event link from a Session object, not a client.
     #[serde(default)]
     link: bool,

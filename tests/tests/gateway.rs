@@ -761,3 +761,26 @@ async fn reset_archives_everything_then_starts_a_new_session() {
         .unwrap();
     assert_eq!(after["messageCount"], json!(2));
 }
+
+#[tokio::test]
+async fn a_client_gets_its_runs_events_under_the_key_it_sent() {
+    // GSV v1's CLI sends `agent:main:cli:dm:main` and keeps only the events
+    // carrying that key; the session is `agent:main:main` (dmScope main).
+    let mut v1 = client().await;
+    let mut other = client().await;
+    let res = other
+        .request("session.get", json!({"sessionKey": "agent:main:main"}))
+        .await;
+    assert!(res.ok, "{res:?}");
+    let run = v1.chat_send("agent:main:cli:dm:main", "hi from v1").await;
+    let events = v1.run_events(&run).await;
+    assert!(events
+        .iter()
+        .all(|e| e.session_key == "agent:main:cli:dm:main"));
+    let theirs = other.run_events(&run).await;
+    assert!(theirs.iter().all(|e| e.session_key == "agent:main:main"));
+    assert_eq!(
+        events.last().unwrap().message,
+        theirs.last().unwrap().message
+    );
+}

@@ -134,3 +134,17 @@ fn names_are_namespaced_and_split() {
     assert_eq!(split_tool_name("__Bash"), None);
     assert_eq!(split_tool_name("laptop__"), None);
 }
+
+#[test]
+fn a_runtime_without_a_host_role_is_read_from_its_capabilities() {
+    let mut rt = runtime();
+    rt.as_object_mut().unwrap().remove("hostRole");
+    let info = validate_node("laptop", &[tool("Bash"), tool("Read")], Some(&rt)).unwrap();
+    assert_eq!(info.host_role, HostRole::Execution);
+    let reader = json!({
+        "hostCapabilities": ["filesystem.read"],
+        "toolCapabilities": {"Read": ["filesystem.read"]}
+    });
+    let info = validate_node("nas", &[tool("Read")], Some(&reader)).unwrap();
+    assert_eq!(info.host_role, HostRole::Specialized);
+}

@@ -16,31 +16,58 @@ type Res<T> = std::result::Result<T, ErrorShape>;
 const MAX_WATCHED: usize = 64;
 
 impl Gateway {
-    pub(super) fn watch(&self, ws: &WebSocket, att: &mut Attachment, key: &str) -> Res<()> {
-        if att.watch.iter().any(|k| k == key) {
+    /// `ws` receives the `chat` events of session `key` (canonical), under
+    /// `asked`, the key it named the session by.
+    pub(super) fn watch(
+        &self,
+        ws: &WebSocket,
+        att: &mut Attachment,
+        key: &str,
+        asked: &str,
+    ) -> Res<()> {
+        let alias = (asked != key).then(|| (key.to_string(), asked.to_string()));
+        let known = att.watch.iter().any(|k| k == key);
+        let same_alias = att.aliases.iter().find(|(k, _)| k == key).cloned() == alias;
+        if known && same_alias {
             return Ok(());
         }
-        att.watch.push(key.to_string());
-        if att.watch.len() > MAX_WATCHED {
-            att.watch.remove(0);
+        if !known {
+            att.watch.push(key.to_string());
+            if att.watch.len() > MAX_WATCHED {
+                let gone = att.watch.remove(0);
+                att.aliases.retain(|(k, _)| *k != gone);
+            }
         }
+        att.aliases.retain(|(k, _)| k != key);
+        att.aliases.extend(alias);
         self.save_attachment(ws, att)
     }
 
     /// Sends a `chat` event to every socket watching its session; returns
     /// how many got it.
     pub(super) fn deliver_chat_event(&self, evt: &ChatEvent) -> usize {
-        let text = Frame::event(
-            event::CHAT,
-            serde_json::to_value(evt).unwrap_or(Value::Null),
-        )
-        .to_json();
+        let frame = |evt: &ChatEvent| {
+            Frame::event(
+                event::CHAT,
+                serde_json::to_value(evt).unwrap_or(Value::Null),
+            )
+            .to_json()
+        };
+        let text = frame(evt);
         let mut delivered = 0;
         for (ws, att) in self.sockets() {
-            if att.peer.is_some()
-                && att.watch.contains(&evt.session_key)
-                && ws.send_with_str(&text).is_ok()
-            {
+            if att.peer.is_none() || !att.watch.contains(&evt.session_key) {
+                continue;
+            }
+            let alias = att.aliases.iter().find(|(k, _)| *k == evt.session_key);
+            let sent = match alias {
+                Some((_, asked)) => ws.send_with_str(frame(&ChatEvent {
+                    session_key: asked.clone(),
+                    ..evt.clone()
+                })),
+                None => ws.send_with_str(&text),
+            };
+            if sent.is_ok() {
                 delivered += 1;
             }
         }
@@ -62,7 +89,7 @@ impl Gateway {
         let session_key = self.canonical_key(&p.session_key);
         let run_id = p.run_id.filter(|r| !r.is_empty()).unwrap_or_else(new_id);
         // Watch first, so not even the first streamed chunk is missed.
-        self.watch(ws, att, &session_key)?;
+        self.watch(ws, att, &session_key, &p.session_key)?;
         self.touch_session(&session_key, None, false)?;
         let send = SessionChatSend {
             session_key: session_key.clone(),
@@ -123,7 +150,7 @@ impl Gateway {
         call: impl FnOnce(SessionQuery) -> C,
     ) -> Res<C::Reply> {
         let session_key = self.canonical_key(&key);
-        self.watch(ws, att, &session_key)?;
+        self.watch(ws, att, &session_key, &key)?;
         let query = SessionQuery {
             session_key: session_key.clone(),
             limit,
