@@ -10,7 +10,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export WRANGLER_SEND_METRICS=false CLOUDFLARE_CF_FETCH_ENABLED=false
-bash scripts/setup.sh
+bash scripts/setup.sh >&2 # stdout is the JSON
 bash scripts/build-worker.sh >/dev/null
 bash channels/discord/build.sh >/dev/null
 cargo build --quiet --release -p gsv

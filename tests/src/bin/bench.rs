@@ -105,7 +105,10 @@ async fn main() {
 
     let floor_p50 = percentile(&floor, 50.0);
     let mut report = json!({
-        "machine": {"cores": std::thread::available_parallelism().map(|n| n.get()).unwrap_or(0)},
+        "machine": {
+            "cores": std::thread::available_parallelism().map(|n| n.get()).unwrap_or(0),
+            "loadAverageAtStart": discord::load_average(),
+        },
         "gsvBinary": gsv_bin().display().to_string(),
         "echoFloor": stats(&floor),
         "doFetchHop": stats(&hop),
@@ -198,6 +201,7 @@ async fn main() {
     report["wasm"] = json!({"bytes": wasm.len(), "gzipBytes": wasm_gz});
     targets["wasmGzipAtMost1MB"] = json!(wasm_gz <= 1_000_000);
     discord::channel_wasm(&mut report, &mut targets);
+    report["machine"]["loadAverageAtEnd"] = discord::load_average();
     report["targets"] = targets;
     println!("{}", serde_json::to_string_pretty(&report).unwrap());
 }

@@ -308,3 +308,15 @@ pub fn channel_wasm(report: &mut Value, targets: &mut Value) {
     report["channelWasm"] = json!({"bytes": wasm.len(), "gzipBytes": gz});
     targets["channelWasmGzipAtMost400KB"] = json!(gz <= 400_000);
 }
+
+/// `/proc/loadavg`'s 1, 5 and 15 minute load averages (the machine is
+/// shared: the figures are only as quiet as it was).
+pub fn load_average() -> Value {
+    let text = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
+    let loads: Vec<f64> = text
+        .split_whitespace()
+        .take(3)
+        .filter_map(|v| v.parse().ok())
+        .collect();
+    json!(loads)
+}
