@@ -238,6 +238,11 @@ pub async fn bench(
             s.push(v);
         }
     }
+    let paired: Vec<f64> = dm_total
+        .iter()
+        .zip(&cli_total)
+        .map(|(d, c)| d / c)
+        .collect();
     let dm_p50 = percentile(&dm_total, 50.0);
     let rig_p50 = percentile(&cli_total, 50.0);
     let p50 = |s: &[f64]| round2(percentile(s, 50.0));
@@ -251,6 +256,9 @@ pub async fn bench(
         "cliTurnSameWorkerd": full_stats(&cli_total),
         "discordTurnP50OverCliTurnSameWorkerdP50": round2(dm_p50 / rig_p50),
         "addedOverCliTurnSameWorkerd": round2((dm_p50 - rig_p50) / rig_p50),
+        // Each DM turn over the CLI turn right after it: load that drifts
+        // during the run cancels out pair by pair.
+        "pairedRatioP50": round2(percentile(&paired, 50.0)),
         "split": {
             "measuredAt": "the fake Discord's and the fake LLM's clocks (this process)",
             "typingPostsSeen": typing_seen,
