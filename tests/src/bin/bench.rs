@@ -15,16 +15,21 @@
 //!   for an agent with a workspace at the caps and 50 skills;
 //! - lifecycle: compaction of a 2 000-message session (manual and
 //!   automatic), reset of a 10 000-message session, with workerd's memory;
-//! - the gzip size of the gateway's wasm.
+//! - discord: a Discord DM turn (fake gateway MESSAGE_CREATE → the reply's
+//!   `POST` at the fake REST) through the real gateway and Discord channel
+//!   in one workerd, beside CLI turns on the same workerd (`bench/discord.rs`);
+//! - the gzip size of the gateway's wasm and of the Discord channel's.
 //!
 //! Run with `bash scripts/bench.sh` (builds first); see BENCHMARKS.md.
-//! `--only turns,concurrent,prompt,tools,grep,lifecycle` runs some parts
+//! `--only turns,concurrent,prompt,tools,grep,lifecycle,discord` runs some parts
 //! (the echo floor always runs: the ratios need it).
 
 // Test support (harness, doubles, bench): a failed unwrap here is a failed
 // test or a broken fixture, so panicking is the right report.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+#[path = "bench/discord.rs"]
+mod discord;
 #[path = "bench/lifecycle.rs"]
 mod lifecycle;
 #[path = "bench/reads.rs"]
@@ -74,6 +79,7 @@ async fn main() {
     let grep_runs = arg("--grep-runs", 5);
     let compact_messages = arg("--compact-messages", 2_000);
     let reset_messages = arg("--reset-messages", 10_000);
+    let discord_turns = arg("--discord-turns", 300);
 
     let bin = gsv_bin();
     if !bin.components().any(|c| c.as_os_str() == "release") {
@@ -103,7 +109,10 @@ async fn main() {
 
     let floor_p50 = percentile(&floor, 50.0);
     let mut report = json!({
-        "machine": {"cores": std::thread::available_parallelism().map(|n| n.get()).unwrap_or(0)},
+        "machine": {
+            "cores": std::thread::available_parallelism().map(|n| n.get()).unwrap_or(0),
+            "loadAverageAtStart": discord::load_average(),
+        },
         "gsvBinary": gsv_bin().display().to_string(),
         "echoFloor": stats(&floor),
         "doFetchHop": stats(&hop),
@@ -187,10 +196,16 @@ async fn main() {
         report["lifecycle"] = lifecycle::lifecycle(&llm, compact_messages, reset_messages).await;
     }
 
+    if wants("discord") && discord_turns > 0 {
+        discord::bench(&llm, discord_turns, turn_p50, &mut report, &mut targets).await;
+    }
+
     let wasm = std::fs::read(repo_root().join("build").join("index_bg.wasm")).unwrap();
     let wasm_gz = gzip_len(&wasm);
     report["wasm"] = json!({"bytes": wasm.len(), "gzipBytes": wasm_gz});
     targets["wasmGzipAtMost1MB"] = json!(wasm_gz <= 1_000_000);
+    discord::channel_wasm(&mut report, &mut targets);
+    report["machine"]["loadAverageAtEnd"] = discord::load_average();
     report["targets"] = targets;
     println!("{}", serde_json::to_string_pretty(&report).unwrap());
 }

@@ -65,7 +65,7 @@ async fn connection(ws: tokio_tungstenite::WebSocketStream<tokio::net::TcpStream
                             continue;
                         }
                     };
-                    s.gateway_log.push(GatewayRecord { conn, from_client: true, frame: frame.clone() });
+                    s.gateway_log.push(GatewayRecord { conn, from_client: true, frame: frame.clone(), at: std::time::Instant::now() });
                     if frame["op"] == 1 {
                         deadline = tokio::time::Instant::now() + beat_timeout;
                     }
@@ -81,7 +81,7 @@ async fn connection(ws: tokio_tungstenite::WebSocketStream<tokio::net::TcpStream
             },
             Some(out) = rx.recv() => match out {
                 Out::Frame(frame) => {
-                    state.lock().unwrap().gateway_log.push(GatewayRecord { conn, from_client: false, frame: frame.clone() });
+                    state.lock().unwrap().gateway_log.push(GatewayRecord { conn, from_client: false, frame: frame.clone(), at: std::time::Instant::now() });
                     if sink.send(Message::Text(frame.to_string().into())).await.is_err() {
                         break (None, false);
                     }

@@ -45,6 +45,9 @@ pub struct GatewayRecord {
     /// True: the client sent it; false: the fake did.
     pub from_client: bool,
     pub frame: Value,
+    /// When the fake received it (client frames) or was about to write it
+    /// to the socket (its own), for timing.
+    pub at: Instant,
 }
 
 /// How a gateway connection ended.
@@ -66,6 +69,8 @@ pub struct RestRecord {
     pub body: Value,
     /// The status the fake answered.
     pub status: u16,
+    /// When the request arrived (its head, before the body was read).
+    pub received_at: Instant,
 }
 
 /// A scripted REST failure for the next request whose path ends with a suffix.
@@ -285,6 +290,31 @@ impl FakeDiscord {
 
     pub fn rest_log(&self) -> Vec<RestRecord> {
         self.lock().rest_log.clone()
+    }
+
+    /// How many REST requests were logged so far.
+    pub fn rest_log_len(&self) -> usize {
+        self.lock().rest_log.len()
+    }
+
+    /// The REST requests logged from index `from` on (cheap to poll).
+    pub fn rest_log_since(&self, from: usize) -> Vec<RestRecord> {
+        self.lock()
+            .rest_log
+            .get(from..)
+            .map(<[RestRecord]>::to_vec)
+            .unwrap_or_default()
+    }
+
+    /// When the dispatch with sequence number `seq` of the newest session
+    /// was written to the client's socket (`None` until it was).
+    pub fn dispatched_at(&self, seq: u64) -> Option<Instant> {
+        self.lock()
+            .gateway_log
+            .iter()
+            .rev()
+            .find(|r| !r.from_client && r.frame["op"] == 0 && r.frame["s"] == seq)
+            .map(|r| r.at)
     }
 
     /// Polls `check` every 50 ms until it gives a value or `within` passes.

@@ -53,6 +53,7 @@ async fn handle(
     state: Shared,
     req: Request<Incoming>,
 ) -> Result<Response<Full<Bytes>>, Infallible> {
+    let received_at = std::time::Instant::now();
     let method = req.method().to_string();
     let path = req
         .uri()
@@ -86,6 +87,7 @@ async fn handle(
             authorization,
             body,
             status: a.status,
+            received_at,
         });
         a
     };
