@@ -262,10 +262,12 @@ impl Gateway {
             now,
             Some(now + TYPING_RENEW_MS),
         )?;
-        self.typing(channel, account_id, &msg.peer, true).await;
-        let reply = SessionStub::for_key(&self.env, &route.session_key)
-            .call(&send)
-            .await;
+        // Typing comes on while the session takes the message, not before.
+        let session = SessionStub::for_key(&self.env, &route.session_key);
+        let ((), reply) = futures::join!(
+            self.typing(channel, account_id, &msg.peer, true),
+            session.call(&send)
+        );
         let reply = match reply {
             Ok(r) => r,
             Err(e) => {

@@ -213,12 +213,19 @@ impl Gateway {
                 true,
             ),
         };
+        // Typing goes off beside the answer, not before it: the answer is
+        // what the person waits for.
+        let typing_off = async {
+            if ends {
+                self.typing(&run.channel, &run.account_id, &peer, false)
+                    .await
+            }
+        };
         if ends {
             store.end_run(run_id)?;
-            self.typing(&run.channel, &run.account_id, &peer, false)
-                .await;
         }
         let Some(text) = text.filter(|t| !t.trim().is_empty()) else {
+            typing_off.await;
             return Ok(());
         };
         let source = format!("{run_id}:{}", run.parts);
@@ -233,8 +240,8 @@ impl Gateway {
         if !ends {
             store.add_parts(run_id, keys.len().max(1) as i64)?;
         }
-        self.pump(&dest_key(&run.channel, &run.account_id, &peer.id))
-            .await;
+        let dest = dest_key(&run.channel, &run.account_id, &peer.id);
+        futures::join!(self.pump(&dest), typing_off);
         Ok(())
     }
 
