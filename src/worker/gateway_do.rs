@@ -2,11 +2,16 @@
 //! with the hibernation API, answers every request frame, keeps the config,
 //! and fans `chat` events out to the clients watching a session.
 
+mod agent_runs;
 mod channel_store;
 mod channels;
 mod chat;
 mod config;
 mod connect;
+mod cron;
+mod cron_store;
+mod deadlines;
+mod heartbeat;
 mod inbound;
 mod nodes;
 mod outbound;
@@ -50,6 +55,8 @@ const MIGRATIONS: &[&str] = &[
     // Chat-app channels: accounts, redeliveries, pairing, runs answered in
     // a chat, the delivery ledger, each agent's last active chat.
     channel_store::MIGRATION,
+    // Cron jobs and runs, runs the gateway follows, heartbeat state.
+    cron_store::MIGRATION,
 ];
 
 /// What a socket is; kept in its attachment so it survives hibernation.
@@ -124,6 +131,7 @@ impl DurableObject for Gateway {
                 pair.server.serialize_attachment(&att)?;
                 self.state.accept_web_socket(&pair.server);
                 self.sockets.replace(None);
+                self.wake().await;
                 Response::from_websocket(pair.client)
             }
             path::EVENT_LINK => {
@@ -162,6 +170,7 @@ impl DurableObject for Gateway {
                 };
                 let delivered = self.deliver_chat_event(&evt);
                 self.route_chat_event(&evt).await;
+                self.agent_run_event(&evt).await;
                 reply(Ok(json!({ "delivered": delivered })))
             }
             // Reached only through the Worker's router, which checked the
@@ -178,6 +187,11 @@ impl DurableObject for Gateway {
                     Ok(p) => self.channel_status_changed(p),
                     Err(e) => Err(e),
                 })
+            }
+            // The Worker's cron trigger (a safety net for the alarm).
+            path::WAKE => {
+                self.wake().await;
+                Response::ok("ok")
             }
             _ => Response::error("Not found", 404),
         }
@@ -209,6 +223,7 @@ impl DurableObject for Gateway {
                     Ok(evt) => {
                         self.deliver_chat_event(&evt);
                         self.route_chat_event(&evt).await;
+                        self.agent_run_event(&evt).await;
                     }
                     Err(e) => console_error!("gateway: bad event on a session link: {e}"),
                 }
@@ -236,14 +251,7 @@ impl DurableObject for Gateway {
     }
 
     async fn alarm(&self) -> Result<Response> {
-        if let Err(e) = self.expire(now_ms()).await {
-            console_error!("gateway: expiring tool calls failed: {}", e.message);
-        }
-        if let Err(e) = self.expire_probes(now_ms()).await {
-            console_error!("gateway: expiring bin probes failed: {}", e.message);
-        }
-        self.channel_alarm(now_ms()).await;
-        self.schedule_alarm().await;
+        self.run_deadlines(now_ms()).await;
         Response::ok("ok")
     }
 

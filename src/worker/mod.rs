@@ -43,6 +43,24 @@ async fn fetch(req: Request, env: Env, _ctx: Context) -> Result<Response> {
     }
 }
 
+/// The cron trigger (`[triggers]` in wrangler.toml), every five minutes:
+/// wakes the Gateway, which runs what is due and re-arms its alarm, so a
+/// lost alarm delays a reminder by minutes, not forever.
+#[event(scheduled)]
+async fn scheduled(_event: ScheduledEvent, env: Env, _ctx: ScheduleContext) {
+    let url = format!("https://gateway{}", crate::session::internal::path::WAKE);
+    let woke = match env
+        .durable_object("GATEWAY")
+        .and_then(|ns| ns.get_by_name("singleton"))
+    {
+        Ok(stub) => stub.fetch_with_str(&url).await.map(|_| ()),
+        Err(e) => Err(e),
+    };
+    if let Err(e) = woke {
+        console_error!("scheduled: waking the gateway failed: {e}");
+    }
+}
+
 /// An internal channel call is forwarded to the Gateway only with the
 /// channel key (derived from `GSV_AUTH_TOKEN`): the path is reachable from
 /// the internet like any other, the key is not.
