@@ -246,6 +246,15 @@ impl Workerd {
         self.spawn(&config);
     }
 
+    /// Stops workerd, waits `down` (the gateway is "down"), starts it
+    /// again on the same persisted state.
+    pub fn restart_after(&mut self, down: Duration) {
+        self.kill();
+        std::thread::sleep(down);
+        let config = self._dir.path().join("wrangler.toml");
+        self.spawn(&config);
+    }
+
     fn kill(&mut self) {
         if let Some(mut child) = self.child.take() {
             // wrangler runs workerd as a child: signal the whole group.
