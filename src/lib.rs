@@ -6,6 +6,7 @@
 //! tested with `cargo test`; the Worker shells in `worker/` only do I/O.
 
 pub mod archive;
+pub mod calls;
 pub mod channels;
 pub mod commands;
 pub mod config;
@@ -18,6 +19,7 @@ pub mod schedule;
 pub mod selfreport;
 pub mod session;
 pub mod skills;
+pub mod storage;
 pub mod time;
 pub mod workspace;
 

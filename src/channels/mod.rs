@@ -8,4 +8,5 @@ pub mod access;
 pub mod chunk;
 pub mod delivery;
 pub mod envelope;
+pub mod message_tool;
 pub mod pairing;

@@ -94,7 +94,8 @@ pub struct PromptContext<'a> {
 /// Soul → Your Identity → About Your Human → Operating Instructions →
 /// Long-Term Memory (main session only) → Recent Context (Yesterday, Today)
 /// → Tool Notes → Heartbeats (meaningful HEARTBEAT.md only) → Skills
-/// (Mandatory Scan) (eligible skills only) → Runtime (always).
+/// (Mandatory Scan) (eligible skills only) → Chat App Messages (a run
+/// whose message came from a chat app) → Runtime (always).
 ///
 /// When BOOTSTRAP.md exists: scaffold → COMMISSIONING CEREMONY (First Run)
 /// → Current Soul → Current Identity → About Your Human → Runtime.
@@ -198,6 +199,12 @@ pub fn build_system_prompt(
             &ws.skills,
             ws.ineligible_skills,
             ctx.tools,
+        ));
+    }
+    if let Some(channel) = ctx.channel {
+        out.push(format!(
+            "## Chat App Messages\n\n{}",
+            crate::channels::envelope::prompt_note(channel)
         ));
     }
     out.push(runtime::runtime(ctx));

@@ -129,7 +129,11 @@ fn memory_only_in_the_main_session() {
         ..Workspace::default()
     };
     assert_eq!(titles(&build(&ws, true)), expect(&["## Long-Term Memory"]));
-    assert_eq!(titles(&build(&ws, false)), expect(&[]));
+    // The non-main context is a WhatsApp DM: its note, no memory.
+    assert_eq!(
+        titles(&build(&ws, false)),
+        expect(&["## Chat App Messages"])
+    );
 }
 
 #[test]
@@ -145,6 +149,7 @@ fn bootstrap_skips_everything_but_soul_identity_user() {
             "## COMMISSIONING CEREMONY (First Run)",
             "## Current Soul (update during commissioning)",
             "## Current Identity (fill in during commissioning)",
+            "## Chat App Messages",
         ])
     );
     // A blank BOOTSTRAP.md does not switch modes.

@@ -168,6 +168,7 @@ fn snapshot_non_main_session_has_no_memory() {
             "## Tool Notes",
             "## Heartbeats",
             "## Skills (Mandatory Scan)",
+            "## Chat App Messages",
         ])
     );
     assert!(!prompt.contains("Luis prefers Spanish"));

@@ -5,11 +5,13 @@
 //! workspace file tools.
 
 mod edit;
+mod exec;
 mod knowledge;
 pub mod logs;
 mod tools;
 
 pub use edit::{apply_edit, content_type, content_type_of, EditError, Edited, WorkspaceCall};
+pub use exec::{execute, is_native, native_tool_definitions, NativeCall};
 pub use knowledge::{
     count_memories, memory_sections, what_do_i_know, Knowledge, MemorySection,
     MAX_BULLETS_PER_SECTION, MAX_KNOWLEDGE_BYTES,

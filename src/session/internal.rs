@@ -48,6 +48,33 @@ pub mod path {
     pub const AGENT_SESSIONS: &str = "/internal/agent-sessions";
     /// Worker (its cron trigger) → Gateway: run what is due, re-arm.
     pub const WAKE: &str = "/internal/wake";
+    /// Session → Gateway: `gsv__Message` (`ChannelMessageRequest`);
+    /// answers `ChannelMessageReply`.
+    pub const CHANNEL_MESSAGE: &str = "/internal/channel-message";
+}
+
+/// `gsv__Message` from a Session: `text` to `target`, else to the agent's
+/// last active chat. `call_id` names the text in the delivery ledger, so
+/// the call repeated after a restart sends nothing twice.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ChannelMessageRequest {
+    pub agent_id: String,
+    pub call_id: String,
+    pub text: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target: Option<crate::channels::message_tool::Target>,
+}
+
+/// Where the message went, or why it did not.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ChannelMessageReply {
+    pub channel: String,
+    pub to: String,
+    pub pieces: u32,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
 }
 
 /// Which agent's sessions `path::AGENT_SESSIONS` lists, and how many.

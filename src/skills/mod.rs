@@ -5,6 +5,7 @@
 mod eligibility;
 mod frontmatter;
 mod host;
+pub mod load;
 pub mod probe;
 mod requires;
 mod status;

@@ -26,7 +26,7 @@ use super::workspace::rpc as workspace_rpc;
 use crate::config::Config;
 use crate::gateway::intake::{intake_binary, intake_text, Intake};
 use crate::routing::RoutingConfig;
-use crate::session::internal::{path, AgentSessionsQuery, ToolRequestReply};
+use crate::session::internal::{path, AgentSessionsQuery, ChannelMessageRequest, ToolRequestReply};
 use gsv_protocol::channels::{ChannelInboundParams, ChannelStatusParams, InternalCall};
 use gsv_protocol::method::{self, Method};
 use gsv_protocol::*;
@@ -172,6 +172,13 @@ impl DurableObject for Gateway {
                 self.route_chat_event(&evt).await;
                 self.agent_run_event(&evt).await;
                 reply(Ok(json!({ "delivered": delivered })))
+            }
+            path::CHANNEL_MESSAGE => {
+                let result = match read_json::<ChannelMessageRequest>(&mut req).await {
+                    Ok(r) => self.channel_message(r).await,
+                    Err(e) => Err(e),
+                };
+                reply(result)
             }
             // Reached only through the Worker's router, which checked the
             // channel key.

@@ -3,6 +3,7 @@
 //! Workers that present the channel key; the objects' other internal
 //! paths are reachable only from inside the Worker.
 
+mod bindings;
 mod channels;
 mod gateway_do;
 mod llm_call;
@@ -30,8 +31,7 @@ async fn fetch(req: Request, env: Env, _ctx: Context) -> Result<Response> {
             if !upgrade.eq_ignore_ascii_case("websocket") {
                 return Response::error("Expected a WebSocket upgrade", 426);
             }
-            env.durable_object("GATEWAY")?
-                .get_by_name("singleton")?
+            bindings::gateway_object(&env)?
                 .fetch_with_request(req)
                 .await
         }

@@ -2,5 +2,7 @@
 //! `skills/` view, and the templates written on an agent's first start.
 
 pub mod file_cache;
+pub mod load;
+pub mod methods;
 pub mod paths;
 pub mod templates;

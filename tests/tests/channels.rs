@@ -135,6 +135,39 @@ async fn an_unknown_sender_pairs_then_is_answered_as_a_reply() {
         last_user,
         json!("[discord · Tue 24 Nov 14:05 · @alice]\n<<<channel-message>>>\nwhat time is it?\n<<<end-channel-message>>>")
     );
+    let system = request["messages"][0]["content"].as_str().unwrap();
+    assert!(system.contains("## Chat App Messages"), "{system}");
+    assert!(system.contains("- Channel: discord"), "{system}");
+
+    // From the CLI, the agent messages the last chat on its own.
+    llm.script(
+        "tell me on discord",
+        vec![
+            Step::tool_call("c1", "gsv__Message", json!({"text": "Build done."})),
+            Step::text("Told you there."),
+        ],
+    );
+    let run = owner
+        .chat_send("agent:main:main", "tell me on discord when it's built")
+        .await;
+    let events = owner.run_events(&run).await;
+    assert_eq!(
+        events.last().unwrap().message.as_ref().unwrap().text(),
+        "Told you there."
+    );
+    let sent = outbound(&mut discord).await;
+    assert_eq!(
+        sent,
+        json!({"channel": "discord", "accountId": "default", "peer": {"kind": "dm", "id": "dm-81"},
+               "message": {"text": "Build done."}})
+    );
+    let result = llm
+        .requests()
+        .into_iter()
+        .flat_map(|r| r.body["messages"].as_array().cloned().unwrap_or_default())
+        .find(|m| m["role"] == "tool")
+        .unwrap();
+    assert_eq!(result["content"], "Sent to discord:dm-81.");
 }
 
 #[tokio::test]

@@ -9,10 +9,12 @@
 //! - [`entries`]: one message as a short entry, previews, search matches;
 //! - [`search`]: a search call as the shell feeds it sessions.
 //!
-//! The Worker shell (`worker/session_logs.rs`) lists and reads; every
-//! decision about what to read and what to answer is made here.
+//! [`run`] lists and reads through the object store and the session
+//! traits (the Worker's are in `worker/native_tools/session_logs.rs`);
+//! every decision about what to read and what to answer is made here.
 
 mod entries;
+mod run;
 mod search;
 mod sessions;
 
@@ -20,6 +22,7 @@ pub use entries::{
     entry, entry_text, find_match, fitting, preview, preview_around, search, search_text,
 };
 pub use entries::{Entry, Hit};
+pub use run::{run, LogSources, OtherSessions, ThisSession, MAX_LIVE_SESSIONS, MAX_SEARCH_READS};
 pub use search::Search;
 pub use sessions::{
     group_sessions, plan_search, ArchiveObject, ArchiveRef, LiveSession, SearchPlan,

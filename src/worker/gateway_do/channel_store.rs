@@ -101,7 +101,6 @@ pub struct LastActive {
     pub channel: String,
     pub account_id: String,
     peer: String,
-    pub session_key: String,
 }
 
 impl LastActive {
@@ -491,7 +490,7 @@ impl ChannelStore {
 
     pub fn last_active(&self, agent_id: &str) -> Res<Option<LastActive>> {
         let rows: Vec<LastActive> = self.rows(
-            "SELECT channel, account_id, peer, session_key FROM last_active WHERE agent_id = ?",
+            "SELECT channel, account_id, peer FROM last_active WHERE agent_id = ?",
             vec![agent_id.into()],
         )?;
         Ok(rows.into_iter().next())

@@ -10,11 +10,12 @@ use super::channel_store::{dest_key, ChannelStore, DeliveryRow};
 use super::Gateway;
 use crate::channels::chunk::platform_limit;
 use crate::channels::delivery::{pieces, retry_at, TYPING_MAX_MS, TYPING_RENEW_MS};
+use crate::session::internal::{ChannelMessageReply, ChannelMessageRequest};
 use crate::worker::channels::{binding_name, BindingChannel, Channel, SocketChannel};
 use crate::worker::rpc::now_ms;
 use gsv_protocol::channel_key::derive_channel_key;
-use gsv_protocol::channels::{ChannelOutboundMessage, ChannelPeer};
-use gsv_protocol::{ChatEvent, ChatState, ClientMode, ErrorShape};
+use gsv_protocol::channels::{ChannelOutboundMessage, ChannelPeer, PeerKind};
+use gsv_protocol::{codes, ChatEvent, ChatState, ClientMode, ErrorShape};
 use worker::*;
 
 type Res<T> = std::result::Result<T, ErrorShape>;
@@ -235,6 +236,47 @@ impl Gateway {
         self.pump(&dest_key(&run.channel, &run.account_id, &peer.id))
             .await;
         Ok(())
+    }
+
+    /// `gsv__Message`: to the chat named, else the agent's last active one.
+    pub(super) async fn channel_message(
+        &self,
+        r: ChannelMessageRequest,
+    ) -> Res<ChannelMessageReply> {
+        let (channel, account_id, peer) =
+            match r.target {
+                Some(t) => {
+                    let peer = ChannelPeer {
+                        kind: PeerKind::Dm,
+                        id: t.to,
+                        name: None,
+                        handle: None,
+                        thread_id: None,
+                    };
+                    (t.channel, t.account_id, peer)
+                }
+                None => match self.channel_store().last_active(&r.agent_id)? {
+                    Some(last) => {
+                        let peer = last.peer()?;
+                        (last.channel, last.account_id, peer)
+                    }
+                    None => return Err(ErrorShape::new(
+                        codes::NOT_FOUND,
+                        "Nobody has written to you from a chat app yet, so there is no last chat; \
+                         name channel and to",
+                    )),
+                },
+            };
+        let source = format!("msg:{}", r.call_id);
+        let sent = self
+            .send_text(&channel, &account_id, &peer, &source, &r.text, None)
+            .await?;
+        Ok(ChannelMessageReply {
+            channel,
+            to: peer.id,
+            pieces: sent.pieces as u32,
+            error: sent.failed,
+        })
     }
 
     /// Typing on or off in a chat; a failure costs only the indicator.

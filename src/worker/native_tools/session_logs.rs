@@ -1,265 +1,41 @@
-//! `session_logs` in the Session: the reads behind
-//! `crate::selfreport::logs` — the agent's archives in R2, this Session's
-//! SQLite history, and the histories of the agent's other live sessions
-//! (found in the Gateway's registry, read from their Session objects).
+//! `session_logs`' reads of the agent's other live sessions: the Gateway's
+//! registry, then each Session object (`crate::selfreport::logs::run`
+//! decides what to read).
 
-use super::ToolContext;
-use crate::archive::read_page;
-use crate::selfreport::logs::{
-    group_sessions, plan_search, read_result, recent_result, session_list, ArchiveObject,
-    LiveSession, Search, SessionLogsAction, SessionLogsRequest, SessionSources,
-    RESULT_RESERVE_CHARS,
-};
-use crate::session::internal::{path, AgentSessionsQuery, SessionQuery};
-use crate::session::meta::SessionMeta;
-use crate::worker::r2;
-use crate::worker::rpc::call_object;
-use crate::workspace::paths::agent_root;
-use gsv_protocol::{
-    ErrorShape, Message, SessionPreviewResult, SessionStatsResult, SessionsListResult,
-};
-use serde_json::{json, Value};
+use crate::calls::{Preview, Stats};
+use crate::selfreport::logs::OtherSessions;
+use crate::session::internal::{AgentSessionsQuery, SessionQuery};
+use crate::worker::bindings::{GatewayStub, SessionStub};
+use gsv_protocol::{ErrorShape, SessionPreviewResult, SessionStatsResult, SessionsListResult};
+use worker::Env;
 
-/// Other live sessions looked at per call, the most recently active.
-const MAX_LIVE_SESSIONS: u32 = 50;
-/// Whole reads (an archive object, another session's history) per search:
-/// a search over a long past must not read every archive in one call.
-const MAX_SEARCH_READS: usize = 20;
-
-/// Runs one `session_logs` call: the result, or an error the model can act on.
-pub async fn run(ctx: &ToolContext<'_>, args: &Value) -> Result<Value, String> {
-    let req = SessionLogsRequest::parse(args)?;
-    let me = ctx.session.meta().map_err(shown)?;
-    let budget = ctx.max_result_chars.saturating_sub(RESULT_RESERVE_CHARS);
-    let previews = req.preview_chars;
-    Ok(match req.action {
-        SessionLogsAction::ListSessions => {
-            let sessions = all_sessions(ctx, &me).await?;
-            json!(session_list(&sessions, req.limit, budget))
-        }
-        SessionLogsAction::ReadSession => {
-            let id = req.session_id.as_deref().unwrap_or(&me.session_id);
-            let s = one_session(ctx, &me, id).await?;
-            let messages = read(ctx, &s, req.offset, req.limit).await?;
-            json!(read_result(&s, req.offset, &messages, previews, budget))
-        }
-        SessionLogsAction::Recent => {
-            let id = req.session_id.as_deref().unwrap_or(&me.session_id);
-            let s = one_session(ctx, &me, id).await?;
-            let offset = (s.total() as usize).saturating_sub(req.limit);
-            let messages = read(ctx, &s, offset, req.limit).await?;
-            json!(recent_result(&s, offset, &messages, previews, budget))
-        }
-        SessionLogsAction::Search => {
-            let sessions = match req.session_id.as_deref() {
-                Some(id) => vec![one_session(ctx, &me, id).await?],
-                None => all_sessions(ctx, &me).await?,
-            };
-            let plan = plan_search(&sessions, MAX_SEARCH_READS);
-            let query = req.query.as_deref().unwrap_or_default();
-            let mut search = Search::new(query, previews, req.limit, plan.not_searched);
-            for s in plan.sessions {
-                if !search.wants_more() {
-                    search.skip(&s.session_id);
-                    continue;
-                }
-                let messages = read(ctx, s, 0, s.total() as usize).await?;
-                search.add(&s.session_id, &messages);
-            }
-            json!(search.finish(budget))
-        }
-    })
+pub struct LiveSessions<'a> {
+    pub env: &'a Env,
 }
 
-fn shown(e: ErrorShape) -> String {
-    e.message
-}
-
-/// Every session of this agent: its archives, this session, and its
-/// other live sessions.
-async fn all_sessions(
-    ctx: &ToolContext<'_>,
-    me: &SessionMeta,
-) -> Result<Vec<SessionSources>, String> {
-    let objects = archives(ctx, "").await?;
-    let mut live = vec![this_session(ctx, me)?];
-    live.extend(other_live(ctx, me).await?);
-    Ok(group_sessions(&objects, live))
-}
-
-/// Session `id` of this agent. Only this agent's archive prefix and live
-/// sessions are looked at, so another agent's id is simply not found.
-async fn one_session(
-    ctx: &ToolContext<'_>,
-    me: &SessionMeta,
-    id: &str,
-) -> Result<SessionSources, String> {
-    let objects = archives(ctx, id).await?;
-    let mut live = Vec::new();
-    if id == me.session_id {
-        live.push(this_session(ctx, me)?);
-    }
-    // A session id with a reset archive has ended; any other may still be
-    // the current id of one of the agent's Session objects.
-    let reset = group_sessions(&objects, Vec::new())
-        .iter()
-        .any(|s| s.session_id == id && s.is_reset());
-    if live.is_empty() && !reset {
-        let others = other_live(ctx, me).await?;
-        live.extend(others.into_iter().filter(|l| l.session_id == id));
-    }
-    group_sessions(&objects, live)
-        .into_iter()
-        .find(|s| s.session_id == id)
-        .ok_or_else(|| {
-            format!(
-                "{id} is not one of your sessions (agent {}); list_sessions shows the ids you can read, and other agents' sessions are never readable",
-                ctx.agent_id
-            )
-        })
-}
-
-/// The agent's archive objects whose key starts with session id `id`
-/// (all of them when empty).
-async fn archives(ctx: &ToolContext<'_>, id: &str) -> Result<Vec<ArchiveObject>, String> {
-    let prefix = format!("{}sessions/{id}", agent_root(ctx.agent_id));
-    let listed = r2::list_with_metadata(ctx.bucket, &prefix)
-        .await
-        .map_err(|e| format!("could not list your session archives: {e}"))?;
-    Ok(listed
-        .into_iter()
-        .map(|(key, metadata)| ArchiveObject {
-            key,
-            metadata: metadata.into_iter().collect(),
-        })
-        .collect())
-}
-
-fn this_session(ctx: &ToolContext<'_>, me: &SessionMeta) -> Result<LiveSession, String> {
-    Ok(LiveSession {
-        session_id: me.session_id.clone(),
-        session_key: me.session_key.clone(),
-        message_count: ctx.session.message_count().map_err(shown)?,
-        last_active_at: me.updated_at,
-        current: true,
-    })
-}
-
-/// The agent's other sessions in the Gateway's registry, each with its
-/// current session id and size from its Session object.
-async fn other_live(ctx: &ToolContext<'_>, me: &SessionMeta) -> Result<Vec<LiveSession>, String> {
-    let env = ctx.env;
-    let q = AgentSessionsQuery {
-        agent_id: ctx.agent_id.to_string(),
-        limit: MAX_LIVE_SESSIONS,
-    };
-    let registry: SessionsListResult =
-        call_object(env, "GATEWAY", "singleton", path::AGENT_SESSIONS, &q)
-            .await
-            .map_err(|e| format!("could not list your live sessions: {}", e.message))?;
-    let keys = registry
-        .sessions
-        .into_iter()
-        .map(|s| s.session_key)
-        .filter(|k| *k != me.session_key);
-    let stats = keys.map(|session_key| async move {
-        let q = SessionQuery {
-            session_key: session_key.clone(),
-            limit: None,
-        };
-        call_object::<_, SessionStatsResult>(env, "SESSION", &session_key, path::STATS, &q)
-            .await
-            .map_err(|e| format!("could not read session {session_key}: {}", e.message))
-    });
-    futures::future::join_all(stats)
-        .await
-        .into_iter()
-        .map(|s| {
-            s.map(|s| LiveSession {
-                session_id: s.session_id,
-                session_key: s.session_key,
-                message_count: s.message_count,
-                last_active_at: s.updated_at,
-                current: false,
-            })
-        })
-        .collect()
-}
-
-/// Entries `offset..offset + limit` of session `s`, in order.
-async fn read(
-    ctx: &ToolContext<'_>,
-    s: &SessionSources,
-    offset: usize,
-    limit: usize,
-) -> Result<Vec<Message>, String> {
-    let mut out = Vec::new();
-    for (source, start, take) in s.page(offset, limit) {
-        match (s.archives.get(source), &s.live) {
-            (Some(a), _) => out.extend(read_archive(ctx, &a.key, start, take).await?),
-            (None, Some(live)) => out.extend(read_live(ctx, live, start, take).await?),
-            (None, None) => {}
-        }
-    }
-    Ok(out)
-}
-
-async fn read_archive(
-    ctx: &ToolContext<'_>,
-    key: &str,
-    start: usize,
-    take: usize,
-) -> Result<Vec<Message>, String> {
-    let failed = |e: &dyn std::fmt::Display| format!("could not read the archive {key}: {e}");
-    let object = ctx
-        .bucket
-        .get(key)
-        .execute()
-        .await
-        .map_err(|e| failed(&e))?;
-    let Some(body) = object.as_ref().and_then(|o| o.body()) else {
-        return Err(failed(&"it is gone (was it deleted?)"));
-    };
-    let bytes = body.bytes().await.map_err(|e| failed(&e))?;
-    let page = read_page::<Message, _>(&bytes[..], start, take).map_err(|e| failed(&e))?;
-    Ok(page.items)
-}
-
-/// Messages `start..start + take` of a live history: this Session's from
-/// SQLite, another's through its `session.preview`.
-async fn read_live(
-    ctx: &ToolContext<'_>,
-    live: &LiveSession,
-    start: usize,
-    take: usize,
-) -> Result<Vec<Message>, String> {
-    if live.current {
-        return ctx
-            .session
-            .message_page(take as u32, start as u64)
-            .map_err(shown);
-    }
-    let q = SessionQuery {
-        session_key: live.session_key.clone(),
+fn query(session_key: &str) -> SessionQuery {
+    SessionQuery {
+        session_key: session_key.to_string(),
         limit: None,
-    };
-    let env = ctx.env;
-    let preview: SessionPreviewResult =
-        call_object(env, "SESSION", &live.session_key, path::PREVIEW, &q)
-            .await
-            .map_err(|e| format!("could not read session {}: {}", live.session_id, e.message))?;
-    // The session may have been reset since it was listed: its history then
-    // belongs to a new id, and the old one is in its archive.
-    if preview.session_id != live.session_id {
-        return Err(format!(
-            "session {} was just reset; call session_logs again to read its archive",
-            live.session_id
-        ));
     }
-    Ok(preview
-        .messages
-        .into_iter()
-        .skip(start)
-        .take(take)
-        .collect())
+}
+
+impl OtherSessions for LiveSessions<'_> {
+    async fn of_agent(&self, agent_id: &str, limit: u32) -> Result<SessionsListResult, ErrorShape> {
+        let q = AgentSessionsQuery {
+            agent_id: agent_id.to_string(),
+            limit,
+        };
+        GatewayStub::get(self.env).call(&q).await
+    }
+
+    async fn stats(&self, session_key: &str) -> Result<SessionStatsResult, ErrorShape> {
+        let stub = SessionStub::for_key(self.env, session_key);
+        stub.call(&Stats(query(session_key))).await
+    }
+
+    async fn preview(&self, session_key: &str) -> Result<SessionPreviewResult, ErrorShape> {
+        let stub = SessionStub::for_key(self.env, session_key);
+        stub.call(&Preview(query(session_key))).await
+    }
 }

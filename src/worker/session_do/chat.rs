@@ -52,7 +52,14 @@ impl Session {
         };
         let overrides = (!is_empty(&applied)).then_some(applied);
         let reset_first = self.reset_is_due(&config)?;
-        let reply = core.enqueue(&send.run_id, &text, overrides.as_ref(), reset_first)?;
+        let channel = send.channel.as_ref().map(|t| t.channel.as_str());
+        let reply = core.enqueue(
+            &send.run_id,
+            &text,
+            overrides.as_ref(),
+            reset_first,
+            channel,
+        )?;
         self.start_queued().await?;
         Ok(reply)
     }
@@ -103,7 +110,8 @@ impl Session {
                         Some(turn) => turn.envelope(&text),
                         None => text,
                     };
-                    core.enqueue(&send.run_id, &text, None, false)?;
+                    let channel = send.channel.as_ref().map(|t| t.channel.as_str());
+                    core.enqueue(&send.run_id, &text, None, false, channel)?;
                     self.start_queued().await?;
                     run_id = Some(send.run_id.clone());
                 }

@@ -41,6 +41,8 @@ pub struct PromptInputs {
     pub nodes: NodeSnapshot,
     /// Today and yesterday in the user's time zone (the daily memory files).
     pub days: (String, String),
+    /// The chat app the run's message came from.
+    pub channel: Option<String>,
 }
 
 impl Core {
@@ -127,6 +129,7 @@ impl Core {
         text: &str,
         overrides: Option<&ChatDirectives>,
         reset_first: bool,
+        channel: Option<&str>,
     ) -> Res<SessionChatSendReply> {
         let overrides_json = overrides
             .map(serde_json::to_string)
@@ -137,7 +140,7 @@ impl Core {
         meta.updated_at = now;
         self.store.save_meta(&meta)?;
         self.store
-            .enqueue(run_id, text, now, overrides_json, reset_first)?;
+            .enqueue(run_id, text, now, overrides_json, reset_first, channel)?;
         let waiting = self.store.queue_len()?;
         let busy = self.store.current_run()?.is_some();
         let position = (waiting - 1 + i64::from(busy)) as u32;

@@ -202,6 +202,7 @@ impl<'a> Drive<'a> {
             rc: rc.clone(),
             nodes,
             days: today_and_yesterday(&*user_time_zone(&config), now_ms()),
+            channel: run.channel.clone(),
         };
         let early = match (&kept, run.iterations, &*core.last_prompt.borrow()) {
             (None, 0, Some((p, was))) if *was == inputs => Some(p.clone()),
@@ -449,9 +450,11 @@ fn assemble<'a>(
 ) -> Checking<'a> {
     let (config, rc, nodes) = (config.clone(), inputs.rc.clone(), inputs.nodes.clone());
     let (key, days) = (session_key.to_string(), inputs.days.clone());
-    Box::pin(
-        async move { prompt_load::assemble(&core.env, &config, &rc, &key, &nodes, &days).await },
-    )
+    let channel = inputs.channel.clone();
+    Box::pin(async move {
+        let channel = channel.as_deref();
+        prompt_load::assemble(&core.env, &config, &rc, &key, &nodes, &days, channel).await
+    })
 }
 
 /// A prompt assembled and checked against R2 from `inputs`: the next run's

@@ -26,4 +26,7 @@ pub const MIGRATIONS: &[&str] = &["
     "ALTER TABLE run_queue ADD COLUMN overrides TEXT;
      ALTER TABLE run_queue ADD COLUMN reset_first INTEGER NOT NULL DEFAULT 0;
      ALTER TABLE current_run ADD COLUMN overrides TEXT",
+    // The chat app a message came from (its run's prompt says so).
+    "ALTER TABLE run_queue ADD COLUMN channel TEXT;
+     ALTER TABLE current_run ADD COLUMN channel TEXT",
 ];

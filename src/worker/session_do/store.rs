@@ -34,6 +34,8 @@ pub struct CurrentRun {
     pub prompt: Option<String>,
     /// `ChatDirectives` JSON of the run's message.
     pub overrides: Option<String>,
+    /// The chat app the run's message came from.
+    pub channel: Option<String>,
 }
 
 /// A stored message: its index (gaps where messages were compacted) and JSON.
@@ -314,15 +316,17 @@ impl SessionStore {
         queued_at: i64,
         overrides: Option<String>,
         reset_first: bool,
+        channel: Option<&str>,
     ) -> Res<()> {
         self.exec(
-            "INSERT INTO run_queue (run_id, message, queued_at, overrides, reset_first) VALUES (?, ?, ?, ?, ?)",
+            "INSERT INTO run_queue (run_id, message, queued_at, overrides, reset_first, channel) VALUES (?, ?, ?, ?, ?, ?)",
             vec![
                 run_id.into(),
                 text.into(),
                 queued_at.into(),
                 overrides.into(),
                 i64::from(reset_first).into(),
+                channel.map(str::to_string).into(),
             ],
         )?;
         Ok(())
@@ -352,7 +356,7 @@ impl SessionStore {
 
     pub fn current_run(&self) -> Res<Option<CurrentRun>> {
         let rows: Vec<CurrentRun> = self.rows(
-            "SELECT run_id, first_idx, usage, iterations, resumes, prompt, overrides FROM current_run WHERE id = 1",
+            "SELECT run_id, first_idx, usage, iterations, resumes, prompt, overrides, channel FROM current_run WHERE id = 1",
             vec![],
         )?;
         Ok(rows.into_iter().next())
@@ -376,9 +380,10 @@ impl SessionStore {
             message: String,
             queued_at: i64,
             overrides: Option<String>,
+            channel: Option<String>,
         }
         let rows: Vec<Queued> = self.rows(
-            "SELECT seq, run_id, message, queued_at, overrides FROM run_queue ORDER BY seq LIMIT 1",
+            "SELECT seq, run_id, message, queued_at, overrides, channel FROM run_queue ORDER BY seq LIMIT 1",
             vec![],
         )?;
         let Some(q) = rows.into_iter().next() else {
@@ -395,8 +400,8 @@ impl SessionStore {
         }))?;
         self.exec("DELETE FROM run_queue WHERE seq = ?", vec![q.seq.into()])?;
         self.exec(
-            "INSERT INTO current_run (id, run_id, first_idx, started_at, usage, overrides) VALUES (1, ?, ?, ?, '{}', ?)",
-            vec![q.run_id.into(), first_idx.into(), now.into(), q.overrides.into()],
+            "INSERT INTO current_run (id, run_id, first_idx, started_at, usage, overrides, channel) VALUES (1, ?, ?, ?, '{}', ?, ?)",
+            vec![q.run_id.into(), first_idx.into(), now.into(), q.overrides.into(), q.channel.into()],
         )?;
         self.current_run()
     }
@@ -639,7 +644,9 @@ fn parse_all(rows: Vec<DataRow>) -> Res<Vec<Message>> {
         .collect()
 }
 
-impl crate::worker::native_tools::ThisSession for SessionStore {
+/// The Session as `session_logs` sees it: its meta, its size and a page
+/// of its history.
+impl crate::selfreport::logs::ThisSession for SessionStore {
     fn meta(&self) -> Result<SessionMeta, ErrorShape> {
         Ok(SessionStore::meta(self, "")?)
     }
@@ -648,7 +655,7 @@ impl crate::worker::native_tools::ThisSession for SessionStore {
         Ok(SessionStore::message_count(self)?)
     }
 
-    fn message_page(&self, limit: u32, offset: u64) -> Result<Vec<Message>, ErrorShape> {
-        Ok(SessionStore::message_page(self, limit, offset)?)
+    fn messages(&self, start: usize, take: usize) -> Result<Vec<Message>, ErrorShape> {
+        Ok(SessionStore::message_page(self, take as u32, start as u64)?)
     }
 }

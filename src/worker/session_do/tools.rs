@@ -95,6 +95,7 @@ impl Tools<'_> {
                         session: self.store,
                         env: self.env,
                         max_result_chars: max_chars,
+                        call_id: &row.call_id,
                     };
                     native_tools::execute(&ctx, &row.name, &args)
                         .await

@@ -1,0 +1,150 @@
+//! The internal calls between the objects as types: each names its path
+//! (`session::internal::path`) and its reply, so a caller cannot pair a
+//! request with the wrong path or decode the wrong answer. The Worker's
+//! typed stubs (`worker/bindings.rs`) send them.
+//!
+//! A request body used on several paths (`SessionQuery`) is wrapped once
+//! per path; the wrapper serializes as the body itself.
+
+use crate::gateway::transfer::TransferRequest;
+use crate::session::internal::{
+    path, AgentSessionsQuery, SessionChatSend, SessionChatSendReply, SessionExecEvent, SessionQuery,
+};
+use gsv_protocol::{
+    AckResult, ChatEvent, SessionCompactParams, SessionGetResult, SessionPatchParams,
+    SessionPreviewResult, SessionResetResult, SessionStatsResult, SessionTranscriptParams,
+    SessionsListResult, ToolRequestParams, ToolResultParams,
+};
+use serde::{de::DeserializeOwned, Serialize};
+use serde_json::Value;
+
+/// A request to another object: its body, where it goes, what comes back.
+pub trait InternalCall: Serialize {
+    const PATH: &'static str;
+    type Reply: DeserializeOwned;
+}
+
+/// Session → Gateway: `gsv__Message`.
+impl InternalCall for crate::session::internal::ChannelMessageRequest {
+    const PATH: &'static str = path::CHANNEL_MESSAGE;
+    type Reply = crate::session::internal::ChannelMessageReply;
+}
+
+/// Session → Gateway: the registry's sessions of one agent.
+impl InternalCall for AgentSessionsQuery {
+    const PATH: &'static str = path::AGENT_SESSIONS;
+    type Reply = SessionsListResult;
+}
+
+/// → Session: its id, key and size.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(transparent)]
+pub struct Stats(pub SessionQuery);
+
+impl InternalCall for Stats {
+    const PATH: &'static str = path::STATS;
+    type Reply = SessionStatsResult;
+}
+
+/// → Session: its id and history.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(transparent)]
+pub struct Preview(pub SessionQuery);
+
+impl InternalCall for Preview {
+    const PATH: &'static str = path::PREVIEW;
+    type Reply = SessionPreviewResult;
+}
+
+/// → Session: its session reset (archived, a new id).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(transparent)]
+pub struct Reset(pub SessionQuery);
+
+impl InternalCall for Reset {
+    const PATH: &'static str = path::RESET;
+    type Reply = SessionResetResult;
+}
+
+/// Gateway → Session: a message for a run, a command or directives.
+impl InternalCall for SessionChatSend {
+    const PATH: &'static str = path::CHAT_SEND;
+    type Reply = SessionChatSendReply;
+}
+
+/// Gateway → Session: settings changed; answers the patched session.
+impl InternalCall for SessionPatchParams {
+    const PATH: &'static str = path::PATCH;
+    type Reply = SessionGetResult;
+}
+
+/// Gateway → Session: a node's answer to a tool call.
+impl InternalCall for ToolResultParams {
+    const PATH: &'static str = path::TOOL_RESULT;
+    type Reply = AckResult;
+}
+
+/// Gateway → Session: a background command ended.
+impl InternalCall for SessionExecEvent {
+    const PATH: &'static str = path::EXEC_EVENT;
+    type Reply = AckResult;
+}
+
+// The replies below are passed on as they come (to a client, or only
+// checked for an error), hence `Value`.
+
+/// Gateway → Session: `session.compact`.
+impl InternalCall for SessionCompactParams {
+    const PATH: &'static str = path::COMPACT;
+    type Reply = Value;
+}
+
+/// Gateway → Session: `session.transcript`.
+impl InternalCall for SessionTranscriptParams {
+    const PATH: &'static str = path::TRANSCRIPT;
+    type Reply = Value;
+}
+
+/// Session → Gateway: send a node tool call.
+impl InternalCall for ToolRequestParams {
+    const PATH: &'static str = path::TOOL_REQUEST;
+    type Reply = Value;
+}
+
+/// Session → Gateway: start a `gsv__Transfer`.
+impl InternalCall for TransferRequest {
+    const PATH: &'static str = path::TRANSFER;
+    type Reply = Value;
+}
+
+/// Session → Gateway: a `chat` event for the session's watchers.
+impl InternalCall for ChatEvent {
+    const PATH: &'static str = path::CHAT_EVENT;
+    type Reply = Value;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The wrapper is invisible on the wire: the Session reads a
+    /// `SessionQuery` body whatever the path.
+    #[test]
+    fn wrappers_serialize_as_their_body() {
+        let q = SessionQuery {
+            session_key: "agent:main:main".into(),
+            limit: None,
+        };
+        let plain = serde_json::to_value(&q).unwrap();
+        assert_eq!(serde_json::to_value(Stats(q.clone())).unwrap(), plain);
+        assert_eq!(serde_json::to_value(Preview(q)).unwrap(), plain);
+        assert_eq!(
+            [Stats::PATH, Preview::PATH, AgentSessionsQuery::PATH],
+            [
+                "/session.stats",
+                "/session.preview",
+                "/internal/agent-sessions"
+            ]
+        );
+    }
+}

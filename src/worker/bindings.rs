@@ -1,0 +1,60 @@
+//! The Worker's bindings (wrangler.toml) in one place, and typed stubs
+//! for the calls between objects: `SessionStub::for_key(env, key)
+//! .call(&Stats(q))` instead of a binding name, an object name and a path
+//! given as strings at each call site.
+
+use crate::calls::InternalCall;
+use crate::worker::rpc::call_object;
+use gsv_protocol::ErrorShape;
+use worker::{Bucket, Env, Stub};
+
+/// The Session Durable Object namespace: one object per session key.
+pub const SESSION: &str = "SESSION";
+/// The Gateway Durable Object namespace.
+pub const GATEWAY: &str = "GATEWAY";
+/// The name of the one Gateway object.
+pub const GATEWAY_NAME: &str = "singleton";
+/// The R2 bucket of workspaces, archives and media.
+pub const STORAGE: &str = "STORAGE";
+
+/// The `STORAGE` bucket.
+pub fn bucket(env: &Env) -> worker::Result<Bucket> {
+    env.bucket(STORAGE)
+}
+
+/// The Gateway object's raw stub, for what is not a JSON call (the public
+/// WebSocket, a Session's event link).
+pub fn gateway_object(env: &Env) -> worker::Result<Stub> {
+    env.durable_object(GATEWAY)?.get_by_name(GATEWAY_NAME)
+}
+
+/// The Gateway object.
+pub struct GatewayStub<'a> {
+    env: &'a Env,
+}
+
+impl<'a> GatewayStub<'a> {
+    pub fn get(env: &'a Env) -> Self {
+        Self { env }
+    }
+
+    pub async fn call<C: InternalCall>(&self, req: &C) -> Result<C::Reply, ErrorShape> {
+        call_object(self.env, GATEWAY, GATEWAY_NAME, C::PATH, req).await
+    }
+}
+
+/// The Session object of one session key.
+pub struct SessionStub<'a> {
+    env: &'a Env,
+    key: &'a str,
+}
+
+impl<'a> SessionStub<'a> {
+    pub fn for_key(env: &'a Env, key: &'a str) -> Self {
+        Self { env, key }
+    }
+
+    pub async fn call<C: InternalCall>(&self, req: &C) -> Result<C::Reply, ErrorShape> {
+        call_object(self.env, SESSION, self.key, C::PATH, req).await
+    }
+}

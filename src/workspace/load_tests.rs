@@ -1,0 +1,212 @@
+//! A run's prompt assembled from a `MemoryStore` workspace: the whole
+//! prompt against one built from the expected `Workspace`, and the whole
+//! `WorkspaceLoadStats` of a first start, a cached run and a run after
+//! another isolate's edit.
+
+use super::*;
+use crate::skills::{SkillFile, SkillSource};
+use crate::storage::MemoryStore;
+use crate::workspace::templates::TEMPLATES;
+use futures::executor::block_on;
+use gsv_protocol::SessionSettings;
+use serde_json::json;
+
+const MAIN: &str = "agent:main:main";
+const DAYS: (&str, &str) = ("2024-05-02", "2024-05-01");
+const SKILL: &str = "---\nname: weather\ndescription: Look up the weather.\n---\nUse curl.\n";
+const GLOBAL_SKILL: &str = "---\nname: notes\ndescription: Keep notes.\n---\nWrite them down.\n";
+
+fn load(store: &MemoryStore, config: &Config) -> RunPrompt {
+    load_for(store, config, MAIN, None)
+}
+
+fn load_for(
+    store: &MemoryStore,
+    config: &Config,
+    session_key: &str,
+    channel: Option<&str>,
+) -> RunPrompt {
+    let rc = RunConfig::resolve(config, &SessionSettings::default());
+    let days = (DAYS.0.to_string(), DAYS.1.to_string());
+    let run = RunInputs {
+        config,
+        rc: &rc,
+        session_key,
+        nodes: &NodeSnapshot::default(),
+        days: &days,
+        channel,
+        now_ms: 1_000,
+    };
+    block_on(assemble(store, run)).unwrap()
+}
+
+#[test]
+fn a_group_chat_gets_neither_memory_nor_the_owner_profile() {
+    let store = workspace();
+    // One session per chat (under `main`, every DM is the main session).
+    let config = Config::from_overrides(json!({"session": {"dmScope": "per-channel-peer"}}));
+    let dm = load_for(&store, &config, "agent:main:discord:dm:81", Some("discord"));
+    assert!(dm.system_prompt.contains("Ada, in Lisbon."));
+    assert!(!dm.system_prompt.contains("likes tea"));
+    assert!(dm.system_prompt.contains("## Chat App Messages"));
+    let group = load_for(
+        &store,
+        &config,
+        "agent:main:discord:group:chan-7",
+        Some("discord"),
+    );
+    assert!(!group.system_prompt.contains("Ada, in Lisbon."));
+    assert!(!group.system_prompt.contains("likes tea"));
+    assert!(group.system_prompt.contains("- Channel: discord"));
+}
+
+/// A workspace some runs ago: a few files, today's memory, one skill of
+/// the agent's and one global.
+fn workspace() -> MemoryStore {
+    let store = MemoryStore::new();
+    store.insert("agents/main/SOUL.md", "Be brief.");
+    store.insert("agents/main/USER.md", "Ada, in Lisbon.");
+    store.insert("agents/main/MEMORY.md", "## Facts\n- likes tea\n");
+    store.insert("agents/main/memory/2024-05-02.md", "Fixed the boiler.");
+    store.insert("agents/main/memory/2024-04-30.md", "Not in the window.");
+    store.insert("agents/main/skills/weather/SKILL.md", SKILL);
+    store.insert("skills/notes/SKILL.md", GLOBAL_SKILL);
+    store
+}
+
+#[test]
+fn the_prompt_is_the_workspace_as_listed() {
+    let store = workspace();
+    let config = Config::from_overrides(json!({"userTimezone": "Europe/Lisbon"}));
+    let prompt = load(&store, &config);
+
+    let files = [
+        SkillFile {
+            dir: "weather".into(),
+            source: SkillSource::Agent,
+            content: SKILL.into(),
+        },
+        SkillFile {
+            dir: "notes".into(),
+            source: SkillSource::Global,
+            content: GLOBAL_SKILL.into(),
+        },
+    ];
+    let status = skills_status("main", &files, &[], &config, 1_000);
+    let ws = Workspace {
+        soul: Some("Be brief.".into()),
+        user: Some("Ada, in Lisbon.".into()),
+        memory: Some("## Facts\n- likes tea\n".into()),
+        today: Some(DailyMemory {
+            date: DAYS.0.into(),
+            content: "Fixed the boiler.".into(),
+        }),
+        skills: status.prompt_skills(),
+        ineligible_skills: status.ineligible_count(),
+        ..Default::default()
+    };
+    let tools = native_tool_definitions(true);
+    let rc = RunConfig::resolve(&config, &SessionSettings::default());
+    let ctx = PromptContext {
+        agent_id: "main",
+        session_key: MAIN,
+        is_main: true,
+        model_provider: &rc.provider,
+        model_id: &rc.model,
+        timezone: "Europe/Lisbon",
+        channel: None,
+        tools: &tools,
+        hosts: &[],
+        base_prompt: &rc.system_prompt,
+        heartbeat_prompt: config.str_at("agents.defaultHeartbeat.prompt"),
+    };
+    let expected = build_system_prompt(&ws, &ctx, PromptLimits::from_config(&config));
+    assert_eq!(prompt.system_prompt, expected);
+    for part in [
+        "Be brief.",
+        "likes tea",
+        "Fixed the boiler.",
+        "Look up the weather.",
+    ] {
+        assert!(prompt.system_prompt.contains(part), "{part}");
+    }
+    assert!(!prompt.system_prompt.contains("Not in the window."));
+    assert_eq!(prompt.tools, tools);
+    assert_eq!((prompt.agent_id.as_str(), prompt.is_main), ("main", true));
+    // Nothing cached yet: the ten files read with the skills listings,
+    // then the two SKILL.md bodies. No template: the workspace exists.
+    assert_eq!(
+        prompt.load,
+        WorkspaceLoadStats {
+            r2_gets: 12,
+            r2_lists: 2,
+            r2_puts: 0,
+            batches: 2,
+            files_cached: 0,
+            skills_read: 2,
+            ..Default::default()
+        }
+    );
+    assert_eq!(store.requests().gets, 12);
+    assert_eq!(store.requests().lists, 2);
+}
+
+#[test]
+fn a_first_start_writes_the_templates_then_runs_from_the_cache() {
+    let store = MemoryStore::new();
+    let config = Config::from_overrides(json!({}));
+    let first = load(&store, &config);
+    assert_eq!(
+        first.load,
+        WorkspaceLoadStats {
+            r2_gets: 10,
+            r2_lists: 2,
+            r2_puts: TEMPLATES.len() as u32,
+            batches: 2,
+            ..Default::default()
+        }
+    );
+    for (name, content) in TEMPLATES {
+        assert_eq!(
+            store.text(&file_key("main", name)).as_deref(),
+            Some(content)
+        );
+    }
+    assert_eq!(store.texts().writes(), TEMPLATES.len() as u64);
+
+    // The next run only lists: the top level, the daily window, the two
+    // skills prefixes; every file known from the cache.
+    let second = load(&store, &config);
+    assert_eq!(second.system_prompt, first.system_prompt);
+    assert_eq!(
+        second.load,
+        WorkspaceLoadStats {
+            r2_lists: 4,
+            batches: 1,
+            files_cached: 10,
+            ..Default::default()
+        }
+    );
+}
+
+#[test]
+fn a_file_edited_elsewhere_is_read_again() {
+    let store = workspace();
+    let config = Config::from_overrides(json!({}));
+    load(&store, &config);
+    store.insert("agents/main/SOUL.md", "Be thorough.");
+    let prompt = load(&store, &config);
+    assert!(prompt.system_prompt.contains("Be thorough."));
+    assert!(!prompt.system_prompt.contains("Be brief."));
+    assert_eq!(
+        prompt.load,
+        WorkspaceLoadStats {
+            r2_gets: 1,
+            r2_lists: 4,
+            batches: 2,
+            files_cached: 9,
+            skills_cached: 2,
+            ..Default::default()
+        }
+    );
+}
