@@ -19,6 +19,7 @@ pub mod human;
 pub mod jobs;
 pub mod next;
 pub mod slots;
+pub mod tool;
 pub mod tool_input;
 pub mod when;
 

@@ -48,6 +48,11 @@ pub mod path {
     pub const AGENT_SESSIONS: &str = "/internal/agent-sessions";
     /// Worker (its cron trigger) → Gateway: run what is due, re-arm.
     pub const WAKE: &str = "/internal/wake";
+    /// Session → Gateway: `gsv__Cron` (`crate::schedule::tool::CronToolRequest`).
+    pub const CRON_TOOL: &str = "/internal/cron-tool";
+    /// Test harness → Worker → Gateway: move the schedule clock; refused
+    /// unless `GSV_TEST_CLOCK=1` (never set in production).
+    pub const TEST_CLOCK: &str = "/internal/test/clock";
     /// Session → Gateway: `gsv__Message` (`ChannelMessageRequest`);
     /// answers `ChannelMessageReply`.
     pub const CHANNEL_MESSAGE: &str = "/internal/channel-message";

@@ -6,10 +6,13 @@ mod agent_runs;
 mod channel_store;
 mod channels;
 mod chat;
+mod clock;
+pub use clock::test_clock_enabled;
 mod config;
 mod connect;
 mod cron;
 mod cron_store;
+mod cron_tool;
 mod deadlines;
 mod heartbeat;
 mod inbound;
@@ -95,6 +98,8 @@ pub struct Gateway {
     next_transfer: std::cell::Cell<u32>,
     /// Chat queues being sent right now (one pump each).
     pumping: RefCell<std::collections::HashSet<String>>,
+    /// The test clock's offset (clock.rs); 0 in production.
+    clock_offset: std::cell::Cell<i64>,
 }
 
 impl DurableObject for Gateway {
@@ -117,6 +122,7 @@ impl DurableObject for Gateway {
             transfers: RefCell::new(Default::default()),
             next_transfer: std::cell::Cell::new(0),
             pumping: RefCell::new(Default::default()),
+            clock_offset: std::cell::Cell::new(0),
         }
     }
 
@@ -172,6 +178,21 @@ impl DurableObject for Gateway {
                 self.route_chat_event(&evt).await;
                 self.agent_run_event(&evt).await;
                 reply(Ok(json!({ "delivered": delivered })))
+            }
+            path::TEST_CLOCK if clock::test_clock_enabled(&self.env) => {
+                let result = match read_json::<clock::AdvanceClock>(&mut req).await {
+                    Ok(a) => Ok(self.advance_clock(a).await),
+                    Err(e) => Err(e),
+                };
+                reply(result)
+            }
+            path::CRON_TOOL => {
+                let result =
+                    match read_json::<crate::schedule::tool::CronToolRequest>(&mut req).await {
+                        Ok(r) => self.cron_tool(r).await,
+                        Err(e) => Err(e),
+                    };
+                reply(result)
             }
             path::CHANNEL_MESSAGE => {
                 let result = match read_json::<ChannelMessageRequest>(&mut req).await {

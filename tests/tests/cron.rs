@@ -131,7 +131,7 @@ async fn an_at_reminder_fires_once_and_reaches_the_watching_client() {
 
 #[tokio::test]
 async fn an_every_task_runs_on_its_grid_with_its_model_and_its_timeout() {
-    let (_gw, llm, mut c) = setup().await;
+    let (gw, llm, mut c) = setup().await;
     llm.script("the slow task", vec![Step::Hang]);
     let added = now_ms();
     // Anchored so that the next slot of the minute grid is 2.5 s away.
@@ -170,22 +170,6 @@ async fn an_every_task_runs_on_its_grid_with_its_model_and_its_timeout() {
     let j = job(&mut c, &every).await;
     assert_eq!(j["state"]["nextRunAtMs"], anchor + 120_000);
     assert_eq!(j["state"]["lastStatus"], "ok");
-    // The task ran in its own session, on the job's model.
-    let models: Vec<Value> = llm
-        .requests()
-        .iter()
-        .filter(|r| r.body.to_string().contains("check the oven"))
-        .map(|r| r.body["model"].clone())
-        .collect();
-    assert_eq!(models, [json!("gpt-cheap")]);
-    let sessions = rpc(&mut c, "sessions.list", json!({})).await;
-    assert!(
-        sessions
-            .to_string()
-            .contains(&format!("agent:main:cron:{every}")),
-        "{sessions}"
-    );
-
     // The slow task is stopped at its timeout and recorded as an error.
     let runs = runs_when_done(&mut c, &slow, 1, Duration::from_secs(20)).await;
     assert_eq!(
@@ -197,6 +181,98 @@ async fn an_every_task_runs_on_its_grid_with_its_model_and_its_timeout() {
                 "error": "timed out after 2 s"})
         ]
     );
+    // A minute later on the gateway's clock, the next slot runs.
+    gw.advance_clock(60_000);
+    let runs = runs_when_done(&mut c, &every, 2, Duration::from_secs(20)).await;
+    assert_eq!(
+        runs.iter().map(|r| r["id"].clone()).collect::<Vec<_>>(),
+        [
+            json!(format!("{every}:{}", anchor + 120_000)),
+            json!(format!("{every}:{}", anchor + 60_000))
+        ]
+    );
+    assert_eq!(runs[0]["nextRunAtMs"], anchor + 180_000);
+    // The task ran in its own session, on the job's model.
+    let models: Vec<Value> = llm
+        .requests()
+        .iter()
+        .filter(|r| r.body.to_string().contains("check the oven"))
+        .map(|r| r.body["model"].clone())
+        .collect();
+    assert_eq!(models, [json!("gpt-cheap"), json!("gpt-cheap")]);
+    let sessions = rpc(&mut c, "sessions.list", json!({})).await;
+    assert!(
+        sessions
+            .to_string()
+            .contains(&format!("agent:main:cron:{every}")),
+        "{sessions}"
+    );
+}
+
+#[tokio::test]
+async fn the_agent_sets_a_reminder_from_a_plain_conversation() {
+    let (gw, llm, mut c) = setup().await;
+    let add = json!({"action": "add", "name": "stretch", "schedule": {"kind": "at", "in": "2 minutes"},
+                     "spec": {"kind": "systemEvent", "text": "Reminder: stand up and stretch"}});
+    llm.script(
+        "remind me in 2 minutes",
+        vec![
+            Step::tool_call("t1", "gsv__Cron", add),
+            Step::text("I'll remind you in 2 minutes."),
+        ],
+    );
+    let asked = now_ms();
+    let run = c.chat_send(MAIN, "remind me in 2 minutes to stretch").await;
+    let end = c.run_events(&run).await.pop().unwrap();
+    assert_eq!(end.message.unwrap().text(), "I'll remind you in 2 minutes.");
+    // The tool's answer told the model when, in words and in the user's zone.
+    let last = llm.requests().pop().unwrap().body;
+    let tool = last["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["role"] == "tool")
+        .and_then(|m| m["content"].as_str())
+        .unwrap()
+        .to_string();
+    let answer: Value = serde_json::from_str(&tool).unwrap();
+    assert_eq!(
+        (
+            answer["ok"].clone(),
+            answer["timezone"].clone(),
+            answer["job"]["name"].clone()
+        ),
+        (json!(true), json!("UTC"), json!("stretch"))
+    );
+    let next = answer["nextRunHuman"].as_str().unwrap();
+    assert!(
+        next.contains("(in 1m 5") || next.contains("(in 2m)"),
+        "{next}"
+    );
+    assert!(
+        answer["currentTime"].as_str().unwrap().contains("UTC"),
+        "{answer}"
+    );
+    let at = answer["job"]["state"]["nextRunAtMs"].as_i64().unwrap();
+    assert!(
+        (asked + 120_000..now_ms() + 120_000).contains(&at),
+        "{answer}"
+    );
+    // Two minutes later (on the gateway's clock) the reminder arrives.
+    gw.advance_clock(119_000);
+    let evt = loop {
+        let evt = c.next_chat_within(Duration::from_secs(20)).await;
+        let cron = evt
+            .run_id
+            .as_deref()
+            .is_some_and(|r| r.starts_with("cron:"));
+        if cron && evt.state == ChatState::Final {
+            break evt;
+        }
+    };
+    assert_eq!(evt.session_key, MAIN);
+    let text = evt.message.unwrap().text();
+    assert!(text.ends_with("] Reminder: stand up and stretch"), "{text}");
 }
 
 #[tokio::test]
@@ -284,17 +360,26 @@ async fn heartbeats_skip_an_empty_file_deliver_an_answer_and_keep_quiet_on_ok() 
     };
     assert_eq!(state["lastSkipReason"], "HEARTBEAT.md has nothing to do");
     assert_eq!(state["lastActive"], "discord:dm-81");
+    // Beats on their own model, with a light context.
     owner
-        .config_set("agents.defaultHeartbeat", json!({"every": "0"}))
+        .config_set(
+            "agents.defaultHeartbeat",
+            json!({"every": "0", "model": "openai/gpt-beat"}),
+        )
         .await;
 
     // With a task, the answer goes to Alice's chat.
-    rpc(
-        &mut owner,
-        "workspace.write",
-        json!({"path": "HEARTBEAT.md", "content": "- Tell Alice the oven is on.\n"}),
-    )
-    .await;
+    for (path, content) in [
+        ("HEARTBEAT.md", "- Tell Alice the oven is on.\n"),
+        ("USER.md", "The human loves tide pools.\n"),
+    ] {
+        rpc(
+            &mut owner,
+            "workspace.write",
+            json!({"path": path, "content": content}),
+        )
+        .await;
+    }
     let r = rpc(&mut owner, "heartbeat.trigger", json!({})).await;
     assert_eq!(r["message"], "Heartbeat started");
     let out = discord.next_event("channel.outbound").await;
@@ -303,6 +388,17 @@ async fn heartbeats_skip_an_empty_file_deliver_an_answer_and_keep_quiet_on_ok() 
     assert!(text.starts_with("echo: Read HEARTBEAT.md"), "{text}");
     let s = wait_outcome(&mut owner, "delivered").await;
     assert_eq!(s["lastStatus"], "ok");
+    let beat = llm
+        .requests()
+        .into_iter()
+        .rev()
+        .find(|r| r.body.to_string().contains("Read HEARTBEAT.md"))
+        .unwrap()
+        .body;
+    let prompt = beat["messages"][0]["content"].as_str().unwrap_or_default();
+    assert_eq!(beat["model"], "gpt-beat");
+    assert!(prompt.contains("Tell Alice the oven is on"), "{prompt}");
+    assert!(!prompt.contains("tide pools"), "{prompt}");
 
     // The same answer within a day is not sent again.
     rpc(&mut owner, "heartbeat.trigger", json!({})).await;

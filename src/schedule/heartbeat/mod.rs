@@ -7,6 +7,7 @@
 //! (`userTimezone`) — never silently UTC (v1 defect §12 #5).
 
 mod config;
+pub mod light;
 pub mod output;
 
 #[cfg(test)]

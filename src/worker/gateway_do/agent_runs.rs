@@ -9,7 +9,7 @@
 use super::cron_store::{AgentRun, CronStore};
 use super::Gateway;
 use crate::session::internal::{path, SessionChatSend, SessionChatSendReply, SessionQuery};
-use crate::worker::rpc::{call_object, internal_error, now_ms};
+use crate::worker::rpc::{call_object, internal_error};
 use gsv_protocol::channels::ChannelPeer;
 use gsv_protocol::{ChatAbortResult, ChatDirectives, ChatEvent, ChatState, ErrorShape};
 use serde::{Deserialize, Serialize};
@@ -64,7 +64,7 @@ impl Gateway {
     /// at once without a run (a slash command); the row is gone again.
     pub(super) async fn start_agent_turn(&self, turn: AgentTurn<'_>) -> Res<Option<String>> {
         let store = self.cron_store();
-        let now = now_ms();
+        let now = self.sched_now();
         store.start_agent_run(
             turn.chat_run_id,
             turn.kind,
@@ -167,7 +167,9 @@ impl Gateway {
             if let Err(e) = abort {
                 console_error!("gateway: stopping a timed-out run failed: {}", e.message);
             }
-            let secs = (now - run.started_at).max(0) / 1000;
+            // The run's allowance, not the time since it started: the
+            // alarm may come late.
+            let secs = (run.deadline_at - run.started_at).max(0) / 1000;
             let end = RunEnd::Failed(format!("timed out after {secs} s"));
             self.end_agent_run(run, end).await;
         }

@@ -16,7 +16,7 @@ use crate::schedule::slots::{self, Due, RunOutcome, STALE_RUNNING_MS};
 use crate::schedule::tool_input::InputContext;
 use crate::schedule::{human, jobs, resolve_zone, CronLimits, JobSpec, Zones};
 use crate::time::{TimeZone, Utc};
-use crate::worker::rpc::{internal_error, new_id, now_ms};
+use crate::worker::rpc::{internal_error, new_id};
 use crate::worker::tz::IntlTimeZone;
 use gsv_protocol::channels::{ChannelPeer, PeerKind};
 use gsv_protocol::cron::*;
@@ -87,14 +87,14 @@ impl Gateway {
             .to_string()
     }
 
-    fn zone(&self, name: &str) -> Box<dyn TimeZone> {
+    pub(super) fn zone_of(&self, name: &str) -> Box<dyn TimeZone> {
         resolve_zone(&zones(), name).unwrap_or_else(|| Box::new(Utc))
     }
 
     pub(super) fn cron_status(&self) -> Res<CronStatusResult> {
         let store = self.cron_store();
         let limits = self.cron_limits();
-        let now = now_ms();
+        let now = self.sched_now();
         Ok(CronStatusResult {
             enabled: limits.enabled,
             count: store.job_count()?,
@@ -118,13 +118,13 @@ impl Gateway {
             p.offset.unwrap_or(0),
         )?;
         let zone = self.user_zone();
-        let user_tz = self.zone(&zone);
-        let now = now_ms();
+        let user_tz = self.zone_of(&zone);
+        let now = self.sched_now();
         let jobs = jobs
             .into_iter()
             .map(|job| {
                 let own = job.schedule.zone_name(&zone).to_string();
-                let tz = self.zone(&own);
+                let tz = self.zone_of(&own);
                 CronJobView {
                     schedule_human: Some(human::schedule_human(&job.schedule, tz.as_ref(), &own)),
                     next_run_human: Some(human::next_run_human(
@@ -179,7 +179,7 @@ impl Gateway {
     /// job `id` only, when given).
     pub(super) async fn cron_run(&self, p: CronRunParams) -> Res<CronRunNowResult> {
         let store = self.cron_store();
-        let now = now_ms();
+        let now = self.sched_now();
         let mut results = Vec::new();
         match (p.mode.unwrap_or_default(), p.id) {
             (CronRunMode::Force, None) => return Err(bad("cron.run mode force needs an id")),
@@ -229,7 +229,7 @@ impl Gateway {
     }
 
     async fn fire_if_due(&self, job: &CronJob, now: i64) -> Option<CronRunResult> {
-        let tz = self.zone(job.schedule.zone_name(&self.user_zone()));
+        let tz = self.zone_of(job.schedule.zone_name(&self.user_zone()));
         match slots::due(job, now, tz.as_ref()) {
             Ok(Some(due)) => Some(self.fire(job, due).await),
             Ok(None) => None,
@@ -306,7 +306,7 @@ impl Gateway {
                 t.label()
             )
         });
-        let tz = self.zone(&self.user_zone());
+        let tz = self.zone_of(&self.user_zone());
         let message = format!(
             "[cron · {}] {text}{note}",
             human::date_time(tz.as_ref(), due.fired_at_ms)
@@ -458,7 +458,7 @@ impl Gateway {
                 run.status = outcome.status;
                 run.error = outcome.error;
                 run.summary = outcome.summary;
-                run.duration_ms = Some((now_ms() - work.fired_at_ms).max(0));
+                run.duration_ms = Some((self.sched_now() - work.fired_at_ms).max(0));
                 store.save_run(&run)
             }
         }
@@ -466,7 +466,7 @@ impl Gateway {
 
     fn finish_cron(&self, job: &CronJob, due: &Due, outcome: RunOutcome) -> Res<()> {
         let store = self.cron_store();
-        let (after, run) = slots::finish(job, due, outcome, now_ms());
+        let (after, run) = slots::finish(job, due, outcome, self.sched_now());
         match after {
             slots::AfterRun::Keep(job) => store.save_job(&job)?,
             slots::AfterRun::Delete => {
@@ -483,10 +483,10 @@ impl Gateway {
         f: impl FnOnce(&InputContext<'_>) -> Result<T, crate::schedule::tool_input::InputError>,
     ) -> Res<T> {
         let zone = self.user_zone();
-        let user_tz = self.zone(&zone);
+        let user_tz = self.zone_of(&zone);
         let zones = zones();
         let cx = InputContext {
-            now_ms: now_ms(),
+            now_ms: self.sched_now(),
             user_zone: &zone,
             user_tz: user_tz.as_ref(),
             zones: &zones,

@@ -33,6 +33,7 @@ pub struct AgentRun {
     pub ref_id: String,
     pub session_key: String,
     pub started_at: i64,
+    pub deadline_at: i64,
     pub work: String,
 }
 
@@ -302,7 +303,7 @@ impl CronStore {
     /// a run's end is handled once even if its final event came twice.
     pub fn take_agent_run(&self, chat_run_id: &str) -> Res<Option<AgentRun>> {
         let rows: Vec<AgentRun> = self.rows(
-            "SELECT chat_run_id, kind, ref_id, session_key, started_at, work FROM agent_runs WHERE chat_run_id = ?",
+            "SELECT chat_run_id, kind, ref_id, session_key, started_at, deadline_at, work FROM agent_runs WHERE chat_run_id = ?",
             vec![chat_run_id.into()],
         )?;
         self.exec(
@@ -314,7 +315,7 @@ impl CronStore {
 
     pub fn overdue_agent_runs(&self, now: i64) -> Res<Vec<AgentRun>> {
         self.rows(
-            "SELECT chat_run_id, kind, ref_id, session_key, started_at, work FROM agent_runs WHERE deadline_at <= ?",
+            "SELECT chat_run_id, kind, ref_id, session_key, started_at, deadline_at, work FROM agent_runs WHERE deadline_at <= ?",
             vec![now.into()],
         )
     }

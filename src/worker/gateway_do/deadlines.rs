@@ -37,18 +37,22 @@ impl Gateway {
         let cron = self
             .cron_limits()
             .enabled
-            .then(|| store.next_deadline(STALE_RUNNING_MS, now_ms()))
+            .then(|| store.next_deadline(STALE_RUNNING_MS, self.sched_now()))
             .flatten();
-        [
-            nodes,
-            self.channel_store().next_deadline(),
+        // The schedule tables are on the schedule clock (see clock.rs).
+        let scheduled = [
             cron,
             store.agent_runs_deadline(),
             store.heartbeats_deadline(),
         ]
         .into_iter()
         .flatten()
-        .reduce(f64::min)
+        .map(|at| self.to_real(at));
+        [nodes, self.channel_store().next_deadline()]
+            .into_iter()
+            .flatten()
+            .chain(scheduled)
+            .reduce(f64::min)
     }
 
     /// Points the alarm at the next deadline (a past one: at once).
@@ -77,9 +81,10 @@ impl Gateway {
             console_error!("gateway: expiring bin probes failed: {}", e.message);
         }
         self.channel_alarm(now).await;
-        self.expire_agent_runs(now).await;
-        self.heartbeat_alarm(now).await;
-        self.cron_alarm(now).await;
+        let sched = self.sched_now();
+        self.expire_agent_runs(sched).await;
+        self.heartbeat_alarm(sched).await;
+        self.cron_alarm(sched).await;
         self.schedule_alarm().await;
     }
 
@@ -87,7 +92,7 @@ impl Gateway {
     /// trigger): after downtime, whatever came due meanwhile runs now;
     /// heartbeats of agents new to the config are scheduled.
     pub(super) async fn wake(&self) {
-        self.heartbeat_sync(now_ms());
+        self.heartbeat_sync(self.sched_now());
         self.schedule_alarm().await;
     }
 }

@@ -14,7 +14,7 @@ use crate::schedule::heartbeat::{
 };
 use crate::schedule::resolve_zone;
 use crate::time::Utc;
-use crate::worker::rpc::{internal_error, now_ms};
+use crate::worker::rpc::internal_error;
 use gsv_protocol::cron::*;
 use gsv_protocol::{codes, ChatDirectives, ErrorShape, WorkspaceReadParams};
 use serde::{Deserialize, Serialize};
@@ -34,9 +34,7 @@ struct BeatWork {
     target: Option<ChatTarget>,
 }
 
-pub(super) fn heartbeat_session(agent_id: &str) -> String {
-    format!("agent:{agent_id}:heartbeat:system:internal")
-}
+use crate::schedule::heartbeat::light::heartbeat_session_key as heartbeat_session;
 
 impl Gateway {
     /// The agents with heartbeats: `agents.list`, else the default agent.
@@ -103,14 +101,14 @@ impl Gateway {
     }
 
     pub(super) fn heartbeat_status(&self) -> Res<HeartbeatStatusResult> {
-        self.sync_beats(now_ms(), false)?;
+        self.sync_beats(self.sched_now(), false)?;
         Ok(HeartbeatStatusResult {
             agents: self.beat_states()?,
         })
     }
 
     pub(super) async fn heartbeat_start(&self) -> Res<HeartbeatStartResult> {
-        self.sync_beats(now_ms(), true)?;
+        self.sync_beats(self.sched_now(), true)?;
         self.schedule_alarm().await;
         Ok(HeartbeatStartResult {
             message: "Heartbeat scheduler started".into(),
@@ -126,7 +124,7 @@ impl Gateway {
         let agent = p
             .agent_id
             .unwrap_or_else(|| self.routing.borrow().default_agent_id.clone());
-        let result = self.beat(&agent, true, now_ms()).await;
+        let result = self.beat(&agent, true, self.sched_now()).await;
         self.schedule_alarm().await;
         result
     }
@@ -255,7 +253,7 @@ impl Gateway {
             Some((state, last)) => (state, last),
             None => return Ok(()),
         };
-        let now = now_ms();
+        let now = self.sched_now();
         match end {
             RunEnd::Failed(error) => {
                 state.last_status = Some(RunStatus::Error);
