@@ -4,8 +4,8 @@
 # floor, node tools and Grep against `rg` in one run, and prints JSON (see
 # BENCHMARKS.md). Extra flags go to the bench binary: --echo N --turns N
 # --sessions N --per-session N --tool-turns N --bash-turns N --grep-files N
-# --grep-runs N --compact-messages N --reset-messages N
-# --only turns,concurrent,prompt,tools,grep,lifecycle.
+# --grep-runs N --compact-messages N --reset-messages N --cron-burst N
+# --cron-stored N --only turns,concurrent,prompt,tools,grep,lifecycle,cron.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export WRANGLER_SEND_METRICS=false CLOUDFLARE_CF_FETCH_ENABLED=false

@@ -150,6 +150,10 @@ pub struct CronStatusResult {
     /// `userTimezone`, the zone the CLI prints times in.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timezone: Option<String>,
+    /// The longest run of the gateway's alarm handler since the gateway
+    /// started, in ms (waits on other objects included).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub longest_alarm_ms: Option<u64>,
 }
 
 /// `cron.list`.

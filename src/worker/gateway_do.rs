@@ -100,6 +100,8 @@ pub struct Gateway {
     pumping: RefCell<std::collections::HashSet<String>>,
     /// The test clock's offset (clock.rs); 0 in production.
     clock_offset: std::cell::Cell<i64>,
+    /// Alarm invocations since start and the longest one (ms).
+    alarm_stats: std::cell::Cell<(u64, u64)>,
 }
 
 impl DurableObject for Gateway {
@@ -123,6 +125,7 @@ impl DurableObject for Gateway {
             next_transfer: std::cell::Cell::new(0),
             pumping: RefCell::new(Default::default()),
             clock_offset: std::cell::Cell::new(0),
+            alarm_stats: std::cell::Cell::new((0, 0)),
         }
     }
 
@@ -279,7 +282,11 @@ impl DurableObject for Gateway {
     }
 
     async fn alarm(&self) -> Result<Response> {
-        self.run_deadlines(now_ms()).await;
+        let started = now_ms();
+        self.run_deadlines(started).await;
+        let (count, longest) = self.alarm_stats.get();
+        let took = (now_ms() - started).max(0) as u64;
+        self.alarm_stats.set((count + 1, longest.max(took)));
         Response::ok("ok")
     }
 

@@ -23,6 +23,7 @@ use gsv_protocol::cron::*;
 use gsv_protocol::{codes, ChatDirectives, ErrorShape};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use std::collections::HashMap;
 use worker::*;
 
 type Res<T> = std::result::Result<T, ErrorShape>;
@@ -106,6 +107,7 @@ impl Gateway {
             max_jobs: limits.max_jobs as u64,
             max_concurrent_runs: limits.max_concurrent_runs as u64,
             timezone: Some(self.user_zone()),
+            longest_alarm_ms: Some(self.alarm_stats.get().1),
         })
     }
 
@@ -120,11 +122,15 @@ impl Gateway {
         let zone = self.user_zone();
         let user_tz = self.zone_of(&zone);
         let now = self.sched_now();
+        // One resolved zone per name: a page may hold hundreds of jobs.
+        let mut zones: HashMap<String, Box<dyn TimeZone>> = HashMap::new();
         let jobs = jobs
             .into_iter()
             .map(|job| {
                 let own = job.schedule.zone_name(&zone).to_string();
-                let tz = self.zone_of(&own);
+                let tz = zones
+                    .entry(own.clone())
+                    .or_insert_with(|| self.zone_of(&own));
                 CronJobView {
                     schedule_human: Some(human::schedule_human(&job.schedule, tz.as_ref(), &own)),
                     next_run_human: Some(human::next_run_human(
@@ -223,9 +229,10 @@ impl Gateway {
                 Ok(jobs) => jobs,
                 Err(e) => return console_error!("gateway: reading due cron jobs: {}", e.message),
             };
-        for job in due {
-            self.fire_if_due(&job, now).await;
-        }
+        // The batch's sends go out together: the session round trips
+        // overlap, and a client's request is answered between them.
+        let fires = due.iter().map(|job| self.fire_if_due(job, now));
+        futures::future::join_all(fires).await;
     }
 
     async fn fire_if_due(&self, job: &CronJob, now: i64) -> Option<CronRunResult> {

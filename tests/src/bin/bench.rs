@@ -21,6 +21,8 @@
 //! `--only turns,concurrent,prompt,tools,grep,lifecycle` runs some parts
 //! (the echo floor always runs: the ratios need it).
 
+#[path = "bench/cron.rs"]
+mod cron;
 #[path = "bench/lifecycle.rs"]
 mod lifecycle;
 #[path = "bench/reads.rs"]
@@ -177,6 +179,18 @@ async fn main() {
             targets["grepAtMost1_5xRg"] = json!(ratio <= 1.5);
         }
         report["grep"] = grep;
+    }
+
+    if wants("cron") {
+        let cron = cron::cron(
+            &llm,
+            arg("--cron-burst", 1000),
+            arg("--cron-stored", 10_000),
+        )
+        .await;
+        targets["cronClientRpcP99DuringBurstUnder50Ms"] =
+            cron["targets"]["clientRpcP99DuringBurstUnder50Ms"].clone();
+        report["cron"] = cron;
     }
 
     if wants("lifecycle") {
