@@ -102,6 +102,9 @@ pub struct Gateway {
     clock_offset: std::cell::Cell<i64>,
     /// Alarm invocations since start and the longest one (ms).
     alarm_stats: std::cell::Cell<(u64, u64)>,
+    /// The alarm this instance last set (deadlines.rs).
+    alarm_set: std::cell::Cell<Option<i64>>,
+    in_alarm: std::cell::Cell<bool>,
 }
 
 impl DurableObject for Gateway {
@@ -126,6 +129,8 @@ impl DurableObject for Gateway {
             pumping: RefCell::new(Default::default()),
             clock_offset: std::cell::Cell::new(0),
             alarm_stats: std::cell::Cell::new((0, 0)),
+            alarm_set: std::cell::Cell::new(None),
+            in_alarm: std::cell::Cell::new(false),
         }
     }
 
@@ -283,7 +288,9 @@ impl DurableObject for Gateway {
 
     async fn alarm(&self) -> Result<Response> {
         let started = now_ms();
+        self.in_alarm.set(true);
         self.run_deadlines(started).await;
+        self.in_alarm.set(false);
         let (count, longest) = self.alarm_stats.get();
         let took = (now_ms() - started).max(0) as u64;
         self.alarm_stats.set((count + 1, longest.max(took)));

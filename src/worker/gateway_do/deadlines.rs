@@ -58,11 +58,20 @@ impl Gateway {
     /// Points the alarm at the next deadline (a past one: at once).
     pub(super) async fn schedule_alarm(&self) {
         let storage = self.state.storage();
-        let result = match self.next_deadline() {
+        let next = self
+            .next_deadline()
+            .map(|at| at.max(now_ms() as f64) as i64);
+        // The same alarm again is a storage write for nothing (a burst of
+        // runs ending asks for it hundreds of times); outside an alarm
+        // invocation, which consumes the alarm, it is skipped.
+        if next.is_some() && next == self.alarm_set.get() && !self.in_alarm.get() {
+            return;
+        }
+        self.alarm_set.set(next);
+        let result = match next {
             Some(at) => {
-                let at = at.max(now_ms() as f64);
                 storage
-                    .set_alarm(ScheduledTime::new(js_sys::Date::new(&at.into())))
+                    .set_alarm(ScheduledTime::new(js_sys::Date::new(&(at as f64).into())))
                     .await
             }
             None => storage.delete_alarm().await,
