@@ -94,7 +94,7 @@ pub enum Command {
     /// The agent's scheduled jobs and reminders: list, add, edit, rm, run,
     /// runs, status
     #[command(subcommand)]
-    Cron(crate::cmd::cron::CronCommand),
+    Cron(Box<crate::cmd::cron::CronCommand>),
 
     /// The agent's heartbeats: status, trigger, start
     #[command(subcommand)]

@@ -198,7 +198,7 @@ pub fn spec_value(text: &str, o: &JobArgs) -> Value {
 }
 
 fn time(ms: Option<i64>) -> String {
-    ms.map_or_else(|| "-".into(), |ms| dates_utc(ms))
+    ms.map_or_else(|| "-".into(), dates_utc)
 }
 
 /// `2026-11-24 09:00 UTC` for run history (the list's own times are
@@ -328,7 +328,7 @@ pub async fn run(target: &GatewayTarget, command: CronCommand) -> Result<()> {
             if json {
                 println!("{}", serde_json::to_string_pretty(&s)?);
             } else {
-                let next = s.next_run_at_ms.map_or("none".into(), |ms| dates_utc(ms));
+                let next = s.next_run_at_ms.map_or("none".into(), dates_utc);
                 println!(
                     "cron {}: {} jobs ({} due, {} running), next run {next}; limits {} jobs, {} runs at once; zone {}",
                     if s.enabled { "on" } else { "off" },

@@ -99,7 +99,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         }
         Command::Cron(command) => {
             let target = GatewayTarget::resolve(cli.url, cli.token, &config());
-            cron::run(&target, command)
+            cron::run(&target, *command)
                 .await
                 .map(|()| ExitCode::SUCCESS)
         }
