@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# README command 1: sets up everything, builds the gateway once, installs
-# the `gsv` CLI, makes an auth token on first run and gives it to the CLI,
-# then runs the gateway under workerd (wrangler's local runtime) on 127.0.0.1:8787 with its SQLite
-# and R2 state kept in .gsv/state.
+# README command 1: sets up everything, builds the gateway and the Discord
+# channel once, installs the `gsv` CLI, makes an auth token on first run
+# and gives it to the CLI, then runs the gateway and the channel in one
+# workerd (wrangler's local runtime) on 127.0.0.1:8787, with their SQLite
+# and R2 state kept in .gsv/state. The channel stays idle until it is given
+# a bot token (`gsv channel start discord --bot-token …`).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 say() { printf '\033[1m[gsv]\033[0m %s\n' "$*" >&2; }
@@ -11,6 +13,8 @@ PORT="${GSV_PORT:-8787}"
 bash scripts/setup.sh
 say "building the gateway (wasm)"
 bash scripts/build-worker.sh >/dev/null
+say "building the Discord channel (wasm)"
+bash channels/discord/build.sh >/dev/null
 say "installing the gsv CLI into ~/.cargo/bin"
 cargo install --quiet --locked --path node-cli --target-dir target/install
 
@@ -28,11 +32,14 @@ say "the gsv CLI is configured for ws://127.0.0.1:$PORT/ws"
 say "next, in another terminal: gsv config set apiKeys.anthropic <key>   (or model.provider/openai etc.)"
 say "                            gsv chat \"hello\""
 
-# wrangler reads secrets from the .dev.vars beside the config it runs.
+# wrangler reads secrets from the .dev.vars beside the config it runs; the
+# channel's key is derived from the token (see protocol/src/channel_key.rs).
 bash scripts/dev-config.sh > .gsv/wrangler.dev.toml
-(umask 077; cp .dev.vars .gsv/.dev.vars)
+bash scripts/dev-config.sh channels/discord > .gsv/discord.dev.toml
+key="$(printf '%s' "$token" | node scripts/channel-key.mjs)"
+(umask 077; { cat .dev.vars; echo "GSV_CHANNEL_KEY=$key"; } > .gsv/.dev.vars)
 export WRANGLER_SEND_METRICS=false CLOUDFLARE_CF_FETCH_ENABLED=false
 # wrangler's local runtime without its DevTools inspector proxy, which
 # leaks a socket and memory per streamed chunk (see scripts/serve.mjs).
-exec node scripts/serve.mjs --config .gsv/wrangler.dev.toml \
+exec node scripts/serve.mjs --config .gsv/wrangler.dev.toml --config .gsv/discord.dev.toml \
   --ip 127.0.0.1 --port "$PORT" --persist-to .gsv/state

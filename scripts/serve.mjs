@@ -5,35 +5,80 @@
 // them in memory while no DevTools is attached, and leaves a socket behind
 // for many of them — a gateway streaming model answers for hours runs out
 // of file descriptors. Usage:
-//   node scripts/serve.mjs --config FILE --port N [--ip IP] [--persist-to DIR] [--log-level L]
-import { unstable_startWorker } from "wrangler";
+//   node scripts/serve.mjs --config FILE [--config FILE ...] --port N [--ip IP] [--persist-to DIR] [--log-level L]
+//
+// With several --config, one workerd runs them all (the first is served on
+// the port; the others are reachable through their service bindings, by
+// worker name). wrangler's own multi-config mode (`wrangler dev -c a -c b`)
+// brings the inspector back and its controllers are not exported, so this
+// builds one Miniflare from each config's Miniflare options (the same
+// conversion wrangler does: bindings, Durable Objects, .dev.vars, module
+// rules), which also needs no dev registry shared with other processes.
+import { unstable_startWorker, unstable_getMiniflareWorkerOptions, unstable_readConfig } from "wrangler";
+import { Miniflare, Log, LogLevel } from "miniflare";
+import path from "node:path";
 
 const args = process.argv.slice(2);
 const opt = (name, fallback) => {
   const i = args.indexOf(name);
   return i >= 0 && i + 1 < args.length ? args[i + 1] : fallback;
 };
-const config = opt("--config");
-if (!config) {
-  console.error("usage: node scripts/serve.mjs --config FILE --port N [--ip IP] [--persist-to DIR] [--log-level L]");
+const configs = args.flatMap((a, i) => (a === "--config" && i + 1 < args.length ? [args[i + 1]] : []));
+if (configs.length === 0) {
+  console.error("usage: node scripts/serve.mjs --config FILE [--config FILE ...] --port N [--ip IP] [--persist-to DIR] [--log-level L]");
   process.exit(2);
 }
-const worker = await unstable_startWorker({
-  config,
-  dev: {
-    inspector: false,
-    watch: false,
-    server: { hostname: opt("--ip", "127.0.0.1"), port: Number(opt("--port", "8787")) },
-    persist: opt("--persist-to", undefined),
-    logLevel: opt("--log-level", "log"),
-  },
-});
-await worker.ready;
-const url = await worker.url;
-console.error(`serving ${url.href}`);
-const stop = async () => {
-  await worker.dispose();
-  process.exit(0);
+const hostname = opt("--ip", "127.0.0.1");
+const port = Number(opt("--port", "8787"));
+const persist = opt("--persist-to", undefined);
+const logLevel = opt("--log-level", "log");
+
+const stopWith = (dispose) => {
+  const stop = async () => {
+    await dispose();
+    process.exit(0);
+  };
+  process.on("SIGTERM", stop);
+  process.on("SIGINT", stop);
 };
-process.on("SIGTERM", stop);
-process.on("SIGINT", stop);
+
+if (configs.length === 1) {
+  const worker = await unstable_startWorker({
+    config: configs[0],
+    dev: {
+      inspector: false,
+      watch: false,
+      server: { hostname, port },
+      persist,
+      logLevel,
+    },
+  });
+  await worker.ready;
+  const url = await worker.url;
+  console.error(`serving ${url.href}`);
+  stopWith(() => worker.dispose());
+} else {
+  const workers = configs.map((file) => {
+    const config = unstable_readConfig({ config: file });
+    const { workerOptions, main } = unstable_getMiniflareWorkerOptions(config);
+    const scriptPath = path.resolve(path.dirname(file), main ?? config.main);
+    return {
+      ...workerOptions,
+      name: config.name,
+      modules: true,
+      scriptPath,
+      modulesRoot: path.dirname(scriptPath),
+    };
+  });
+  const levels = { debug: LogLevel.DEBUG, info: LogLevel.INFO, log: LogLevel.INFO, warn: LogLevel.WARN, error: LogLevel.ERROR, none: LogLevel.NONE };
+  const mf = new Miniflare({
+    workers,
+    host: hostname,
+    port,
+    log: new Log(levels[logLevel] ?? LogLevel.INFO),
+    ...(persist ? { defaultPersistRoot: path.resolve(persist) } : {}),
+  });
+  const url = await mf.ready;
+  console.error(`serving ${url.href} (${workers.map((w) => w.name).join(", ")})`);
+  stopWith(() => mf.dispose());
+}

@@ -19,6 +19,11 @@ if ! rustup component list --installed | grep -q '^rustfmt'; then
   rustup component add rustfmt
 fi
 
+if ! rustup component list --installed | grep -q '^clippy'; then
+  say "adding clippy (the test command fails on clippy warnings)"
+  rustup component add clippy
+fi
+
 installed_version() { "$1" --version 2>/dev/null | grep -oE '[0-9]+\.[0-9]+\.[0-9]+' | head -n1; }
 
 if [ "$(installed_version worker-build)" != "$WORKER_BUILD_VERSION" ]; then

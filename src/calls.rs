@@ -8,17 +8,21 @@
 
 use crate::gateway::transfer::TransferRequest;
 use crate::session::internal::{
-    path, AgentSessionsQuery, SessionChatSend, SessionChatSendReply, SessionExecEvent, SessionQuery,
+    path, AgentSessionsQuery, SessionChatSend, SessionChatSendReply, SessionExecEvent,
+    SessionQuery, ToolRequestReply, TransferReply,
 };
 use gsv_protocol::{
-    AckResult, ChatEvent, SessionCompactParams, SessionGetResult, SessionPatchParams,
-    SessionPreviewResult, SessionResetResult, SessionStatsResult, SessionTranscriptParams,
+    AckResult, ChatAbortResult, ChatEvent, SessionCompactParams, SessionCompactResult,
+    SessionGetResult, SessionHistoryResult, SessionPatchParams, SessionPreviewResult,
+    SessionResetResult, SessionStatsResult, SessionTranscriptParams, SessionTranscriptResult,
     SessionsListResult, ToolRequestParams, ToolResultParams,
 };
-use serde::{de::DeserializeOwned, Serialize};
-use serde_json::Value;
+use serde::{de::DeserializeOwned, Deserialize, Serialize};
 
 /// A request to another object: its body, where it goes, what comes back.
+/// (The channel contract has its own, `gsv_protocol::channels::InternalCall`:
+/// this crate implements this one for protocol types, which a trait of
+/// another crate would not allow.)
 pub trait InternalCall: Serialize {
     const PATH: &'static str;
     type Reply: DeserializeOwned;
@@ -96,37 +100,70 @@ impl InternalCall for SessionExecEvent {
     type Reply = AckResult;
 }
 
-// The replies below are passed on as they come (to a client, or only
-// checked for an error), hence `Value`.
-
 /// Gateway → Session: `session.compact`.
 impl InternalCall for SessionCompactParams {
     const PATH: &'static str = path::COMPACT;
-    type Reply = Value;
+    type Reply = SessionCompactResult;
 }
 
 /// Gateway → Session: `session.transcript`.
 impl InternalCall for SessionTranscriptParams {
     const PATH: &'static str = path::TRANSCRIPT;
-    type Reply = Value;
+    type Reply = SessionTranscriptResult;
+}
+
+/// → Session: its id, key, settings and size.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(transparent)]
+pub struct Get(pub SessionQuery);
+
+impl InternalCall for Get {
+    const PATH: &'static str = path::GET;
+    type Reply = SessionGetResult;
+}
+
+/// → Session: its current and previous session ids.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(transparent)]
+pub struct History(pub SessionQuery);
+
+impl InternalCall for History {
+    const PATH: &'static str = path::HISTORY;
+    type Reply = SessionHistoryResult;
+}
+
+/// → Session: end its run.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(transparent)]
+pub struct Abort(pub SessionQuery);
+
+impl InternalCall for Abort {
+    const PATH: &'static str = path::ABORT;
+    type Reply = ChatAbortResult;
 }
 
 /// Session → Gateway: send a node tool call.
 impl InternalCall for ToolRequestParams {
     const PATH: &'static str = path::TOOL_REQUEST;
-    type Reply = Value;
+    type Reply = ToolRequestReply;
 }
 
 /// Session → Gateway: start a `gsv__Transfer`.
 impl InternalCall for TransferRequest {
     const PATH: &'static str = path::TRANSFER;
-    type Reply = Value;
+    type Reply = TransferReply;
+}
+
+/// How many watchers a `chat` event reached.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Delivered {
+    pub delivered: u64,
 }
 
 /// Session → Gateway: a `chat` event for the session's watchers.
 impl InternalCall for ChatEvent {
     const PATH: &'static str = path::CHAT_EVENT;
-    type Reply = Value;
+    type Reply = Delivered;
 }
 
 #[cfg(test)]

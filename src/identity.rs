@@ -1,5 +1,4 @@
-//! IDENTITY.md: five optional persona fields from a markdown bullet list
-//! (shared/seeds/identity-and-workspace.txt, "IDENTITY.md").
+//! IDENTITY.md: five optional persona fields from a markdown bullet list.
 
 use serde::Serialize;
 
@@ -52,7 +51,7 @@ impl AgentIdentity {
         *self == Self::default()
     }
 
-    /// The one-line rendering the seed specifies: `name=…, emoji=…,
+    /// The one-line rendering: `name=…, emoji=…,
     /// vibe=…`, only the fields that are set, in that order. `None` when
     /// none of the three is set.
     pub fn render_line(&self) -> Option<String> {
@@ -108,7 +107,7 @@ mod tests {
     }
 
     #[test]
-    fn parses_the_seed_example() {
+    fn parses_every_field() {
         let md = "# IDENTITY\n\n- **Name:** Kate\n- **Creature:** octopus\n- **Vibe:** warm but sharp\n- **Emoji:** 🐙\n- **Avatar:** https://example.com/kate.png\n";
         let id = AgentIdentity::parse(md);
         assert_eq!(

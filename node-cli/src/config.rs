@@ -1,4 +1,4 @@
-//! The local config file (`config.toml`, reference §6.4).
+//! The local config file (`config.toml`).
 //!
 //! Kept as a TOML table rather than a typed struct so that sections this
 //! binary does not use yet (`[cloudflare]`, `[r2]`, `[channels.*]`, or
@@ -114,10 +114,10 @@ impl LocalConfig {
             let entry = table
                 .entry(section)
                 .or_insert_with(|| Value::Table(Table::new()));
-            if !entry.is_table() {
-                bail!("cannot set {key}: `{section}` in the config file is not a table");
-            }
-            table = entry.as_table_mut().expect("checked above");
+            table = match entry {
+                Value::Table(t) => t,
+                _ => bail!("cannot set {key}: `{section}` in the config file is not a table"),
+            };
         }
         table.insert(leaf.to_string(), Value::String(value.to_string()));
         Ok(())
@@ -145,8 +145,9 @@ impl LocalConfig {
     }
 
     pub fn gateway_url(&self) -> String {
-        self.effective("gateway.url")
-            .expect("gateway.url has a default")
+        self.get("gateway.url")
+            .unwrap_or(DEFAULT_GATEWAY_URL)
+            .to_string()
     }
 
     pub fn gateway_token(&self) -> Option<String> {
@@ -164,14 +165,27 @@ impl LocalConfig {
     }
 
     /// The file as TOML with secrets replaced by `***`.
-    pub fn to_masked_toml(&self) -> String {
+    pub fn to_masked_toml(&self) -> Result<String> {
         let mut masked = self.clone();
         for key in SECRET_KEYS {
-            if masked.get(key).is_some() {
-                masked.set(key, "***").expect("secret keys are known keys");
+            if let Some(value) = masked.get_str_mut(key) {
+                *value = "***".to_string();
             }
         }
-        toml::to_string_pretty(&masked.table).expect("a TOML table always serializes")
+        Ok(toml::to_string_pretty(&masked.table)?)
+    }
+
+    /// The string set at `key`, for changing in place.
+    fn get_str_mut(&mut self, key: &str) -> Option<&mut String> {
+        let (sections, leaf) = split_key(key);
+        let mut table = &mut self.table;
+        for section in sections {
+            table = table.get_mut(section)?.as_table_mut()?;
+        }
+        match table.get_mut(leaf)? {
+            Value::String(s) => Some(s),
+            _ => None,
+        }
     }
 }
 
@@ -381,7 +395,7 @@ mod tests {
         config.set("gateway.token", "s3cret").unwrap();
         config.set("r2.secret_access_key", "k").unwrap();
         assert_eq!(
-            config.to_masked_toml(),
+            config.to_masked_toml().unwrap(),
             "[gateway]\ntoken = \"***\"\nurl = \"ws://h/ws\"\n\n[r2]\nsecret_access_key = \"***\"\n"
         );
     }

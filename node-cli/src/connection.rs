@@ -112,7 +112,7 @@ impl Connection {
             Ok(Ok((socket, _response))) => socket,
         };
         let mut connection = Self::start(socket, matches!(identity, Identity::Node { .. }));
-        let params = connect_params(token, identity);
+        let params = connect_params(token, identity)?;
         let answer = connection
             .call_value::<method::Connect>(&params, HANDSHAKE_TIMEOUT)
             .await
@@ -259,7 +259,10 @@ impl Connection {
             })) => Ok(payload.unwrap_or(Value::Null)),
             Ok(Ok(ResponseFrame { error, .. })) => {
                 Err(RequestError::Gateway(error.unwrap_or_else(|| {
-                    ErrorShape::new(500, "error response without details")
+                    ErrorShape::new(
+                        gsv_protocol::codes::INTERNAL,
+                        "error response without details",
+                    )
                 })))
             }
         }
@@ -303,11 +306,12 @@ impl Connection {
     /// Resolves when the socket closes (at once if it already has).
     pub async fn closed(&self) -> CloseReason {
         let mut watcher = self.shared.closed_tx.subscribe();
-        let reason = watcher
-            .wait_for(Option::is_some)
-            .await
-            .expect("Shared owns the sender");
-        reason.clone().expect("waited for Some")
+        let lost = || CloseReason::Lost("the connection ended".into());
+        let reason = match watcher.wait_for(Option::is_some).await {
+            Ok(reason) => reason.clone(),
+            Err(_) => None,
+        };
+        reason.unwrap_or_else(lost)
     }
 }
 
@@ -353,17 +357,21 @@ impl Drop for PendingGuard<'_> {
     }
 }
 
-fn connect_params(token: Option<&str>, identity: &Identity) -> ConnectParams {
+fn connect_params(token: Option<&str>, identity: &Identity) -> Result<ConnectParams, ConnectError> {
     let (id, mode, tools, runtime) = match identity {
         Identity::Client => (new_client_id(), ClientMode::Client, None, None),
         Identity::Node { id, tools, runtime } => (
             id.clone(),
             ClientMode::Node,
             Some(tools.clone()),
-            Some(serde_json::to_value(runtime).expect("runtime info serializes")),
+            Some(
+                serde_json::to_value(runtime).map_err(|e| ConnectError::Invalid {
+                    reason: format!("node runtime info: {e}"),
+                })?,
+            ),
         ),
     };
-    ConnectParams {
+    Ok(ConnectParams {
         min_protocol: PROTOCOL_VERSION,
         max_protocol: PROTOCOL_VERSION,
         client: ClientInfo {
@@ -379,7 +387,7 @@ fn connect_params(token: Option<&str>, identity: &Identity) -> ConnectParams {
         auth: token.map(|t| AuthParams {
             token: Some(t.to_string()),
         }),
-    }
+    })
 }
 
 /// Reads an answer of `M` (from [`Connection::call_value`]) as its result.

@@ -171,12 +171,15 @@ impl NodeLog {
             rotate(&inner.path, inner.max_files)?;
             state.size = 0;
         }
-        if state.file.is_none() {
-            let file = open_private(&inner.path)?;
-            state.size = file.metadata()?.len();
-            state.file = Some(file);
-        }
-        let file = state.file.as_mut().expect("opened above");
+        let file = match state.file.take() {
+            Some(file) => file,
+            None => {
+                let file = open_private(&inner.path)?;
+                state.size = file.metadata()?.len();
+                file
+            }
+        };
+        let file = state.file.insert(file);
         file.write_all(bytes)?;
         state.size += len;
         Ok(())

@@ -27,7 +27,7 @@ pub trait InternalCall: Serialize {
     type Reply: for<'de> Deserialize<'de>;
 }
 
-// ---- the shared message types (reference §7.1) ----
+// ---- the shared message types ----
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]

@@ -1,9 +1,9 @@
-//! Request / response / event frames (reference §1.2).
+//! Request / response / event frames.
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-/// Error codes used on the wire (reference §1.2).
+/// Error codes used on the wire.
 pub mod codes {
     pub const NOT_CONNECTED: i64 = 101;
     pub const UNSUPPORTED_PROTOCOL: i64 = 102;
@@ -140,8 +140,18 @@ impl Frame {
             seq: None,
         })
     }
+    /// The frame as JSON text (its `Display`).
     pub fn to_json(&self) -> String {
-        serde_json::to_string(self).expect("frames always serialize")
+        self.to_string()
+    }
+}
+
+/// JSON text, as `serde_json::Value`'s `Display` is: a frame is made of
+/// strings, numbers and `Value`s, so serializing it cannot fail.
+impl std::fmt::Display for Frame {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let text = serde_json::to_string(self).map_err(|_| std::fmt::Error)?;
+        f.write_str(&text)
     }
 }
 

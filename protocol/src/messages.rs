@@ -1,5 +1,5 @@
 //! Conversation messages, in the shapes of `@mariozechner/pi-ai` that GSV v1
-//! stores and archives (seed `r2-storage-layout.txt`).
+//! stores and archives.
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -216,8 +216,8 @@ mod tests {
     use serde_json::json;
 
     #[test]
-    fn seed_archive_lines_round_trip() {
-        // The three example lines of r2-storage-layout.txt.
+    fn archive_lines_round_trip() {
+        // A user, an assistant and a tool result line as v1 archives them.
         let lines = [
             json!({"role":"user","content":"Hello","timestamp":1708300000000i64}),
             json!({"role":"assistant","content":[{"type":"text","text":"Hi there!"}],"timestamp":1708300001000i64}),

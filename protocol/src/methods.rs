@@ -1,4 +1,4 @@
-//! Params, results and event payloads of the RPC methods (reference §1.3–1.5).
+//! Params, results and event payloads of the RPC methods.
 
 use crate::messages::{AssistantMessage, Message, Usage};
 use serde::{Deserialize, Serialize};
@@ -437,7 +437,7 @@ pub struct SessionCompactResult {
 
 /// `session.reset` (params: `SessionGetParams`): archive every message to
 /// `agents/{agentId}/sessions/{sessionId}.jsonl.gz`, then start a new
-/// session id with zeroed counters (reference §3.6).
+/// session id with zeroed counters.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SessionResetResult {
@@ -490,7 +490,7 @@ pub struct SessionTranscriptResult {
 }
 
 /// `skills.status`: the agent's skills, where each comes from, and whether
-/// the connected hosts meet its requirements (reference §1.4).
+/// the connected hosts meet its requirements.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SkillsStatusParams {
@@ -583,7 +583,7 @@ mod tests {
 
     #[test]
     fn connect_params_from_v1_client() {
-        // What the upstream Rust CLI sends (reference §1.3).
+        // What the upstream Rust CLI sends.
         let frame: Frame = serde_json::from_value(json!({
             "type":"req","id":"1","method":"connect",
             "params":{"minProtocol":1,"maxProtocol":1,
@@ -622,7 +622,7 @@ mod tests {
         assert_eq!(
             serde_json::to_value(Frame::err(
                 "7",
-                crate::ErrorShape::new(404, "Unknown method: nope")
+                crate::ErrorShape::new(crate::codes::NOT_FOUND, "Unknown method: nope")
             ))
             .unwrap(),
             json!({"type":"res","id":"7","ok":false,"error":{"code":404,"message":"Unknown method: nope"}})

@@ -6,7 +6,7 @@ use serde_json::Value;
 
 use crate::ToolDefinition;
 
-/// What a node host is for (reference §2.8).
+/// What a node host is for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum HostRole {
@@ -16,7 +16,7 @@ pub enum HostRole {
     Specialized,
 }
 
-/// Capability ids a node may declare (reference §2.8).
+/// Capability ids a node may declare.
 pub mod capability {
     pub const FILESYSTEM_LIST: &str = "filesystem.list";
     pub const FILESYSTEM_READ: &str = "filesystem.read";
@@ -121,7 +121,7 @@ pub struct ToolRequestParams {
     pub session_key: String,
 }
 
-/// What happened to a background command (reference §2.9).
+/// What happened to a background command.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ExecEventKind {

@@ -12,7 +12,7 @@ use serde::de::{DeserializeOwned, IgnoredAny};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::{Map, Value};
 
-/// Who may call a method (v1 had no per-mode checks; see reference §12 #9).
+/// Who may call a method (v1 had no per-mode checks).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Callers {
     /// A socket that has not connected yet: `connect` only.

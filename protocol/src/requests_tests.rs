@@ -76,14 +76,14 @@ fn per_mode_authorization() {
     assert_eq!(
         authorize(ClientMode::Client, "channel.inbound"),
         Err(ErrorShape::new(
-            403,
+            crate::codes::FORBIDDEN,
             "Method channel.inbound is not allowed for client connections"
         ))
     );
     assert_eq!(
         authorize(ClientMode::Channel, "pair.approve"),
         Err(ErrorShape::new(
-            403,
+            crate::codes::FORBIDDEN,
             "Method pair.approve is not allowed for channel connections"
         ))
     );
@@ -91,14 +91,14 @@ fn per_mode_authorization() {
     assert_eq!(
         authorize(ClientMode::Node, "config.set"),
         Err(ErrorShape::new(
-            403,
+            crate::codes::FORBIDDEN,
             "Method config.set is not allowed for node connections"
         ))
     );
     assert_eq!(
         authorize(ClientMode::Channel, "config.get"),
         Err(ErrorShape::new(
-            403,
+            crate::codes::FORBIDDEN,
             "Method config.get is not allowed for channel connections"
         ))
     );
@@ -110,38 +110,44 @@ fn per_mode_authorization() {
     assert_eq!(
         authorize(ClientMode::Client, "node.probe.result"),
         Err(ErrorShape::new(
-            403,
+            crate::codes::FORBIDDEN,
             "Method node.probe.result is not allowed for client connections"
         ))
     );
     assert_eq!(
         authorize(ClientMode::Node, "skills.update"),
         Err(ErrorShape::new(
-            403,
+            crate::codes::FORBIDDEN,
             "Method skills.update is not allowed for node connections"
         ))
     );
     assert_eq!(
         authorize(ClientMode::Client, "tool.result"),
         Err(ErrorShape::new(
-            403,
+            crate::codes::FORBIDDEN,
             "Method tool.result is not allowed for client connections"
         ))
     );
     assert_eq!(
         authorize(ClientMode::Node, "tool.invoke"),
         Err(ErrorShape::new(
-            403,
+            crate::codes::FORBIDDEN,
             "Method tool.invoke is not allowed for node connections"
         ))
     );
     assert_eq!(
         authorize(ClientMode::Client, "nope.nope"),
-        Err(ErrorShape::new(404, "Unknown method: nope.nope"))
+        Err(ErrorShape::new(
+            crate::codes::NOT_FOUND,
+            "Unknown method: nope.nope"
+        ))
     );
     assert_eq!(
         authorize(ClientMode::Client, "connect"),
-        Err(ErrorShape::new(400, "Already connected"))
+        Err(ErrorShape::new(
+            crate::codes::BAD_REQUEST,
+            "Already connected"
+        ))
     );
 }
 
@@ -177,19 +183,22 @@ fn requests_parse_into_their_params() {
     }
     assert_eq!(
         ClientRequest::parse("nope.nope", None),
-        Err(ErrorShape::new(404, "Unknown method: nope.nope"))
+        Err(ErrorShape::new(
+            crate::codes::NOT_FOUND,
+            "Unknown method: nope.nope"
+        ))
     );
     assert_eq!(
         ClientRequest::parse("session.get", Some(json!({"sessionKey": 7}))),
         Err(ErrorShape::new(
-            400,
+            crate::codes::BAD_REQUEST,
             "Invalid params for session.get: invalid type: integer `7`, expected a string"
         ))
     );
     assert_eq!(
         ClientRequest::parse("session.get", None),
         Err(ErrorShape::new(
-            400,
+            crate::codes::BAD_REQUEST,
             "Invalid params for session.get: missing field `sessionKey`"
         ))
     );

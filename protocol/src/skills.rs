@@ -1,5 +1,5 @@
-//! Skill bin probes (reference §1.4 `skills.update`, `node.probe.result`,
-//! §1.5 event `node.probe`, §2.8): the gateway asks nodes which of the
+//! Skill bin probes (`skills.update`, `node.probe.result`, the event
+//! `node.probe`): the gateway asks nodes which of the
 //! binaries its skills require are on their PATH.
 
 use serde::{Deserialize, Serialize};

@@ -1,4 +1,4 @@
-//! Session archives in R2 (seed `r2-storage-layout.txt`): gzip-compressed
+//! Session archives in R2: gzip-compressed
 //! JSONL, one message per line, written on reset (`{sessionId}.jsonl.gz`)
 //! and compaction (`{sessionId}-part{ms}.jsonl.gz`).
 //!

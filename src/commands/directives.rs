@@ -4,7 +4,7 @@
 //! removed from the text. Think and model directives need a value, so a
 //! bare `/t` in prose stays prose.
 
-use super::{level_name, parse_model_selector, ModelSelector};
+use super::{level_name, parse_model_selector, InvalidSelector, ModelSelector, UnknownLevel};
 use crate::llm::ThinkingLevel;
 use gsv_protocol::ModelSelection;
 
@@ -14,9 +14,9 @@ pub struct Directives {
     /// The message without directives, trimmed.
     pub text: String,
     /// `Err` holds an unknown level as typed.
-    pub thinking: Option<Result<ThinkingLevel, String>>,
+    pub thinking: Option<Result<ThinkingLevel, UnknownLevel>>,
     /// `Err` holds an invalid selector as typed.
-    pub model: Option<Result<ModelSelector, String>>,
+    pub model: Option<Result<ModelSelector, InvalidSelector>>,
     pub status: bool,
 }
 
@@ -96,7 +96,7 @@ pub fn parse_directives(text: &str) -> Directives {
         rest = cut(&rest, start, end);
         Some(value)
     };
-    let thinking = take(Kind::Think).map(|v| ThinkingLevel::parse(&v).ok_or(v));
+    let thinking = take(Kind::Think).map(|v| ThinkingLevel::parse(&v).ok_or(UnknownLevel(v)));
     let model = take(Kind::Model).map(|v| parse_model_selector(&v));
     let status = take(Kind::Status).is_some();
     Directives {

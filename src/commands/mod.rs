@@ -1,4 +1,4 @@
-//! Slash commands and inline directives in chat messages (reference §2.7).
+//! Slash commands and inline directives in chat messages.
 //!
 //! The shell first tries [`parse_command`]: a whole message like `/reset`
 //! or `/model openai/gpt-4.1` is handled without a model run. Otherwise
@@ -34,14 +34,51 @@ pub enum Command {
     /// `/status`.
     Status,
     /// `/model`: show (`None`) or set the session's model.
-    Model(Option<Result<ModelSelector, String>>),
+    Model(Option<Result<ModelSelector, InvalidSelector>>),
     /// `/think`, `/thinking`, `/t`: show (`None`) or set the level; `Err`
     /// holds an unknown level as typed.
-    Think(Option<Result<ThinkingLevel, String>>),
+    Think(Option<Result<ThinkingLevel, UnknownLevel>>),
     /// `/help`, `/?`.
     Help,
     /// A known command with unusable arguments: reply with this usage line.
     Usage(&'static str),
+}
+
+/// A model selector that is neither `provider/id` nor `id`; its `Display`
+/// is the selector as typed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InvalidSelector(pub String);
+
+/// A thinking level that is not one of the known ones; its `Display` is
+/// the level as typed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UnknownLevel(pub String);
+
+impl std::fmt::Display for InvalidSelector {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::fmt::Display for UnknownLevel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for InvalidSelector {}
+impl std::error::Error for UnknownLevel {}
+
+impl From<&str> for InvalidSelector {
+    fn from(raw: &str) -> Self {
+        Self(raw.to_string())
+    }
+}
+
+impl From<&str> for UnknownLevel {
+    fn from(raw: &str) -> Self {
+        Self(raw.to_string())
+    }
 }
 
 /// A parsed model selector: `provider/id`, or `id` on the current provider.
@@ -67,17 +104,17 @@ impl ModelSelector {
 /// `provider/id` (split at the first `/`, so `openrouter/meta/llama` keeps
 /// `meta/llama` as id) or `id`. Empty parts and whitespace are invalid;
 /// the error is the selector as typed.
-pub fn parse_model_selector(raw: &str) -> Result<ModelSelector, String> {
+pub fn parse_model_selector(raw: &str) -> Result<ModelSelector, InvalidSelector> {
     let s = raw.trim();
     if s.is_empty() || s.chars().any(char::is_whitespace) {
-        return Err(s.to_string());
+        return Err(s.into());
     }
     match s.split_once('/') {
         Some((provider, id)) if !provider.is_empty() && !id.is_empty() => Ok(ModelSelector {
             provider: Some(provider.to_string()),
             id: id.to_string(),
         }),
-        Some(_) => Err(s.to_string()),
+        Some(_) => Err(s.into()),
         None => Ok(ModelSelector {
             provider: None,
             id: s.to_string(),
@@ -130,7 +167,7 @@ pub fn parse_command(text: &str) -> Option<Command> {
         "status" => Command::Status,
         "model" => Command::Model(arg.map(parse_model_selector)),
         "think" | "thinking" | "t" => {
-            Command::Think(arg.map(|a| ThinkingLevel::parse(a).ok_or_else(|| a.to_string())))
+            Command::Think(arg.map(|a| ThinkingLevel::parse(a).ok_or_else(|| a.into())))
         }
         "help" | "?" => Command::Help,
         _ => return None,

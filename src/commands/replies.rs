@@ -1,7 +1,7 @@
 //! What the session answers to `/model`, `/think` and inline directives,
 //! and the setting each one changes.
 
-use super::{level_name, Command, Directives, ModelSelector};
+use super::{level_name, Command, Directives, InvalidSelector, ModelSelector, UnknownLevel};
 use crate::llm::ThinkingLevel;
 use gsv_protocol::{ChatDirectives, ModelSelection};
 
@@ -59,7 +59,7 @@ impl Command {
 /// `/model` shows the session's model; `/model sel` sets it (a bare id
 /// keeps the current provider).
 pub fn model_command(
-    arg: Option<&Result<ModelSelector, String>>,
+    arg: Option<&Result<ModelSelector, InvalidSelector>>,
     current: &ModelSelection,
 ) -> CommandReply {
     match arg {
@@ -75,7 +75,7 @@ pub fn model_command(
                 change: Some(SettingChange::Model(m)),
             }
         }
-        Some(Err(raw)) => CommandReply::error(format!(
+        Some(Err(InvalidSelector(raw))) => CommandReply::error(format!(
             "Invalid model selector: {raw:?}. Use provider/id (e.g. openai/gpt-4.1) or an id of the current provider."
         )),
     }
@@ -83,7 +83,7 @@ pub fn model_command(
 
 /// `/think` shows the session's level; `/think level` sets it.
 pub fn think_command(
-    arg: Option<&Result<ThinkingLevel, String>>,
+    arg: Option<&Result<ThinkingLevel, UnknownLevel>>,
     current: ThinkingLevel,
 ) -> CommandReply {
     match arg {
@@ -96,7 +96,7 @@ pub fn think_command(
             error: None,
             change: Some(SettingChange::Thinking(*level)),
         },
-        Some(Err(raw)) => CommandReply::error(format!(
+        Some(Err(UnknownLevel(raw))) => CommandReply::error(format!(
             "Unknown thinking level: {raw:?}. Use one of: {LEVELS}."
         )),
     }

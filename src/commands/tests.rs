@@ -97,7 +97,7 @@ fn model_selectors() {
     for bad in ["", "a b", "/id", "provider/", "x\ty"] {
         assert_eq!(
             parse_model_selector(bad),
-            Err(bad.trim().to_string()),
+            Err(InvalidSelector(bad.trim().to_string())),
             "{bad:?}"
         );
     }
@@ -119,8 +119,8 @@ fn model_selectors() {
 
 fn directives(
     text: &str,
-    thinking: Option<Result<ThinkingLevel, String>>,
-    model: Option<Result<ModelSelector, String>>,
+    thinking: Option<Result<ThinkingLevel, UnknownLevel>>,
+    model: Option<Result<ModelSelector, InvalidSelector>>,
     status: bool,
 ) -> Directives {
     Directives {

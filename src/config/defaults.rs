@@ -1,4 +1,4 @@
-//! Default configuration (reference §2.2), as one JSON document so reads can
+//! Default configuration, as one JSON document so reads can
 //! deep-merge the stored overrides onto it.
 
 use serde_json::{json, Value};

@@ -109,7 +109,7 @@ impl Config {
             return Err(ConfigError(format!("{path} is not a known setting")));
         };
         if !value.is_null() {
-            schema::check(path, ty, &value).map_err(ConfigError)?;
+            schema::check(path, ty, &value).map_err(|e| ConfigError(e.to_string()))?;
         }
         set_path(&mut self.overrides, &segments, value);
         *self = Self::from_overrides(std::mem::take(&mut self.overrides));
@@ -127,7 +127,7 @@ fn split_path(path: &str) -> Result<Vec<&str>, ConfigError> {
     Ok(segments)
 }
 
-/// Objects merge recursively; arrays and scalars replace (reference §2.2).
+/// Objects merge recursively; arrays and scalars replace.
 fn deep_merge(base: &mut Value, over: &Value) {
     match (base, over) {
         (Value::Object(b), Value::Object(o)) => {
@@ -147,24 +147,36 @@ fn deep_merge(base: &mut Value, over: &Value) {
 }
 
 fn set_path(root: &mut Value, segments: &[&str], value: Value) {
-    let (last, parents) = segments.split_last().expect("non-empty path");
-    let mut node = root;
-    for seg in parents {
-        let obj = node
-            .as_object_mut()
-            .expect("overrides are objects all the way down");
-        node = obj
-            .entry(seg.to_string())
-            .or_insert_with(|| Value::Object(Map::new()));
-        if !node.is_object() {
-            *node = Value::Object(Map::new());
-        }
+    if let Value::Object(obj) = root {
+        set_in(obj, segments, value);
+        return;
     }
-    let obj = node.as_object_mut().expect("object");
-    if value.is_null() {
-        obj.remove(*last);
-    } else {
-        obj.insert(last.to_string(), value);
+    let mut obj = Map::new();
+    set_in(&mut obj, segments, value);
+    *root = Value::Object(obj);
+}
+
+/// Sets (or, for null, removes) the value at `segments` under `obj`,
+/// replacing whatever is in the way by objects.
+fn set_in(obj: &mut Map<String, Value>, segments: &[&str], value: Value) {
+    match segments {
+        [] => {}
+        [last] if value.is_null() => {
+            obj.remove(*last);
+        }
+        [last] => {
+            obj.insert(last.to_string(), value);
+        }
+        [first, rest @ ..] => {
+            let slot = obj.entry(first.to_string()).or_insert(Value::Null);
+            if let Value::Object(child) = slot {
+                set_in(child, rest, value);
+                return;
+            }
+            let mut child = Map::new();
+            set_in(&mut child, rest, value);
+            *slot = Value::Object(child);
+        }
     }
 }
 

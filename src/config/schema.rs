@@ -153,9 +153,34 @@ pub fn lookup(segments: &[&str]) -> Option<Ty> {
     Some(ty)
 }
 
+/// Why a value does not fit the schema; it names the offending path.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SchemaError {
+    /// The value at `path` is not of the type `expected` describes.
+    WrongType { path: String, expected: String },
+    /// `path` is not a setting.
+    Unknown { path: String },
+}
+
+impl std::fmt::Display for SchemaError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            SchemaError::WrongType { path, expected } => write!(f, "{path} must be {expected}"),
+            SchemaError::Unknown { path } => write!(f, "{path} is not a known setting"),
+        }
+    }
+}
+
+impl std::error::Error for SchemaError {}
+
 /// Checks `value` against `ty`; the error names the offending path.
-pub fn check(path: &str, ty: Ty, value: &Value) -> Result<(), String> {
-    let wrong = || Err(format!("{path} must be {}", ty.describe()));
+pub fn check(path: &str, ty: Ty, value: &Value) -> Result<(), SchemaError> {
+    let wrong = || {
+        Err(SchemaError::WrongType {
+            path: path.to_string(),
+            expected: ty.describe(),
+        })
+    };
     match ty {
         Ty::Str => value.is_string().then_some(()).map_or_else(wrong, Ok),
         Ty::Int(lo, hi) => match value.as_i64() {
@@ -179,7 +204,9 @@ pub fn check(path: &str, ty: Ty, value: &Value) -> Result<(), String> {
             };
             for (key, v) in map {
                 let Some((_, field_ty)) = fields.iter().find(|(k, _)| k == key) else {
-                    return Err(format!("{path}.{key} is not a known setting"));
+                    return Err(SchemaError::Unknown {
+                        path: format!("{path}.{key}"),
+                    });
                 };
                 check(&format!("{path}.{key}"), *field_ty, v)?;
             }

@@ -1,5 +1,5 @@
 //! Nodes as the gateway sees them: runtime info checked at connect
-//! (reference §2.8, with clearer errors), tool names namespaced
+//! (every refusal says why), tool names namespaced
 //! `{nodeId}__{Tool}`, and the host facts the prompt and skills read.
 
 use crate::skills::HostInfo;
@@ -10,8 +10,84 @@ use std::collections::BTreeSet;
 /// Separates the node id from the tool name.
 pub const SEPARATOR: &str = "__";
 
+/// Why a node's connect was refused.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum NodeError {
+    /// The node id is not plain (see [`check_node_id`]).
+    InvalidId(String),
+    NoTools,
+    /// A tool name is empty or contains the separator.
+    InvalidToolName(String),
+    DuplicateTool(String),
+    /// A tool's `inputSchema` is not a JSON object.
+    SchemaNotObject(String),
+    NoRuntime,
+    /// `nodeRuntime` does not parse; the parser's words.
+    InvalidRuntime(String),
+    NoCapabilities,
+    UnknownCapability(String),
+    /// A tool has no `toolCapabilities` entry.
+    MissingToolCapabilities(String),
+    /// A tool uses a capability the host does not offer: (tool, capability).
+    UndeclaredCapability(String, String),
+    /// `toolCapabilities` names a tool that is not registered.
+    ExtraToolCapabilities(String),
+    /// An execution host lacks these baseline capabilities.
+    MissingBaseline(Vec<String>),
+}
+
+impl std::fmt::Display for NodeError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::InvalidId(id) => write!(
+                f,
+                "Invalid node id {id:?}: use 1–64 letters, digits, '-', '.' or '_' (no \"__\"; \"gsv\" is reserved)"
+            ),
+            Self::NoTools => f.write_str("A node must register at least one tool"),
+            Self::InvalidToolName(name) => write!(
+                f,
+                "Invalid tool name {name:?}: names must be non-empty and must not contain \"__\""
+            ),
+            Self::DuplicateTool(name) => write!(f, "Tool {name:?} is registered twice"),
+            Self::SchemaNotObject(name) => {
+                write!(f, "Tool {name:?}: inputSchema must be a JSON object")
+            }
+            Self::NoRuntime => f.write_str(
+                "A node must send nodeRuntime (hostRole, hostCapabilities, toolCapabilities)",
+            ),
+            Self::InvalidRuntime(e) => write!(f, "Invalid nodeRuntime: {e}"),
+            Self::NoCapabilities => f.write_str("nodeRuntime.hostCapabilities must not be empty"),
+            Self::UnknownCapability(cap) => write!(
+                f,
+                "nodeRuntime.hostCapabilities: unknown capability {cap:?} (known: {})",
+                capability::ALL.join(", ")
+            ),
+            Self::MissingToolCapabilities(name) => write!(
+                f,
+                "nodeRuntime.toolCapabilities has no entry for tool {name:?}"
+            ),
+            Self::UndeclaredCapability(name, cap) => write!(
+                f,
+                "nodeRuntime.toolCapabilities.{name}: {cap:?} is not among hostCapabilities"
+            ),
+            Self::ExtraToolCapabilities(extra) => write!(
+                f,
+                "nodeRuntime.toolCapabilities names {extra:?}, which is not a registered tool"
+            ),
+            Self::MissingBaseline(missing) => write!(
+                f,
+                "An execution host must offer {}; missing {}",
+                capability::EXECUTION_BASELINE.join(", "),
+                missing.join(", ")
+            ),
+        }
+    }
+}
+
+impl std::error::Error for NodeError {}
+
 /// Node ids become tool-name prefixes and R2/SQL keys: keep them plain.
-pub fn check_node_id(id: &str) -> Result<(), String> {
+pub fn check_node_id(id: &str) -> Result<(), NodeError> {
     let ok = !id.is_empty()
         && id.len() <= 64
         && id
@@ -22,9 +98,7 @@ pub fn check_node_id(id: &str) -> Result<(), String> {
     if ok {
         Ok(())
     } else {
-        Err(format!(
-            "Invalid node id {id:?}: use 1–64 letters, digits, '-', '.' or '_' (no \"__\"; \"gsv\" is reserved)"
-        ))
+        Err(NodeError::InvalidId(id.to_string()))
     }
 }
 
@@ -33,51 +107,43 @@ pub fn validate_node(
     node_id: &str,
     tools: &[ToolDefinition],
     runtime: Option<&Value>,
-) -> Result<NodeRuntimeInfo, String> {
+) -> Result<NodeRuntimeInfo, NodeError> {
     check_node_id(node_id)?;
     if tools.is_empty() {
-        return Err("A node must register at least one tool".into());
+        return Err(NodeError::NoTools);
     }
     let mut names = BTreeSet::new();
     for t in tools {
         if t.name.is_empty() || t.name.contains(SEPARATOR) {
-            return Err(format!(
-                "Invalid tool name {:?}: names must be non-empty and must not contain \"__\"",
-                t.name
-            ));
+            return Err(NodeError::InvalidToolName(t.name.clone()));
         }
         if !names.insert(t.name.as_str()) {
-            return Err(format!("Tool {:?} is registered twice", t.name));
+            return Err(NodeError::DuplicateTool(t.name.clone()));
         }
         if !t.input_schema.is_object() {
-            return Err(format!(
-                "Tool {:?}: inputSchema must be a JSON object",
-                t.name
-            ));
+            return Err(NodeError::SchemaNotObject(t.name.clone()));
         }
     }
-    let runtime = runtime
-        .ok_or("A node must send nodeRuntime (hostRole, hostCapabilities, toolCapabilities)")?;
-    let info: NodeRuntimeInfo =
-        serde_json::from_value(runtime.clone()).map_err(|e| format!("Invalid nodeRuntime: {e}"))?;
+    let runtime = runtime.ok_or(NodeError::NoRuntime)?;
+    let info: NodeRuntimeInfo = serde_json::from_value(runtime.clone())
+        .map_err(|e| NodeError::InvalidRuntime(e.to_string()))?;
     if info.host_capabilities.is_empty() {
-        return Err("nodeRuntime.hostCapabilities must not be empty".into());
+        return Err(NodeError::NoCapabilities);
     }
     for cap in &info.host_capabilities {
         if !capability::ALL.contains(&cap.as_str()) {
-            return Err(format!(
-                "nodeRuntime.hostCapabilities: unknown capability {cap:?} (known: {})",
-                capability::ALL.join(", ")
-            ));
+            return Err(NodeError::UnknownCapability(cap.clone()));
         }
     }
     for name in &names {
-        let caps = info.tool_capabilities.get(*name).ok_or_else(|| {
-            format!("nodeRuntime.toolCapabilities has no entry for tool {name:?}")
-        })?;
+        let caps = info
+            .tool_capabilities
+            .get(*name)
+            .ok_or_else(|| NodeError::MissingToolCapabilities(name.to_string()))?;
         if let Some(cap) = caps.iter().find(|c| !info.host_capabilities.contains(c)) {
-            return Err(format!(
-                "nodeRuntime.toolCapabilities.{name}: {cap:?} is not among hostCapabilities"
+            return Err(NodeError::UndeclaredCapability(
+                name.to_string(),
+                cap.clone(),
             ));
         }
     }
@@ -86,22 +152,16 @@ pub fn validate_node(
         .keys()
         .find(|k| !names.contains(k.as_str()))
     {
-        return Err(format!(
-            "nodeRuntime.toolCapabilities names {extra:?}, which is not a registered tool"
-        ));
+        return Err(NodeError::ExtraToolCapabilities(extra.clone()));
     }
     if info.host_role == HostRole::Execution {
-        let missing: Vec<&str> = capability::EXECUTION_BASELINE
+        let missing: Vec<String> = capability::EXECUTION_BASELINE
             .iter()
-            .copied()
-            .filter(|c| !info.host_capabilities.iter().any(|h| h == c))
+            .filter(|c| !info.host_capabilities.iter().any(|h| h == *c))
+            .map(|c| c.to_string())
             .collect();
         if !missing.is_empty() {
-            return Err(format!(
-                "An execution host must offer {}; missing {}",
-                capability::EXECUTION_BASELINE.join(", "),
-                missing.join(", ")
-            ));
+            return Err(NodeError::MissingBaseline(missing));
         }
     }
     Ok(NodeRuntimeInfo {

@@ -2,6 +2,7 @@
 //! (the agent's R2 workspace) or `<nodeId>:<path>` (a file on a node,
 //! resolved inside that node's workspace by the node itself).
 
+use crate::gateway::nodes::NodeError;
 use crate::workspace::paths::WorkspacePath;
 use gsv_protocol::ToolDefinition;
 use serde::{Deserialize, Serialize};
@@ -14,6 +15,44 @@ pub const TRANSFER: &str = "gsv__Transfer";
 /// stores it, so this stays well under an isolate's 128 MB.
 pub const DEFAULT_MAX_TRANSFER_BYTES: u64 = 32 * 1024 * 1024;
 
+/// Why a `gsv__Transfer` endpoint or plan was refused.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TransferError {
+    /// The endpoint, as written, has no `host:`.
+    NoHost(String),
+    /// The endpoint, as written, has nothing after the `:`.
+    NoFile(String),
+    /// A `gsv:` path the workspace refuses: (endpoint as written, why).
+    BadWorkspacePath(String, String),
+    BadNode(NodeError),
+    Source(Box<TransferError>),
+    Destination(Box<TransferError>),
+    SameFile,
+    BothInWorkspace,
+}
+
+impl std::fmt::Display for TransferError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::NoHost(text) => write!(
+                f,
+                "{text:?} names no host: write gsv:<path> for the workspace or <nodeId>:<path> for a node"
+            ),
+            Self::NoFile(text) => write!(f, "{text:?} names no file after the ':'"),
+            Self::BadWorkspacePath(text, e) => write!(f, "{text}: {e}"),
+            Self::BadNode(e) => e.fmt(f),
+            Self::Source(e) => write!(f, "source: {e}"),
+            Self::Destination(e) => write!(f, "destination: {e}"),
+            Self::SameFile => f.write_str("source and destination are the same file"),
+            Self::BothInWorkspace => f.write_str(
+                "both ends are in the workspace: copy with gsv__ReadFile and gsv__WriteFile",
+            ),
+        }
+    }
+}
+
+impl std::error::Error for TransferError {}
+
 #[derive(Debug, Clone, PartialEq)]
 pub enum Endpoint {
     Workspace(WorkspacePath),
@@ -21,21 +60,19 @@ pub enum Endpoint {
 }
 
 impl Endpoint {
-    pub fn parse(text: &str) -> Result<Self, String> {
+    pub fn parse(text: &str) -> Result<Self, TransferError> {
         let Some((host, path)) = text.split_once(':') else {
-            return Err(format!(
-                "{text:?} names no host: write gsv:<path> for the workspace or <nodeId>:<path> for a node"
-            ));
+            return Err(TransferError::NoHost(text.to_string()));
         };
         if path.is_empty() {
-            return Err(format!("{text:?} names no file after the ':'"));
+            return Err(TransferError::NoFile(text.to_string()));
         }
         if host == "gsv" {
             return WorkspacePath::file(path)
                 .map(Endpoint::Workspace)
-                .map_err(|e| format!("{text}: {e}"));
+                .map_err(|e| TransferError::BadWorkspacePath(text.to_string(), e.to_string()));
         }
-        crate::gateway::nodes::check_node_id(host)?;
+        crate::gateway::nodes::check_node_id(host).map_err(TransferError::BadNode)?;
         Ok(Endpoint::Node {
             node_id: host.to_string(),
             path: path.to_string(),
@@ -80,20 +117,18 @@ pub struct TransferResult {
 }
 
 /// Checks both ends; moving a workspace file onto itself is refused.
-pub fn plan(args: &TransferArgs) -> Result<(Endpoint, Endpoint), String> {
-    let source = Endpoint::parse(&args.source).map_err(|e| format!("source: {e}"))?;
+pub fn plan(args: &TransferArgs) -> Result<(Endpoint, Endpoint), TransferError> {
+    let source = Endpoint::parse(&args.source).map_err(|e| TransferError::Source(Box::new(e)))?;
     let destination =
-        Endpoint::parse(&args.destination).map_err(|e| format!("destination: {e}"))?;
+        Endpoint::parse(&args.destination).map_err(|e| TransferError::Destination(Box::new(e)))?;
     if source == destination {
-        return Err("source and destination are the same file".into());
+        return Err(TransferError::SameFile);
     }
     if matches!(
         (&source, &destination),
         (Endpoint::Workspace(_), Endpoint::Workspace(_))
     ) {
-        return Err(
-            "both ends are in the workspace: copy with gsv__ReadFile and gsv__WriteFile".into(),
-        );
+        return Err(TransferError::BothInWorkspace);
     }
     Ok((source, destination))
 }
@@ -144,18 +179,20 @@ mod tests {
             "gsv:artifacts/a.bin"
         );
         assert_eq!(
-            Endpoint::parse("a.bin"),
+            Endpoint::parse("a.bin").map_err(|e| e.to_string()),
             Err("\"a.bin\" names no host: write gsv:<path> for the workspace or <nodeId>:<path> for a node".into())
         );
         assert_eq!(
-            Endpoint::parse("laptop:"),
+            Endpoint::parse("laptop:").map_err(|e| e.to_string()),
             Err("\"laptop:\" names no file after the ':'".into())
         );
         assert!(Endpoint::parse("gsv:../other-agent/SOUL.md")
             .unwrap_err()
+            .to_string()
             .starts_with("gsv:../other-agent/SOUL.md: "));
         assert!(Endpoint::parse("bad id:x")
             .unwrap_err()
+            .to_string()
             .starts_with("Invalid node id"));
     }
 
@@ -163,17 +200,18 @@ mod tests {
     fn plans() {
         assert!(plan(&args("laptop:a", "gsv:a")).is_ok());
         assert_eq!(
-            plan(&args("gsv:a", "gsv:b")),
+            plan(&args("gsv:a", "gsv:b")).map_err(|e| e.to_string()),
             Err(
                 "both ends are in the workspace: copy with gsv__ReadFile and gsv__WriteFile".into()
             )
         );
         assert_eq!(
-            plan(&args("laptop:a", "laptop:a")),
+            plan(&args("laptop:a", "laptop:a")).map_err(|e| e.to_string()),
             Err("source and destination are the same file".into())
         );
         assert!(plan(&args("nowhere", "gsv:a"))
             .unwrap_err()
+            .to_string()
             .starts_with("source: "));
     }
 }

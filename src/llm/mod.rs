@@ -20,7 +20,7 @@ use serde::{Deserialize, Serialize};
 pub use retry::RetryPolicy;
 pub use sse::{SseEvent, SseParser, StreamReader};
 
-/// How hard the model should think (reference §2.7 levels).
+/// How hard the model should think.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum ThinkingLevel {

@@ -1,5 +1,4 @@
-//! System prompt assembly (shared/seeds/r2-storage-layout.txt "Loading
-//! Order", reference §4.2): pure text from an already-loaded [`Workspace`]
+//! System prompt assembly: pure text from an already-loaded [`Workspace`]
 //! and the run's [`PromptContext`]. The Session DO loads the files from R2
 //! and calls [`build_system_prompt`] once per LLM call.
 
@@ -89,7 +88,7 @@ pub struct PromptContext<'a> {
 
 /// Assembles the system prompt.
 ///
-/// Normal order (the seed's 12 rows): scaffold (base prompt, Tooling,
+/// Normal order: scaffold (base prompt, Tooling,
 /// Tool Call Style, Safety, Workspace, Workspace Files (Injected)) → Your
 /// Soul → Your Identity → About Your Human → Operating Instructions →
 /// Long-Term Memory (main session only) → Recent Context (Yesterday, Today)
@@ -108,10 +107,10 @@ pub fn build_system_prompt(
     let mut out = scaffold::scaffold(ctx);
     let mut push = |s: Option<String>| out.extend(s);
     if let Some(bootstrap) = ws.bootstrap.as_deref().filter(|b| !b.trim().is_empty()) {
-        // The seed: "the core scaffold, then BOOTSTRAP.md as a commissioning
-        // ceremony, followed by SOUL.md, IDENTITY.md, and USER.md if present.
-        // Other workspace files are skipped." Runtime is not a workspace file
-        // and its row's condition is "Always", so it stays (the ceremony needs
+        // Bootstrap: the core scaffold, then BOOTSTRAP.md as a commissioning
+        // ceremony, followed by SOUL.md, IDENTITY.md, and USER.md if present;
+        // other workspace files are skipped. Runtime is not a workspace file
+        // and is always shown, so it stays (the ceremony needs
         // to know which session and channel it runs in). HEARTBEAT.md is a
         // workspace file, so unlike upstream there is no Heartbeats section;
         // skills are skipped too. IDENTITY.md is shown verbatim here: the
@@ -146,7 +145,7 @@ pub fn build_system_prompt(
             "SOUL.md",
             ws.soul.as_deref(),
         ));
-        // IDENTITY.md is rendered as the seed's single line
+        // IDENTITY.md is rendered as a single line
         // (`name=…, emoji=…, vibe=…`); a file with none of those fields set
         // (an unfilled template) adds no section.
         let identity_line = ws

@@ -1,4 +1,4 @@
-//! The core scaffold (reference §4.2 rows 1–6): base prompt, tooling,
+//! The core scaffold (the prompt's first six sections): base prompt, tooling,
 //! tool-call style, safety, the workspace and which files are injected.
 //! These are the words the model reads first on every call.
 

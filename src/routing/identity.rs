@@ -87,7 +87,7 @@ mod tests {
     use super::*;
 
     fn steve() -> Vec<IdentityLink> {
-        // The seed's example.
+        // One person under two channel ids.
         vec![IdentityLink {
             canonical: "steve".into(),
             ids: vec![

@@ -1,5 +1,4 @@
-//! Building and parsing structured session keys (seed `session-routing.txt`,
-//! "Session Key Format" and "Session Key Parsing").
+//! Building and parsing structured session keys.
 
 use super::normalize::{
     normalize_account_id, normalize_agent_id, normalize_channel, normalize_main_key,
@@ -178,7 +177,7 @@ mod tests {
         assert_eq!(main_session_key("", ""), "agent:main:main");
     }
 
-    // One test per row of the seed's "DM Session Keys" table.
+    // One test per DM scope.
     #[test]
     fn dm_scope_main_row() {
         let p = dm("whatsapp", Some("bot1"), "31628552611@s.whatsapp.net");

@@ -1,4 +1,4 @@
-//! Session routing (seed `session-routing.txt`, reference §3.8): which
+//! Session routing: which
 //! session — and so which Session Durable Object — a conversation lands in.
 //!
 //! - [`keys`]: building and parsing `agent:…` keys;

@@ -1,5 +1,4 @@
-//! Normalization of session-key components (seed `session-routing.txt`,
-//! "Key Components"). Every function is total: any input, however odd,
+//! Normalization of session-key components. Every function is total: any input, however odd,
 //! yields a component that is safe to put between colons.
 
 /// Agent used when a key or binding names none.

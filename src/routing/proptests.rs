@@ -65,7 +65,7 @@ proptest! {
     fn canonicalization_is_idempotent(k in key(), main_key in component(), scope in scope()) {
         let c = config(main_key, scope);
         let once = canonicalize_session_key(&k, &c);
-        prop_assert_eq!(canonicalize_session_key(&once, &c), once.clone());
+        prop_assert_eq!(&canonicalize_session_key(&once, &c), &once);
         // Main-session detection agrees with the canonical form.
         prop_assert_eq!(is_main_session_key(&k, &c), is_main_session_key(&once, &c));
     }

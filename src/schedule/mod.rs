@@ -2,8 +2,8 @@
 //! pure decisions. Plain data in, decisions out: no I/O and no clock
 //! (`now_ms` is always a parameter), and time zones only through
 //! [`crate::time::TimeZone`] (the caller resolves IANA names: [`Zones`]).
-//! The Gateway DO stores [`CronJob`] and [`CronRun`] (camelCase JSON, the
-//! shape of reference §2.6) and drives them:
+//! The Gateway DO stores [`CronJob`] and [`CronRun`] (camelCase JSON) and
+//! drives them:
 //!
 //! - `cron.add` / tool "add": [`jobs::new_job`]; `cron.update`:
 //!   [`jobs::update_job`] (both normalize loose input, [`tool_input`]);
@@ -45,7 +45,7 @@ pub use cron::{CronError, CronExpr, CronField};
 
 pub use gsv_protocol::cron::{CronJob, CronRun, JobSpec, JobState, RunStatus, Schedule};
 
-/// The `cron` config section, clamped (reference §2.2 defaults).
+/// The `cron` config section, clamped.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct CronLimits {
     pub enabled: bool,

@@ -181,7 +181,7 @@ fn finish_records_the_run() {
         summary: None,
     };
     let (after, run) = finish(&start(&j, &d), &d, failed, now + 1500);
-    let mut want = j.clone();
+    let mut want = j;
     want.updated_at_ms = now + 1500;
     want.state = JobState {
         next_run_at_ms: Some(utc("2026-11-25T08:00:00Z")),

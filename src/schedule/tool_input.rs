@@ -3,7 +3,7 @@
 //! a stored-shape [`Schedule`], [`JobSpec`] and job out, or a typed error
 //! whose text tells the writer what to send instead.
 //!
-//! `schedule` (reference §2.6, plus `"in"` without the word "in"):
+//! `schedule` (`"in"` is also accepted without the word "in"):
 //! - `{kind:"at"}` with `atMs` | `at` (number: ms; below 10^11: seconds)
 //!   | `inMs`/`delayMs`/`inSeconds`/`inMinutes`/`inHours`/`inDays` | `in`
 //!   ("in 2 hours", "2h") | `at`/`when`/`atIso`/`atMs` string (see

@@ -1,6 +1,7 @@
 //! Arguments and pure semantics of the workspace file tools.
 
 use super::tools::{DELETE_FILE, EDIT_FILE, LIST_FILES, READ_FILE, WRITE_FILE};
+use crate::session::tools::ToolError;
 use crate::workspace::paths::WorkspacePath;
 use serde_json::Value;
 
@@ -45,19 +46,19 @@ pub enum WorkspaceCall {
 impl WorkspaceCall {
     /// Reads the arguments of tool `name`; `None` when `name` is not a
     /// workspace tool. Errors say which argument is wrong and why.
-    pub fn parse(name: &str, args: &Value) -> Option<Result<Self, String>> {
+    pub fn parse(name: &str, args: &Value) -> Option<Result<Self, ToolError>> {
         if ![READ_FILE, WRITE_FILE, EDIT_FILE, LIST_FILES, DELETE_FILE].contains(&name) {
             return None;
         }
-        let str_arg = |key: &str| -> Result<String, String> {
+        let str_arg = |key: &str| -> Result<String, ToolError> {
             match args.get(key) {
                 Some(Value::String(s)) => Ok(s.clone()),
-                None | Some(Value::Null) => Err(format!("{name} needs `{key}` (a string)")),
-                Some(_) => Err(format!("{name}: `{key}` must be a string")),
+                None | Some(Value::Null) => Err(format!("{name} needs `{key}` (a string)").into()),
+                Some(_) => Err(format!("{name}: `{key}` must be a string").into()),
             }
         };
-        let file = |key: &str| -> Result<WorkspacePath, String> {
-            WorkspacePath::file(&str_arg(key)?).map_err(|e| format!("{name}: {e}"))
+        let file = |key: &str| -> Result<WorkspacePath, ToolError> {
+            WorkspacePath::file(&str_arg(key)?).map_err(|e| format!("{name}: {e}").into())
         };
         Some((|| match name {
             READ_FILE => Ok(Self::Read {
@@ -74,7 +75,9 @@ impl WorkspaceCall {
                 replace_all: match args.get("replaceAll") {
                     None | Some(Value::Null) => false,
                     Some(Value::Bool(b)) => *b,
-                    Some(_) => return Err(format!("{name}: `replaceAll` must be true or false")),
+                    Some(_) => {
+                        return Err(format!("{name}: `replaceAll` must be true or false").into())
+                    }
                 },
             }),
             LIST_FILES => {
@@ -84,7 +87,7 @@ impl WorkspaceCall {
                 };
                 WorkspacePath::dir(&dir)
                     .map(|path| Self::List { path })
-                    .map_err(|e| format!("{name}: {e}"))
+                    .map_err(|e| format!("{name}: {e}").into())
             }
             _ => Ok(Self::Delete {
                 path: file("path")?,

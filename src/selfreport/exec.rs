@@ -7,6 +7,7 @@ use super::{
     apply_edit, count_memories, native_workspace_tools, self_report_tools, what_do_i_know,
     who_am_i, MyStats, WorkspaceCall, MY_STATS, SESSION_LOGS, WHAT_DO_I_KNOW, WHO_AM_I,
 };
+use crate::session::tools::ToolError;
 use crate::storage::ObjectStore;
 use crate::workspace::methods;
 use crate::workspace::paths::{
@@ -14,7 +15,7 @@ use crate::workspace::paths::{
     WORKSPACE_FILES,
 };
 use gsv_protocol::{
-    ErrorShape, ToolDefinition, WorkspaceDeleteParams, WorkspaceListParams, WorkspaceReadParams,
+    ToolDefinition, WorkspaceDeleteParams, WorkspaceListParams, WorkspaceReadParams,
     WorkspaceWriteParams,
 };
 use serde_json::{json, Value};
@@ -61,7 +62,7 @@ pub async fn execute<S: ObjectStore, O: OtherSessions>(
     ctx: &NativeCall<'_, S, O>,
     name: &str,
     args: &Value,
-) -> Result<String, String> {
+) -> Result<String, ToolError> {
     if let Some(call) = WorkspaceCall::parse(name, args) {
         return workspace_call(ctx.store, ctx.agent_id, call?).await;
     }
@@ -101,21 +102,25 @@ pub async fn execute<S: ObjectStore, O: OtherSessions>(
             };
             logs::run(&sources, args).await?
         }
-        other => return Err(format!("{other} is not a native tool of this session")),
+        other => {
+            return Err(ToolError::new(format!(
+                "{other} is not a native tool of this session"
+            )))
+        }
     };
     Ok(value.to_string())
 }
 
-fn err(e: impl std::fmt::Display) -> String {
-    e.to_string()
+fn err(e: impl std::fmt::Display) -> ToolError {
+    ToolError::new(e.to_string())
 }
 
 async fn workspace_call<S: ObjectStore>(
     store: &S,
     agent: &str,
     call: WorkspaceCall,
-) -> Result<String, String> {
-    let shown = |e: ErrorShape| e.message;
+) -> Result<String, ToolError> {
+    let shown = ToolError::from;
     let value = match call {
         WorkspaceCall::Read { path } => {
             let p = WorkspaceReadParams {
@@ -161,10 +166,10 @@ async fn workspace_call<S: ObjectStore>(
                 }
             }
             let Some(current) = current else {
-                return Err(format!(
+                return Err(ToolError::new(format!(
                     "{} does not exist; create it with gsv__WriteFile",
                     path.as_str()
-                ));
+                )));
             };
             let edited =
                 apply_edit(&current, &old_string, &new_string, replace_all).map_err(err)?;
@@ -178,7 +183,7 @@ async fn workspace_call<S: ObjectStore>(
     Ok(value.to_string())
 }
 
-async fn my_stats<S: ObjectStore>(store: &S, agent_id: &str) -> Result<MyStats, String> {
+async fn my_stats<S: ObjectStore>(store: &S, agent_id: &str) -> Result<MyStats, ToolError> {
     let root = agent_root(agent_id);
     let sessions_prefix = format!("{root}sessions/");
     let memory_key = file_key(agent_id, MEMORY_MD);

@@ -9,8 +9,8 @@ use crate::session::meta::SessionMeta;
 use crate::storage::MemoryStore;
 use futures::executor::block_on;
 use gsv_protocol::{
-    Message, SessionPreviewResult, SessionRegistryEntry, SessionStatsResult, SessionsListResult,
-    TokenCounts, UserContent, UserMessage,
+    ErrorShape, Message, SessionPreviewResult, SessionRegistryEntry, SessionStatsResult,
+    SessionsListResult, TokenCounts, UserContent, UserMessage,
 };
 use std::cell::Cell;
 
@@ -116,7 +116,7 @@ fn run(
     name: &str,
     args: Value,
 ) -> Result<Value, String> {
-    let text = block_on(execute(ctx, name, &args))?;
+    let text = block_on(execute(ctx, name, &args)).map_err(|e| e.to_string())?;
     Ok(serde_json::from_str(&text).unwrap())
 }
 

@@ -55,8 +55,10 @@ pub fn memory_sections(md: &str) -> Vec<MemorySection> {
             in_bullet = true;
         } else if t.is_empty() {
             in_bullet = false;
-        } else if in_bullet && line.starts_with([' ', '\t']) {
-            let last = current.bullets.last_mut().expect("in a bullet");
+        } else if let (true, Some(last)) = (
+            in_bullet && line.starts_with([' ', '\t']),
+            current.bullets.last_mut(),
+        ) {
             last.push(' ');
             last.push_str(t);
         } else {

@@ -1,6 +1,4 @@
-//! Self-report and workspace tools, the pure parts
-//! (shared/seeds/identity-and-workspace.txt "Self-report tools",
-//! reference §5): `who_am_i`, `what_do_i_know`, `my_stats`, `session_logs`
+//! Self-report and workspace tools, the pure parts: `who_am_i`, `what_do_i_know`, `my_stats`, `session_logs`
 //! ([`logs`]), the tool definitions, and the semantics of the native
 //! workspace file tools.
 
@@ -73,7 +71,8 @@ pub fn who_am_i(
 
 /// The `my_stats` result. gsv has no dreaming sweeps or recall tracking,
 /// so `memories_promoted`, `last_dream_ts`, `recall_events_7d` and
-/// `top_concept_tags_7d` stay 0 / null / empty; they keep the seed's shape.
+/// `top_concept_tags_7d` stay 0 / null / empty, so the result keeps its
+/// full shape.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
 pub struct MyStats {
     /// Archived sessions plus the current one.

@@ -101,7 +101,7 @@ fn definitions(names: &[&str]) -> Vec<ToolDefinition> {
 }
 
 /// gsv__ReadFile, gsv__WriteFile, gsv__EditFile, gsv__ListFiles,
-/// gsv__DeleteFile (reference §5).
+/// gsv__DeleteFile.
 pub fn native_workspace_tools() -> Vec<ToolDefinition> {
     definitions(&[READ_FILE, WRITE_FILE, EDIT_FILE, LIST_FILES, DELETE_FILE])
 }

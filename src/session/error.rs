@@ -78,21 +78,21 @@ mod tests {
     fn each_kind_takes_its_wire_shape() {
         assert_eq!(
             ErrorShape::from(SessionError::Busy("being reset".into())),
-            ErrorShape::new(409, "being reset").retryable(true)
+            ErrorShape::new(codes::CONFLICT, "being reset").retryable(true)
         );
         assert_eq!(
             ErrorShape::from(SessionError::NotFound("no such id".into())),
-            ErrorShape::new(404, "no such id")
+            ErrorShape::new(codes::NOT_FOUND, "no such id")
         );
         assert_eq!(
             ErrorShape::from(SessionError::Invalid("bad".into())),
-            ErrorShape::new(400, "bad")
+            ErrorShape::new(codes::BAD_REQUEST, "bad")
         );
         assert_eq!(
             ErrorShape::from(SessionError::Storage("disk".into())),
-            ErrorShape::new(500, "disk")
+            ErrorShape::new(codes::INTERNAL, "disk")
         );
-        let wire = ErrorShape::new(503, "node gone").retryable(true);
+        let wire = ErrorShape::new(codes::UNAVAILABLE, "node gone").retryable(true);
         assert_eq!(ErrorShape::from(SessionError::from(wire.clone())), wire);
         assert_eq!(SessionError::Wire(wire).to_string(), "node gone");
     }

@@ -8,7 +8,7 @@
 use crate::time::{date_string, hh_mm, TimeZone};
 
 /// Where memories about the moment `at_ms` go: the daily file of that
-/// date in the user's time zone (not UTC, v1 defect §12 #5) and the `HH:MM`
+/// date in the user's time zone (not UTC) and the `HH:MM`
 /// for the section header. Compaction uses "now", a reset the last activity.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct MemoryTarget {

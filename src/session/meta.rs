@@ -34,7 +34,7 @@ pub struct SessionMeta {
 
 impl SessionMeta {
     /// A new session; written to storage at once so its id and creation time
-    /// never change across evictions (reference §12 #16).
+    /// never change across evictions.
     pub fn new(session_id: String, session_key: String, now: i64) -> Self {
         Self {
             session_id,

@@ -8,12 +8,54 @@ use crate::session::reset::ResetPolicy;
 use gsv_protocol::{ModelSelection, SessionPatchParams};
 use serde_json::{Map, Value};
 
+/// Why a patch was refused; it says which field and what is allowed.
+#[derive(Debug, Clone, PartialEq)]
+pub enum PatchError {
+    SettingsNotObject,
+    LabelNotString,
+    ResetPolicyNotObject,
+    /// The merged policy (shown as JSON) is not a valid one.
+    InvalidResetPolicy(Value),
+    /// `settings.model.{field}` is empty or has spaces.
+    InvalidModelField(String),
+    /// `settings.model.{field}` is not `provider` or `id`.
+    UnknownModelField(String),
+    ModelIncomplete,
+    /// `settings.thinkingLevel` is not a level.
+    UnknownThinkingLevel(String),
+    /// A known setting given a value of the wrong kind.
+    InvalidValue {
+        key: String,
+        value: Value,
+    },
+    UnknownSetting(String),
+}
+
+impl std::fmt::Display for PatchError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::SettingsNotObject => f.write_str("settings must be an object"),
+            Self::LabelNotString => f.write_str("label must be a string"),
+            Self::ResetPolicyNotObject => f.write_str("resetPolicy must be an object"),
+            Self::InvalidResetPolicy(merged) => write!(f, "invalid resetPolicy {merged}: mode must be manual, daily (atHour 0–23) or idle (idleMinutes ≥ 1)"),
+            Self::InvalidModelField(field) => write!(f, "settings.model.{field} must be a non-empty string without spaces"),
+            Self::UnknownModelField(field) => write!(f, "settings.model.{field} is not a model field (provider, id)"),
+            Self::ModelIncomplete => f.write_str("settings.model needs both provider and id"),
+            Self::UnknownThinkingLevel(level) => write!(f, "settings.thinkingLevel {level:?} is not one of off, minimal, low, medium, high, xhigh"),
+            Self::InvalidValue { key, value } => write!(f, "settings.{key} cannot be {value}"),
+            Self::UnknownSetting(key) => write!(f, "settings.{key} is not a session setting (model, thinkingLevel, systemPrompt, maxTokens)"),
+        }
+    }
+}
+
+impl std::error::Error for PatchError {}
+
 /// Applies `p` to a copy of `meta`; the caller stores it only on success.
-pub fn apply_patch(meta: &SessionMeta, p: &SessionPatchParams) -> Result<SessionMeta, String> {
+pub fn apply_patch(meta: &SessionMeta, p: &SessionPatchParams) -> Result<SessionMeta, PatchError> {
     let mut next = meta.clone();
     if let Some(settings) = &p.settings {
         let Some(fields) = settings.as_object() else {
-            return Err("settings must be an object".into());
+            return Err(PatchError::SettingsNotObject);
         };
         for (key, value) in fields {
             patch_setting(&mut next, key, value)?;
@@ -23,7 +65,7 @@ pub fn apply_patch(meta: &SessionMeta, p: &SessionPatchParams) -> Result<Session
         None => {}
         Some(Value::Null) => next.label = None,
         Some(Value::String(s)) => next.label = Some(s.clone()).filter(|s| !s.is_empty()),
-        Some(_) => return Err("label must be a string".into()),
+        Some(_) => return Err(PatchError::LabelNotString),
     }
     match &p.reset_policy {
         None => {}
@@ -46,40 +88,45 @@ pub fn apply_patch(meta: &SessionMeta, p: &SessionPatchParams) -> Result<Session
             };
             let valid = in_range("atHour", 0, 23) && in_range("idleMinutes", 1, u64::MAX);
             let merged = Value::Object(merged);
-            let policy = ResetPolicy::from_json(&merged).filter(|_| valid).ok_or_else(|| {
-                format!("invalid resetPolicy {merged}: mode must be manual, daily (atHour 0–23) or idle (idleMinutes ≥ 1)")
-            })?;
+            let policy = ResetPolicy::from_json(&merged)
+                .filter(|_| valid)
+                .ok_or_else(|| PatchError::InvalidResetPolicy(merged.clone()))?;
             next.reset_policy = Some(policy.to_json());
         }
-        Some(_) => return Err("resetPolicy must be an object".into()),
+        Some(_) => return Err(PatchError::ResetPolicyNotObject),
     }
     Ok(next)
 }
 
-fn patch_setting(meta: &mut SessionMeta, key: &str, value: &Value) -> Result<(), String> {
+fn patch_setting(meta: &mut SessionMeta, key: &str, value: &Value) -> Result<(), PatchError> {
     let s = &mut meta.settings;
     match (key, value) {
         ("model", Value::Null) => s.model = None,
         ("model", Value::Object(m)) => {
-            let mut model = s.model.clone().unwrap_or(ModelSelection { provider: String::new(), id: String::new() });
+            let mut model = s.model.clone().unwrap_or(ModelSelection {
+                provider: String::new(),
+                id: String::new(),
+            });
             for (field, v) in m {
-                let text = v.as_str().filter(|t| !t.trim().is_empty() && !t.contains(char::is_whitespace));
-                let text = text.ok_or_else(|| format!("settings.model.{field} must be a non-empty string without spaces"))?;
+                let text = v
+                    .as_str()
+                    .filter(|t| !t.trim().is_empty() && !t.contains(char::is_whitespace));
+                let text = text.ok_or_else(|| PatchError::InvalidModelField(field.clone()))?;
                 match field.as_str() {
                     "provider" => model.provider = text.to_string(),
                     "id" => model.id = text.to_string(),
-                    other => return Err(format!("settings.model.{other} is not a model field (provider, id)")),
+                    other => return Err(PatchError::UnknownModelField(other.to_string())),
                 }
             }
             if model.provider.is_empty() || model.id.is_empty() {
-                return Err("settings.model needs both provider and id".into());
+                return Err(PatchError::ModelIncomplete);
             }
             s.model = Some(model);
         }
         ("thinkingLevel", Value::Null) => s.thinking_level = None,
         ("thinkingLevel", Value::String(level)) => {
             ThinkingLevel::parse(level)
-                .ok_or_else(|| format!("settings.thinkingLevel {level:?} is not one of off, minimal, low, medium, high, xhigh"))?;
+                .ok_or_else(|| PatchError::UnknownThinkingLevel(level.clone()))?;
             s.thinking_level = Some(level.clone());
         }
         ("systemPrompt", Value::Null) => s.system_prompt = None,
@@ -87,13 +134,12 @@ fn patch_setting(meta: &mut SessionMeta, key: &str, value: &Value) -> Result<(),
         ("maxTokens", Value::Null) => s.max_tokens = None,
         ("maxTokens", v) if v.as_u64().is_some_and(|n| n > 0) => s.max_tokens = v.as_u64(),
         ("model" | "thinkingLevel" | "systemPrompt" | "maxTokens", v) => {
-            return Err(format!("settings.{key} cannot be {v}"));
+            return Err(PatchError::InvalidValue {
+                key: key.to_string(),
+                value: v.clone(),
+            });
         }
-        (other, _) => {
-            return Err(format!(
-                "settings.{other} is not a session setting (model, thinkingLevel, systemPrompt, maxTokens)"
-            ))
-        }
+        (other, _) => return Err(PatchError::UnknownSetting(other.to_string())),
     }
     Ok(())
 }
@@ -190,7 +236,10 @@ mod tests {
             (patch(None, None, Some(json!({"mode": "daily", "atHour": 31}))), "invalid resetPolicy {\"atHour\":31,\"mode\":\"daily\"}: mode must be manual, daily (atHour 0–23) or idle (idleMinutes ≥ 1)"),
         ];
         for (p, msg) in cases {
-            assert_eq!(apply_patch(&meta(), &p), Err(msg.to_string()));
+            assert_eq!(
+                apply_patch(&meta(), &p).map_err(|e| e.to_string()),
+                Err(msg.to_string())
+            );
         }
     }
 }

@@ -2,6 +2,10 @@
 //! becomes in the history (text or image content, capped on a UTF-8
 //! boundary), and what the run does next with the calls it is waiting on.
 
+mod error;
+
+pub use error::ToolError;
+
 use gsv_protocol::{ContentBlock, ExecEventKind, Message, NodeExecEventParams, ToolResultMessage};
 use serde_json::Value;
 
@@ -56,10 +60,10 @@ pub fn timed_out(call: &PendingCall, tool_ms: u64, now: i64) -> Message {
     result_message(
         &call.call_id,
         &call.name,
-        Err(format!(
+        Err(ToolError::new(format!(
             "{} did not answer within {secs} s (timeouts.toolMs)",
             call.name
-        )),
+        ))),
         usize::MAX,
         now,
     )
@@ -72,7 +76,7 @@ pub fn timed_out(call: &PendingCall, tool_ms: u64, now: i64) -> Message {
 pub fn result_message(
     id: &str,
     name: &str,
-    outcome: Result<Value, String>,
+    outcome: Result<Value, ToolError>,
     max_chars: usize,
     now: i64,
 ) -> Message {
@@ -136,8 +140,8 @@ pub fn cap_text(text: &str, max_chars: usize) -> String {
     )
 }
 
-/// The user message that tells the agent a background command ended
-/// (reference §2.9), so it can report or act on it.
+/// The user message that tells the agent a background command ended, so
+/// it can report or act on it.
 pub fn exec_event_message(node_id: &str, ev: &NodeExecEventParams) -> String {
     let what = match ev.event {
         ExecEventKind::Started => "started",

@@ -1,4 +1,4 @@
-//! Whether a skill can be used now (reference §4.3 "Eligibility"):
+//! Whether a skill can be used now:
 //! `always` wins; unreadable requirements fail closed; otherwise the
 //! connected hosts are narrowed requirement by requirement and at least
 //! one must remain, and every `config` path must be truthy.

@@ -1,5 +1,4 @@
-//! SKILL.md: YAML frontmatter between `---` lines, then markdown
-//! (reference §4.3 "Fields").
+//! SKILL.md: YAML frontmatter between `---` lines, then markdown.
 
 use super::yaml;
 use serde_json::{Map, Value};
@@ -28,25 +27,80 @@ pub struct SkillDoc {
     pub requires: Option<Value>,
 }
 
+/// Why a SKILL.md's frontmatter cannot be read: a sentence for the skill's
+/// status.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FrontmatterError {
+    /// Opened with `---` on line 1 but never closed.
+    Unclosed,
+    /// YAML that does not parse: 1-based line in the file, column, why.
+    InvalidYaml {
+        line: usize,
+        column: usize,
+        message: String,
+    },
+    /// YAML that is not `key: value` pairs.
+    NotPairs,
+    /// Field `key` is not text.
+    NotText(String),
+    AlwaysNotBool,
+    EmojiNotString,
+    MetadataNotObject,
+    /// `metadata` is a string that is not JSON; the parser's words.
+    MetadataNotJson(String),
+    MetadataNotMapping,
+    /// `metadata.{ns}` is not a mapping.
+    NamespaceNotMapping(String),
+}
+
+impl std::fmt::Display for FrontmatterError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Unclosed => {
+                f.write_str("frontmatter opened with --- on line 1 but has no closing --- line")
+            }
+            Self::InvalidYaml {
+                line,
+                column,
+                message,
+            } => write!(
+                f,
+                "invalid YAML in frontmatter at line {line} column {column}: {message}"
+            ),
+            Self::NotPairs => f.write_str("frontmatter must be YAML `key: value` pairs"),
+            Self::NotText(key) => write!(f, "`{key}` must be text"),
+            Self::AlwaysNotBool => f.write_str("`always` must be true or false"),
+            Self::EmojiNotString => f.write_str("metadata emoji must be a string"),
+            Self::MetadataNotObject => f.write_str("metadata must be a JSON object"),
+            Self::MetadataNotJson(e) => write!(f, "metadata is not valid JSON: {e}"),
+            Self::MetadataNotMapping => {
+                f.write_str("metadata must be a mapping or a JSON object string")
+            }
+            Self::NamespaceNotMapping(ns) => write!(f, "metadata.{ns} must be a mapping"),
+        }
+    }
+}
+
+impl std::error::Error for FrontmatterError {}
+
 /// Parses SKILL.md found in directory `dir`. Missing fields take their
 /// defaults (name = `dir`, description = the first paragraph of the body);
 /// an unreadable frontmatter is an error sentence, never a panic.
-pub fn parse_skill(dir: &str, content: &str) -> Result<SkillDoc, String> {
+pub fn parse_skill(dir: &str, content: &str) -> Result<SkillDoc, FrontmatterError> {
     let (front, body) = split(content)?;
     let map = match front {
         None => Map::new(),
         Some(text) => match yaml::parse(text) {
             Ok(Value::Object(m)) => m,
             Ok(Value::Null) => Map::new(),
-            Ok(_) => return Err("frontmatter must be YAML `key: value` pairs".into()),
+            Ok(_) => return Err(FrontmatterError::NotPairs),
             // The frontmatter starts on line 2 of the file.
             Err(e) => {
-                return Err(format!(
-                    "invalid YAML in frontmatter at line {} column {}: {}",
-                    e.line + 1,
-                    e.column,
-                    e.message
-                ))
+                return Err(FrontmatterError::InvalidYaml {
+                    line: e.line + 1,
+                    column: e.column,
+                    message: e.message,
+                })
             }
         },
     };
@@ -58,13 +112,13 @@ pub fn parse_skill(dir: &str, content: &str) -> Result<SkillDoc, String> {
         Some(Value::Bool(b)) => *b,
         Some(Value::String(s)) if s == "true" => true,
         Some(Value::String(s)) if s == "false" => false,
-        Some(_) => return Err("`always` must be true or false".into()),
+        Some(_) => return Err(FrontmatterError::AlwaysNotBool),
     };
     let ns = namespace(map.get("metadata"))?;
     let emoji = match ns.as_ref().and_then(|m| m.get("emoji")) {
         None | Some(Value::Null) => None,
         Some(Value::String(s)) => Some(s.clone()),
-        Some(_) => return Err("metadata emoji must be a string".into()),
+        Some(_) => return Err(FrontmatterError::EmojiNotString),
     };
     let requires = ns.and_then(|mut m| m.remove("requires"));
     Ok(SkillDoc {
@@ -80,7 +134,7 @@ pub fn parse_skill(dir: &str, content: &str) -> Result<SkillDoc, String> {
 /// Splits off the frontmatter: the file must open with a `---` line and
 /// the frontmatter ends at the next `---` (or `...`) line. No opening line
 /// means no frontmatter.
-fn split(content: &str) -> Result<(Option<&str>, &str), String> {
+fn split(content: &str) -> Result<(Option<&str>, &str), FrontmatterError> {
     let content = content.strip_prefix('\u{feff}').unwrap_or(content);
     let (first, rest) = content.split_once('\n').unwrap_or((content, ""));
     if first.trim_end() != "---" {
@@ -94,39 +148,39 @@ fn split(content: &str) -> Result<(Option<&str>, &str), String> {
         }
         offset += line.len();
     }
-    Err("frontmatter opened with --- on line 1 but has no closing --- line".into())
+    Err(FrontmatterError::Unclosed)
 }
 
 /// A string field; numbers and booleans are taken as written, blank is absent.
-fn text_field(map: &Map<String, Value>, key: &str) -> Result<Option<String>, String> {
+fn text_field(map: &Map<String, Value>, key: &str) -> Result<Option<String>, FrontmatterError> {
     match map.get(key) {
         None | Some(Value::Null) => Ok(None),
         Some(Value::String(s)) if s.trim().is_empty() => Ok(None),
         Some(Value::String(s)) => Ok(Some(s.trim().to_string())),
         Some(v @ (Value::Number(_) | Value::Bool(_))) => Ok(Some(v.to_string())),
-        Some(_) => Err(format!("`{key}` must be text")),
+        Some(_) => Err(FrontmatterError::NotText(key.to_string())),
     }
 }
 
 /// The first metadata namespace present (`gsv`, then `openclaw`, then
 /// `clawdbot`). `metadata` may be a YAML mapping or a JSON string (trailing
 /// commas tolerated).
-fn namespace(metadata: Option<&Value>) -> Result<Option<Map<String, Value>>, String> {
+fn namespace(metadata: Option<&Value>) -> Result<Option<Map<String, Value>>, FrontmatterError> {
     let meta = match metadata {
         None | Some(Value::Null) => return Ok(None),
         Some(Value::Object(m)) => m.clone(),
         Some(Value::String(s)) => match serde_json::from_str(&strip_trailing_commas(s)) {
             Ok(Value::Object(m)) => m,
-            Ok(_) => return Err("metadata must be a JSON object".into()),
-            Err(e) => return Err(format!("metadata is not valid JSON: {e}")),
+            Ok(_) => return Err(FrontmatterError::MetadataNotObject),
+            Err(e) => return Err(FrontmatterError::MetadataNotJson(e.to_string())),
         },
-        Some(_) => return Err("metadata must be a mapping or a JSON object string".into()),
+        Some(_) => return Err(FrontmatterError::MetadataNotMapping),
     };
     for ns in NAMESPACES {
         match meta.get(*ns) {
             None | Some(Value::Null) => continue,
             Some(Value::Object(m)) => return Ok(Some(m.clone())),
-            Some(_) => return Err(format!("metadata.{ns} must be a mapping")),
+            Some(_) => return Err(FrontmatterError::NamespaceNotMapping(ns.to_string())),
         }
     }
     Ok(None)
@@ -264,7 +318,11 @@ mod tests {
             ),
         ];
         for (md, want) in cases {
-            assert_eq!(parse_skill("d", md).unwrap_err(), want, "{md:?}");
+            assert_eq!(
+                parse_skill("d", md).unwrap_err().to_string(),
+                want,
+                "{md:?}"
+            );
         }
     }
 }

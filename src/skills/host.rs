@@ -1,4 +1,4 @@
-//! What the gateway knows about a connected node (reference §2.8): the
+//! What the gateway knows about a connected node: the
 //! part of its runtime info that skill eligibility and the prompt's
 //! Runtime section read.
 

@@ -1,6 +1,6 @@
 //! Skills: SKILL.md files (agent-local `agents/{id}/skills/{name}/` over
 //! global `skills/{name}/`), their YAML frontmatter, config overrides and
-//! eligibility against the connected nodes (reference §4.3).
+//! eligibility against the connected nodes.
 
 mod eligibility;
 mod frontmatter;

@@ -1,4 +1,4 @@
-//! Bin probes (reference §2.8): which connected nodes to ask for which
+//! Bin probes: which connected nodes to ask for which
 //! binaries, what a node's answer changes in its runtime info, and the
 //! `skills.update` answer once every probe has settled. The Gateway DO
 //! (`worker::gateway_do::probes`) does the I/O around these decisions.

@@ -1,5 +1,5 @@
 //! Resolves every SKILL.md of an agent into the `skills.status` result
-//! (reference §1.4) and the eligible list the prompt shows.
+//! and the eligible list the prompt shows.
 
 use super::eligibility::evaluate;
 use super::frontmatter::parse_skill;

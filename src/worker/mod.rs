@@ -87,8 +87,5 @@ async fn channel_call(req: Request, env: &Env) -> Result<Response> {
     if !secrets_match(&derive_channel_key(&token), &given) {
         return Response::error("Unauthorized: missing or wrong channel key", 401);
     }
-    env.durable_object("GATEWAY")?
-        .get_by_name("singleton")?
-        .fetch_with_request(req)
-        .await
+    bindings::gateway_object(env)?.fetch_with_request(req).await
 }

@@ -1,4 +1,4 @@
-//! R2 key layout (shared/seeds/r2-storage-layout.txt) and the rules for
+//! R2 key layout and the rules for
 //! paths the agent and clients pass to the workspace tools and RPCs.
 
 use crate::skills::SkillSource;
@@ -20,7 +20,7 @@ pub const HEARTBEAT_MD: &str = "HEARTBEAT.md";
 /// First-run commissioning.
 pub const BOOTSTRAP_MD: &str = "BOOTSTRAP.md";
 
-/// Every top-level workspace file, in the order of the seed's layout.
+/// Every top-level workspace file, in layout order.
 pub const WORKSPACE_FILES: [&str; 8] = [
     AGENTS_MD,
     SOUL_MD,

@@ -90,6 +90,10 @@ pub struct Workerd {
     /// Holds the config and the temporary persist dir alive.
     _dir: tempfile::TempDir,
     log_path: PathBuf,
+    /// More workers served by the same workerd (see `start_configs`).
+    extra_configs: Vec<PathBuf>,
+    /// The served config when it is not `wrangler.toml` (`start_configs`).
+    primary_config: Option<PathBuf>,
 }
 
 impl Workerd {
@@ -106,7 +110,8 @@ impl Workerd {
             Some(t) => format!("GSV_AUTH_TOKEN={t}\nGSV_TEST_CLOCK=1\n"),
             None => "GSV_TEST_CLOCK=1\n".to_string(),
         });
-        let mut me = Self::start_config(&gateway_dev_config(), dev_vars, opts.persist_dir);
+        let config = without_services(&gateway_dev_config());
+        let mut me = Self::start_config(&config, dev_vars, opts.persist_dir);
         me.token = opts.token;
         me
     }
@@ -147,8 +152,46 @@ impl Workerd {
             persist_dir,
             _dir: dir,
             log_path,
+            extra_configs: Vec::new(),
+            primary_config: None,
         };
         me.spawn(&config);
+        me
+    }
+
+    /// Runs several workers in one workerd (`scripts/serve.mjs` with one
+    /// `--config` each): the first is served on the port, the others are
+    /// reachable through its service bindings by their names. `configs`
+    /// are (file name, TOML text), written to one fresh directory, so they
+    /// share `dev_vars`.
+    pub fn start_configs(configs: &[(&str, String)], dev_vars: Option<String>) -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let persist_dir = dir.path().join("state");
+        let paths: Vec<PathBuf> = configs
+            .iter()
+            .map(|(name, text)| {
+                let path = dir.path().join(name);
+                std::fs::write(&path, text).unwrap();
+                path
+            })
+            .collect();
+        if let Some(vars) = dev_vars {
+            std::fs::write(dir.path().join(".dev.vars"), vars).unwrap();
+        }
+        let log_path = std::env::var_os("GSV_WRANGLER_LOG")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| dir.path().join("wrangler.log"));
+        let mut me = Self {
+            child: None,
+            port: 0,
+            token: None,
+            persist_dir,
+            _dir: dir,
+            log_path,
+            extra_configs: paths[1..].to_vec(),
+            primary_config: Some(paths[0].clone()),
+        };
+        me.spawn(&paths[0]);
         me
     }
 
@@ -167,6 +210,11 @@ impl Workerd {
                 .arg(&serve)
                 .arg("--config")
                 .arg(config)
+                .args(
+                    self.extra_configs
+                        .iter()
+                        .flat_map(|c| [std::ffi::OsStr::new("--config"), c.as_os_str()]),
+                )
                 .args(["--ip", "127.0.0.1", "--port", &port.to_string()])
                 .arg("--persist-to")
                 .arg(&self.persist_dir)
@@ -259,7 +307,10 @@ impl Workerd {
     /// Stops workerd and starts it again on the same persisted state.
     pub fn restart(&mut self) {
         self.kill();
-        let config = self._dir.path().join("wrangler.toml");
+        let config = self
+            .primary_config
+            .clone()
+            .unwrap_or_else(|| self._dir.path().join("wrangler.toml"));
         self.spawn(&config);
     }
 
@@ -385,6 +436,23 @@ pub fn gateway_dev_config() -> String {
         String::from_utf8_lossy(&out.stderr)
     );
     String::from_utf8(out.stdout).unwrap()
+}
+
+/// `config` without its `[[services]]` tables: a gateway running alone
+/// (workerd refuses a binding to a Worker it does not run).
+pub fn without_services(config: &str) -> String {
+    let mut out = String::new();
+    let mut skipping = false;
+    for line in config.lines() {
+        if line.starts_with('[') {
+            skipping = line.trim() == "[[services]]";
+        }
+        if !skipping {
+            out.push_str(line);
+            out.push('\n');
+        }
+    }
+    out
 }
 
 /// A real `gsv node --foreground` process, killed on drop.

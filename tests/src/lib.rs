@@ -1,6 +1,15 @@
-//! Test support for gsv: the workerd harness, a protocol v1 client, and
-//! the fake LLM server (OpenAI and Anthropic streaming on loopback).
+//! Test support for gsv: the workerd harness, a protocol v1 client, the
+//! fake LLM server (OpenAI and Anthropic streaming on loopback), the fake
+//! Discord (gateway WebSocket and REST on loopback) and the recorder that
+//! stands in for the gateway behind a channel Worker.
 
+// Test support (harness, doubles, bench): a failed unwrap here is a failed
+// test or a broken fixture, so panicking is the right report.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+pub mod channel_rig;
+pub mod fake_discord;
 pub mod fake_llm;
+pub mod gateway_recorder;
 pub mod harness;
 pub mod ws;

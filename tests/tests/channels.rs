@@ -4,6 +4,10 @@
 //! the platform, redeliveries, and the internal path's channel key. (The
 //! Discord Worker behind a service binding is `discord.rs`.)
 
+// Test support (harness, doubles, bench): a failed unwrap here is a failed
+// test or a broken fixture, so panicking is the right report.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use gsv_e2e::fake_llm::{FakeLlm, Step};
 use gsv_e2e::harness::{run_gsv, GatewayOptions, Workerd};
 use gsv_e2e::ws::{raw_channel, Client};

@@ -6,6 +6,9 @@
 //! stopped runs once on restart, marked late; heartbeats skip, deliver and
 //! stay silent; and the CLI round-trips `cron.*` and `heartbeat.*`.
 
+// Test code: a failed unwrap is a failed test.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use gsv_e2e::fake_llm::{FakeLlm, Step};
 use gsv_e2e::harness::{run_gsv, GatewayOptions, Workerd};
 use gsv_e2e::ws::{raw_channel, Client};

@@ -2,6 +2,10 @@
 //! (OpenAI streaming) on loopback. One gateway is shared by these tests;
 //! each uses its own session key.
 
+// Test support (harness, doubles, bench): a failed unwrap here is a failed
+// test or a broken fixture, so panicking is the right report.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use gsv_e2e::fake_llm::{FakeLlm, Step, FAKE_API_KEY};
 use gsv_e2e::harness::{run_gsv, GatewayOptions, Workerd};
 use gsv_e2e::ws::{connect_params, streamed_text, Client, Closed};

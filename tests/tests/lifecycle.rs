@@ -1,6 +1,10 @@
 //! Gateway lifecycle: state survives a workerd restart, and a gateway with
 //! no token configured refuses connections with instructions.
 
+// Test support (harness, doubles, bench): a failed unwrap here is a failed
+// test or a broken fixture, so panicking is the right report.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use gsv_e2e::fake_llm::FakeLlm;
 use gsv_e2e::harness::{GatewayOptions, Workerd};
 use gsv_e2e::ws::{connect_params, Client, Closed};

@@ -1,6 +1,10 @@
 //! Nodes end to end: real `gsv node` processes offering tools to the real
 //! gateway under workerd, the fake LLM asking for them.
 
+// Test support (harness, doubles, bench): a failed unwrap here is a failed
+// test or a broken fixture, so panicking is the right report.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use gsv_e2e::fake_llm::{FakeLlm, Step};
 use gsv_e2e::harness::{run_gsv, GatewayOptions, Node, Workerd};
 use gsv_e2e::ws::{raw_node, Client};

@@ -3,6 +3,10 @@
 //! timeout. These change the global model config, so they share one
 //! gateway and run one after another.
 
+// Test support (harness, doubles, bench): a failed unwrap here is a failed
+// test or a broken fixture, so panicking is the right report.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use gsv_e2e::fake_llm::{Api, FakeLlm, Step, FAKE_API_KEY};
 use gsv_e2e::harness::{GatewayOptions, Workerd};
 use gsv_e2e::ws::{streamed_text, Client};

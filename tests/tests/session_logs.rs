@@ -2,6 +2,10 @@
 //! sessions through the real Session and Gateway objects and R2, and
 //! never another agent's.
 
+// Test support (harness, doubles, bench): a failed unwrap here is a failed
+// test or a broken fixture, so panicking is the right report.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use gsv_e2e::fake_llm::{FakeLlm, Step};
 use gsv_e2e::harness::{GatewayOptions, Workerd};
 use gsv_e2e::ws::Client;

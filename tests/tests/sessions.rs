@@ -3,6 +3,10 @@
 //! automatic compaction before the context overflows — each test with its
 //! own gateway under workerd and its own fake LLM.
 
+// Test support (harness, doubles, bench): a failed unwrap here is a failed
+// test or a broken fixture, so panicking is the right report.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use gsv_e2e::fake_llm::{FakeLlm, Step};
 use gsv_e2e::harness::{GatewayOptions, Workerd};
 use gsv_e2e::ws::Client;
@@ -297,7 +301,7 @@ async fn idle_policy_resets_on_the_next_message_and_archives_everything() {
     let texts: Vec<String> = messages(&mut c, key).await.iter().map(text_of).collect();
     assert_eq!(texts, ["new day", "echo: new day"]);
 
-    // The archive holds exactly the old conversation, with the seed's metadata.
+    // The archive holds exactly the old conversation, with its metadata.
     let old = get(
         &mut c,
         "session.transcript",

@@ -3,6 +3,10 @@
 //! (over the protocol and from the CLI) probes again, and probes that
 //! time out or lose their node come back as errors, not hangs.
 
+// Test support (harness, doubles, bench): a failed unwrap here is a failed
+// test or a broken fixture, so panicking is the right report.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use gsv_e2e::fake_llm::FakeLlm;
 use gsv_e2e::harness::{run_gsv, GatewayOptions, Node, Workerd};
 use gsv_e2e::ws::{raw_node, Client};

@@ -1,6 +1,10 @@
 //! The agent workspace in R2 end to end: first-start templates, the
 //! workspace methods, and the system prompt the model receives.
 
+// Test support (harness, doubles, bench): a failed unwrap here is a failed
+// test or a broken fixture, so panicking is the right report.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use gsv_e2e::fake_llm::FakeLlm;
 use gsv_e2e::harness::{GatewayOptions, Workerd};
 use gsv_e2e::ws::Client;

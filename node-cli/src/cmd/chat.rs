@@ -119,10 +119,11 @@ async fn reconnect_if_closed<'a>(
         eprintln!("({close}; reconnecting to {})", target.url);
         *conn = None;
     }
-    if conn.is_none() {
-        *conn = Some(target.connect().await.map_err(|e| e.to_string())?);
-    }
-    Ok(conn.as_ref().expect("set above"))
+    let connection = match conn.take() {
+        Some(connection) => connection,
+        None => target.connect().await.map_err(|e| e.to_string())?,
+    };
+    Ok(conn.insert(connection))
 }
 
 fn history_path() -> std::path::PathBuf {

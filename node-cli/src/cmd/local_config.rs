@@ -8,7 +8,9 @@ use std::path::Path;
 pub fn run(command: LocalConfigCommand) -> Result<()> {
     let path = config::config_path();
     match command {
-        LocalConfigCommand::Show => print!("{}", show(&LocalConfig::load_or_default(&path), &path)),
+        LocalConfigCommand::Show => {
+            print!("{}", show(&LocalConfig::load_or_default(&path), &path)?)
+        }
         LocalConfigCommand::Path => println!("{}", path.display()),
         LocalConfigCommand::Get { key } => {
             check_known_key(&key)?;
@@ -58,9 +60,9 @@ fn is_secret(key: &str) -> bool {
 }
 
 /// The file with secrets masked, plus a note for each default in effect.
-fn show(config: &LocalConfig, path: &Path) -> String {
+fn show(config: &LocalConfig, path: &Path) -> Result<String> {
     let mut text = format!("# {}\n", path.display());
-    let body = config.to_masked_toml();
+    let body = config.to_masked_toml()?;
     if body.is_empty() {
         text.push_str("# (nothing set yet)\n");
     } else {
@@ -71,7 +73,7 @@ fn show(config: &LocalConfig, path: &Path) -> String {
             text.push_str(&format!("# {key} is not set: using {default}\n"));
         }
     }
-    text
+    Ok(text)
 }
 
 #[cfg(test)]
@@ -83,7 +85,7 @@ mod tests {
         let mut config = LocalConfig::default();
         config.set("gateway.token", "s3cret").unwrap();
         assert_eq!(
-            show(&config, Path::new("/home/me/.config/gsv/config.toml")),
+            show(&config, Path::new("/home/me/.config/gsv/config.toml")).unwrap(),
             "# /home/me/.config/gsv/config.toml\n\
              [gateway]\ntoken = \"***\"\n\
              # gateway.url is not set: using ws://localhost:8787/ws\n\
@@ -99,13 +101,13 @@ mod tests {
             .set("session.default_key", "agent:main:main")
             .unwrap();
         assert_eq!(
-            show(&LocalConfig::default(), Path::new("/c.toml")),
+            show(&LocalConfig::default(), Path::new("/c.toml")).unwrap(),
             "# /c.toml\n# (nothing set yet)\n\
              # gateway.url is not set: using ws://localhost:8787/ws\n\
              # session.default_key is not set: using agent:main:cli:dm:main\n"
         );
         assert_eq!(
-            show(&config, Path::new("/c.toml")),
+            show(&config, Path::new("/c.toml")).unwrap(),
             "# /c.toml\n[gateway]\nurl = \"ws://h/ws\"\n\n[session]\ndefault_key = \"agent:main:main\"\n"
         );
     }

@@ -580,8 +580,13 @@ async fn set_refuses_an_unknown_path_without_a_request() {
 
 #[tokio::test]
 async fn gateway_errors_are_reported() {
-    let gateway =
-        CannedGateway::start(|_, _| Err(ErrorShape::new(400, "invalid resetPolicy"))).await;
+    let gateway = CannedGateway::start(|_, _| {
+        Err(ErrorShape::new(
+            gsv_protocol::codes::BAD_REQUEST,
+            "invalid resetPolicy",
+        ))
+    })
+    .await;
     let ran = run_against(&gateway, &["set", "resetPolicy.mode", "weekly"]).await;
     assert_eq!(ran.0, "");
     assert!(

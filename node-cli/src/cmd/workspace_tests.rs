@@ -43,7 +43,7 @@ async fn run_against(
 
 fn not_found(path: &str) -> Answer {
     Err(ErrorShape::new(
-        404,
+        gsv_protocol::codes::NOT_FOUND,
         format!("{path} does not exist in the workspace of agent main"),
     ))
 }
@@ -176,9 +176,18 @@ fn temp_files_keep_the_name_and_extension() {
 #[test]
 fn missing_files_are_told_from_unknown_methods() {
     let errors = [
-        RequestError::Gateway(ErrorShape::new(404, "MEMORY.md does not exist")),
-        RequestError::Gateway(ErrorShape::new(404, "Unknown method: workspace.read")),
-        RequestError::Gateway(ErrorShape::new(400, "invalid workspace path")),
+        RequestError::Gateway(ErrorShape::new(
+            gsv_protocol::codes::NOT_FOUND,
+            "MEMORY.md does not exist",
+        )),
+        RequestError::Gateway(ErrorShape::new(
+            gsv_protocol::codes::NOT_FOUND,
+            "Unknown method: workspace.read",
+        )),
+        RequestError::Gateway(ErrorShape::new(
+            gsv_protocol::codes::BAD_REQUEST,
+            "invalid workspace path",
+        )),
     ];
     let missing: Vec<bool> = errors.iter().map(is_missing_file).collect();
     assert_eq!(missing, vec![true, false, false]);
@@ -380,7 +389,7 @@ async fn rm_deletes_and_gateway_errors_show_plainly() {
         let path = params["path"].as_str().unwrap();
         match (method, path) {
             (_, "../x") => Err(ErrorShape::new(
-                400,
+                gsv_protocol::codes::BAD_REQUEST,
                 "invalid workspace path \"../x\": `..` is not allowed; paths cannot leave \
                  your workspace",
             )),
@@ -453,9 +462,10 @@ async fn editable_gateway() -> CannedGateway {
             ("workspace.read", "skills/web/SKILL.md") => Ok(json!({"path": path,
                 "content": "# Web\n", "size": 6, "resolvedPath": "skills/web/SKILL.md",
                 "resolvedSource": "global"})),
-            ("workspace.read", "OLD.md") => {
-                Err(ErrorShape::new(404, "Unknown method: workspace.read"))
-            }
+            ("workspace.read", "OLD.md") => Err(ErrorShape::new(
+                gsv_protocol::codes::NOT_FOUND,
+                "Unknown method: workspace.read",
+            )),
             _ => not_found(path),
         }
     })

@@ -113,7 +113,10 @@ async fn error_response_and_timeout() {
         let req = next_request(&mut ws).await;
         send(
             &mut ws,
-            Frame::err(req.id, ErrorShape::new(404, "Unknown method: nope")),
+            Frame::err(
+                req.id,
+                ErrorShape::new(gsv_protocol::codes::NOT_FOUND, "Unknown method: nope"),
+            ),
         )
         .await;
         let _ignored = next_request(&mut ws).await;
@@ -124,7 +127,10 @@ async fn error_response_and_timeout() {
     let err = conn.request("nope", Value::Null).await.unwrap_err();
     assert_eq!(
         err,
-        RequestError::Gateway(ErrorShape::new(404, "Unknown method: nope"))
+        RequestError::Gateway(ErrorShape::new(
+            gsv_protocol::codes::NOT_FOUND,
+            "Unknown method: nope"
+        ))
     );
     assert_eq!(err.to_string(), "Unknown method: nope (code 404)");
 
@@ -198,7 +204,10 @@ async fn error_401_without_a_token_says_it_is_missing() {
         let req = next_request(&mut ws).await;
         send(
             &mut ws,
-            Frame::err(req.id, ErrorShape::new(401, "Unauthorized")),
+            Frame::err(
+                req.id,
+                ErrorShape::new(gsv_protocol::codes::UNAUTHORIZED, "Unauthorized"),
+            ),
         )
         .await;
         close(&mut ws, 4001, "Unauthorized").await;

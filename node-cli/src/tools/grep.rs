@@ -355,7 +355,9 @@ impl Collected {
         held.files.insert(path, matches);
         while held.total > self.cap {
             let excess = held.total - self.cap;
-            let mut last = held.files.last_entry().expect("total > 0");
+            let Some(mut last) = held.files.last_entry() else {
+                break;
+            };
             if last.get().len() <= excess {
                 held.total -= last.remove().len();
             } else {

@@ -69,11 +69,13 @@ fn refuses_bad_nodes_saying_why() {
         ("n", vec![tool("x__y")], Some(rt.clone()), "Invalid tool name \"x__y\": names must be non-empty and must not contain \"__\""),
         ("n", tools.to_vec(), None, "A node must send nodeRuntime (hostRole, hostCapabilities, toolCapabilities)"),
         ("n", vec![tool("Bash")], Some(rt.clone()), "nodeRuntime.toolCapabilities names \"Read\", which is not a registered tool"),
-        ("n", vec![tool("Bash"), tool("Read"), tool("Grep")], Some(rt.clone()), "nodeRuntime.toolCapabilities has no entry for tool \"Grep\""),
+        ("n", vec![tool("Bash"), tool("Read"), tool("Grep")], Some(rt), "nodeRuntime.toolCapabilities has no entry for tool \"Grep\""),
     ];
     for (id, tools, rt, want) in cases {
         assert_eq!(
-            validate_node(id, &tools, rt.as_ref()).unwrap_err(),
+            validate_node(id, &tools, rt.as_ref())
+                .unwrap_err()
+                .to_string(),
             want,
             "{id}"
         );
@@ -82,20 +84,26 @@ fn refuses_bad_nodes_saying_why() {
     let mut unknown_cap = runtime();
     unknown_cap["hostCapabilities"] = json!(["filesystem.list", "teleport"]);
     assert_eq!(
-        validate_node("n", &tools, Some(&unknown_cap)).unwrap_err(),
+        validate_node("n", &tools, Some(&unknown_cap))
+            .unwrap_err()
+            .to_string(),
         "nodeRuntime.hostCapabilities: unknown capability \"teleport\" (known: filesystem.list, filesystem.read, filesystem.write, filesystem.edit, text.search, shell.exec)"
     );
     let mut not_declared = runtime();
     not_declared["toolCapabilities"]["Read"] = json!(["text.search"]);
     assert_eq!(
-        validate_node("n", &tools, Some(&not_declared)).unwrap_err(),
+        validate_node("n", &tools, Some(&not_declared))
+            .unwrap_err()
+            .to_string(),
         "nodeRuntime.toolCapabilities.Read: \"text.search\" is not among hostCapabilities"
     );
     let mut weak = runtime();
     weak["hostCapabilities"] = json!(["filesystem.read", "shell.exec"]);
     weak["toolCapabilities"] = json!({"Bash": ["shell.exec"], "Read": ["filesystem.read"]});
     assert_eq!(
-        validate_node("n", &tools, Some(&weak)).unwrap_err(),
+        validate_node("n", &tools, Some(&weak))
+            .unwrap_err()
+            .to_string(),
         "An execution host must offer filesystem.list, filesystem.read, filesystem.write, shell.exec; missing filesystem.list, filesystem.write"
     );
     weak["hostRole"] = json!("specialized");
@@ -103,6 +111,7 @@ fn refuses_bad_nodes_saying_why() {
     weak["hostRole"] = json!("toaster");
     assert!(validate_node("n", &tools, Some(&weak))
         .unwrap_err()
+        .to_string()
         .starts_with("Invalid nodeRuntime: unknown variant `toaster`"));
 }
 

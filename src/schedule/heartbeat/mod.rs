@@ -1,10 +1,10 @@
-//! Heartbeats (reference §2.4, done better): the agent wakes every
+//! Heartbeats: the agent wakes every
 //! `every`, reads HEARTBEAT.md and says something only if something needs
 //! saying. Here: the config, whether a beat runs now or why not, and (in
 //! [`output`]) what of its answer reaches the user.
 //!
 //! Active hours are read in `activeHours.timezone`, else the USER's zone
-//! (`userTimezone`) — never silently UTC (v1 defect §12 #5).
+//! (`userTimezone`) — never silently UTC.
 
 mod config;
 pub mod light;

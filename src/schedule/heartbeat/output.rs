@@ -1,8 +1,8 @@
 //! What of a beat's answer reaches the user. The agent says
 //! `HEARTBEAT_OK` when nothing needs attention: that acknowledgement is
 //! dropped, and the token is cut from the start or end of a real answer.
-//! Anything else is delivered WHATEVER ITS LENGTH (v1 dropped every answer
-//! up to 300 characters, §12 #4), once: the same text within 24 hours is
+//! Anything else is delivered WHATEVER ITS LENGTH (even under 300
+//! characters), once: the same text within 24 hours is
 //! not sent again.
 
 use crate::time::DAY_MS;

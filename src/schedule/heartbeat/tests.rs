@@ -118,7 +118,7 @@ fn config_merge() {
                 every_ms: HOUR_MS,
                 target: Target::None,
                 active_hours: night,
-                ..defaults.clone()
+                ..defaults
             },
         ),
     ];

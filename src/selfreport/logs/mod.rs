@@ -1,5 +1,4 @@
-//! `session_logs`, the pure parts (seed identity-and-workspace.txt
-//! "Self-report tools"): the agent reads its own transcripts — the R2
+//! `session_logs`, the pure parts: the agent reads its own transcripts — the R2
 //! archives under `agents/{agentId}/sessions/` and the live histories of
 //! its sessions still going.
 //!
@@ -29,6 +28,7 @@ pub use sessions::{
     SessionSources, SessionSummary,
 };
 
+use crate::session::tools::ToolError;
 use gsv_protocol::Message;
 use serde::Serialize;
 use serde_json::Value;
@@ -82,7 +82,7 @@ pub struct SessionLogsRequest {
 
 impl SessionLogsRequest {
     /// Reads the `session_logs` arguments.
-    pub fn parse(args: &Value) -> Result<Self, String> {
+    pub fn parse(args: &Value) -> Result<Self, ToolError> {
         let text = |k: &str| {
             args.get(k)
                 .and_then(Value::as_str)
@@ -111,7 +111,8 @@ impl SessionLogsRequest {
         if let Some(id) = session_id.as_deref().filter(|id| !is_session_id(id)) {
             return Err(format!(
                 "session_logs: {id:?} is not a session id; use a sessionId from list_sessions"
-            ));
+            )
+            .into());
         }
         let num = |k: &str, default: u64, min: u64, max: u64| {
             args.get(k)

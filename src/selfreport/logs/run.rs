@@ -10,6 +10,7 @@ use super::{
 };
 use crate::archive::read_page;
 use crate::session::meta::SessionMeta;
+use crate::session::tools::ToolError;
 use crate::storage::ObjectStore;
 use crate::workspace::paths::agent_root;
 use gsv_protocol::{
@@ -54,7 +55,7 @@ pub struct LogSources<'a, S, O> {
 pub async fn run<S: ObjectStore, O: OtherSessions>(
     ctx: &LogSources<'_, S, O>,
     args: &Value,
-) -> Result<Value, String> {
+) -> Result<Value, ToolError> {
     let req = SessionLogsRequest::parse(args)?;
     let me = ctx.this.meta().map_err(shown)?;
     let budget = ctx.max_result_chars.saturating_sub(RESULT_RESERVE_CHARS);
@@ -98,8 +99,8 @@ pub async fn run<S: ObjectStore, O: OtherSessions>(
     })
 }
 
-fn shown(e: ErrorShape) -> String {
-    e.message
+fn shown(e: ErrorShape) -> ToolError {
+    ToolError::from(e)
 }
 
 /// Every session of this agent: its archives, this session, and its
@@ -107,7 +108,7 @@ fn shown(e: ErrorShape) -> String {
 async fn all_sessions<S: ObjectStore, O: OtherSessions>(
     ctx: &LogSources<'_, S, O>,
     me: &SessionMeta,
-) -> Result<Vec<SessionSources>, String> {
+) -> Result<Vec<SessionSources>, ToolError> {
     let objects = archives(ctx, "").await?;
     let mut live = vec![this_session(ctx, me)?];
     live.extend(other_live(ctx, me).await?);
@@ -120,7 +121,7 @@ async fn one_session<S: ObjectStore, O: OtherSessions>(
     ctx: &LogSources<'_, S, O>,
     me: &SessionMeta,
     id: &str,
-) -> Result<SessionSources, String> {
+) -> Result<SessionSources, ToolError> {
     let objects = archives(ctx, id).await?;
     let mut live = Vec::new();
     if id == me.session_id {
@@ -139,10 +140,10 @@ async fn one_session<S: ObjectStore, O: OtherSessions>(
         .into_iter()
         .find(|s| s.session_id == id)
         .ok_or_else(|| {
-            format!(
+            ToolError::new(format!(
                 "{id} is not one of your sessions (agent {}); list_sessions shows the ids you can read, and other agents' sessions are never readable",
                 ctx.agent_id
-            )
+            ))
         })
 }
 
@@ -151,13 +152,13 @@ async fn one_session<S: ObjectStore, O: OtherSessions>(
 async fn archives<S: ObjectStore, O>(
     ctx: &LogSources<'_, S, O>,
     id: &str,
-) -> Result<Vec<ArchiveObject>, String> {
+) -> Result<Vec<ArchiveObject>, ToolError> {
     let prefix = format!("{}sessions/{id}", agent_root(ctx.agent_id));
     let listed = ctx
         .store
         .list_with_metadata(&prefix)
         .await
-        .map_err(|e| format!("could not list your session archives: {e}"))?;
+        .map_err(|e| ToolError::new(format!("could not list your session archives: {e}")))?;
     Ok(listed
         .into_iter()
         .map(|(key, metadata)| ArchiveObject {
@@ -167,7 +168,10 @@ async fn archives<S: ObjectStore, O>(
         .collect())
 }
 
-fn this_session<S, O>(ctx: &LogSources<'_, S, O>, me: &SessionMeta) -> Result<LiveSession, String> {
+fn this_session<S, O>(
+    ctx: &LogSources<'_, S, O>,
+    me: &SessionMeta,
+) -> Result<LiveSession, ToolError> {
     Ok(LiveSession {
         session_id: me.session_id.clone(),
         session_key: me.session_key.clone(),
@@ -182,22 +186,24 @@ fn this_session<S, O>(ctx: &LogSources<'_, S, O>, me: &SessionMeta) -> Result<Li
 async fn other_live<S, O: OtherSessions>(
     ctx: &LogSources<'_, S, O>,
     me: &SessionMeta,
-) -> Result<Vec<LiveSession>, String> {
+) -> Result<Vec<LiveSession>, ToolError> {
     let registry = ctx
         .others
         .of_agent(ctx.agent_id, MAX_LIVE_SESSIONS)
         .await
-        .map_err(|e| format!("could not list your live sessions: {}", e.message))?;
+        .map_err(|e| ToolError::new(format!("could not list your live sessions: {}", e.message)))?;
     let keys = registry
         .sessions
         .into_iter()
         .map(|s| s.session_key)
         .filter(|k| *k != me.session_key);
     let stats = keys.map(|session_key| async move {
-        ctx.others
-            .stats(&session_key)
-            .await
-            .map_err(|e| format!("could not read session {session_key}: {}", e.message))
+        ctx.others.stats(&session_key).await.map_err(|e| {
+            ToolError::new(format!(
+                "could not read session {session_key}: {}",
+                e.message
+            ))
+        })
     });
     futures::future::join_all(stats)
         .await
@@ -220,7 +226,7 @@ async fn read<S: ObjectStore, O: OtherSessions>(
     s: &SessionSources,
     offset: usize,
     limit: usize,
-) -> Result<Vec<Message>, String> {
+) -> Result<Vec<Message>, ToolError> {
     let mut out = Vec::new();
     for (source, start, take) in s.page(offset, limit) {
         match (s.archives.get(source), &s.live) {
@@ -237,8 +243,10 @@ async fn read_archive<S: ObjectStore>(
     key: &str,
     start: usize,
     take: usize,
-) -> Result<Vec<Message>, String> {
-    let failed = |e: &dyn std::fmt::Display| format!("could not read the archive {key}: {e}");
+) -> Result<Vec<Message>, ToolError> {
+    let failed = |e: &dyn std::fmt::Display| {
+        ToolError::new(format!("could not read the archive {key}: {e}"))
+    };
     let Some(object) = store.get(key).await.map_err(|e| failed(&e))? else {
         return Err(failed(&"it is gone (was it deleted?)"));
     };
@@ -253,22 +261,23 @@ async fn read_live<S, O: OtherSessions>(
     live: &LiveSession,
     start: usize,
     take: usize,
-) -> Result<Vec<Message>, String> {
+) -> Result<Vec<Message>, ToolError> {
     if live.current {
         return ctx.this.messages(start, take).map_err(shown);
     }
-    let preview = ctx
-        .others
-        .preview(&live.session_key)
-        .await
-        .map_err(|e| format!("could not read session {}: {}", live.session_id, e.message))?;
+    let preview = ctx.others.preview(&live.session_key).await.map_err(|e| {
+        ToolError::new(format!(
+            "could not read session {}: {}",
+            live.session_id, e.message
+        ))
+    })?;
     // The session may have been reset since it was listed: its history then
     // belongs to a new id, and the old one is in its archive.
     if preview.session_id != live.session_id {
-        return Err(format!(
+        return Err(ToolError::new(format!(
             "session {} was just reset; call session_logs again to read its archive",
             live.session_id
-        ));
+        )));
     }
     Ok(preview
         .messages

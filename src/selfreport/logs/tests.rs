@@ -117,7 +117,7 @@ fn arguments_are_read_with_defaults_and_clamped() {
 
 #[test]
 fn bad_arguments_say_what_to_do() {
-    let err = |args| SessionLogsRequest::parse(&args).unwrap_err();
+    let err = |args| SessionLogsRequest::parse(&args).unwrap_err().to_string();
     assert_eq!(
         [
             err(json!({})),

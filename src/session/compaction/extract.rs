@@ -1,4 +1,4 @@
-//! Pre-reset memory extraction (reference §3.6): like the summarizer but
+//! Pre-reset memory extraction: like the summarizer but
 //! only `<memories>`; chunks above half the window are skipped and a failed
 //! chunk is skipped too (extraction is best-effort).
 

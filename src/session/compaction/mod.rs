@@ -1,4 +1,4 @@
-//! Context compaction (reference §3.5): when a conversation approaches the
+//! Context compaction: when a conversation approaches the
 //! model's context window, older messages are summarized, archived as a
 //! part archive, mined for memories and replaced by one summary message.
 //!
@@ -7,7 +7,7 @@
 //! 1. [`should_compact`] before an LLM call (or a context-overflow error →
 //!    [`CompactionTrigger::Overflow`]);
 //! 2. [`plan_compaction`] with *that* trigger — it never re-checks with a
-//!    different measure (v1 defect §12 #12);
+//!    different measure;
 //! 3. [`Summarization`] drives the summarizer calls through the tiers;
 //! 4. part archive `{sessionId}-part{ms}.jsonl.gz` of `messages[..split]`,
 //!    verified (`crate::archive`);

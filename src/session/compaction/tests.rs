@@ -52,7 +52,7 @@ fn token_estimates() {
     assert_eq!(estimate_text_tokens("abcd"), 2);
     assert_eq!(estimate_text_tokens(&"x".repeat(10)), 3);
     assert_eq!(estimate_text_tokens("éé😀"), 2); // 4 UTF-16 units
-                                                 // The seed's example line is 59 characters: ceil(59 / 4 × 1.2) = 18.
+                                                 // Its JSON line is 59 characters: ceil(59 / 4 × 1.2) = 18.
     let hello = Message::User(UserMessage {
         content: UserContent::Text("Hello".into()),
         timestamp: 1708300000000,
@@ -145,7 +145,7 @@ fn trigger_by_estimate_and_by_provider_count() {
 
 #[test]
 fn provider_trigger_plans_even_when_the_estimate_is_small() {
-    // v1 §12 #12: a real-count trigger re-checked with the estimate was a no-op.
+    // A real-count trigger is not re-checked with the estimate (that made it a no-op).
     let msgs = vec![
         user("one"),
         assistant("two", &[]),

@@ -1,9 +1,9 @@
-//! Session reset (reference §3.6, seed `session-routing.txt`): when an
+//! Session reset: when an
 //! automatic reset is due ([`reset_due`]) and the ordered, resumable steps
 //! of a reset ([`plan`]).
 //!
 //! Daily resets happen at `atHour` in the user's time zone (`userTimezone`),
-//! not the Worker's UTC clock (v1 defect §12 #5).
+//! not the Worker's UTC clock.
 
 pub mod plan;
 

@@ -1,4 +1,4 @@
-//! The reset procedure as data: the ten ordered steps of the seed, which of
+//! The reset procedure as data: the ten ordered steps, which of
 //! them a reset needs, and how far it got — so the Session DO can execute
 //! it step by step and resume after a crash.
 //!
@@ -21,7 +21,7 @@ use gsv_protocol::TokenCounts;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
-/// The steps, in the seed's order (numbers 1–10).
+/// The steps, in order (numbers 1–10).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub enum ResetStep {
@@ -65,7 +65,7 @@ impl ResetStep {
         ResetStep::ContinueAgentLoop,
     ];
 
-    /// The seed's step number (1–10).
+    /// The step's number (1–10).
     pub fn number(self) -> usize {
         Self::ALL.iter().position(|s| *s == self).unwrap_or(0) + 1
     }

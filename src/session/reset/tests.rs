@@ -100,7 +100,7 @@ fn daily_in_utc() {
 
 #[test]
 fn daily_uses_the_user_time_zone() {
-    // v1 §12 #5 used the Worker's UTC clock. 03:30 → 04:30 New York time:
+    // Not the Worker's UTC clock: 03:30 → 04:30 New York time:
     let ny = Tz::named("America/New_York");
     let daily = ResetPolicy::Daily { at_hour: 4 };
     let (last, now) = (utc("2024-06-01T07:30:00Z"), utc("2024-06-01T08:30:00Z"));

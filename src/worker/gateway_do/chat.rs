@@ -2,10 +2,11 @@
 //! with the asking socket set to watch the session's `chat` events.
 
 use super::{Attachment, Gateway};
-use crate::session::internal::{path, SessionChatSend, SessionChatSendReply, SessionQuery};
-use crate::worker::rpc::{call_object, new_id};
+use crate::calls::InternalCall;
+use crate::session::internal::{SessionChatSend, SessionChatSendReply, SessionQuery};
+use crate::worker::bindings::SessionStub;
+use crate::worker::rpc::new_id;
 use gsv_protocol::*;
-use serde::de::DeserializeOwned;
 use serde_json::Value;
 use worker::*;
 
@@ -74,8 +75,9 @@ impl Gateway {
         };
         // Slash commands and directives are the session's to read: it owns
         // the settings, the run and the history they act on.
-        let reply: SessionChatSendReply =
-            call_object(&self.env, "SESSION", &session_key, path::CHAT_SEND, &send).await?;
+        let reply = SessionStub::for_key(&self.env, &session_key)
+            .call(&send)
+            .await?;
         Ok(match reply {
             SessionChatSendReply::Started {
                 queued,
@@ -111,30 +113,32 @@ impl Gateway {
         })
     }
 
-    /// Asks the session's object at `route`; the asker watches the session.
-    pub(super) async fn session_query<R: DeserializeOwned>(
+    /// Asks the session's object `call` (one of the `SessionQuery` calls);
+    /// the asker watches the session.
+    pub(super) async fn session_query<C: InternalCall>(
         &self,
         ws: &WebSocket,
         att: &mut Attachment,
-        route: &str,
         key: String,
         limit: Option<u32>,
-    ) -> Res<R> {
+        call: impl FnOnce(SessionQuery) -> C,
+    ) -> Res<C::Reply> {
         let session_key = self.canonical_key(&key);
         self.watch(ws, att, &session_key)?;
         let query = SessionQuery {
             session_key: session_key.clone(),
             limit,
         };
-        call_object(&self.env, "SESSION", &session_key, route, &query).await
+        SessionStub::for_key(&self.env, &session_key)
+            .call(&call(query))
+            .await
     }
 
     /// `session.patch`: the registry keeps the session's label.
     pub(super) async fn session_patch(&self, mut p: SessionPatchParams) -> Res<SessionPatchResult> {
         p.session_key = self.canonical_key(&p.session_key);
         let key = p.session_key.clone();
-        let result: SessionGetResult =
-            call_object(&self.env, "SESSION", &key, path::PATCH, &p).await?;
+        let result = SessionStub::for_key(&self.env, &key).call(&p).await?;
         self.touch_session(&key, result.label.as_deref(), p.label.is_some())?;
         Ok(SessionPatchResult { ok: true })
     }

@@ -29,7 +29,7 @@ pub(super) fn load_config(sql: &SqlStorage) -> Result<Config> {
 impl Gateway {
     /// The R2 bucket and the agent a workspace request is about.
     pub(super) fn workspace(&self, agent_id: Option<&str>) -> Res<(Bucket, String)> {
-        let bucket = self.env.bucket("STORAGE").map_err(internal_error)?;
+        let bucket = crate::worker::bindings::bucket(&self.env).map_err(internal_error)?;
         Ok((
             bucket,
             workspace_rpc::agent(agent_id, &self.routing.borrow().default_agent_id),

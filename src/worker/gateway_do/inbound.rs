@@ -12,8 +12,9 @@ use crate::channels::envelope::envelope_time;
 use crate::channels::pairing::{self, code_reply, Asker, PairRequest};
 use crate::routing::normalize::{normalize_account_id, normalize_channel};
 use crate::routing::{resolve_route, Inbound};
-use crate::session::internal::{path, ChannelTurn, SessionChatSend, SessionChatSendReply};
-use crate::worker::rpc::{call_object, new_id, now_ms};
+use crate::session::internal::{ChannelTurn, SessionChatSend, SessionChatSendReply};
+use crate::worker::bindings::SessionStub;
+use crate::worker::rpc::{new_id, now_ms};
 use crate::worker::tz::user_time_zone;
 use gsv_protocol::channels::*;
 use gsv_protocol::{codes, ErrorShape};
@@ -263,14 +264,9 @@ impl Gateway {
             Some(now + TYPING_RENEW_MS),
         )?;
         self.typing(channel, account_id, &msg.peer, true).await;
-        let reply: Res<SessionChatSendReply> = call_object(
-            &self.env,
-            "SESSION",
-            &route.session_key,
-            path::CHAT_SEND,
-            &send,
-        )
-        .await;
+        let reply = SessionStub::for_key(&self.env, &route.session_key)
+            .call(&send)
+            .await;
         let reply = match reply {
             Ok(r) => r,
             Err(e) => {

@@ -6,9 +6,10 @@
 
 use super::{to_value, Attachment, Gateway};
 use crate::gateway::nodes::{host_info, namespaced, split_tool_name, validate_node};
-use crate::session::internal::{path, NodeSnapshot, SessionExecEvent};
+use crate::session::internal::{NodeSnapshot, SessionExecEvent};
+use crate::worker::bindings::SessionStub;
 use crate::worker::native_tools;
-use crate::worker::rpc::{call_object, internal_error, now_ms};
+use crate::worker::rpc::{internal_error, now_ms};
 use gsv_protocol::*;
 use serde::Deserialize;
 use serde_json::Value;
@@ -19,7 +20,7 @@ type Res<T> = std::result::Result<T, ErrorShape>;
 /// Routes to sessions outlive the session's own deadline by this much,
 /// then they are forgotten.
 pub(super) const ROUTE_GRACE_MS: i64 = 60_000;
-/// A background command is followed this long (reference §2.9).
+/// A background command is followed this long.
 const EXEC_SESSION_TTL_MS: i64 = 24 * 3600 * 1000;
 
 #[derive(Debug, Deserialize)]
@@ -64,7 +65,7 @@ impl Gateway {
     pub(super) fn register_node(&self, conn_id: &str, p: &ConnectParams) -> Res<()> {
         let tools = p.tools.clone().unwrap_or_default();
         let runtime = validate_node(&p.client.id, &tools, p.node_runtime.as_ref())
-            .map_err(|e| ErrorShape::new(codes::INVALID_CONNECT, e))?;
+            .map_err(|e| ErrorShape::new(codes::INVALID_CONNECT, e.to_string()))?;
         self.sql()
             .exec(
                 "INSERT INTO nodes (node_id, conn_id, tools, runtime, connected_at) VALUES (?, ?, ?, ?, ?)
@@ -298,9 +299,7 @@ impl Gateway {
 
     async fn deliver(&self, route: &RouteRow, p: ToolResultParams) -> Res<AckResult> {
         match (route.kind.as_str(), &route.session_key) {
-            ("session", Some(key)) => {
-                call_object(&self.env, "SESSION", key, path::TOOL_RESULT, &p).await
-            }
+            ("session", Some(key)) => SessionStub::for_key(&self.env, key).call(&p).await,
             _ => {
                 let frame_id = route.frame_id.clone().unwrap_or_default();
                 let frame = match p.error {
@@ -429,18 +428,13 @@ impl Gateway {
             event: p.clone(),
             nodes: self.node_snapshot()?,
         };
-        let ack: AckResult = call_object(
-            &self.env,
-            "SESSION",
-            &row.session_key,
-            path::EXEC_EVENT,
-            &ev,
-        )
-        .await
-        .map_err(|e| ErrorShape {
-            retryable: Some(true),
-            ..e
-        })?;
+        let ack = SessionStub::for_key(&self.env, &row.session_key)
+            .call(&ev)
+            .await
+            .map_err(|e| ErrorShape {
+                retryable: Some(true),
+                ..e
+            })?;
         self.sql()
             .exec(
                 "DELETE FROM exec_sessions WHERE node_id = ? AND session_id = ?",

@@ -1,4 +1,4 @@
-//! Skill bin probes on the Gateway (reference §2.8): `node.probe` events
+//! Skill bin probes on the Gateway: `node.probe` events
 //! out to nodes, their `node.probe.result` merged into the node's row (so
 //! `skills.status` and every run's NodeSnapshot see the bins), and
 //! `skills.update` answered, with its original frame id, once every probe
@@ -253,7 +253,7 @@ impl Gateway {
         outcomes: &[(String, ProbeOutcome)],
         skipped: Vec<String>,
     ) -> Res<Value> {
-        let bucket = self.env.bucket("STORAGE").map_err(internal_error)?;
+        let bucket = crate::worker::bindings::bucket(&self.env).map_err(internal_error)?;
         let files = load_skill_files(&bucket, agent)
             .await
             .map_err(internal_error)?;
@@ -444,7 +444,7 @@ impl Gateway {
                 routing.agents.iter().map(|a| a.id.as_str()),
             )
         };
-        let bucket = self.env.bucket("STORAGE").map_err(internal_error)?;
+        let bucket = crate::worker::bindings::bucket(&self.env).map_err(internal_error)?;
         let per_agent = load_skill_files_of(&bucket, &agents)
             .await
             .map_err(internal_error)?;

@@ -4,9 +4,10 @@
 //! does not compile until it has its arm here.
 
 use super::{to_value, workspace_rpc, Attachment, Gateway, Peer};
-use crate::session::internal::path;
+use crate::calls::{Abort, Get, History, Preview, Reset, Stats};
 use crate::skills::skills_status;
-use crate::worker::rpc::{call_object, internal_error, now_ms};
+use crate::worker::bindings::SessionStub;
+use crate::worker::rpc::{internal_error, now_ms};
 use crate::worker::workspace::prompt_load;
 use gsv_protocol::method::{self, Method};
 use gsv_protocol::*;
@@ -78,7 +79,7 @@ impl Gateway {
             R::Connect(_) => Err(already_connected()),
             R::ChatSend(p) => now::<method::ChatSend>(self.chat_send(ws, &mut att, p).await?),
             R::ChatAbort(p) => {
-                let r = self.session_query(ws, &mut att, path::ABORT, p.session_key, None);
+                let r = self.session_query(ws, &mut att, p.session_key, None, Abort);
                 now::<method::ChatAbort>(r.await?)
             }
             R::ConfigGet(p) => now::<method::ConfigGet>(self.config_get(p)?),
@@ -89,36 +90,36 @@ impl Gateway {
                 now::<method::ConfigSet>(r)
             }
             R::SessionGet(p) => {
-                let r = self.session_query(ws, &mut att, path::GET, p.session_key, None);
+                let r = self.session_query(ws, &mut att, p.session_key, None, Get);
                 now::<method::SessionGet>(r.await?)
             }
             R::SessionPreview(p) => {
-                let r = self.session_query(ws, &mut att, path::PREVIEW, p.session_key, p.limit);
+                let r = self.session_query(ws, &mut att, p.session_key, p.limit, Preview);
                 now::<method::SessionPreview>(r.await?)
             }
             R::SessionsList(p) => now::<method::SessionsList>(self.sessions_list(p)?),
             R::SessionStats(p) => {
-                let r = self.session_query(ws, &mut att, path::STATS, p.session_key, None);
+                let r = self.session_query(ws, &mut att, p.session_key, None, Stats);
                 now::<method::SessionStats>(r.await?)
             }
             R::SessionHistory(p) => {
-                let r = self.session_query(ws, &mut att, path::HISTORY, p.session_key, None);
+                let r = self.session_query(ws, &mut att, p.session_key, None, History);
                 now::<method::SessionHistory>(r.await?)
             }
             R::SessionPatch(p) => now::<method::SessionPatch>(self.session_patch(p).await?),
             R::SessionCompact(mut p) => {
                 p.session_key = self.canonical_key(&p.session_key);
-                let r = call_object(&self.env, "SESSION", &p.session_key, path::COMPACT, &p);
-                now::<method::SessionCompact>(r.await?)
+                let session = SessionStub::for_key(&self.env, &p.session_key);
+                now::<method::SessionCompact>(session.call(&p).await?)
             }
             R::SessionReset(p) => {
-                let r = self.session_query(ws, &mut att, path::RESET, p.session_key, None);
+                let r = self.session_query(ws, &mut att, p.session_key, None, Reset);
                 now::<method::SessionReset>(r.await?)
             }
             R::SessionTranscript(mut p) => {
                 p.session_key = self.canonical_key(&p.session_key);
-                let r = call_object(&self.env, "SESSION", &p.session_key, path::TRANSCRIPT, &p);
-                now::<method::SessionTranscript>(r.await?)
+                let session = SessionStub::for_key(&self.env, &p.session_key);
+                now::<method::SessionTranscript>(session.call(&p).await?)
             }
             R::SkillsStatus(p) => {
                 let (bucket, agent) = self.workspace(p.agent_id.as_deref())?;

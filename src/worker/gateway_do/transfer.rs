@@ -12,8 +12,9 @@ use super::{to_value, Gateway};
 use crate::gateway::transfer::{
     plan, Endpoint, TransferArgs, TransferRequest, TransferResult, DEFAULT_MAX_TRANSFER_BYTES,
 };
-use crate::session::internal::{path, TransferReply};
-use crate::worker::rpc::{call_object, internal_error};
+use crate::session::internal::TransferReply;
+use crate::worker::bindings::{self, SessionStub};
+use crate::worker::rpc::internal_error;
 use crate::workspace::paths::write_key;
 use gsv_protocol::transfer::*;
 use gsv_protocol::*;
@@ -51,13 +52,12 @@ impl Gateway {
 
     /// Starts the transfer a Session asked for; its result comes later.
     pub(super) async fn start_transfer(&self, req: TransferRequest) -> Res<TransferReply> {
-        let bad = |e: String| ErrorShape::new(codes::BAD_REQUEST, e);
         let (source, destination) = plan(&TransferArgs {
             source: req.source.clone(),
             destination: req.destination.clone(),
         })
-        .map_err(bad)?;
-        let bucket = self.env.bucket("STORAGE").map_err(internal_error)?;
+        .map_err(|e| ErrorShape::new(codes::BAD_REQUEST, e.to_string()))?;
+        let bucket = bindings::bucket(&self.env).map_err(internal_error)?;
         if let Endpoint::Node { node_id, .. } = &source {
             self.node_socket(node_id)?;
         }
@@ -335,7 +335,7 @@ impl Gateway {
                     return Ok(());
                 };
                 let key = t.dest_key.clone().unwrap_or_default();
-                let bucket = self.env.bucket("STORAGE").map_err(internal_error)?;
+                let bucket = bindings::bucket(&self.env).map_err(internal_error)?;
                 // The file moves into the request body, not a copy of it.
                 let body = std::mem::take(&mut t.buffer);
                 let put = bucket.put(&key, body).execute().await;
@@ -416,7 +416,7 @@ async fn deliver(env: &Env, session_key: &str, call_id: &str, outcome: Res<Value
         result,
         error,
     };
-    let r: Res<AckResult> = call_object(env, "SESSION", session_key, path::TOOL_RESULT, &p).await;
+    let r = SessionStub::for_key(env, session_key).call(&p).await;
     if let Err(e) = r {
         console_error!(
             "gateway: delivering a transfer result failed: {}",

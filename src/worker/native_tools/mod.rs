@@ -9,6 +9,7 @@ use crate::schedule::tool::{CronToolRequest, CRON_TOOL};
 use crate::selfreport::logs::ThisSession;
 use crate::selfreport::NativeCall;
 use crate::session::internal::ChannelMessageRequest;
+use crate::session::tools::ToolError;
 use crate::worker::bindings::GatewayStub;
 use serde_json::Value;
 use session_logs::LiveSessions;
@@ -34,7 +35,7 @@ pub struct ToolContext<'a> {
 
 /// Runs a native tool: `Ok` with the result text, `Err` with an error the
 /// model can act on.
-pub async fn execute(ctx: &ToolContext<'_>, name: &str, args: &Value) -> Result<String, String> {
+pub async fn execute(ctx: &ToolContext<'_>, name: &str, args: &Value) -> Result<String, ToolError> {
     if name == MESSAGE_TOOL && ctx.is_main {
         return message(ctx, args).await;
     }
@@ -54,8 +55,8 @@ pub async fn execute(ctx: &ToolContext<'_>, name: &str, args: &Value) -> Result<
 }
 
 /// `gsv__Message`: the Gateway sends it through the chat's channel.
-async fn message(ctx: &ToolContext<'_>, args: &Value) -> Result<String, String> {
-    let args = MessageArgs::parse(args).map_err(|e| e.to_string())?;
+async fn message(ctx: &ToolContext<'_>, args: &Value) -> Result<String, ToolError> {
+    let args = MessageArgs::parse(args).map_err(|e| ToolError::new(e.to_string()))?;
     let req = ChannelMessageRequest {
         agent_id: ctx.agent_id.to_string(),
         call_id: ctx.call_id.to_string(),
@@ -65,12 +66,12 @@ async fn message(ctx: &ToolContext<'_>, args: &Value) -> Result<String, String> 
     let reply = GatewayStub::get(ctx.env)
         .call(&req)
         .await
-        .map_err(|e| e.message)?;
+        .map_err(ToolError::from)?;
     match reply.error {
-        Some(error) => Err(format!(
+        Some(error) => Err(ToolError::new(format!(
             "Not delivered to {}:{}: {error}",
             reply.channel, reply.to
-        )),
+        ))),
         None => Ok(result_text(
             &reply.channel,
             &reply.to,
@@ -80,7 +81,7 @@ async fn message(ctx: &ToolContext<'_>, args: &Value) -> Result<String, String> 
 }
 
 /// `gsv__Cron`: the Gateway owns the jobs and words the answer.
-async fn cron(ctx: &ToolContext<'_>, args: &Value) -> Result<String, String> {
+async fn cron(ctx: &ToolContext<'_>, args: &Value) -> Result<String, ToolError> {
     let req = CronToolRequest {
         agent_id: ctx.agent_id.to_string(),
         args: args.clone(),
@@ -88,6 +89,6 @@ async fn cron(ctx: &ToolContext<'_>, args: &Value) -> Result<String, String> {
     let reply = GatewayStub::get(ctx.env)
         .call(&req)
         .await
-        .map_err(|e| e.message)?;
-    serde_json::to_string_pretty(&reply.result).map_err(|e| e.to_string())
+        .map_err(ToolError::from)?;
+    serde_json::to_string_pretty(&reply.result).map_err(|e| ToolError::new(e.to_string()))
 }

@@ -1,4 +1,4 @@
-//! `chat.send` inside the session (reference §2.7): a slash command is
+//! `chat.send` inside the session: a slash command is
 //! answered without a run; inline directives ride on their one message;
 //! a message arriving after the reset policy ended the conversation is
 //! marked to reset the session first; everything else joins the queue.

@@ -1,4 +1,4 @@
-//! Automatic compaction (reference §3.5) inside a run: before a model call
+//! Automatic compaction inside a run: before a model call
 //! when the context nears the window, or once after the provider refused
 //! the prompt as too long. The order of `crate::session::compaction`:
 //! summarize, archive (verified), memories, then one synchronous step that

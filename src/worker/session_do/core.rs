@@ -60,7 +60,7 @@ impl Core {
     }
 
     pub fn bucket(&self) -> Res<Bucket> {
-        self.env.bucket("STORAGE").map_err(SessionError::storage)
+        crate::worker::bindings::bucket(&self.env).map_err(SessionError::storage)
     }
 
     /// Points the object's one alarm at its earliest deadline.

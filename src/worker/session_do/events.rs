@@ -4,9 +4,9 @@
 //! else as one request each.
 
 use crate::session::internal::path;
-use crate::worker::rpc::{call_object, now_ms};
+use crate::worker::bindings::{self, GatewayStub};
+use crate::worker::rpc::now_ms;
 use gsv_protocol::ChatEvent;
-use serde_json::Value;
 use std::cell::{Cell, RefCell};
 use worker::{console_error, Env, Error, Headers, Request, RequestInit, Result, WebSocket};
 
@@ -45,8 +45,7 @@ impl EventLink {
             return;
         }
         self.ws.replace(None);
-        let r: std::result::Result<Value, _> =
-            call_object(env, "GATEWAY", "singleton", path::CHAT_EVENT, evt).await;
+        let r = GatewayStub::get(env).call(evt).await;
         if let Err(e) = r {
             console_error!("session: delivering a chat event failed: {}", e.message);
         }
@@ -71,7 +70,7 @@ impl EventLink {
 
 /// Opens a WebSocket to the Gateway's internal event-link path.
 async fn open_link(env: &Env) -> Result<WebSocket> {
-    let stub = env.durable_object("GATEWAY")?.get_by_name("singleton")?;
+    let stub = bindings::gateway_object(env)?;
     let headers = Headers::new();
     headers.set("Upgrade", "websocket")?;
     let mut init = RequestInit::new();

@@ -292,7 +292,7 @@ impl Session {
     fn patch(&self, p: SessionPatchParams) -> Res<SessionGetResult> {
         let store = &self.core.store;
         let meta = store.meta(&p.session_key)?;
-        let next = apply_patch(&meta, &p).map_err(SessionError::Invalid)?;
+        let next = apply_patch(&meta, &p).map_err(|e| SessionError::Invalid(e.to_string()))?;
         store.save_meta(&next)?;
         Ok(next.to_result(store.message_count()?))
     }

@@ -1,4 +1,4 @@
-//! Session resets (seed `session-routing.txt`): the steps of a
+//! Session resets: the steps of a
 //! `ResetPlan`, each recorded in SQLite as it completes, so a reset
 //! interrupted by an eviction resumes where it stopped and never clears
 //! messages before their archive is verified.

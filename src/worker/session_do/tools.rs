@@ -9,11 +9,13 @@ use super::alarm::Alarm;
 use super::error::{Res, SessionError};
 use super::store::{CallRow, SessionStore};
 use crate::gateway::transfer::{TransferArgs, TransferRequest, TRANSFER};
-use crate::session::internal::path;
 use crate::session::run_config::RunConfig;
-use crate::session::tools::{result_message, timed_out, tool_wait, PendingCall, ToolWait};
+use crate::session::tools::{
+    result_message, timed_out, tool_wait, PendingCall, ToolError, ToolWait,
+};
+use crate::worker::bindings::{self, GatewayStub};
 use crate::worker::native_tools;
-use crate::worker::rpc::{call_object, now_ms};
+use crate::worker::rpc::now_ms;
 use crate::worker::workspace::prompt_load::RunPrompt;
 use gsv_protocol::{AckResult, AssistantMessage, Message, ToolRequestParams, ToolResultParams};
 use serde_json::Value;
@@ -85,7 +87,7 @@ impl Tools<'_> {
         let args: Value = serde_json::from_str(&row.args).unwrap_or(Value::Null);
         let max_chars = t.rc.max_result_chars;
         if native_tools::is_native(&row.name, t.prompt.is_main) {
-            let outcome = match self.env.bucket("STORAGE") {
+            let outcome = match bindings::bucket(self.env) {
                 Ok(bucket) => {
                     let ctx = native_tools::ToolContext {
                         bucket: &bucket,
@@ -101,7 +103,7 @@ impl Tools<'_> {
                         .await
                         .map(Value::String)
                 }
-                Err(e) => Err(e.to_string()),
+                Err(e) => Err(ToolError::new(e.to_string())),
             };
             return self.store_outcome(&row.call_id, &row.name, outcome, max_chars);
         }
@@ -114,25 +116,24 @@ impl Tools<'_> {
                     args,
                     session_key: t.session_key.to_string(),
                 };
-                call_object::<_, Value>(
-                    self.env,
-                    "GATEWAY",
-                    "singleton",
-                    path::TOOL_REQUEST,
-                    &request,
-                )
-                .await
-                .map_err(SessionError::Wire)
+                GatewayStub::get(self.env)
+                    .call(&request)
+                    .await
+                    .map(|_| ())
+                    .map_err(SessionError::Wire)
             }
         };
         match sent {
             Ok(_) => self.store.mark_dispatched(&row.call_id),
-            Err(e) => self.store_outcome(&row.call_id, &row.name, Err(e.to_string()), max_chars),
+            Err(e) => {
+                let outcome = Err(ToolError::new(e.to_string()));
+                self.store_outcome(&row.call_id, &row.name, outcome, max_chars)
+            }
         }
     }
 
     /// Asks the Gateway to start a `gsv__Transfer`.
-    async fn request_transfer(&self, row: &CallRow, args: Value, t: &ToolRun<'_>) -> Res<Value> {
+    async fn request_transfer(&self, row: &CallRow, args: Value, t: &ToolRun<'_>) -> Res<()> {
         let a: TransferArgs = serde_json::from_value(args)
             .map_err(|e| SessionError::Invalid(format!("invalid arguments: {e}")))?;
         let req = TransferRequest {
@@ -142,7 +143,8 @@ impl Tools<'_> {
             source: a.source,
             destination: a.destination,
         };
-        Ok(call_object(self.env, "GATEWAY", "singleton", path::TRANSFER, &req).await?)
+        GatewayStub::get(self.env).call(&req).await?;
+        Ok(())
     }
 
     /// Stores a call's outcome unless it already has one (the first of a
@@ -151,7 +153,7 @@ impl Tools<'_> {
         &self,
         call_id: &str,
         name: &str,
-        outcome: Result<Value, String>,
+        outcome: Result<Value, ToolError>,
         max_chars: usize,
     ) -> Res<()> {
         self.save_result(&result_message(call_id, name, outcome, max_chars, now_ms()))
@@ -174,7 +176,7 @@ impl Tools<'_> {
             return Ok((dropped(), false));
         };
         let outcome = match (p.error, p.result) {
-            (Some(e), _) => Err(e),
+            (Some(e), _) => Err(ToolError::new(e)),
             (None, r) => Ok(r.unwrap_or(Value::Null)),
         };
         let max_chars = self.store.run_config()?.max_result_chars;

@@ -18,8 +18,12 @@
 //! - the gzip size of the gateway's wasm.
 //!
 //! Run with `bash scripts/bench.sh` (builds first); see BENCHMARKS.md.
-//! `--only turns,concurrent,prompt,tools,grep,lifecycle` runs some parts
+//! `--only turns,concurrent,prompt,tools,grep,lifecycle,cron` runs some parts
 //! (the echo floor always runs: the ratios need it).
+
+// Test support (harness, doubles, bench): a failed unwrap here is a failed
+// test or a broken fixture, so panicking is the right report.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 #[path = "bench/cron.rs"]
 mod cron;

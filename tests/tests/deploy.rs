@@ -1,0 +1,211 @@
+//! `scripts/deploy.sh`, offline: the dry run bundles both Workers with the
+//! real wrangler and checks bindings and sizes; the real run goes against a
+//! stub `wrangler` that records what it was asked (the one place a double
+//! stands in for Cloudflare, which nothing here can reach).
+// Test code: a failed unwrap is a failed test.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use gsv_e2e::harness::{gsv_bin, repo_root};
+use gsv_protocol::channel_key::derive_channel_key;
+use std::path::Path;
+use std::process::Command;
+
+/// A `wrangler` that logs each call's arguments and stdin, one JSON line
+/// each, and answers like the real one where the script reads its output.
+const STUB: &str = r#"#!/usr/bin/env bash
+stdin=""
+if [ "$1" = "secret" ]; then stdin="$(cat)"; fi
+node -e 'console.log(JSON.stringify({cwd: process.argv[1], args: process.argv.slice(3), stdin: process.argv[2]}))' \
+  "$(basename "$PWD")" "$stdin" "$@" >> "$STUB_LOG"
+case "$1 $2" in
+  "r2 bucket") if [ "$3" = list ] && [ -f "$STUB_LOG.bucket" ]; then echo "name:           gsv-storage"; fi
+               if [ "$3" = create ]; then touch "$STUB_LOG.bucket"; fi ;;
+  "deploy "*|"deploy") if [ "$(basename "$PWD")" = discord ]; then echo "Deployed gsv-channel-discord triggers"; \
+                       else echo "Deployed gsv triggers"; echo "  https://gsv.someone.workers.dev"; fi ;;
+esac
+"#;
+
+struct Run {
+    log: Vec<serde_json::Value>,
+    stdout: String,
+}
+
+fn deploy(home: &Path, stub_dir: &Path, env: &[(&str, &str)]) -> Run {
+    let log = stub_dir.join("calls.jsonl");
+    // This run's calls only (the stub's bucket mark stays).
+    let _ = std::fs::remove_file(&log);
+    let out = Command::new("bash")
+        .arg(repo_root().join("scripts").join("deploy.sh"))
+        .env("WRANGLER", stub_dir.join("wrangler"))
+        .env("STUB_LOG", &log)
+        .env("GSV", gsv_bin())
+        .env("HOME", home)
+        .env("XDG_CONFIG_HOME", home.join(".config"))
+        .envs(env.iter().copied())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "deploy.sh: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let log = std::fs::read_to_string(&log)
+        .unwrap_or_default()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    Run {
+        log,
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+    }
+}
+
+fn calls(run: &Run) -> Vec<String> {
+    run.log
+        .iter()
+        .map(|c| {
+            let args: Vec<&str> = c["args"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|a| a.as_str().unwrap())
+                .collect();
+            format!("{}: {}", c["cwd"].as_str().unwrap(), args.join(" "))
+        })
+        .collect()
+}
+
+fn secret(run: &Run, name: &str) -> String {
+    run.log
+        .iter()
+        .find(|c| c["args"][0] == "secret" && c["args"][2] == name)
+        .map(|c| c["stdin"].as_str().unwrap().to_string())
+        .unwrap_or_else(|| panic!("no secret {name} in {:?}", calls(run)))
+}
+
+#[test]
+fn one_command_deploys_both_workers_with_their_secrets_and_is_safe_to_repeat() {
+    let stub = tempfile::tempdir().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let wrangler = stub.path().join("wrangler");
+    std::fs::write(&wrangler, STUB).unwrap();
+    Command::new("chmod")
+        .arg("+x")
+        .arg(&wrangler)
+        .status()
+        .unwrap();
+    // The script keeps its token in the checkout's .gsv/deploy.env; this
+    // test must not take a developer's, so it sets one aside and back.
+    let env_file = repo_root().join(".gsv").join("deploy.env");
+    let kept = std::fs::read(&env_file).ok();
+    let _ = std::fs::remove_file(&env_file);
+
+    let first = deploy(
+        home.path(),
+        stub.path(),
+        &[("DISCORD_BOT_TOKEN", "bot-secret")],
+    );
+    let root = repo_root();
+    let top = root.file_name().unwrap().to_str().unwrap();
+    assert_eq!(
+        calls(&first),
+        [
+            format!("{top}: r2 bucket list"),
+            format!("{top}: r2 bucket create gsv-storage"),
+            format!("{top}: deploy"),
+            format!("{top}: secret put GSV_AUTH_TOKEN"),
+            "discord: deploy".to_string(),
+            "discord: secret put GSV_CHANNEL_KEY".to_string(),
+            "discord: secret put DISCORD_BOT_TOKEN".to_string(),
+        ]
+    );
+    let token = secret(&first, "GSV_AUTH_TOKEN");
+    assert_eq!(token.len(), 64);
+    assert_eq!(
+        secret(&first, "GSV_CHANNEL_KEY"),
+        derive_channel_key(&token)
+    );
+    assert_eq!(secret(&first, "DISCORD_BOT_TOKEN"), "bot-secret");
+    assert_eq!(
+        first.stdout,
+        "gateway: https://gsv.someone.workers.dev\n\
+         channel: gsv-channel-discord (no public route; reached through the gateway's binding)\n\
+         next: gsv channel start discord\n"
+    );
+    // The CLI points at the deployed gateway with the token.
+    let show = Command::new(gsv_bin())
+        .args(["local-config", "get", "gateway.url"])
+        .env("HOME", home.path())
+        .env("XDG_CONFIG_HOME", home.path().join(".config"))
+        .output()
+        .unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&show.stdout).trim(),
+        "wss://gsv.someone.workers.dev/ws"
+    );
+
+    // Again: the bucket is there, the token is the same.
+    let again = deploy(home.path(), stub.path(), &[]);
+    assert_eq!(
+        calls(&again),
+        [
+            format!("{top}: r2 bucket list"),
+            format!("{top}: deploy"),
+            format!("{top}: secret put GSV_AUTH_TOKEN"),
+            "discord: deploy".to_string(),
+            "discord: secret put GSV_CHANNEL_KEY".to_string(),
+        ]
+    );
+    assert_eq!(secret(&again, "GSV_AUTH_TOKEN"), token);
+    // Asked to, it makes a new one.
+    let stub2 = tempfile::tempdir().unwrap();
+    std::fs::copy(&wrangler, stub2.path().join("wrangler")).unwrap();
+    let rotated = Command::new("bash")
+        .arg(root.join("scripts").join("deploy.sh"))
+        .arg("--rotate-token")
+        .env("WRANGLER", stub2.path().join("wrangler"))
+        .env("STUB_LOG", stub2.path().join("calls.jsonl"))
+        .env("GSV", gsv_bin())
+        .env("HOME", home.path())
+        .env("XDG_CONFIG_HOME", home.path().join(".config"))
+        .output()
+        .unwrap();
+    assert!(rotated.status.success());
+    let new_token = std::fs::read_to_string(&env_file).unwrap();
+    assert_ne!(new_token.trim(), format!("GSV_AUTH_TOKEN={token}"));
+
+    match kept {
+        Some(bytes) => std::fs::write(&env_file, bytes).unwrap(),
+        None => {
+            let _ = std::fs::remove_file(&env_file);
+        }
+    }
+}
+
+#[test]
+fn the_dry_run_bundles_both_workers_within_the_free_plan() {
+    let out = Command::new("bash")
+        .arg(repo_root().join("scripts").join("deploy.sh"))
+        .args(["--dry-run", "--no-build"])
+        .env("WRANGLER_SEND_METRICS", "false")
+        .env("CLOUDFLARE_CF_FETCH_ENABLED", "false")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert_eq!(lines.len(), 2, "{stdout}");
+    for (line, worker) in lines.iter().zip(["gateway", "discord"]) {
+        let bytes: u64 = line
+            .strip_prefix(&format!("{worker} "))
+            .and_then(|l| l.split(' ').next())
+            .and_then(|n| n.parse().ok())
+            .unwrap_or_else(|| panic!("{line}"));
+        assert!(bytes > 100_000 && bytes < 3 * 1024 * 1024, "{line}");
+        assert!(line.ends_with("bytes gzipped (ok)"), "{line}");
+    }
+}
