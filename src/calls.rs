@@ -34,6 +34,12 @@ impl InternalCall for crate::session::internal::ChannelMessageRequest {
     type Reply = crate::session::internal::ChannelMessageReply;
 }
 
+/// Session → Gateway: `gsv__Cron`.
+impl InternalCall for crate::schedule::tool::CronToolRequest {
+    const PATH: &'static str = path::CRON_TOOL;
+    type Reply = crate::schedule::tool::CronToolReply;
+}
+
 /// Session → Gateway: the registry's sessions of one agent.
 impl InternalCall for AgentSessionsQuery {
     const PATH: &'static str = path::AGENT_SESSIONS;

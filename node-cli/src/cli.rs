@@ -90,6 +90,15 @@ pub enum Command {
     /// approval: list, approve, reject
     #[command(subcommand)]
     Pair(PairCommand),
+
+    /// The agent's scheduled jobs and reminders: list, add, edit, rm, run,
+    /// runs, status
+    #[command(subcommand)]
+    Cron(Box<crate::cmd::cron::CronCommand>),
+
+    /// The agent's heartbeats: status, trigger, start
+    #[command(subcommand)]
+    Heartbeat(crate::cmd::cron::HeartbeatCommand),
 }
 
 #[derive(Debug, Subcommand)]

@@ -6,6 +6,7 @@
 pub mod channel_key;
 pub mod channel_rpc;
 pub mod channels;
+pub mod cron;
 pub mod dates;
 pub mod frames;
 pub mod messages;
@@ -15,6 +16,7 @@ pub mod requests;
 pub mod skills;
 
 pub use channel_rpc::*;
+pub use cron::*;
 pub use frames::*;
 pub use messages::*;
 pub use methods::*;

@@ -211,6 +211,16 @@ methods! {
     PairList => "pair.list" (NoParams) -> PairListResult, callers: Clients;
     PairApprove => "pair.approve" (PairDecisionParams) -> PairApproveResult, callers: Clients;
     PairReject => "pair.reject" (PairDecisionParams) -> PairRejectResult, callers: Clients;
+    CronStatus => "cron.status" (NoParams) -> CronStatusResult, callers: Clients;
+    CronList => "cron.list" (CronListParams) -> CronListResult, callers: Clients;
+    CronAdd => "cron.add" (CronAddParams) -> CronJobResult, callers: Clients;
+    CronUpdate => "cron.update" (CronUpdateParams) -> CronJobResult, callers: Clients;
+    CronRemove => "cron.remove" (CronIdParams) -> CronRemoveResult, callers: Clients;
+    CronRun => "cron.run" (CronRunParams) -> CronRunNowResult, callers: Clients;
+    CronRuns => "cron.runs" (CronRunsParams) -> CronRunsResult, callers: Clients;
+    HeartbeatStatus => "heartbeat.status" (NoParams) -> HeartbeatStatusResult, callers: Clients;
+    HeartbeatStart => "heartbeat.start" (NoParams) -> HeartbeatStartResult, callers: Clients;
+    HeartbeatTrigger => "heartbeat.trigger" (HeartbeatTriggerParams) -> HeartbeatTriggerResult, callers: Clients;
 }
 
 macro_rules! events {

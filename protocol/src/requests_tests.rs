@@ -41,7 +41,17 @@ fn hello_lists_exactly_the_handled_methods() {
             "channel.logout",
             "pair.list",
             "pair.approve",
-            "pair.reject"
+            "pair.reject",
+            "cron.status",
+            "cron.list",
+            "cron.add",
+            "cron.update",
+            "cron.remove",
+            "cron.run",
+            "cron.runs",
+            "heartbeat.status",
+            "heartbeat.start",
+            "heartbeat.trigger"
         ]
     );
     assert_eq!(

@@ -19,6 +19,7 @@ pub mod human;
 pub mod jobs;
 pub mod next;
 pub mod slots;
+pub mod tool;
 pub mod tool_input;
 pub mod when;
 
@@ -38,137 +39,11 @@ mod slots_tests;
 mod when_tests;
 
 use crate::time::{TimeZone, Utc};
-use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 pub use cron::{CronError, CronExpr, CronField};
 
-/// When a job runs.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "camelCase")]
-pub enum Schedule {
-    /// Once, at `atMs` (already past: due at once).
-    #[serde(rename_all = "camelCase")]
-    At { at_ms: i64 },
-    /// Every `everyMs` on the grid `anchorMs + k·everyMs`.
-    #[serde(rename_all = "camelCase")]
-    Every { every_ms: i64, anchor_ms: i64 },
-    /// A 5-field cron expression in the IANA zone `tz` (absent: the user's
-    /// zone at evaluation time; normalization always fills it in).
-    Cron {
-        expr: String,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        tz: Option<String>,
-    },
-}
-
-impl Schedule {
-    /// The IANA zone the schedule is evaluated in: the cron job's own,
-    /// else the user's (`at`/`every` are zone-free; the user's zone only
-    /// serves to print them).
-    pub fn zone_name<'a>(&'a self, user_zone: &'a str) -> &'a str {
-        match self {
-            Schedule::Cron { tz: Some(tz), .. } => tz,
-            _ => user_zone,
-        }
-    }
-}
-
-/// What a job does when it fires.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "camelCase")]
-pub enum JobSpec {
-    /// Text injected into the agent's main session.
-    SystemEvent { text: String },
-    /// A full agent turn in the isolated session `agent:{agentId}:cron:{jobId}`.
-    #[serde(rename_all = "camelCase")]
-    Task {
-        message: String,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        model: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        thinking: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        timeout_seconds: Option<u32>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        deliver: Option<bool>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        channel: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        to: Option<String>,
-    },
-}
-
-/// How a run ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub enum RunStatus {
-    Ok,
-    Error,
-    Skipped,
-}
-
-/// A job's mutable state (all optional on the wire).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct JobState {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub next_run_at_ms: Option<i64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub running_at_ms: Option<i64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub last_run_at_ms: Option<i64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub last_status: Option<RunStatus>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub last_error: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub last_duration_ms: Option<i64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub last_late_ms: Option<i64>,
-}
-
-/// A stored job.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct CronJob {
-    pub id: String,
-    pub agent_id: String,
-    pub name: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub description: Option<String>,
-    pub enabled: bool,
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub delete_after_run: bool,
-    pub created_at_ms: i64,
-    pub updated_at_ms: i64,
-    pub schedule: Schedule,
-    pub spec: JobSpec,
-    #[serde(default)]
-    pub state: JobState,
-}
-
-/// One run of a job. `id` is [`slots::run_id`]: stable per job and slot,
-/// so storing it with "insert or ignore" makes firing idempotent.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct CronRun {
-    pub id: String,
-    pub job_id: String,
-    /// When the run started.
-    pub ts: i64,
-    pub status: RunStatus,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub error: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub summary: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub duration_ms: Option<i64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub next_run_at_ms: Option<i64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub late_ms: Option<i64>,
-}
+pub use gsv_protocol::cron::{CronJob, CronRun, JobSpec, JobState, RunStatus, Schedule};
 
 /// The `cron` config section, clamped.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

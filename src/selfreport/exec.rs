@@ -32,6 +32,7 @@ pub fn native_tool_definitions(is_main: bool) -> Vec<ToolDefinition> {
     if is_main {
         tools.push(crate::channels::message_tool::definition());
     }
+    tools.push(crate::schedule::tool::definition());
     tools
 }
 

@@ -46,6 +46,13 @@ pub mod path {
     /// `gsv_protocol::SessionsListResult`. `session_logs` finds the
     /// agent's other live sessions with it.
     pub const AGENT_SESSIONS: &str = "/internal/agent-sessions";
+    /// Worker (its cron trigger) → Gateway: run what is due, re-arm.
+    pub const WAKE: &str = "/internal/wake";
+    /// Session → Gateway: `gsv__Cron` (`crate::schedule::tool::CronToolRequest`).
+    pub const CRON_TOOL: &str = "/internal/cron-tool";
+    /// Test harness → Worker → Gateway: move the schedule clock; refused
+    /// unless `GSV_TEST_CLOCK=1` (never set in production).
+    pub const TEST_CLOCK: &str = "/internal/test/clock";
     /// Session → Gateway: `gsv__Message` (`ChannelMessageRequest`);
     /// answers `ChannelMessageReply`.
     pub const CHANNEL_MESSAGE: &str = "/internal/channel-message";
@@ -119,6 +126,11 @@ pub struct SessionChatSend {
     /// the model in an envelope, the sender's text fenced as data.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub channel: Option<ChannelTurn>,
+    /// Model and thinking for this message's run only (a cron task's
+    /// `model`/`thinking`, a heartbeat's `model`); the message's own
+    /// inline directives win over them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub directives: Option<gsv_protocol::ChatDirectives>,
 }
 
 /// Where a chat-app message came from, as its envelope names it.

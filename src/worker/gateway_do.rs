@@ -2,11 +2,19 @@
 //! with the hibernation API, answers every request frame, keeps the config,
 //! and fans `chat` events out to the clients watching a session.
 
+mod agent_runs;
 mod channel_store;
 mod channels;
 mod chat;
+mod clock;
+pub use clock::test_clock_enabled;
 mod config;
 mod connect;
+mod cron;
+mod cron_store;
+mod cron_tool;
+mod deadlines;
+mod heartbeat;
 mod inbound;
 mod nodes;
 mod outbound;
@@ -50,6 +58,8 @@ const MIGRATIONS: &[&str] = &[
     // Chat-app channels: accounts, redeliveries, pairing, runs answered in
     // a chat, the delivery ledger, each agent's last active chat.
     channel_store::MIGRATION,
+    // Cron jobs and runs, runs the gateway follows, heartbeat state.
+    cron_store::MIGRATION,
 ];
 
 /// What a socket is; kept in its attachment so it survives hibernation.
@@ -93,6 +103,13 @@ pub struct Gateway {
     next_transfer: std::cell::Cell<u32>,
     /// Chat queues being sent right now (one pump each).
     pumping: RefCell<std::collections::HashSet<String>>,
+    /// The test clock's offset (clock.rs); 0 in production.
+    clock_offset: std::cell::Cell<i64>,
+    /// Alarm invocations since start and the longest one (ms).
+    alarm_stats: std::cell::Cell<(u64, u64)>,
+    /// The alarm this instance last set (deadlines.rs).
+    alarm_set: std::cell::Cell<Option<i64>>,
+    in_alarm: std::cell::Cell<bool>,
 }
 
 impl DurableObject for Gateway {
@@ -115,6 +132,10 @@ impl DurableObject for Gateway {
             transfers: RefCell::new(Default::default()),
             next_transfer: std::cell::Cell::new(0),
             pumping: RefCell::new(Default::default()),
+            clock_offset: std::cell::Cell::new(0),
+            alarm_stats: std::cell::Cell::new((0, 0)),
+            alarm_set: std::cell::Cell::new(None),
+            in_alarm: std::cell::Cell::new(false),
         }
     }
 
@@ -129,6 +150,7 @@ impl DurableObject for Gateway {
                 pair.server.serialize_attachment(&att)?;
                 self.state.accept_web_socket(&pair.server);
                 self.sockets.replace(None);
+                self.wake().await;
                 Response::from_websocket(pair.client)
             }
             path::EVENT_LINK => {
@@ -167,7 +189,23 @@ impl DurableObject for Gateway {
                 };
                 let delivered = self.deliver_chat_event(&evt);
                 self.route_chat_event(&evt).await;
+                self.agent_run_event(&evt).await;
                 reply(Ok(json!({ "delivered": delivered })))
+            }
+            path::TEST_CLOCK if clock::test_clock_enabled(&self.env) => {
+                let result = match read_json::<clock::AdvanceClock>(&mut req).await {
+                    Ok(a) => Ok(self.advance_clock(a).await),
+                    Err(e) => Err(e),
+                };
+                reply(result)
+            }
+            path::CRON_TOOL => {
+                let result =
+                    match read_json::<crate::schedule::tool::CronToolRequest>(&mut req).await {
+                        Ok(r) => self.cron_tool(r).await,
+                        Err(e) => Err(e),
+                    };
+                reply(result)
             }
             path::CHANNEL_MESSAGE => {
                 let result = match read_json::<ChannelMessageRequest>(&mut req).await {
@@ -190,6 +228,11 @@ impl DurableObject for Gateway {
                     Ok(p) => self.channel_status_changed(p),
                     Err(e) => Err(e),
                 })
+            }
+            // The Worker's cron trigger (a safety net for the alarm).
+            path::WAKE => {
+                self.wake().await;
+                Response::ok("ok")
             }
             _ => Response::error("Not found", 404),
         }
@@ -221,6 +264,7 @@ impl DurableObject for Gateway {
                     Ok(evt) => {
                         self.deliver_chat_event(&evt);
                         self.route_chat_event(&evt).await;
+                        self.agent_run_event(&evt).await;
                     }
                     Err(e) => console_error!("gateway: bad event on a session link: {e}"),
                 }
@@ -248,14 +292,13 @@ impl DurableObject for Gateway {
     }
 
     async fn alarm(&self) -> Result<Response> {
-        if let Err(e) = self.expire(now_ms()).await {
-            console_error!("gateway: expiring tool calls failed: {}", e.message);
-        }
-        if let Err(e) = self.expire_probes(now_ms()).await {
-            console_error!("gateway: expiring bin probes failed: {}", e.message);
-        }
-        self.channel_alarm(now_ms()).await;
-        self.schedule_alarm().await;
+        let started = now_ms();
+        self.in_alarm.set(true);
+        self.run_deadlines(started).await;
+        self.in_alarm.set(false);
+        let (count, longest) = self.alarm_stats.get();
+        let took = (now_ms() - started).max(0) as u64;
+        self.alarm_stats.set((count + 1, longest.max(took)));
         Response::ok("ok")
     }
 

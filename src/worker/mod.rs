@@ -39,7 +39,34 @@ async fn fetch(req: Request, env: Env, _ctx: Context) -> Result<Response> {
         (Method::Post, path) if path.starts_with("/internal/channel/") => {
             channel_call(req, &env).await
         }
+        // Tests only: the gateway's schedule clock (gateway_do/clock.rs).
+        (Method::Post, crate::session::internal::path::TEST_CLOCK)
+            if gateway_do::test_clock_enabled(&env) =>
+        {
+            env.durable_object("GATEWAY")?
+                .get_by_name("singleton")?
+                .fetch_with_request(req)
+                .await
+        }
         _ => Response::error("Not found", 404),
+    }
+}
+
+/// The cron trigger (`[triggers]` in wrangler.toml), every five minutes:
+/// wakes the Gateway, which runs what is due and re-arms its alarm, so a
+/// lost alarm delays a reminder by minutes, not forever.
+#[event(scheduled)]
+async fn scheduled(_event: ScheduledEvent, env: Env, _ctx: ScheduleContext) {
+    let url = format!("https://gateway{}", crate::session::internal::path::WAKE);
+    let woke = match env
+        .durable_object("GATEWAY")
+        .and_then(|ns| ns.get_by_name("singleton"))
+    {
+        Ok(stub) => stub.fetch_with_str(&url).await.map(|_| ()),
+        Err(e) => Err(e),
+    };
+    if let Err(e) = woke {
+        console_error!("scheduled: waking the gateway failed: {e}");
     }
 }
 

@@ -154,6 +154,11 @@ pub async fn assemble<S: ObjectStore>(store: &S, run: RunInputs<'_>) -> StoreRes
         skills: status.prompt_skills(),
         ineligible_skills: status.ineligible_count(),
     };
+    // A heartbeat reads a light context (schedule::heartbeat::light).
+    let ws = match crate::schedule::heartbeat::light::is_light(session_key, config) {
+        true => crate::schedule::heartbeat::light::light(ws),
+        false => ws,
+    };
     let mut tools = native_tool_definitions(is_main);
     tools.extend(nodes.tools.iter().cloned());
     if !nodes.hosts.is_empty() {

@@ -46,12 +46,24 @@ pub fn run_gsv(url: &str, token: &str, args: &[&str]) -> std::process::Output {
         .expect("run gsv")
 }
 
+/// A free port never handed out before in this process: a gateway that
+/// is down for a restart keeps its port, and another test's gateway must
+/// not take it meanwhile (its health check would then find the wrong
+/// gateway answering).
 pub fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
+    static HANDED_OUT: Mutex<Vec<u16>> = Mutex::new(Vec::new());
+    loop {
+        let port = TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let mut used = HANDED_OUT.lock().unwrap();
+        if !used.contains(&port) {
+            used.push(port);
+            return port;
+        }
+    }
 }
 
 pub struct GatewayOptions {
@@ -92,7 +104,12 @@ impl Workerd {
             "{} is missing: run the README test command (it builds the worker once)",
             main.display()
         );
-        let dev_vars = opts.token.as_ref().map(|t| format!("GSV_AUTH_TOKEN={t}\n"));
+        // GSV_TEST_CLOCK lets the tests move the gateway's schedule clock
+        // (`advance_clock`); a deployed gateway never has it.
+        let dev_vars = Some(match &opts.token {
+            Some(t) => format!("GSV_AUTH_TOKEN={t}\nGSV_TEST_CLOCK=1\n"),
+            None => "GSV_TEST_CLOCK=1\n".to_string(),
+        });
         let config = without_services(&gateway_dev_config());
         let mut me = Self::start_config(&config, dev_vars, opts.persist_dir);
         me.token = opts.token;
@@ -294,6 +311,39 @@ impl Workerd {
             .primary_config
             .clone()
             .unwrap_or_else(|| self._dir.path().join("wrangler.toml"));
+        self.spawn(&config);
+    }
+
+    /// Moves the gateway's schedule clock (cron, heartbeats) `ms` forward;
+    /// returns the total offset.
+    pub fn advance_clock(&self, ms: i64) -> i64 {
+        use std::io::{Read, Write};
+        let body = format!("{{\"advanceMs\":{ms}}}");
+        let mut s = std::net::TcpStream::connect(("127.0.0.1", self.port)).unwrap();
+        write!(
+            s,
+            "POST /internal/test/clock HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+            body.len()
+        )
+        .unwrap();
+        let mut out = String::new();
+        s.read_to_string(&mut out).unwrap();
+        assert!(out.starts_with("HTTP/1.1 200"), "{out}");
+        // The body's JSON object (the answer may be chunked).
+        let json = match (out.find('{'), out.rfind('}')) {
+            (Some(a), Some(b)) => &out[a..=b],
+            _ => "",
+        };
+        let v: serde_json::Value = serde_json::from_str(json).unwrap_or_default();
+        v["offsetMs"].as_i64().unwrap_or_else(|| panic!("{out}"))
+    }
+
+    /// Stops workerd, waits `down` (the gateway is "down"), starts it
+    /// again on the same persisted state.
+    pub fn restart_after(&mut self, down: Duration) {
+        self.kill();
+        std::thread::sleep(down);
+        let config = self._dir.path().join("wrangler.toml");
         self.spawn(&config);
     }
 

@@ -4,6 +4,7 @@ mod channel;
 pub mod chat;
 mod chat_render;
 mod config;
+pub mod cron;
 mod local_config;
 mod node;
 mod session;
@@ -93,6 +94,18 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Pair(command) => {
             let target = GatewayTarget::resolve(cli.url, cli.token, &config());
             channel::pair(&target, command)
+                .await
+                .map(|()| ExitCode::SUCCESS)
+        }
+        Command::Cron(command) => {
+            let target = GatewayTarget::resolve(cli.url, cli.token, &config());
+            cron::run(&target, *command)
+                .await
+                .map(|()| ExitCode::SUCCESS)
+        }
+        Command::Heartbeat(command) => {
+            let target = GatewayTarget::resolve(cli.url, cli.token, &config());
+            cron::heartbeat(&target, command)
                 .await
                 .map(|()| ExitCode::SUCCESS)
         }

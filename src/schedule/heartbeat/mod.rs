@@ -7,6 +7,7 @@
 //! (`userTimezone`) — never silently UTC.
 
 mod config;
+pub mod light;
 pub mod output;
 
 #[cfg(test)]

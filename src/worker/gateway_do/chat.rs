@@ -98,6 +98,7 @@ impl Gateway {
             config: self.config.borrow().effective().clone(),
             nodes: self.node_snapshot()?,
             channel: None,
+            directives: None,
         };
         // Slash commands and directives are the session's to read: it owns
         // the settings, the run and the history they act on.

@@ -250,6 +250,7 @@ impl Gateway {
                 group: is_group
                     .then(|| msg.peer.name.clone().unwrap_or_else(|| msg.peer.id.clone())),
             }),
+            directives: None,
         };
         // Recorded before the session runs: its first event finds the chat.
         store.save_run(

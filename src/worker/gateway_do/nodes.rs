@@ -19,7 +19,7 @@ type Res<T> = std::result::Result<T, ErrorShape>;
 
 /// Routes to sessions outlive the session's own deadline by this much,
 /// then they are forgotten.
-const ROUTE_GRACE_MS: i64 = 60_000;
+pub(super) const ROUTE_GRACE_MS: i64 = 60_000;
 /// A background command is followed this long.
 const EXEC_SESSION_TTL_MS: i64 = 24 * 3600 * 1000;
 
@@ -470,45 +470,6 @@ impl Gateway {
             )
             .map_err(internal_error)?;
         Ok(())
-    }
-
-    /// Points the alarm at the next deadline: a tool call, a followed
-    /// background command or a pending bin probe (`probes.rs`).
-    pub(super) async fn schedule_alarm(&self) {
-        #[derive(Deserialize)]
-        struct Next {
-            at: Option<f64>,
-        }
-        let next = self
-            .sql()
-            .exec(
-                &format!(
-                    "SELECT MIN(at) AS at FROM (
-                       SELECT CASE kind WHEN 'client' THEN deadline_at ELSE deadline_at + {ROUTE_GRACE_MS} END AS at FROM tool_calls
-                       UNION ALL SELECT expires_at FROM exec_sessions
-                       UNION ALL SELECT deadline_at FROM probes WHERE outcome IS NULL)"
-                ),
-                None,
-            )
-            .and_then(|c| c.one::<Next>())
-            .ok()
-            .and_then(|n| n.at);
-        let next = match (next, self.channel_store().next_deadline()) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        };
-        let storage = self.state.storage();
-        let result = match next {
-            Some(at) => {
-                storage
-                    .set_alarm(ScheduledTime::new(js_sys::Date::new(&at.into())))
-                    .await
-            }
-            None => storage.delete_alarm().await,
-        };
-        if let Err(e) = result {
-            console_error!("gateway: scheduling the alarm failed: {e}");
-        }
     }
 }
 

@@ -83,7 +83,12 @@ impl Gateway {
                 now::<method::ChatAbort>(r.await?)
             }
             R::ConfigGet(p) => now::<method::ConfigGet>(self.config_get(p)?),
-            R::ConfigSet(p) => now::<method::ConfigSet>(self.config_set(p)?),
+            R::ConfigSet(p) => {
+                let r = self.config_set(p)?;
+                // Heartbeat settings may have changed.
+                self.wake().await;
+                now::<method::ConfigSet>(r)
+            }
             R::SessionGet(p) => {
                 let r = self.session_query(ws, &mut att, p.session_key, None, Get);
                 now::<method::SessionGet>(r.await?)
@@ -179,6 +184,30 @@ impl Gateway {
             R::PairList(_) => now::<method::PairList>(self.pair_list()?),
             R::PairApprove(p) => now::<method::PairApprove>(self.pair_approve(p).await?),
             R::PairReject(p) => now::<method::PairReject>(self.pair_reject(p)?),
+            R::CronStatus(_) => now::<method::CronStatus>(self.cron_status()?),
+            R::CronList(p) => now::<method::CronList>(self.cron_list(p)?),
+            R::CronAdd(p) => {
+                let r = self.cron_add(p)?;
+                self.schedule_alarm().await;
+                now::<method::CronAdd>(r)
+            }
+            R::CronUpdate(p) => {
+                let r = self.cron_update(p)?;
+                self.schedule_alarm().await;
+                now::<method::CronUpdate>(r)
+            }
+            R::CronRemove(p) => {
+                let r = self.cron_remove(p)?;
+                self.schedule_alarm().await;
+                now::<method::CronRemove>(r)
+            }
+            R::CronRun(p) => now::<method::CronRun>(self.cron_run(p).await?),
+            R::CronRuns(p) => now::<method::CronRuns>(self.cron_runs(p)?),
+            R::HeartbeatStatus(_) => now::<method::HeartbeatStatus>(self.heartbeat_status()?),
+            R::HeartbeatStart(_) => now::<method::HeartbeatStart>(self.heartbeat_start().await?),
+            R::HeartbeatTrigger(p) => {
+                now::<method::HeartbeatTrigger>(self.heartbeat_trigger(p).await?)
+            }
         }
     }
 }

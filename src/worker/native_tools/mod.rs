@@ -5,6 +5,7 @@
 mod session_logs;
 
 use crate::channels::message_tool::{result_text, MessageArgs, MESSAGE_TOOL};
+use crate::schedule::tool::{CronToolRequest, CRON_TOOL};
 use crate::selfreport::logs::ThisSession;
 use crate::selfreport::NativeCall;
 use crate::session::internal::ChannelMessageRequest;
@@ -37,6 +38,9 @@ pub struct ToolContext<'a> {
 pub async fn execute(ctx: &ToolContext<'_>, name: &str, args: &Value) -> Result<String, ToolError> {
     if name == MESSAGE_TOOL && ctx.is_main {
         return message(ctx, args).await;
+    }
+    if name == CRON_TOOL {
+        return cron(ctx, args).await;
     }
     let call = NativeCall {
         store: ctx.bucket,
@@ -74,4 +78,17 @@ async fn message(ctx: &ToolContext<'_>, args: &Value) -> Result<String, ToolErro
             reply.pieces as usize,
         )),
     }
+}
+
+/// `gsv__Cron`: the Gateway owns the jobs and words the answer.
+async fn cron(ctx: &ToolContext<'_>, args: &Value) -> Result<String, ToolError> {
+    let req = CronToolRequest {
+        agent_id: ctx.agent_id.to_string(),
+        args: args.clone(),
+    };
+    let reply = GatewayStub::get(ctx.env)
+        .call(&req)
+        .await
+        .map_err(ToolError::from)?;
+    serde_json::to_string_pretty(&reply.result).map_err(|e| ToolError::new(e.to_string()))
 }

@@ -32,7 +32,13 @@ impl Session {
         let config = Config::from_overrides(send.config.clone());
         let current = RunConfig::resolve(&config, &meta.settings).model_selection();
         let d = parse_directives(&send.message);
-        let applied = applied_directives(&d, &current);
+        let mut applied = applied_directives(&d, &current);
+        if let Some(given) = &send.directives {
+            applied.model = applied.model.or_else(|| given.model.clone());
+            applied.thinking_level = applied
+                .thinking_level
+                .or_else(|| given.thinking_level.clone());
+        }
         if d.is_directive_only() {
             return Ok(SessionChatSendReply::DirectiveOnly {
                 response: directive_ack(&d, &current),

@@ -21,13 +21,15 @@
 //! - the gzip size of the gateway's wasm and of the Discord channel's.
 //!
 //! Run with `bash scripts/bench.sh` (builds first); see BENCHMARKS.md.
-//! `--only turns,concurrent,prompt,tools,grep,lifecycle,discord` runs some parts
+//! `--only turns,concurrent,prompt,tools,grep,lifecycle,discord,cron` runs some parts
 //! (the echo floor always runs: the ratios need it).
 
 // Test support (harness, doubles, bench): a failed unwrap here is a failed
 // test or a broken fixture, so panicking is the right report.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+#[path = "bench/cron.rs"]
+mod cron;
 #[path = "bench/discord.rs"]
 mod discord;
 #[path = "bench/lifecycle.rs"]
@@ -190,6 +192,18 @@ async fn main() {
             targets["grepAtMost1_5xRg"] = json!(ratio <= 1.5);
         }
         report["grep"] = grep;
+    }
+
+    if wants("cron") {
+        let cron = cron::cron(
+            &llm,
+            arg("--cron-burst", 1000),
+            arg("--cron-stored", 10_000),
+        )
+        .await;
+        targets["cronClientRpcP99DuringBurstUnder50Ms"] =
+            cron["targets"]["clientRpcP99DuringBurstUnder50Ms"].clone();
+        report["cron"] = cron;
     }
 
     if wants("lifecycle") {

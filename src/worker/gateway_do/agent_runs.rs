@@ -1,0 +1,211 @@
+//! Runs the gateway starts on its own (a cron job's, a heartbeat's) and
+//! follows to their end. The run is recorded in `agent_runs` BEFORE its
+//! message goes to the session: the session may stream the whole answer
+//! while the gateway still awaits the send. Its final `chat` event (or an
+//! error, or its deadline in the alarm) ends it exactly once
+//! (`take_agent_run` removes the row), and the kind's handler decides
+//! what becomes of the answer.
+
+use super::cron_store::{AgentRun, CronStore};
+use super::Gateway;
+use crate::session::internal::{path, SessionChatSend, SessionChatSendReply, SessionQuery};
+use crate::worker::rpc::{call_object, internal_error};
+use gsv_protocol::channels::ChannelPeer;
+use gsv_protocol::{ChatAbortResult, ChatDirectives, ChatEvent, ChatState, ErrorShape};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use worker::*;
+
+type Res<T> = std::result::Result<T, ErrorShape>;
+
+pub(super) const KIND_CRON: &str = "cron";
+pub(super) const KIND_HEARTBEAT: &str = "heartbeat";
+
+/// A chat the answer goes to.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(super) struct ChatTarget {
+    pub channel: String,
+    pub account_id: String,
+    pub peer: ChannelPeer,
+}
+
+impl ChatTarget {
+    pub fn label(&self) -> String {
+        format!("{}:{}", self.channel, self.peer.id)
+    }
+}
+
+/// How an agent run ended.
+pub(super) enum RunEnd {
+    /// The final answer's text.
+    Answered(String),
+    Failed(String),
+}
+
+/// A run to start.
+pub(super) struct AgentTurn<'a> {
+    pub kind: &'static str,
+    pub ref_id: &'a str,
+    pub session_key: &'a str,
+    pub chat_run_id: &'a str,
+    pub message: String,
+    pub directives: Option<ChatDirectives>,
+    pub timeout_ms: i64,
+    pub work: &'a Value,
+}
+
+impl Gateway {
+    pub(super) fn cron_store(&self) -> CronStore {
+        CronStore::new(self.state.storage().sql())
+    }
+
+    /// Records and starts `turn`. `Ok(Some(text))`: the session answered
+    /// at once without a run (a slash command); the row is gone again.
+    pub(super) async fn start_agent_turn(&self, turn: AgentTurn<'_>) -> Res<Option<String>> {
+        let store = self.cron_store();
+        let now = self.sched_now();
+        store.start_agent_run(
+            turn.chat_run_id,
+            turn.kind,
+            turn.ref_id,
+            turn.session_key,
+            now,
+            now + turn.timeout_ms,
+            turn.work,
+        )?;
+        self.touch_session(turn.session_key, None, false)?;
+        let send = SessionChatSend {
+            session_key: turn.session_key.to_string(),
+            run_id: turn.chat_run_id.to_string(),
+            message: turn.message,
+            config: self.config.borrow().effective().clone(),
+            nodes: self.node_snapshot()?,
+            channel: None,
+            directives: turn.directives,
+        };
+        let reply: Res<SessionChatSendReply> = call_object(
+            &self.env,
+            "SESSION",
+            turn.session_key,
+            path::CHAT_SEND,
+            &send,
+        )
+        .await;
+        match reply {
+            Ok(SessionChatSendReply::Started { .. }) => Ok(None),
+            Ok(SessionChatSendReply::Command { response, .. }) => {
+                store.take_agent_run(turn.chat_run_id)?;
+                Ok(Some(response.unwrap_or_default()))
+            }
+            Ok(SessionChatSendReply::DirectiveOnly { response, .. }) => {
+                store.take_agent_run(turn.chat_run_id)?;
+                Ok(Some(response.unwrap_or_default()))
+            }
+            Err(e) => {
+                store.take_agent_run(turn.chat_run_id)?;
+                Err(e)
+            }
+        }
+    }
+
+    /// A session's `chat` event: ends the gateway's own run it belongs to.
+    pub(super) async fn agent_run_event(&self, evt: &ChatEvent) {
+        let end = match evt.state {
+            ChatState::Final => {
+                RunEnd::Answered(evt.message.as_ref().map(|m| m.text()).unwrap_or_default())
+            }
+            ChatState::Error => {
+                RunEnd::Failed(evt.error.clone().unwrap_or_else(|| "run failed".into()))
+            }
+            ChatState::Delta | ChatState::Partial => return,
+        };
+        let Some(run_id) = evt.run_id.as_deref() else {
+            return;
+        };
+        match self.cron_store().take_agent_run(run_id) {
+            Ok(Some(run)) => self.end_agent_run(run, end).await,
+            Ok(None) => {}
+            Err(e) => console_error!("gateway: reading run {run_id} failed: {}", e.message),
+        }
+    }
+
+    async fn end_agent_run(&self, run: AgentRun, end: RunEnd) {
+        let work: Value = serde_json::from_str(&run.work).unwrap_or(Value::Null);
+        let result = match run.kind.as_str() {
+            KIND_CRON => self.cron_run_ended(&work, end).await,
+            KIND_HEARTBEAT => self.heartbeat_ended(&run.ref_id, &work, end).await,
+            other => Err(internal_error(format!("unknown run kind {other}"))),
+        };
+        if let Err(e) = result {
+            console_error!(
+                "gateway: ending run {} failed: {}",
+                run.chat_run_id,
+                e.message
+            );
+        }
+        self.schedule_alarm().await;
+    }
+
+    /// The alarm's share: runs past their deadline are stopped in their
+    /// session and end as errors.
+    pub(super) async fn expire_agent_runs(&self, now: i64) {
+        let overdue = match self.cron_store().overdue_agent_runs(now) {
+            Ok(runs) => runs,
+            Err(e) => return console_error!("gateway: reading overdue runs: {}", e.message),
+        };
+        for run in overdue {
+            let Ok(Some(run)) = self.cron_store().take_agent_run(&run.chat_run_id) else {
+                continue;
+            };
+            let query = SessionQuery {
+                session_key: run.session_key.clone(),
+                limit: None,
+            };
+            let abort: Res<ChatAbortResult> =
+                call_object(&self.env, "SESSION", &run.session_key, path::ABORT, &query).await;
+            if let Err(e) = abort {
+                console_error!("gateway: stopping a timed-out run failed: {}", e.message);
+            }
+            // The run's allowance, not the time since it started: the
+            // alarm may come late.
+            let secs = (run.deadline_at - run.started_at).max(0) / 1000;
+            let end = RunEnd::Failed(format!("timed out after {secs} s"));
+            self.end_agent_run(run, end).await;
+        }
+    }
+
+    /// Sends `text` to `target` through the delivery ledger; `source_id`
+    /// names it so a retry adds nothing. The error says why it failed.
+    pub(super) async fn deliver_to(
+        &self,
+        target: &ChatTarget,
+        source_id: &str,
+        text: &str,
+    ) -> Option<String> {
+        match self
+            .send_text(
+                &target.channel,
+                &target.account_id,
+                &target.peer,
+                source_id,
+                text,
+                None,
+            )
+            .await
+        {
+            Ok(sent) => sent.failed,
+            Err(e) => Some(e.message),
+        }
+    }
+
+    /// The agent's last active chat, if it has one.
+    pub(super) fn last_chat(&self, agent_id: &str) -> Option<ChatTarget> {
+        let last = self.channel_store().last_active(agent_id).ok()??;
+        Some(ChatTarget {
+            peer: last.peer().ok()?,
+            channel: last.channel,
+            account_id: last.account_id,
+        })
+    }
+}

@@ -1,0 +1,106 @@
+//! `gsv__Cron` in the Gateway: the same actions as the `cron.*` methods,
+//! acting for the calling agent, each answer carrying what a model needs
+//! to talk about time: the schedule and next run in words, the current
+//! time and the user's zone.
+
+use super::Gateway;
+use crate::schedule::human;
+use crate::schedule::tool::{add_fields, CronToolReply, CronToolRequest};
+use gsv_protocol::cron::*;
+use gsv_protocol::{codes, ErrorShape};
+use serde::de::DeserializeOwned;
+use serde_json::{json, Map, Value};
+
+type Res<T> = std::result::Result<T, ErrorShape>;
+
+fn params<T: DeserializeOwned>(args: &Value) -> Res<T> {
+    serde_json::from_value(args.clone())
+        .map_err(|e| ErrorShape::new(codes::BAD_REQUEST, e.to_string()))
+}
+
+fn id_of(args: &Value) -> Res<String> {
+    args.get("id")
+        .or_else(|| args.get("jobId"))
+        .and_then(Value::as_str)
+        .map(str::to_string)
+        .ok_or_else(|| ErrorShape::new(codes::BAD_REQUEST, "id is required"))
+}
+
+impl Gateway {
+    pub(super) async fn cron_tool(&self, r: CronToolRequest) -> Res<CronToolReply> {
+        let args = &r.args;
+        let action = args.get("action").and_then(Value::as_str).unwrap_or("");
+        let mut result = match action {
+            "status" => serde_json::to_value(self.cron_status()?),
+            "list" => {
+                let mut p: CronListParams = params(args)?;
+                p.agent_id = p.agent_id.or(Some(r.agent_id.clone()));
+                serde_json::to_value(self.cron_list(p)?)
+            }
+            "add" => {
+                let mut fields = add_fields(args);
+                if let Some(o) = fields.as_object_mut() {
+                    o.entry("agentId").or_insert(json!(r.agent_id));
+                }
+                let p: CronAddParams = params(&fields)?;
+                let job = self.cron_add(p)?.job;
+                self.schedule_alarm().await;
+                Ok(self.job_answer(job))
+            }
+            "update" => {
+                let p = CronUpdateParams {
+                    id: id_of(args)?,
+                    patch: args.get("patch").cloned().unwrap_or(Value::Object(Map::new())),
+                };
+                let job = self.cron_update(p)?.job;
+                self.schedule_alarm().await;
+                Ok(self.job_answer(job))
+            }
+            "remove" => {
+                let r = self.cron_remove(CronIdParams { id: id_of(args)? })?;
+                self.schedule_alarm().await;
+                serde_json::to_value(r)
+            }
+            "run" => {
+                let p = CronRunParams {
+                    id: id_of(args).ok(),
+                    mode: params::<CronRunParams>(args)?.mode.or(Some(CronRunMode::Force)),
+                };
+                serde_json::to_value(self.cron_run(p).await?)
+            }
+            "runs" => serde_json::to_value(self.cron_runs(params(args)?)?),
+            other => {
+                return Err(ErrorShape::new(
+                    codes::BAD_REQUEST,
+                    format!(
+                        "unknown action \"{other}\": use status, list, add, update, remove, run or runs"
+                    ),
+                ))
+            }
+        }
+        .map_err(crate::worker::rpc::internal_error)?;
+        if let Some(o) = result.as_object_mut() {
+            let zone = self.user_zone();
+            let tz = self.zone_of(&zone);
+            o.insert(
+                "currentTime".into(),
+                human::current_time(tz.as_ref(), &zone, self.sched_now()).into(),
+            );
+            o.insert("timezone".into(), zone.into());
+        }
+        Ok(CronToolReply { result })
+    }
+
+    /// A job with its schedule and next run in words.
+    fn job_answer(&self, job: CronJob) -> Value {
+        let zone = self.user_zone();
+        let own = job.schedule.zone_name(&zone).to_string();
+        let sched = human::schedule_human(&job.schedule, self.zone_of(&own).as_ref(), &own);
+        let next = human::next_run_human(
+            job.state.next_run_at_ms,
+            self.zone_of(&zone).as_ref(),
+            self.sched_now(),
+        );
+        json!({"ok": true, "job": job, "scheduleHuman": sched, "nextRunHuman": next})
+    }
+}

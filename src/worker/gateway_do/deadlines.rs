@@ -1,0 +1,107 @@
+//! The Gateway object's one alarm, set to the earliest of every table's
+//! deadlines: tool calls and followed background commands (`nodes.rs`),
+//! bin probes, channel deliveries and typing renewals, cron slots, agent
+//! runs' timeouts, heartbeats. `alarm()` handles everything due; each
+//! handler is safe to run twice (cron by its run ids, deliveries by the
+//! ledger, the rest by deleting what they handled).
+
+use super::nodes::ROUTE_GRACE_MS;
+use super::Gateway;
+use crate::schedule::slots::STALE_RUNNING_MS;
+use crate::worker::rpc::now_ms;
+use serde::Deserialize;
+use worker::*;
+
+impl Gateway {
+    /// The earliest deadline of all, if any (ms since the epoch).
+    pub(super) fn next_deadline(&self) -> Option<f64> {
+        #[derive(Deserialize)]
+        struct Next {
+            at: Option<f64>,
+        }
+        let nodes = self
+            .sql()
+            .exec(
+                &format!(
+                    "SELECT MIN(at) AS at FROM (
+                       SELECT CASE kind WHEN 'client' THEN deadline_at ELSE deadline_at + {ROUTE_GRACE_MS} END AS at FROM tool_calls
+                       UNION ALL SELECT expires_at FROM exec_sessions
+                       UNION ALL SELECT deadline_at FROM probes WHERE outcome IS NULL)"
+                ),
+                None,
+            )
+            .and_then(|c| c.one::<Next>())
+            .ok()
+            .and_then(|n| n.at);
+        let store = self.cron_store();
+        let cron = self
+            .cron_limits()
+            .enabled
+            .then(|| store.next_deadline(STALE_RUNNING_MS, self.sched_now()))
+            .flatten();
+        // The schedule tables are on the schedule clock (see clock.rs).
+        let scheduled = [
+            cron,
+            store.agent_runs_deadline(),
+            store.heartbeats_deadline(),
+        ]
+        .into_iter()
+        .flatten()
+        .map(|at| self.to_real(at));
+        [nodes, self.channel_store().next_deadline()]
+            .into_iter()
+            .flatten()
+            .chain(scheduled)
+            .reduce(f64::min)
+    }
+
+    /// Points the alarm at the next deadline (a past one: at once).
+    pub(super) async fn schedule_alarm(&self) {
+        let storage = self.state.storage();
+        let next = self
+            .next_deadline()
+            .map(|at| at.max(now_ms() as f64) as i64);
+        // The same alarm again is a storage write for nothing (a burst of
+        // runs ending asks for it hundreds of times); outside an alarm
+        // invocation, which consumes the alarm, it is skipped.
+        if next.is_some() && next == self.alarm_set.get() && !self.in_alarm.get() {
+            return;
+        }
+        self.alarm_set.set(next);
+        let result = match next {
+            Some(at) => {
+                storage
+                    .set_alarm(ScheduledTime::new(js_sys::Date::new(&(at as f64).into())))
+                    .await
+            }
+            None => storage.delete_alarm().await,
+        };
+        if let Err(e) = result {
+            console_error!("gateway: scheduling the alarm failed: {e}");
+        }
+    }
+
+    /// Everything due at `now`, in order; the alarm is set again after.
+    pub(super) async fn run_deadlines(&self, now: i64) {
+        if let Err(e) = self.expire(now).await {
+            console_error!("gateway: expiring tool calls failed: {}", e.message);
+        }
+        if let Err(e) = self.expire_probes(now).await {
+            console_error!("gateway: expiring bin probes failed: {}", e.message);
+        }
+        self.channel_alarm(now).await;
+        let sched = self.sched_now();
+        self.expire_agent_runs(sched).await;
+        self.heartbeat_alarm(sched).await;
+        self.cron_alarm(sched).await;
+        self.schedule_alarm().await;
+    }
+
+    /// The gateway was woken (a client connected, the Worker's cron
+    /// trigger): after downtime, whatever came due meanwhile runs now;
+    /// heartbeats of agents new to the config are scheduled.
+    pub(super) async fn wake(&self) {
+        self.heartbeat_sync(self.sched_now());
+        self.schedule_alarm().await;
+    }
+}
