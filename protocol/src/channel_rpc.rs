@@ -88,6 +88,20 @@ pub struct ChannelStatusRpcParams {
 pub struct ChannelStatusRpcResult {
     pub channel: String,
     pub accounts: Vec<ChannelAccountStatus>,
+    /// Accounts with answer pieces the gateway could not deliver, after
+    /// every retry (accounts with none are left out).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub undelivered: Vec<UndeliveredPieces>,
+}
+
+/// What the gateway failed to deliver through one account.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct UndeliveredPieces {
+    pub account_id: String,
+    pub count: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_error: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

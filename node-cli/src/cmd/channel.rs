@@ -77,10 +77,24 @@ pub fn render_status(r: &ChannelStatusRpcResult) -> String {
     if r.accounts.is_empty() {
         return format!("The {} channel reports no accounts.\n", r.channel);
     }
-    r.accounts
+    let mut out: String = r
+        .accounts
         .iter()
         .map(|a| format!("{}/{}  {}\n", r.channel, a.account_id, state(Some(a))))
-        .collect()
+        .collect();
+    for u in &r.undelivered {
+        out.push_str(&format!(
+            "{}/{}  {} answer piece(s) not delivered{}\n",
+            r.channel,
+            u.account_id,
+            u.count,
+            u.last_error
+                .as_deref()
+                .map(|e| format!(" (last: {e})"))
+                .unwrap_or_default()
+        ));
+    }
+    out
 }
 
 pub fn render_pairs(r: &PairListResult, now: i64) -> String {
@@ -277,6 +291,32 @@ mod tests {
         assert_eq!(
             render_channels(&empty, NOW),
             "No channel accounts yet. Start one with `gsv channel start discord`.\n"
+        );
+    }
+
+    #[test]
+    fn status_shows_what_was_not_delivered() {
+        let r = ChannelStatusRpcResult {
+            channel: "discord".into(),
+            accounts: vec![ChannelAccountStatus {
+                account_id: "default".into(),
+                connected: true,
+                authenticated: true,
+                mode: None,
+                last_activity: None,
+                error: None,
+                extra: None,
+            }],
+            undelivered: vec![UndeliveredPieces {
+                account_id: "default".into(),
+                count: 2,
+                last_error: Some("Missing Permissions".into()),
+            }],
+        };
+        assert_eq!(
+            render_status(&r),
+            "discord/default  connected\n\
+             discord/default  2 answer piece(s) not delivered (last: Missing Permissions)\n"
         );
     }
 

@@ -123,12 +123,22 @@ impl Gateway {
         let account = p.account_id.as_deref().map(normalize_account_id);
         let accounts = channel.status(account.as_deref()).await?;
         let store = self.channel_store();
+        let mut undelivered = Vec::new();
         for status in &accounts {
             store.save_status(&name, status, now_ms())?;
+            let (count, last_error) = store.failures(&name, &status.account_id)?;
+            if count > 0 {
+                undelivered.push(UndeliveredPieces {
+                    account_id: status.account_id.clone(),
+                    count,
+                    last_error,
+                });
+            }
         }
         Ok(ChannelStatusRpcResult {
             channel: name,
             accounts,
+            undelivered,
         })
     }
 
