@@ -2,9 +2,8 @@
 //! the chat apps the agent is reachable from, and the senders waiting for
 //! the owner's approval.
 
-use super::GatewayTarget;
+use super::{print_answer, GatewayTarget};
 use crate::cli::{ChannelCommand, PairCommand};
-use crate::connection::DEFAULT_REQUEST_TIMEOUT;
 use anyhow::Result;
 use gsv_protocol::channels::{ChannelAccountConfig, ChannelAccountStatus};
 use gsv_protocol::*;
@@ -140,15 +139,8 @@ pub async fn run(target: &GatewayTarget, command: ChannelCommand) -> Result<()> 
     let conn = target.connect().await?;
     match command {
         ChannelCommand::List { json } => {
-            if json {
-                let v = conn
-                    .call_value::<method::ChannelsList>(&NoParams, DEFAULT_REQUEST_TIMEOUT)
-                    .await?;
-                println!("{}", serde_json::to_string_pretty(&v)?);
-            } else {
-                let list = conn.call::<method::ChannelsList>(&NoParams).await?;
-                print!("{}", render_channels(&list, now_ms()));
-            }
+            let render = |list: &ChannelsListResult| render_channels(list, now_ms());
+            print_answer::<method::ChannelsList>(&conn, &NoParams, json, render).await?;
         }
         ChannelCommand::Start {
             channel,
@@ -183,15 +175,7 @@ pub async fn run(target: &GatewayTarget, command: ChannelCommand) -> Result<()> 
                 channel,
                 account_id: account,
             };
-            if json {
-                let v = conn
-                    .call_value::<method::ChannelStatus>(&params, DEFAULT_REQUEST_TIMEOUT)
-                    .await?;
-                println!("{}", serde_json::to_string_pretty(&v)?);
-            } else {
-                let r = conn.call::<method::ChannelStatus>(&params).await?;
-                print!("{}", render_status(&r));
-            }
+            print_answer::<method::ChannelStatus>(&conn, &params, json, render_status).await?;
         }
     }
     Ok(())
@@ -201,15 +185,8 @@ pub async fn pair(target: &GatewayTarget, command: PairCommand) -> Result<()> {
     let conn = target.connect().await?;
     match command {
         PairCommand::List { json } => {
-            if json {
-                let v = conn
-                    .call_value::<method::PairList>(&NoParams, DEFAULT_REQUEST_TIMEOUT)
-                    .await?;
-                println!("{}", serde_json::to_string_pretty(&v)?);
-            } else {
-                let r = conn.call::<method::PairList>(&NoParams).await?;
-                print!("{}", render_pairs(&r, now_ms()));
-            }
+            let render = |r: &PairListResult| render_pairs(r, now_ms());
+            print_answer::<method::PairList>(&conn, &NoParams, json, render).await?;
         }
         PairCommand::Approve { request } => {
             let r = conn

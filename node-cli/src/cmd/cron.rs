@@ -4,8 +4,7 @@
 //! and read by the gateway's normalizer, which also words the answers in
 //! the user's time zone.
 
-use super::GatewayTarget;
-use crate::connection::DEFAULT_REQUEST_TIMEOUT;
+use super::{print_answer, GatewayTarget};
 use anyhow::{bail, Result};
 use clap::{Args, Subcommand};
 use gsv_protocol::cron::*;
@@ -352,14 +351,7 @@ pub async fn run(target: &GatewayTarget, command: CronCommand) -> Result<()> {
                 limit: Some(500),
                 offset: None,
             };
-            if json {
-                let v = conn
-                    .call_value::<method::CronList>(&p, DEFAULT_REQUEST_TIMEOUT)
-                    .await?;
-                println!("{}", serde_json::to_string_pretty(&v)?);
-            } else {
-                print!("{}", render_list(&conn.call::<method::CronList>(&p).await?));
-            }
+            print_answer::<method::CronList>(&conn, &p, json, render_list).await?;
         }
         CronCommand::Add {
             text,

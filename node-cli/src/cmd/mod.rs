@@ -43,6 +43,26 @@ impl GatewayTarget {
     }
 }
 
+/// Calls `M` and prints its answer: whole, as the gateway sent it, with
+/// `--json` (fields this version does not know included), else as
+/// `render` shows it.
+async fn print_answer<M: gsv_protocol::Method>(
+    conn: &Connection,
+    params: &M::Params,
+    json: bool,
+    render: impl FnOnce(&M::Result) -> String,
+) -> anyhow::Result<()> {
+    if json {
+        let answer = conn
+            .call_value::<M>(params, crate::connection::DEFAULT_REQUEST_TIMEOUT)
+            .await?;
+        println!("{}", serde_json::to_string_pretty(&answer)?);
+    } else {
+        print!("{}", render(&conn.call::<M>(params).await?));
+    }
+    Ok(())
+}
+
 pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     let config = || LocalConfig::load_or_default(&config_path());
     match cli.command {

@@ -1,9 +1,8 @@
 //! `gsv tools list|call`: the tools the agent can use, and calling a node
 //! tool by hand (the gateway answers when the node does).
 
-use super::GatewayTarget;
+use super::{print_answer, GatewayTarget};
 use crate::cli::ToolsCommand;
-use crate::connection::DEFAULT_REQUEST_TIMEOUT;
 use anyhow::{bail, Context, Result};
 use gsv_protocol::{method, NoParams, ToolInvokeParams, ToolsListResult};
 use serde_json::Value;
@@ -16,15 +15,7 @@ pub async fn run(target: &GatewayTarget, command: ToolsCommand) -> Result<()> {
     match command {
         ToolsCommand::List { json } => {
             let conn = target.connect().await?;
-            if json {
-                let answer = conn
-                    .call_value::<method::ToolsList>(&NoParams, DEFAULT_REQUEST_TIMEOUT)
-                    .await?;
-                println!("{}", serde_json::to_string_pretty(&answer)?);
-            } else {
-                let list = conn.call::<method::ToolsList>(&NoParams).await?;
-                print!("{}", render_list(&list));
-            }
+            print_answer::<method::ToolsList>(&conn, &NoParams, json, render_list).await?;
         }
         ToolsCommand::Call { tool, args } => {
             let args = parse_args(&args)?;
