@@ -24,7 +24,6 @@ mod requests;
 mod transfer;
 
 use super::rpc::{internal_error, new_id, now_ms, read_json, reply};
-use super::sql::migrate;
 use super::workspace::rpc as workspace_rpc;
 use crate::config::Config;
 use crate::gateway::intake::{intake_binary, intake_text, Intake};
@@ -33,6 +32,7 @@ use crate::session::internal::{path, AgentSessionsQuery, ChannelMessageRequest, 
 use gsv_protocol::channels::{ChannelInboundParams, ChannelStatusParams, InternalCall};
 use gsv_protocol::method::{self, Method};
 use gsv_protocol::*;
+use gsv_worker_sql::migrate;
 use requests::Reply;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};

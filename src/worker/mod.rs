@@ -11,7 +11,6 @@ mod native_tools;
 mod r2;
 mod rpc;
 mod session_do;
-mod sql;
 mod tz;
 mod workspace;
 

@@ -1,5 +1,5 @@
 //! The Session object's SQLite schema: numbered migrations, run once each
-//! in the object's constructor (`crate::worker::sql::migrate`).
+//! in the object's constructor (`gsv_worker_sql::migrate`).
 
 pub const MIGRATIONS: &[&str] = &["
     CREATE TABLE messages (idx INTEGER PRIMARY KEY, role TEXT NOT NULL, data TEXT NOT NULL, timestamp INTEGER NOT NULL);

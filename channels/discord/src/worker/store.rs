@@ -21,7 +21,7 @@ pub struct Store {
 
 impl Store {
     pub fn open(sql: SqlStorage, now_ms: i64) -> worker::Result<Self> {
-        migrate(&sql, now_ms)?;
+        gsv_worker_sql::migrate(&sql, MIGRATIONS, now_ms)?;
         Ok(Self { sql })
     }
 
@@ -103,34 +103,4 @@ impl Store {
         )?;
         Ok(())
     }
-}
-
-fn migrate(sql: &SqlStorage, now_ms: i64) -> worker::Result<()> {
-    sql.exec(
-        "CREATE TABLE IF NOT EXISTS _migrations (version INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL)",
-        None,
-    )?;
-    #[derive(Deserialize)]
-    struct Version {
-        v: Option<i64>,
-    }
-    let current = sql
-        .exec("SELECT MAX(version) AS v FROM _migrations", None)?
-        .one::<Version>()?
-        .v
-        .unwrap_or(0);
-    for (i, migration) in MIGRATIONS.iter().enumerate() {
-        let version = i as i64 + 1;
-        if version > current {
-            sql.exec(migration, None)?;
-            sql.exec(
-                "INSERT INTO _migrations (version, applied_at) VALUES (?, ?)",
-                vec![
-                    SqlStorageValue::from(version),
-                    SqlStorageValue::from(now_ms),
-                ],
-            )?;
-        }
-    }
-    Ok(())
 }

@@ -1,4 +1,6 @@
-//! Versioned schema migrations for a Durable Object's SQLite database.
+//! Versioned schema migrations for a Durable Object's SQLite database,
+//! shared by the gateway's objects and the channel Workers' objects.
+#![cfg(target_arch = "wasm32")]
 
 use worker::{SqlStorage, SqlStorageValue};
 
