@@ -5,12 +5,11 @@
 // Test code: a failed unwrap is a failed test.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use gsv_e2e::channel_rig::{discord_channel_config, gateway_config};
-use gsv_e2e::fake_discord::{messages, FakeDiscord, RestFailure, RestRecord, FAKE_BOT_TOKEN};
+use gsv_e2e::channel_rig::{start_bot, start_gateway_with_discord};
+use gsv_e2e::fake_discord::{messages, FakeDiscord, RestFailure, RestRecord};
 use gsv_e2e::fake_llm::{FakeLlm, Step};
 use gsv_e2e::harness::{run_gsv, Workerd};
 use gsv_e2e::ws::Client;
-use gsv_protocol::channel_key::derive_channel_key;
 use serde_json::{json, Value};
 use std::time::Duration;
 
@@ -32,36 +31,10 @@ async fn start() -> Chat {
     // Local alarms run late on a loaded machine; a 4009 would be ours.
     discord.set_heartbeat_grace_ms(10_000);
     let llm = FakeLlm::start().await;
-    let gw = Workerd::start_configs(
-        &[
-            ("wrangler.toml", gateway_config()),
-            (
-                "channel.toml",
-                discord_channel_config(&discord.api_base(), ""),
-            ),
-        ],
-        Some(format!(
-            "GSV_AUTH_TOKEN={TOKEN}\nGSV_CHANNEL_KEY={}\n",
-            derive_channel_key(TOKEN)
-        )),
-    );
+    let gw = start_gateway_with_discord(&discord, TOKEN);
     let mut owner = Client::connect(&gw.url(), Some(TOKEN)).await;
     owner.use_fake_openai(&llm).await;
-    let started = owner
-        .request(
-            "channel.start",
-            json!({"channel": "discord", "config": {"botToken": FAKE_BOT_TOKEN}}),
-        )
-        .await;
-    assert!(started.ok, "channel.start: {started:?}");
-    discord
-        .wait_for(WAIT, |d| {
-            d.gateway_log()
-                .iter()
-                .any(|r| r.frame["t"] == "READY")
-                .then_some(())
-        })
-        .expect("READY");
+    start_bot(&mut owner, &discord).await;
     Chat {
         discord,
         llm,

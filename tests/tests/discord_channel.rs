@@ -642,51 +642,23 @@ async fn invalid_sessions_and_a_zombied_connection_recover() {
 /// LLM, and its answer a reply on the fake Discord.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_dm_through_the_real_gateway_is_answered_on_discord() {
+    use gsv_e2e::channel_rig::{start_bot, start_gateway_with_discord};
     use gsv_e2e::fake_llm::FakeLlm;
-    use gsv_e2e::harness::gateway_dev_config;
     use gsv_e2e::ws::Client;
-    use gsv_protocol::channel_key::derive_channel_key;
 
     const TOKEN: &str = "test-token";
     let discord = FakeDiscord::start();
     discord.set_heartbeat_interval_ms(1_000);
     discord.set_heartbeat_grace_ms(10_000);
     let llm = FakeLlm::start().await;
-    // The gateway's own config binds CHANNEL_DISCORD.
-    let gateway = gateway_dev_config();
-    let gw = Workerd::start_configs(
-        &[
-            ("wrangler.toml", gateway),
-            ("channel.toml", channel_config(&discord, "")),
-        ],
-        Some(format!(
-            "GSV_AUTH_TOKEN={TOKEN}\nGSV_CHANNEL_KEY={}\n",
-            derive_channel_key(TOKEN)
-        )),
-    );
+    let gw = start_gateway_with_discord(&discord, TOKEN);
     let mut owner = Client::connect(&gw.url(), Some(TOKEN)).await;
     owner.use_fake_openai(&llm).await;
     owner
         .config_set("channels.discord.dmPolicy", json!("open"))
         .await;
-
-    let started = owner
-        .request(
-            "channel.start",
-            json!({"channel": "discord", "accountId": "default",
-                   "config": {"botToken": FAKE_BOT_TOKEN}}),
-        )
-        .await;
-    assert!(started.ok, "channel.start: {started:?}");
+    let started = start_bot(&mut owner, &discord).await;
     assert!(!format!("{started:?}").contains(FAKE_BOT_TOKEN));
-    discord
-        .wait_for(WAIT, |d| {
-            d.gateway_log()
-                .iter()
-                .any(|r| r.frame["t"] == "READY")
-                .then_some(())
-        })
-        .expect("READY");
 
     // `channel.status` asks the channel through the binding.
     let deadline = std::time::Instant::now() + WAIT;

@@ -11,12 +11,11 @@
 //! Also: the gzip size of the channel's wasm (`channels/discord/build/`).
 
 use super::{percentile, round2, stats, turn_and_ack, TOKEN};
-use gsv_e2e::channel_rig::{discord_channel_config, gateway_config};
-use gsv_e2e::fake_discord::{messages, FakeDiscord, RestRecord, FAKE_BOT_TOKEN};
+use gsv_e2e::channel_rig::{start_bot, start_gateway_with_discord};
+use gsv_e2e::fake_discord::{messages, FakeDiscord, RestRecord};
 use gsv_e2e::fake_llm::{FakeLlm, Step};
 use gsv_e2e::harness::{repo_root, Workerd};
 use gsv_e2e::ws::Client;
-use gsv_protocol::channel_key::derive_channel_key;
 use serde_json::{json, Value};
 use std::time::{Duration, Instant};
 
@@ -79,19 +78,7 @@ async fn start_rig(llm: &FakeLlm) -> Rig {
     // measuring (the tests use 1 s to exercise heartbeats).
     discord.set_heartbeat_interval_ms(41_250);
     discord.set_heartbeat_grace_ms(10_000);
-    let gw = Workerd::start_configs(
-        &[
-            ("wrangler.toml", gateway_config()),
-            (
-                "channel.toml",
-                discord_channel_config(&discord.api_base(), ""),
-            ),
-        ],
-        Some(format!(
-            "GSV_AUTH_TOKEN={TOKEN}\nGSV_CHANNEL_KEY={}\n",
-            derive_channel_key(TOKEN)
-        )),
-    );
+    let gw = start_gateway_with_discord(&discord, TOKEN);
     let mut client = Client::connect(&gw.url(), Some(TOKEN)).await;
     client.use_fake_openai(llm).await;
     client
@@ -100,21 +87,7 @@ async fn start_rig(llm: &FakeLlm) -> Rig {
     client
         .config_set("session.dmScope", json!("per-channel-peer"))
         .await;
-    let started = client
-        .request(
-            "channel.start",
-            json!({"channel": "discord", "config": {"botToken": FAKE_BOT_TOKEN}}),
-        )
-        .await;
-    assert!(started.ok, "channel.start: {started:?}");
-    discord
-        .wait_for(WAIT, |d| {
-            d.gateway_log()
-                .iter()
-                .any(|r| r.frame["t"] == "READY")
-                .then_some(())
-        })
-        .expect("READY");
+    start_bot(&mut client, &discord).await;
     Rig {
         discord,
         gw,
