@@ -46,19 +46,14 @@ impl Session {
             });
         }
         let text = if d.has_any() { d.text } else { send.message };
-        let text = match &send.channel {
-            Some(turn) => turn.envelope(&text),
-            None => text,
-        };
         let overrides = (!is_empty(&applied)).then_some(applied);
         let reset_first = self.reset_is_due(&config)?;
-        let channel = send.channel.as_ref().map(|t| t.channel.as_str());
         let reply = core.enqueue(
             &send.run_id,
             &text,
             overrides.as_ref(),
             reset_first,
-            channel,
+            send.channel.as_ref(),
         )?;
         self.start_queued().await?;
         Ok(reply)
@@ -106,12 +101,7 @@ impl Session {
                     .reset(query, "Run ended: the session was reset")
                     .await?;
                 if let Some(text) = message {
-                    let text = match &send.channel {
-                        Some(turn) => turn.envelope(&text),
-                        None => text,
-                    };
-                    let channel = send.channel.as_ref().map(|t| t.channel.as_str());
-                    core.enqueue(&send.run_id, &text, None, false, channel)?;
+                    core.enqueue(&send.run_id, &text, None, false, send.channel.as_ref())?;
                     self.start_queued().await?;
                     run_id = Some(send.run_id.clone());
                 }

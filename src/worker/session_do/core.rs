@@ -7,7 +7,7 @@ use super::error::{Res, SessionError};
 use super::events::EventLink;
 use super::store::{CurrentRun, SessionStore};
 use crate::config::Config;
-use crate::session::internal::{NodeSnapshot, SessionChatSendReply};
+use crate::session::internal::{ChannelTurn, NodeSnapshot, SessionChatSendReply};
 use crate::session::run_config::RunConfig;
 use crate::worker::rpc::now_ms;
 use crate::worker::workspace::prompt_load::RunPrompt;
@@ -122,15 +122,20 @@ impl Core {
     }
 
     /// Queues a message for its run; `overrides` are its directives and
-    /// `reset_first` makes the loop reset the session before taking it.
+    /// `reset_first` makes the loop reset the session before taking it. A
+    /// message from a chat app (`turn`) is queued in its envelope, and its
+    /// run knows the app.
     pub fn enqueue(
         &self,
         run_id: &str,
         text: &str,
         overrides: Option<&ChatDirectives>,
         reset_first: bool,
-        channel: Option<&str>,
+        turn: Option<&ChannelTurn>,
     ) -> Res<SessionChatSendReply> {
+        let enveloped = turn.map(|t| t.envelope(text));
+        let text = enveloped.as_deref().unwrap_or(text);
+        let channel = turn.map(|t| t.channel.as_str());
         let overrides_json = overrides
             .map(serde_json::to_string)
             .transpose()
