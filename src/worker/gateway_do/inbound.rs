@@ -117,7 +117,11 @@ impl Gateway {
         let access = ChannelAccess::from_config(&self.config.borrow(), &channel);
         match decide(&access, &sender.id, is_group, addressed) {
             Access::Allow => {}
-            Access::Pair => return self.pair_sender(&channel, &account_id, msg, &sender).await,
+            Access::Pair => {
+                return self
+                    .pair_sender(&channel, &account_id, msg, &sender, &access)
+                    .await
+            }
             Access::Ignore(reason) => {
                 console_log!(
                     "gateway: {channel} message from {} ignored: {reason}",
@@ -142,11 +146,11 @@ impl Gateway {
         account_id: &str,
         msg: &ChannelInboundMessage,
         sender: &ChannelSender,
+        access: &ChannelAccess,
     ) -> Res<ChannelInboundResult> {
         let store = self.channel_store();
         let now = now_ms();
         store.drop_expired_pairs(now - pairing::CODE_TTL_MS)?;
-        let access = ChannelAccess::from_config(&self.config.borrow(), channel);
         let sender_id = access.normalize(&sender.id);
         let asker = Asker {
             channel,
