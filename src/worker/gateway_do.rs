@@ -103,6 +103,8 @@ pub struct Gateway {
     next_transfer: std::cell::Cell<u32>,
     /// Chat queues being sent right now (one pump each).
     pumping: RefCell<std::collections::HashSet<String>>,
+    /// The key channel Workers present (`outbound::channel_key`).
+    channel_key: std::cell::OnceCell<Option<String>>,
     /// The test clock's offset (clock.rs); 0 in production.
     clock_offset: std::cell::Cell<i64>,
     /// Alarm invocations since start and the longest one (ms).
@@ -132,6 +134,7 @@ impl DurableObject for Gateway {
             transfers: RefCell::new(Default::default()),
             next_transfer: std::cell::Cell::new(0),
             pumping: RefCell::new(Default::default()),
+            channel_key: Default::default(),
             clock_offset: std::cell::Cell::new(0),
             alarm_stats: std::cell::Cell::new((0, 0)),
             alarm_set: std::cell::Cell::new(None),

@@ -35,9 +35,15 @@ impl Gateway {
     }
 
     /// The key channel Workers present, derived from the auth token.
+    /// Derived once per instance: the token is a secret, fixed for the
+    /// Worker's deployment.
     pub(super) fn channel_key(&self) -> Option<String> {
-        let token = self.env.secret("GSV_AUTH_TOKEN").ok()?.to_string();
-        (!token.is_empty()).then(|| derive_channel_key(&token))
+        self.channel_key
+            .get_or_init(|| {
+                let token = self.env.secret("GSV_AUTH_TOKEN").ok()?.to_string();
+                (!token.is_empty()).then(|| derive_channel_key(&token))
+            })
+            .clone()
     }
 
     /// The channel named `name`: a channel connected over WebSocket under
@@ -131,22 +137,27 @@ impl Gateway {
             return;
         }
         let store = self.channel_store();
-        loop {
+        // Whether the alarm must come back for this queue: a piece waits
+        // for its retry, or the ledger could not be read or written.
+        let waiting = loop {
             let head = match store.head(dest) {
                 Ok(Some(row)) if row.next_at <= now_ms() => row,
-                Ok(_) => break,
+                Ok(Some(_)) => break true,
+                Ok(None) => break false,
                 Err(e) => {
                     console_error!("gateway: reading the delivery ledger failed: {}", e.message);
-                    break;
+                    break true;
                 }
             };
             if let Err(e) = self.send_piece(&store, &head).await {
                 console_error!("gateway: recording a delivery failed: {}", e.message);
-                break;
+                break true;
             }
-        }
+        };
         self.pumping.borrow_mut().remove(dest);
-        self.schedule_alarm().await;
+        if waiting {
+            self.schedule_alarm().await;
+        }
     }
 
     async fn send_piece(&self, store: &ChannelStore, row: &DeliveryRow) -> Res<()> {
