@@ -42,8 +42,7 @@ async fn fetch(req: Request, env: Env, _ctx: Context) -> Result<Response> {
         (Method::Post, crate::session::internal::path::TEST_CLOCK)
             if gateway_do::test_clock_enabled(&env) =>
         {
-            env.durable_object("GATEWAY")?
-                .get_by_name("singleton")?
+            bindings::gateway_object(&env)?
                 .fetch_with_request(req)
                 .await
         }
@@ -57,10 +56,7 @@ async fn fetch(req: Request, env: Env, _ctx: Context) -> Result<Response> {
 #[event(scheduled)]
 async fn scheduled(_event: ScheduledEvent, env: Env, _ctx: ScheduleContext) {
     let url = format!("https://gateway{}", crate::session::internal::path::WAKE);
-    let woke = match env
-        .durable_object("GATEWAY")
-        .and_then(|ns| ns.get_by_name("singleton"))
-    {
+    let woke = match bindings::gateway_object(&env) {
         Ok(stub) => stub.fetch_with_str(&url).await.map(|_| ()),
         Err(e) => Err(e),
     };

@@ -8,10 +8,12 @@
 
 use super::cron_store::{AgentRun, CronStore};
 use super::Gateway;
-use crate::session::internal::{path, SessionChatSend, SessionChatSendReply, SessionQuery};
-use crate::worker::rpc::{call_object, internal_error};
+use crate::calls::Abort;
+use crate::session::internal::{SessionChatSend, SessionChatSendReply, SessionQuery};
+use crate::worker::bindings::SessionStub;
+use crate::worker::rpc::internal_error;
 use gsv_protocol::channels::ChannelPeer;
-use gsv_protocol::{ChatAbortResult, ChatDirectives, ChatEvent, ChatState, ErrorShape};
+use gsv_protocol::{ChatDirectives, ChatEvent, ChatState, ErrorShape};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use worker::*;
@@ -84,14 +86,9 @@ impl Gateway {
             channel: None,
             directives: turn.directives,
         };
-        let reply: Res<SessionChatSendReply> = call_object(
-            &self.env,
-            "SESSION",
-            turn.session_key,
-            path::CHAT_SEND,
-            &send,
-        )
-        .await;
+        let reply = SessionStub::for_key(&self.env, turn.session_key)
+            .call(&send)
+            .await;
         match reply {
             Ok(SessionChatSendReply::Started { .. }) => Ok(None),
             Ok(SessionChatSendReply::Command { response, .. }) => {
@@ -162,8 +159,9 @@ impl Gateway {
                 session_key: run.session_key.clone(),
                 limit: None,
             };
-            let abort: Res<ChatAbortResult> =
-                call_object(&self.env, "SESSION", &run.session_key, path::ABORT, &query).await;
+            let abort = SessionStub::for_key(&self.env, &run.session_key)
+                .call(&Abort(query))
+                .await;
             if let Err(e) = abort {
                 console_error!("gateway: stopping a timed-out run failed: {}", e.message);
             }
