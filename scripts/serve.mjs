@@ -5,7 +5,11 @@
 // them in memory while no DevTools is attached, and leaves a socket behind
 // for many of them — a gateway streaming model answers for hours runs out
 // of file descriptors. Usage:
-//   node scripts/serve.mjs --config FILE [--config FILE ...] --port N [--ip IP] [--persist-to DIR] [--log-level L]
+//   node scripts/serve.mjs --config FILE [--config FILE ...] --port N [--ip IP] [--persist-to DIR] [--log-level L] [--test-scheduled]
+//
+// --test-scheduled serves `/cdn-cgi/handler/scheduled`, which runs the
+// first Worker's cron trigger (the tests use it; a local gateway has no
+// other way to see one).
 //
 // With several --config, one workerd runs them all (the first is served on
 // the port; the others are reachable through their service bindings, by
@@ -25,13 +29,14 @@ const opt = (name, fallback) => {
 };
 const configs = args.flatMap((a, i) => (a === "--config" && i + 1 < args.length ? [args[i + 1]] : []));
 if (configs.length === 0) {
-  console.error("usage: node scripts/serve.mjs --config FILE [--config FILE ...] --port N [--ip IP] [--persist-to DIR] [--log-level L]");
+  console.error("usage: node scripts/serve.mjs --config FILE [--config FILE ...] --port N [--ip IP] [--persist-to DIR] [--log-level L] [--test-scheduled]");
   process.exit(2);
 }
 const hostname = opt("--ip", "127.0.0.1");
 const port = Number(opt("--port", "8787"));
 const persist = opt("--persist-to", undefined);
 const logLevel = opt("--log-level", "log");
+const testScheduled = args.includes("--test-scheduled");
 
 const stopWith = (dispose) => {
   const stop = async () => {
@@ -51,6 +56,7 @@ if (configs.length === 1) {
       server: { hostname, port },
       persist,
       logLevel,
+      testScheduled,
     },
   });
   await worker.ready;
@@ -76,6 +82,7 @@ if (configs.length === 1) {
     host: hostname,
     port,
     log: new Log(levels[logLevel] ?? LogLevel.INFO),
+    unsafeTriggerHandlers: testScheduled,
     ...(persist ? { defaultPersistRoot: path.resolve(persist) } : {}),
   });
   const url = await mf.ready;

@@ -7,6 +7,9 @@
 //! however often the alarm retries a slot, so storing runs with "insert or
 //! ignore" makes firing idempotent.
 //!
+//! A slot reached while the job's previous run still goes is not run but
+//! recorded as skipped ([`overlapped`], [`skip`]): runs never overlap.
+//!
 //! The alarm's order: [`due`] → [`start`] (store it: `nextRunAtMs` already
 //! moves on, so a crash mid-run cannot fire the slot again) → insert the
 //! run row by id (skip if it exists) → execute → [`finish`] (store the job
@@ -81,13 +84,30 @@ pub fn catch_up(
 /// reached: [`catch_up`]), and with what. `tz`: the zone named by
 /// `job.schedule.zone_name(user_zone)`.
 pub fn due(job: &CronJob, now_ms: i64, tz: &dyn TimeZone) -> Result<Option<Due>, CronError> {
-    let running = job
-        .state
-        .running_at_ms
-        .is_some_and(|t| now_ms - t < STALE_RUNNING_MS);
-    if !job.enabled || running {
+    if !job.enabled || is_running(job, now_ms) {
         return Ok(None);
     }
+    reached(job, now_ms, tz)
+}
+
+/// A slot reached while the job's previous run still goes (and has not
+/// turned stale). Runs of one job never overlap, and a slow run must not
+/// leave a pile of late slots behind it: the slot does not run, it is
+/// recorded as skipped ([`skip`]) and the schedule moves on.
+pub fn overlapped(job: &CronJob, now_ms: i64, tz: &dyn TimeZone) -> Result<Option<Due>, CronError> {
+    if !job.enabled || !is_running(job, now_ms) {
+        return Ok(None);
+    }
+    reached(job, now_ms, tz)
+}
+
+fn is_running(job: &CronJob, now_ms: i64) -> bool {
+    job.state
+        .running_at_ms
+        .is_some_and(|t| now_ms - t < STALE_RUNNING_MS)
+}
+
+fn reached(job: &CronJob, now_ms: i64, tz: &dyn TimeZone) -> Result<Option<Due>, CronError> {
     let slot = catch_up(&job.schedule, job.state.next_run_at_ms, now_ms, tz)?;
     Ok(slot.map(|s| Due {
         job_id: job.id.clone(),
@@ -98,6 +118,33 @@ pub fn due(job: &CronJob, now_ms: i64, tz: &dyn TimeZone) -> Result<Option<Due>,
         next_run_at_ms: s.next_run_at_ms,
         manual: false,
     }))
+}
+
+/// The job and the run record for an [`overlapped`] slot: the run that
+/// goes keeps its state, the schedule moves to its next slot (a one-shot
+/// `at` job has none: it is done), and the history says why.
+pub fn skip(job: &CronJob, due: &Due) -> (CronJob, CronRun) {
+    let mut job = job.clone();
+    job.state.next_run_at_ms = due.next_run_at_ms;
+    if matches!(job.schedule, Schedule::At { .. }) {
+        job.enabled = false;
+    }
+    let since = job.state.running_at_ms.unwrap_or(due.fired_at_ms);
+    let run = CronRun {
+        id: due.run_id.clone(),
+        job_id: due.job_id.clone(),
+        ts: due.fired_at_ms,
+        status: RunStatus::Skipped,
+        error: Some(format!(
+            "the previous run was still going (started {} s earlier)",
+            (due.fired_at_ms - since).max(0) / 1000
+        )),
+        summary: None,
+        duration_ms: Some(0),
+        next_run_at_ms: job.state.next_run_at_ms,
+        late_ms: Some(due.late_ms),
+    };
+    (job, run)
 }
 
 /// A forced run now (`cron.run`), whatever the schedule says; its id
@@ -184,19 +231,13 @@ pub fn finish(job: &CronJob, due: &Due, outcome: RunOutcome, now_ms: i64) -> (Af
     (after, run)
 }
 
-/// The alarm time cron asks for: the earliest slot of the enabled jobs;
-/// for a job still running, not before its run turns stale ([`finish`]
-/// is followed by a new alarm anyway). A time ≤ now means "again at once"
-/// (more were due than `maxConcurrentRuns`).
-pub fn next_alarm<'a>(jobs: impl IntoIterator<Item = &'a CronJob>, now_ms: i64) -> Option<i64> {
+/// The alarm time cron asks for: the earliest slot of the enabled jobs,
+/// running or not (a slot reached during a run is recorded as skipped,
+/// see [`overlapped`]). A time ≤ now means "again at once" (more were due
+/// than `maxConcurrentRuns`).
+pub fn next_alarm<'a>(jobs: impl IntoIterator<Item = &'a CronJob>) -> Option<i64> {
     jobs.into_iter()
         .filter(|j| j.enabled)
-        .filter_map(|j| match j.state.running_at_ms {
-            Some(t) if now_ms - t < STALE_RUNNING_MS => {
-                let stale = t + STALE_RUNNING_MS;
-                Some(j.state.next_run_at_ms.map_or(stale, |n| n.max(stale)))
-            }
-            _ => j.state.next_run_at_ms,
-        })
+        .filter_map(|j| j.state.next_run_at_ms)
         .min()
 }

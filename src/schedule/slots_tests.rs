@@ -3,7 +3,8 @@
 
 use super::slots::STALE_RUNNING_MS;
 use super::slots::{
-    catch_up, due, finish, manual, next_alarm, run_id, start, AfterRun, Due, RunOutcome, Slot,
+    catch_up, due, finish, manual, next_alarm, overlapped, run_id, skip, start, AfterRun, Due,
+    RunOutcome, Slot,
 };
 use super::{CronJob, CronLimits, CronRun, JobSpec, JobState, RunStatus, Schedule};
 use crate::time::test_tz::{utc, Tz};
@@ -268,12 +269,85 @@ fn alarm_time() {
     let mut busy = job(daily_9(), Some("2026-11-24T08:10:00Z"));
     busy.state.running_at_ms = Some(now - HOUR_MS);
     assert_eq!(
-        next_alarm([&a, &b, &off], now),
+        next_alarm([&a, &b, &off]),
         Some(utc("2026-11-24T09:00:00Z"))
     );
-    // A running job asks again when its run would turn stale.
-    assert_eq!(next_alarm([&a, &busy], now), Some(now + HOUR_MS));
-    assert_eq!(next_alarm([&off], now), None);
+    // A running job's next slot counts too: it is recorded as skipped then.
+    assert_eq!(next_alarm([&a, &busy]), Some(utc("2026-11-24T08:10:00Z")));
+    assert_eq!(next_alarm([&off]), None);
+}
+
+#[test]
+fn a_slot_reached_during_a_run_is_skipped_and_the_schedule_moves_on() {
+    let tz = Tz::named("Europe/Berlin");
+    let mut j = job(daily_9(), Some("2026-11-24T08:00:00Z"));
+    let now = utc("2026-11-24T08:00:30Z");
+    j.state.running_at_ms = Some(now - 90_000);
+    j.state.last_status = Some(RunStatus::Ok);
+    // Not due (it runs), but overlapped.
+    assert_eq!(due(&j, now, &tz).unwrap(), None);
+    let d = overlapped(&j, now, &tz).unwrap().unwrap();
+    assert_eq!(
+        d,
+        Due {
+            job_id: "j1".into(),
+            slot_ms: utc("2026-11-24T08:00:00Z"),
+            late_ms: 30_000,
+            fired_at_ms: now,
+            run_id: "j1:1795507200000".into(),
+            next_run_at_ms: Some(utc("2026-11-25T08:00:00Z")),
+            manual: false,
+        }
+    );
+    let (after, run) = skip(&j, &d);
+    let mut expected = j.clone();
+    expected.state.next_run_at_ms = Some(utc("2026-11-25T08:00:00Z"));
+    assert_eq!(after, expected, "the run that goes keeps its state");
+    assert_eq!(
+        run,
+        CronRun {
+            id: "j1:1795507200000".into(),
+            job_id: "j1".into(),
+            ts: now,
+            status: RunStatus::Skipped,
+            error: Some("the previous run was still going (started 90 s earlier)".into()),
+            summary: None,
+            duration_ms: Some(0),
+            next_run_at_ms: Some(utc("2026-11-25T08:00:00Z")),
+            late_ms: Some(30_000),
+        }
+    );
+    // A stale run (its isolate died) no longer holds the job: it is due.
+    j.state.running_at_ms = Some(now - STALE_RUNNING_MS);
+    assert_eq!(overlapped(&j, now, &tz).unwrap(), None);
+    assert!(due(&j, now, &tz).unwrap().is_some());
+    // Neither for a slot not reached yet, nor for a job switched off.
+    j.state.running_at_ms = Some(now - 1000);
+    assert_eq!(
+        overlapped(&j, utc("2026-11-24T07:59:00Z"), &tz).unwrap(),
+        None
+    );
+    j.enabled = false;
+    assert_eq!(overlapped(&j, now, &tz).unwrap(), None);
+}
+
+#[test]
+fn a_one_shot_whose_slot_passes_during_a_manual_run_is_done() {
+    let at = utc("2026-11-24T08:00:00Z");
+    let mut j = job(Schedule::At { at_ms: at }, Some("2026-11-24T08:00:00Z"));
+    let now = at + 5_000;
+    j.state.running_at_ms = Some(now - 10_000);
+    let d = overlapped(&j, now, &Utc).unwrap().unwrap();
+    assert_eq!(d.next_run_at_ms, None);
+    let (after, run) = skip(&j, &d);
+    assert_eq!((after.enabled, after.state.next_run_at_ms), (false, None));
+    assert_eq!(
+        (run.status, run.error.as_deref()),
+        (
+            RunStatus::Skipped,
+            Some("the previous run was still going (started 10 s earlier)")
+        )
+    );
 }
 
 #[test]

@@ -218,7 +218,7 @@ impl Workerd {
                 .args(["--ip", "127.0.0.1", "--port", &port.to_string()])
                 .arg("--persist-to")
                 .arg(&self.persist_dir)
-                .args(["--log-level", "warn"])
+                .args(["--log-level", "warn", "--test-scheduled"])
                 .envs(WRANGLER_OFFLINE)
                 .env("NO_COLOR", "1")
                 .current_dir(config.parent().unwrap())
@@ -317,18 +317,11 @@ impl Workerd {
     /// Moves the gateway's schedule clock (cron, heartbeats) `ms` forward;
     /// returns the total offset.
     pub fn advance_clock(&self, ms: i64) -> i64 {
-        use std::io::{Read, Write};
-        let body = format!("{{\"advanceMs\":{ms}}}");
-        let mut s = std::net::TcpStream::connect(("127.0.0.1", self.port)).unwrap();
-        write!(
-            s,
-            "POST /internal/test/clock HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-            body.len()
-        )
-        .unwrap();
-        let mut out = String::new();
-        s.read_to_string(&mut out).unwrap();
-        assert!(out.starts_with("HTTP/1.1 200"), "{out}");
+        let out = self.http_raw(
+            "POST",
+            "/internal/test/clock",
+            &format!("{{\"advanceMs\":{ms}}}"),
+        );
         // The body's JSON object (the answer may be chunked).
         let json = match (out.find('{'), out.rfind('}')) {
             (Some(a), Some(b)) => &out[a..=b],
@@ -336,6 +329,37 @@ impl Workerd {
         };
         let v: serde_json::Value = serde_json::from_str(json).unwrap_or_default();
         v["offsetMs"].as_i64().unwrap_or_else(|| panic!("{out}"))
+    }
+
+    /// Deletes the gateway's alarm, as if the platform had lost it.
+    pub fn drop_alarm(&self) {
+        self.http_raw(
+            "POST",
+            "/internal/test/clock",
+            r#"{"advanceMs":0,"dropAlarm":true}"#,
+        );
+    }
+
+    /// Runs the gateway Worker's cron trigger (`[triggers] crons`) now.
+    pub fn trigger_scheduled(&self) {
+        self.http_raw("GET", "/cdn-cgi/handler/scheduled?cron=*/5+*+*+*+*", "");
+    }
+
+    /// One HTTP/1.1 request to the gateway that must answer 200; the raw
+    /// answer.
+    fn http_raw(&self, method: &str, path: &str, body: &str) -> String {
+        use std::io::{Read, Write};
+        let mut s = std::net::TcpStream::connect(("127.0.0.1", self.port)).unwrap();
+        write!(
+            s,
+            "{method} {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+            body.len()
+        )
+        .unwrap();
+        let mut out = String::new();
+        s.read_to_string(&mut out).unwrap();
+        assert!(out.starts_with("HTTP/1.1 200"), "{method} {path}: {out}");
+        out
     }
 
     /// Stops workerd, waits `down` (the gateway is "down"), starts it

@@ -8,6 +8,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 pub mod channel_rig;
+pub mod cron_rig;
 pub mod fake_discord;
 pub mod fake_llm;
 pub mod gateway_recorder;

@@ -9,74 +9,15 @@
 // Test code: a failed unwrap is a failed test.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use gsv_e2e::fake_llm::{FakeLlm, Step};
-use gsv_e2e::harness::{run_gsv, GatewayOptions, Workerd};
+use gsv_e2e::cron_rig::{job, now_ms, rpc, runs_when_done, setup, timeless, TOKEN};
+use gsv_e2e::fake_llm::Step;
+use gsv_e2e::harness::{run_gsv, Workerd};
 use gsv_e2e::ws::{raw_channel, Client};
 use gsv_protocol::ChatState;
 use serde_json::{json, Value};
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 
-const TOKEN: &str = "test-token";
 const MAIN: &str = "agent:main:main";
-
-async fn setup() -> (Workerd, FakeLlm, Client) {
-    let llm = FakeLlm::start().await;
-    let gw = Workerd::start(GatewayOptions::default());
-    let mut c = Client::connect(&gw.url(), Some(TOKEN)).await;
-    c.use_fake_openai(&llm).await;
-    (gw, llm, c)
-}
-
-fn now_ms() -> i64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .unwrap()
-        .as_millis() as i64
-}
-
-async fn rpc(c: &mut Client, method: &str, params: Value) -> Value {
-    let res = c.request(method, params).await;
-    assert!(res.ok, "{method}: {res:?}");
-    res.payload.unwrap()
-}
-
-/// The runs of `job`, once none is still running and there are `n`.
-async fn runs_when_done(c: &mut Client, job: &str, n: usize, within: Duration) -> Vec<Value> {
-    let deadline = Instant::now() + within;
-    loop {
-        let r = rpc(c, "cron.runs", json!({"jobId": job})).await;
-        let runs = r["runs"].as_array().unwrap().clone();
-        if runs.len() >= n && runs.iter().all(|r| r["status"] != "running") {
-            return runs;
-        }
-        assert!(Instant::now() < deadline, "runs of {job}: {runs:?}");
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
-}
-
-async fn job(c: &mut Client, id: &str) -> Value {
-    let list = rpc(c, "cron.list", json!({})).await;
-    list["jobs"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|j| j["id"] == id)
-        .cloned()
-        .unwrap_or(Value::Null)
-}
-
-/// A run with its clock fields checked and taken out: `ts` after
-/// `added`, `durationMs` ≥ 0, `lateMs` within `late`.
-fn timeless(mut run: Value, added: i64, late: std::ops::Range<i64>) -> Value {
-    let o = run.as_object_mut().unwrap();
-    let ts = o.remove("ts").and_then(|v| v.as_i64()).unwrap();
-    assert!(ts >= added, "ts {ts} before {added}");
-    let d = o.remove("durationMs").and_then(|v| v.as_i64()).unwrap();
-    assert!(d >= 0);
-    let l = o.remove("lateMs").and_then(|v| v.as_i64()).unwrap();
-    assert!(late.contains(&l), "lateMs {l} not in {late:?}");
-    run
-}
 
 #[tokio::test]
 async fn an_at_reminder_fires_once_and_reaches_the_watching_client() {

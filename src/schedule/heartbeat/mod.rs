@@ -123,6 +123,8 @@ pub struct BeatCheck<'a> {
     pub tz: &'a dyn TimeZone,
     /// HEARTBEAT.md's text, `None` if there is no such file.
     pub heartbeat_md: Option<&'a str>,
+    /// The previous beat still runs, or a reply in the agent's last
+    /// active chat (where the beat would speak) is still being written.
     pub session_busy: bool,
 }
 

@@ -496,6 +496,22 @@ impl ChannelStore {
         Ok(rows.into_iter().next())
     }
 
+    /// Whether a reply in the agent's last active chat is still being
+    /// written: a run of that chat's session, started at or after `since`
+    /// (an older one is taken to have died with its isolate).
+    pub fn last_chat_replying(&self, agent_id: &str, since: i64) -> Res<bool> {
+        #[derive(Deserialize)]
+        struct N {
+            n: i64,
+        }
+        let rows: Vec<N> = self.rows(
+            "SELECT COUNT(*) AS n FROM channel_runs r JOIN last_active l ON r.session_key = l.session_key
+             WHERE l.agent_id = ? AND r.started_at >= ?",
+            vec![agent_id.into(), since.into()],
+        )?;
+        Ok(rows.first().is_some_and(|r| r.n > 0))
+    }
+
     /// The earliest moment the channel plane has work: a piece due, a
     /// typing renewal.
     pub fn next_deadline(&self) -> Option<f64> {

@@ -12,11 +12,16 @@ use serde::{Deserialize, Serialize};
 
 pub const TEST_CLOCK_VAR: &str = "GSV_TEST_CLOCK";
 
-/// `POST /internal/test/clock`: moves the schedule clock by `advanceMs`.
+/// `POST /internal/test/clock`: moves the schedule clock by `advanceMs`;
+/// with `dropAlarm`, deletes the object's alarm instead of setting it
+/// again, as if the platform had lost it (the Worker's cron trigger must
+/// bring it back).
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub(super) struct AdvanceClock {
     pub advance_ms: i64,
+    #[serde(default)]
+    pub drop_alarm: bool,
 }
 
 #[derive(Debug, Serialize)]
@@ -47,7 +52,11 @@ impl Gateway {
     pub(super) async fn advance_clock(&self, a: AdvanceClock) -> ClockState {
         self.clock_offset
             .set(self.clock_offset.get() + a.advance_ms.max(0));
-        self.schedule_alarm().await;
+        if a.drop_alarm {
+            self.drop_alarm().await;
+        } else {
+            self.schedule_alarm().await;
+        }
         ClockState {
             offset_ms: self.clock_offset.get(),
         }

@@ -103,9 +103,7 @@ impl Gateway {
             count: store.job_count()?,
             due_count: store.due_count(now, now - STALE_RUNNING_MS)?,
             running_count: store.running_count(now - STALE_RUNNING_MS)?,
-            next_run_at_ms: store
-                .next_deadline(STALE_RUNNING_MS, now)
-                .map(|at| at as i64),
+            next_run_at_ms: store.next_deadline().map(|at| at as i64),
             max_jobs: limits.max_jobs as u64,
             max_concurrent_runs: limits.max_concurrent_runs as u64,
             timezone: Some(self.user_zone()),
@@ -198,7 +196,7 @@ impl Gateway {
             }
             (CronRunMode::Due, id) => {
                 let limit = self.cron_limits().max_concurrent_runs;
-                for job in store.due(now, now - STALE_RUNNING_MS, limit)? {
+                for job in store.reached(now, limit)? {
                     if id.as_ref().is_some_and(|i| *i != job.id) {
                         continue;
                     }
@@ -223,14 +221,10 @@ impl Gateway {
         if !limits.enabled {
             return;
         }
-        let due =
-            match self
-                .cron_store()
-                .due(now, now - STALE_RUNNING_MS, limits.max_concurrent_runs)
-            {
-                Ok(jobs) => jobs,
-                Err(e) => return console_error!("gateway: reading due cron jobs: {}", e.message),
-            };
+        let due = match self.cron_store().reached(now, limits.max_concurrent_runs) {
+            Ok(jobs) => jobs,
+            Err(e) => return console_error!("gateway: reading due cron jobs: {}", e.message),
+        };
         // A few sends go out together, so the session round trips overlap;
         // the synchronous work between two awaits stays small, so a
         // client's request waits at most for one chunk (BENCHMARKS.md).
@@ -240,10 +234,17 @@ impl Gateway {
         }
     }
 
+    /// Fires `job` if its slot is reached; a slot reached while its
+    /// previous run goes is recorded as skipped instead.
     async fn fire_if_due(&self, job: &CronJob, now: i64) -> Option<CronRunResult> {
         let tz = self.zone_of(job.schedule.zone_name(&self.user_zone()));
-        match slots::due(job, now, tz.as_ref()) {
-            Ok(Some(due)) => Some(self.fire(job, due).await),
+        let reached = slots::overlapped(job, now, tz.as_ref()).and_then(|skipped| match skipped {
+            Some(due) => Ok(Some((due, true))),
+            None => Ok(slots::due(job, now, tz.as_ref())?.map(|due| (due, false))),
+        });
+        match reached {
+            Ok(Some((due, false))) => Some(self.fire(job, due).await),
+            Ok(Some((due, true))) => Some(self.skip_slot(job, &due)),
             Ok(None) => None,
             Err(e) => {
                 // A schedule that no longer evaluates stops, with its reason.
@@ -254,6 +255,24 @@ impl Gateway {
                 let _ = self.cron_store().save_job(&stopped);
                 None
             }
+        }
+    }
+
+    fn skip_slot(&self, job: &CronJob, due: &Due) -> CronRunResult {
+        let (after, run) = slots::skip(job, due);
+        let store = self.cron_store();
+        let saved = store
+            .save_job(&after)
+            .and_then(|()| store.insert_run(&run))
+            .and_then(|_| store.prune_runs(&job.id, self.cron_limits().max_runs_per_job_history));
+        if let Err(e) = saved {
+            console_error!("gateway: recording a skipped cron slot: {}", e.message);
+        }
+        CronRunResult {
+            job_id: job.id.clone(),
+            run_id: run.id,
+            status: Some(RunStatus::Skipped),
+            error: run.error,
         }
     }
 

@@ -168,11 +168,13 @@ impl CronStore {
 
     /// Enabled jobs whose slot has come, earliest first; a job marked
     /// running since after `stale_before` is left alone.
-    pub fn due(&self, now: i64, stale_before: i64, limit: usize) -> Res<Vec<CronJob>> {
+    /// Enabled jobs whose slot is reached, earliest first: those running
+    /// too, whose slot is then skipped (`slots::overlapped`).
+    pub fn reached(&self, now: i64, limit: usize) -> Res<Vec<CronJob>> {
         self.jobs(
             "SELECT job FROM cron_jobs WHERE enabled = 1 AND next_run_at <= ?
-             AND (running_at IS NULL OR running_at < ?) ORDER BY next_run_at LIMIT ?",
-            vec![now.into(), stale_before.into(), (limit as i64).into()],
+             ORDER BY next_run_at LIMIT ?",
+            vec![now.into(), (limit as i64).into()],
         )
     }
 
@@ -191,14 +193,12 @@ impl CronStore {
         )
     }
 
-    /// The earliest moment cron has work: the first slot of a job not
-    /// running, or the moment a running job's run turns stale.
-    pub fn next_deadline(&self, stale_ms: i64, now: i64) -> Option<f64> {
+    /// The earliest moment cron has work: the first slot of an enabled
+    /// job (`slots::next_alarm`).
+    pub fn next_deadline(&self) -> Option<f64> {
         self.rows::<Min>(
-            "SELECT MIN(CASE WHEN running_at IS NOT NULL AND running_at >= ?1
-                             THEN MAX(next_run_at, running_at + ?2) ELSE next_run_at END) AS at
-             FROM cron_jobs WHERE enabled = 1 AND next_run_at IS NOT NULL",
-            vec![(now - stale_ms).into(), stale_ms.into()],
+            "SELECT MIN(next_run_at) AS at FROM cron_jobs WHERE enabled = 1",
+            vec![],
         )
         .ok()?
         .first()?

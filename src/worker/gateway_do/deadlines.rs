@@ -7,7 +7,6 @@
 
 use super::nodes::ROUTE_GRACE_MS;
 use super::Gateway;
-use crate::schedule::slots::STALE_RUNNING_MS;
 use crate::worker::rpc::now_ms;
 use serde::Deserialize;
 use worker::*;
@@ -37,7 +36,7 @@ impl Gateway {
         let cron = self
             .cron_limits()
             .enabled
-            .then(|| store.next_deadline(STALE_RUNNING_MS, self.sched_now()))
+            .then(|| store.next_deadline())
             .flatten();
         // The schedule tables are on the schedule clock (see clock.rs).
         let scheduled = [
@@ -100,6 +99,14 @@ impl Gateway {
     /// The gateway was woken (a client connected, the Worker's cron
     /// trigger): after downtime, whatever came due meanwhile runs now;
     /// heartbeats of agents new to the config are scheduled.
+    /// Deletes the alarm (the test clock's "lost alarm").
+    pub(super) async fn drop_alarm(&self) {
+        self.alarm_set.set(None);
+        if let Err(e) = self.state.storage().delete_alarm().await {
+            console_error!("gateway: deleting the alarm failed: {e}");
+        }
+    }
+
     pub(super) async fn wake(&self) {
         self.heartbeat_sync(self.sched_now());
         self.schedule_alarm().await;

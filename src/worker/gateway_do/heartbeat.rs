@@ -14,7 +14,7 @@ use crate::schedule::heartbeat::{
 };
 use crate::schedule::resolve_zone;
 use crate::time::Utc;
-use crate::worker::rpc::internal_error;
+use crate::worker::rpc::{internal_error, now_ms};
 use gsv_protocol::cron::*;
 use gsv_protocol::{codes, ChatDirectives, ErrorShape, WorkspaceReadParams};
 use serde::{Deserialize, Serialize};
@@ -167,7 +167,10 @@ impl Gateway {
             now_ms: now,
             tz: tz.as_ref(),
             heartbeat_md: md.as_deref(),
-            session_busy: store.agent_run_for(KIND_HEARTBEAT, agent)?,
+            session_busy: store.agent_run_for(KIND_HEARTBEAT, agent)?
+                || self
+                    .channel_store()
+                    .last_chat_replying(agent, now_ms() - BEAT_TIMEOUT_MS)?,
         });
         if let Err(reason) = verdict {
             state.last_status = Some(RunStatus::Skipped);

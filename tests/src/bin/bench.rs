@@ -146,6 +146,8 @@ async fn main() {
 
     if wants("concurrent") && sessions * per_session > 0 {
         eprintln!("[bench] concurrent: {sessions} sessions × {per_session} turns");
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let probing = spawn_probe(gw.url(), stop.clone());
         let started = Instant::now();
         let mut tasks = Vec::new();
         for s in 0..sessions {
@@ -164,11 +166,14 @@ async fn main() {
             conc_samples.extend(t.await.unwrap());
         }
         let wall = started.elapsed().as_secs_f64();
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        let probe = probing.await.unwrap_or_default();
         let conc_turns = sessions * per_session;
         report["concurrent"] = json!({
             "sessions": sessions, "turnsPerSession": per_session, "turns": conc_turns,
             "wallSeconds": round2(wall), "turnsPerSecond": round2(conc_turns as f64 / wall),
             "latency": stats(&conc_samples),
+            "clientRpcDuringMs": stats(&probe),
         });
     }
 
@@ -829,6 +834,29 @@ fn prompt_assembly(iterations: usize) -> Value {
         "workspaceChars": 60000,
         "promptChars": prompt_chars,
         "time": stats(&samples),
+    })
+}
+
+/// A client of its own sending a light request (`config.get`) every
+/// 10 ms until `stop` is set: its latencies, to see whether other work
+/// keeps the gateway from answering clients.
+fn spawn_probe(
+    url: String,
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+) -> tokio::task::JoinHandle<Vec<f64>> {
+    tokio::spawn(async move {
+        let mut probe = Client::connect(&url, Some(TOKEN)).await;
+        let mut lat = Vec::new();
+        while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+            let t = Instant::now();
+            let res = probe
+                .request("config.get", json!({"path": "userTimezone"}))
+                .await;
+            assert!(res.ok, "config.get: {res:?}");
+            lat.push(ms(t.elapsed()));
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        lat
     })
 }
 
