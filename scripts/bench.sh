@@ -6,7 +6,7 @@
 # BENCHMARKS.md). Extra flags go to the bench binary: --echo N --turns N
 # --sessions N --per-session N --tool-turns N --bash-turns N --grep-files N
 # --grep-runs N --compact-messages N --reset-messages N --discord-turns N
-# --cron-burst N --cron-stored N
+# --cron-burst N --cron-stored N --cron-cap N
 # --only turns,concurrent,prompt,tools,grep,lifecycle,discord,cron.
 set -euo pipefail
 cd "$(dirname "$0")/.."

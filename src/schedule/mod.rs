@@ -51,8 +51,8 @@ pub struct CronLimits {
     pub enabled: bool,
     /// `cron.add` fails at this many jobs (default 200, at least 1).
     pub max_jobs: usize,
-    /// Due jobs fired per alarm (default 4, 1–100); the rest wait for the
-    /// next alarm, which the gateway sets to "now" when any remain due.
+    /// Runs going at once (default 4, 1–100); a due job waits for one to
+    /// end (its end sets the alarm again).
     pub max_concurrent_runs: usize,
     /// Runs kept per job (default 200, 1–50,000).
     pub max_runs_per_job_history: usize,

@@ -233,11 +233,22 @@ pub fn finish(job: &CronJob, due: &Due, outcome: RunOutcome, now_ms: i64) -> (Af
 
 /// The alarm time cron asks for: the earliest slot of the enabled jobs,
 /// running or not (a slot reached during a run is recorded as skipped,
-/// see [`overlapped`]). A time ≤ now means "again at once" (more were due
-/// than `maxConcurrentRuns`).
-pub fn next_alarm<'a>(jobs: impl IntoIterator<Item = &'a CronJob>) -> Option<i64> {
+/// see [`overlapped`]). With `max_running` runs going there is no room for
+/// another: only running jobs' slots count, the rest wait for a run to end.
+/// A time ≤ now means "again at once".
+pub fn next_alarm<'a>(
+    jobs: impl IntoIterator<Item = &'a CronJob> + Clone,
+    now_ms: i64,
+    max_running: usize,
+) -> Option<i64> {
+    let running = jobs
+        .clone()
+        .into_iter()
+        .filter(|j| is_running(j, now_ms))
+        .count();
+    let full = running >= max_running;
     jobs.into_iter()
-        .filter(|j| j.enabled)
+        .filter(|j| j.enabled && (!full || is_running(j, now_ms)))
         .filter_map(|j| j.state.next_run_at_ms)
         .min()
 }

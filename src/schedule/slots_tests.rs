@@ -269,12 +269,32 @@ fn alarm_time() {
     let mut busy = job(daily_9(), Some("2026-11-24T08:10:00Z"));
     busy.state.running_at_ms = Some(now - HOUR_MS);
     assert_eq!(
-        next_alarm([&a, &b, &off]),
+        next_alarm([&a, &b, &off], now, 4),
         Some(utc("2026-11-24T09:00:00Z"))
     );
     // A running job's next slot counts too: it is recorded as skipped then.
-    assert_eq!(next_alarm([&a, &busy]), Some(utc("2026-11-24T08:10:00Z")));
-    assert_eq!(next_alarm([&off]), None);
+    assert_eq!(
+        next_alarm([&a, &busy], now, 4),
+        Some(utc("2026-11-24T08:10:00Z"))
+    );
+    assert_eq!(next_alarm([&off], now, 4), None);
+    // No room for another run: only the running job's slot counts.
+    let mut early = job(daily_9(), Some("2026-11-24T08:05:00Z"));
+    early.id = "j2".into();
+    assert_eq!(
+        next_alarm([&a, &early, &busy], now, 1),
+        Some(utc("2026-11-24T08:10:00Z"))
+    );
+    assert_eq!(
+        next_alarm([&a, &early], now, 1),
+        Some(utc("2026-11-24T08:05:00Z"))
+    );
+    // A stale run holds no room.
+    busy.state.running_at_ms = Some(now - STALE_RUNNING_MS);
+    assert_eq!(
+        next_alarm([&a, &early, &busy], now, 1),
+        Some(utc("2026-11-24T08:05:00Z"))
+    );
 }
 
 #[test]

@@ -1,8 +1,10 @@
 //! Cron's rules end to end, under workerd with the fake LLM: the job and
 //! history limits, a one-shot deleted after its run, a slot reached while
-//! the previous run goes recorded as skipped, a task's answer delivered
-//! to the chat it names and a reminder's to the last one, and the
-//! Worker's cron trigger re-arming an alarm that was lost.
+//! the previous run goes recorded as skipped, a due job waiting while
+//! `maxConcurrentRuns` go, a task's answer delivered to the chat it names
+//! and a reminder's to the last one, the Worker's cron trigger re-arming
+//! an alarm that was lost, and a heartbeat holding back while the last
+//! chat is being answered.
 
 // Test code: a failed unwrap is a failed test.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -298,4 +300,39 @@ async fn a_heartbeat_keeps_quiet_while_the_last_chat_is_being_answered() {
         (state["lastSkipReason"].clone(), state["lastActive"].clone()),
         (json!("the target session is busy"), json!("discord:dm-81"))
     );
+}
+
+#[tokio::test]
+async fn a_due_job_waits_while_max_concurrent_runs_go() {
+    let (_gw, llm, mut c) = setup().await;
+    c.config_set("cron.maxConcurrentRuns", json!(1)).await;
+    llm.script("the slow one", vec![Step::Hang]);
+    let added = now_ms();
+    let mut ids = Vec::new();
+    for (message, secs) in [("the slow one", 1), ("the quick one", 2)] {
+        let r = rpc(
+            &mut c,
+            "cron.add",
+            json!({"schedule": {"kind": "at", "inSeconds": secs},
+                   "spec": {"kind": "task", "message": message, "timeoutSeconds": 5}}),
+        )
+        .await;
+        ids.push(r["job"]["id"].as_str().unwrap().to_string());
+    }
+    // While the slow one runs, the quick one is due and waits.
+    tokio::time::sleep(Duration::from_secs(4)).await;
+    let s = rpc(&mut c, "cron.status", json!({})).await;
+    assert_eq!(
+        (s["runningCount"].clone(), s["dueCount"].clone()),
+        (json!(1), json!(1)),
+        "{s}"
+    );
+    let r = rpc(&mut c, "cron.runs", json!({"jobId": ids[1]})).await;
+    assert_eq!(r["count"], 0);
+    // The slow one times out; then the quick one runs, late.
+    let slow = runs_when_done(&mut c, &ids[0], 1, Duration::from_secs(20)).await;
+    assert_eq!(slow[0]["error"], "timed out after 5 s");
+    let quick = runs_when_done(&mut c, &ids[1], 1, Duration::from_secs(20)).await;
+    let quick = timeless(quick[0].clone(), added, 3500..10_000);
+    assert_eq!(quick["status"], "ok");
 }

@@ -31,8 +31,6 @@ type Res<T> = std::result::Result<T, ErrorShape>;
 /// How long a run may take when its job sets no `timeoutSeconds`: a run
 /// that never ends must not hold its job forever.
 const DEFAULT_TIMEOUT_MS: i64 = 10 * 60_000;
-/// Runs started together within one alarm invocation.
-const FIRE_CHUNK: usize = 100;
 /// Answers kept in the run history, in characters.
 const SUMMARY_CHARS: usize = 500;
 
@@ -103,7 +101,7 @@ impl Gateway {
             count: store.job_count()?,
             due_count: store.due_count(now, now - STALE_RUNNING_MS)?,
             running_count: store.running_count(now - STALE_RUNNING_MS)?,
-            next_run_at_ms: store.next_deadline().map(|at| at as i64),
+            next_run_at_ms: store.next_deadline(false, 0).map(|at| at as i64),
             max_jobs: limits.max_jobs as u64,
             max_concurrent_runs: limits.max_concurrent_runs as u64,
             timezone: Some(self.user_zone()),
@@ -182,30 +180,19 @@ impl Gateway {
     }
 
     /// `cron.run`: `force` runs job `id` now; `due` fires what is due (of
-    /// job `id` only, when given).
+    /// job `id` only, when given), within `maxConcurrentRuns`.
     pub(super) async fn cron_run(&self, p: CronRunParams) -> Res<CronRunNowResult> {
         let store = self.cron_store();
         let now = self.sched_now();
-        let mut results = Vec::new();
-        match (p.mode.unwrap_or_default(), p.id) {
+        let results = match (p.mode.unwrap_or_default(), p.id) {
             (CronRunMode::Force, None) => return Err(bad("cron.run mode force needs an id")),
             (CronRunMode::Force, Some(id)) => {
                 let job = store.job(&id)?.ok_or_else(|| not_found(&id))?;
                 let due = slots::manual(&job, now);
-                results.push(self.fire(&job, due).await);
+                vec![self.fire(&job, due).await]
             }
-            (CronRunMode::Due, id) => {
-                let limit = self.cron_limits().max_concurrent_runs;
-                for job in store.reached(now, limit)? {
-                    if id.as_ref().is_some_and(|i| *i != job.id) {
-                        continue;
-                    }
-                    if let Some(r) = self.fire_if_due(&job, now).await {
-                        results.push(r);
-                    }
-                }
-            }
-        }
+            (CronRunMode::Due, id) => self.fire_due(now, id.as_deref()).await?,
+        };
         self.schedule_alarm().await;
         Ok(CronRunNowResult {
             ok: true,
@@ -214,48 +201,67 @@ impl Gateway {
         })
     }
 
-    /// The alarm's share: fires up to `maxConcurrentRuns` due jobs (the
-    /// next alarm comes at once when more are due).
+    /// The alarm's share: what is due, within `maxConcurrentRuns`.
     pub(super) async fn cron_alarm(&self, now: i64) {
-        let limits = self.cron_limits();
-        if !limits.enabled {
+        if !self.cron_limits().enabled {
             return;
         }
-        let due = match self.cron_store().reached(now, limits.max_concurrent_runs) {
-            Ok(jobs) => jobs,
-            Err(e) => return console_error!("gateway: reading due cron jobs: {}", e.message),
-        };
-        // A few sends go out together, so the session round trips overlap;
-        // the synchronous work between two awaits stays small, so a
-        // client's request waits at most for one chunk (BENCHMARKS.md).
-        for chunk in due.chunks(FIRE_CHUNK) {
-            let fires = chunk.iter().map(|job| self.fire_if_due(job, now));
-            futures::future::join_all(fires).await;
+        if let Err(e) = self.fire_due(now, None).await {
+            console_error!("gateway: firing due cron jobs: {}", e.message);
         }
     }
 
-    /// Fires `job` if its slot is reached; a slot reached while its
-    /// previous run goes is recorded as skipped instead.
-    async fn fire_if_due(&self, job: &CronJob, now: i64) -> Option<CronRunResult> {
+    /// Starts the due jobs (only `only`, when given), earliest slot first,
+    /// while fewer than `maxConcurrentRuns` runs go: the rest wait for a
+    /// run to end, which sets the alarm again. A slot reached while its
+    /// job's previous run goes is recorded as skipped (that takes no room).
+    ///
+    /// The cap is what keeps a burst of due jobs from crowding out the
+    /// clients: every run is a model call and a session's work on the same
+    /// runtime (BENCHMARKS.md, "Cron at scale").
+    async fn fire_due(&self, now: i64, only: Option<&str>) -> Res<Vec<CronRunResult>> {
+        let limits = self.cron_limits();
+        let store = self.cron_store();
+        let running = store.running_count(now - STALE_RUNNING_MS)? as usize;
+        let mut room = limits.max_concurrent_runs.saturating_sub(running);
+        let mut results = Vec::new();
+        let mut fires = Vec::new();
+        for job in store.reached(now, limits.max_concurrent_runs)? {
+            if only.is_some_and(|id| id != job.id) {
+                continue;
+            }
+            match self.slot_reached(&job, now) {
+                Some((due, true)) => results.push(self.skip_slot(&job, &due)),
+                Some((due, false)) if room > 0 => {
+                    room -= 1;
+                    fires.push((job, due));
+                }
+                _ => {}
+            }
+        }
+        // Started together, so their session round trips overlap.
+        let started = fires.iter().map(|(job, due)| self.fire(job, due.clone()));
+        results.extend(futures::future::join_all(started).await);
+        Ok(results)
+    }
+
+    /// The slot of `job` reached at `now`, and whether it overlaps the
+    /// job's previous run (then it is skipped, not run).
+    fn slot_reached(&self, job: &CronJob, now: i64) -> Option<(Due, bool)> {
         let tz = self.zone_of(job.schedule.zone_name(&self.user_zone()));
         let reached = slots::overlapped(job, now, tz.as_ref()).and_then(|skipped| match skipped {
             Some(due) => Ok(Some((due, true))),
             None => Ok(slots::due(job, now, tz.as_ref())?.map(|due| (due, false))),
         });
-        match reached {
-            Ok(Some((due, false))) => Some(self.fire(job, due).await),
-            Ok(Some((due, true))) => Some(self.skip_slot(job, &due)),
-            Ok(None) => None,
-            Err(e) => {
-                // A schedule that no longer evaluates stops, with its reason.
-                let mut stopped = job.clone();
-                stopped.enabled = false;
-                stopped.state.next_run_at_ms = None;
-                stopped.state.last_error = Some(e.to_string());
-                let _ = self.cron_store().save_job(&stopped);
-                None
-            }
-        }
+        reached.unwrap_or_else(|e| {
+            // A schedule that no longer evaluates stops, with its reason.
+            let mut stopped = job.clone();
+            stopped.enabled = false;
+            stopped.state.next_run_at_ms = None;
+            stopped.state.last_error = Some(e.to_string());
+            let _ = self.cron_store().save_job(&stopped);
+            None
+        })
     }
 
     fn skip_slot(&self, job: &CronJob, due: &Due) -> CronRunResult {

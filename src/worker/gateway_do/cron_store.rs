@@ -194,15 +194,22 @@ impl CronStore {
     }
 
     /// The earliest moment cron has work: the first slot of an enabled
-    /// job (`slots::next_alarm`).
-    pub fn next_deadline(&self) -> Option<f64> {
-        self.rows::<Min>(
-            "SELECT MIN(next_run_at) AS at FROM cron_jobs WHERE enabled = 1",
-            vec![],
-        )
-        .ok()?
-        .first()?
-        .at
+    /// job (`slots::next_alarm`). With no room for another run (`full`),
+    /// only the slots of running jobs, which are skipped: the others wait
+    /// for a run to end, and its end sets the alarm again.
+    pub fn next_deadline(&self, full: bool, stale_before: i64) -> Option<f64> {
+        let (query, bindings) = if full {
+            (
+                "SELECT MIN(next_run_at) AS at FROM cron_jobs WHERE enabled = 1 AND running_at >= ?",
+                vec![stale_before.into()],
+            )
+        } else {
+            (
+                "SELECT MIN(next_run_at) AS at FROM cron_jobs WHERE enabled = 1",
+                vec![],
+            )
+        };
+        self.rows::<Min>(query, bindings).ok()?.first()?.at
     }
 
     // --- run history -----------------------------------------------------------

@@ -7,6 +7,7 @@
 
 use super::nodes::ROUTE_GRACE_MS;
 use super::Gateway;
+use crate::schedule::slots::STALE_RUNNING_MS;
 use crate::worker::rpc::now_ms;
 use serde::Deserialize;
 use worker::*;
@@ -33,10 +34,14 @@ impl Gateway {
             .ok()
             .and_then(|n| n.at);
         let store = self.cron_store();
-        let cron = self
-            .cron_limits()
+        let limits = self.cron_limits();
+        let stale_before = self.sched_now() - STALE_RUNNING_MS;
+        let full = store
+            .running_count(stale_before)
+            .is_ok_and(|n| n as usize >= limits.max_concurrent_runs);
+        let cron = limits
             .enabled
-            .then(|| store.next_deadline())
+            .then(|| store.next_deadline(full, stale_before))
             .flatten();
         // The schedule tables are on the schedule clock (see clock.rs).
         let scheduled = [

@@ -204,6 +204,7 @@ async fn main() {
             &llm,
             arg("--cron-burst", 1000),
             arg("--cron-stored", 10_000),
+            arg("--cron-cap", 100),
         )
         .await;
         targets["cronClientRpcP99DuringBurstUnder50Ms"] =

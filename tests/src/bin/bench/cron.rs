@@ -1,5 +1,6 @@
 //! Cron at scale, on a gateway of its own:
-//! - a burst: `--cron-burst` (1 000) jobs due in the same second. Measured:
+//! - a burst: `--cron-burst` (1 000) jobs due in the same second, at most
+//!   `--cron-cap` (100) running at once (`cron.maxConcurrentRuns`). Measured:
 //!   from the due instant until every run is recorded (the run record is
 //!   written just before its message goes to the session; seen as no job
 //!   due in `cron.status`) and until every run has ended (none running); the longest alarm handler invocation (`cron.status`);
@@ -44,7 +45,7 @@ async fn add_jobs(c: &mut Client, n: usize, schedule: &Value, agents: usize) {
     }
 }
 
-pub async fn cron(llm: &FakeLlm, burst: usize, stored: usize) -> Value {
+pub async fn cron(llm: &FakeLlm, burst: usize, stored: usize, cap: usize) -> Value {
     let gw = Workerd::start(GatewayOptions {
         token: Some(TOKEN.into()),
         ..Default::default()
@@ -53,7 +54,7 @@ pub async fn cron(llm: &FakeLlm, burst: usize, stored: usize) -> Value {
     c.use_fake_openai(llm).await;
     c.config_set(
         "cron",
-        json!({"maxJobs": 100_000, "maxConcurrentRuns": 100}),
+        json!({"maxJobs": 100_000, "maxConcurrentRuns": cap}),
     )
     .await;
     // No beats during the measurement.
@@ -96,7 +97,7 @@ pub async fn cron(llm: &FakeLlm, burst: usize, stored: usize) -> Value {
     let lat = probing.await.unwrap_or_default();
     let burst_report = json!({
         "jobs": burst,
-        "maxConcurrentRuns": 100,
+        "maxConcurrentRuns": cap,
         "dueToLastRunStartedMs": last_ts.map(|t| t - due),
         "dueToAllRunsRecordedMs": all_recorded,
         "dueToAllRunsEndedMs": all_ended,
