@@ -60,6 +60,8 @@ const MIGRATIONS: &[&str] = &[
     channel_store::MIGRATION,
     // Cron jobs and runs, runs the gateway follows, heartbeat state.
     cron_store::MIGRATION,
+    // Runs going, counted whenever the alarm is set (maxConcurrentRuns).
+    "CREATE INDEX cron_jobs_running ON cron_jobs (running_at)",
 ];
 
 /// What a socket is; kept in its attachment so it survives hibernation.

@@ -222,14 +222,23 @@ impl Gateway {
     async fn fire_due(&self, now: i64, only: Option<&str>) -> Res<Vec<CronRunResult>> {
         let limits = self.cron_limits();
         let store = self.cron_store();
-        let running = store.running_count(now - STALE_RUNNING_MS)? as usize;
+        let stale_before = now - STALE_RUNNING_MS;
+        let running = store.running_count(stale_before)? as usize;
         let mut room = limits.max_concurrent_runs.saturating_sub(running);
+        // Only as many jobs are read as can start: a burst of due jobs
+        // starts a few at a time as runs end, each time reading that few.
+        let candidates = match only {
+            Some(id) => store.job(id)?.into_iter().collect(),
+            None => {
+                let mut jobs =
+                    store.reached(now, stale_before, true, limits.max_concurrent_runs)?;
+                jobs.extend(store.reached(now, stale_before, false, room)?);
+                jobs
+            }
+        };
         let mut results = Vec::new();
         let mut fires = Vec::new();
-        for job in store.reached(now, limits.max_concurrent_runs)? {
-            if only.is_some_and(|id| id != job.id) {
-                continue;
-            }
+        for job in candidates {
             match self.slot_reached(&job, now) {
                 Some((due, true)) => results.push(self.skip_slot(&job, &due)),
                 Some((due, false)) if room > 0 => {

@@ -168,13 +168,26 @@ impl CronStore {
 
     /// Enabled jobs whose slot has come, earliest first; a job marked
     /// running since after `stale_before` is left alone.
-    /// Enabled jobs whose slot is reached, earliest first: those running
-    /// too, whose slot is then skipped (`slots::overlapped`).
-    pub fn reached(&self, now: i64, limit: usize) -> Res<Vec<CronJob>> {
-        self.jobs(
+    /// Enabled jobs whose slot is reached, earliest first: up to `limit`
+    /// not running (stale runs count as ended), or up to `limit` running
+    /// (`running`: their slots are skipped, `slots::overlapped`).
+    pub fn reached(
+        &self,
+        now: i64,
+        stale_before: i64,
+        running: bool,
+        limit: usize,
+    ) -> Res<Vec<CronJob>> {
+        let query = if running {
             "SELECT job FROM cron_jobs WHERE enabled = 1 AND next_run_at <= ?
-             ORDER BY next_run_at LIMIT ?",
-            vec![now.into(), (limit as i64).into()],
+             AND running_at >= ? ORDER BY next_run_at LIMIT ?"
+        } else {
+            "SELECT job FROM cron_jobs WHERE enabled = 1 AND next_run_at <= ?
+             AND (running_at IS NULL OR running_at < ?) ORDER BY next_run_at LIMIT ?"
+        };
+        self.jobs(
+            query,
+            vec![now.into(), stale_before.into(), (limit as i64).into()],
         )
     }
 
