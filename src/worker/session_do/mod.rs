@@ -218,7 +218,7 @@ impl Session {
         }
         store.save_nodes(&ev.nodes)?;
         let text = exec_event_message(&ev.node_id, &ev.event);
-        store.enqueue(&new_id(), &text, now, None, false, None)?;
+        store.enqueue(&new_id(), &text, now, None, false, None, 0)?;
         self.start_loop();
         Ok(AckResult {
             ok: true,
