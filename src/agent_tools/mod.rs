@@ -89,9 +89,11 @@ pub enum GatewayTool {
         node_id: Option<String>,
         lines: u32,
     },
+    /// `target`: the session written to, as the model named it (the
+    /// call's own `sessionKey` is the sender).
     #[serde(rename_all = "camelCase")]
     SessionSend {
-        session_key: String,
+        target: String,
         message: String,
         wait_seconds: u32,
     },
@@ -158,7 +160,7 @@ pub fn parse(name: &str, args: &Value) -> Result<GatewayTool, String> {
                 .ok_or("message is required")?;
             let wait_seconds = session_send::wait_seconds(int("waitSeconds")?)?;
             Ok(GatewayTool::SessionSend {
-                session_key: session_key.to_string(),
+                target: session_key.to_string(),
                 message: message.to_string(),
                 wait_seconds,
             })
@@ -232,7 +234,7 @@ mod tests {
         assert_eq!(
             parse(SESSION_SEND, &json!({"sessionKey": "agent:main:x", "message": "hi"})),
             Ok(GatewayTool::SessionSend {
-                session_key: "agent:main:x".into(),
+                target: "agent:main:x".into(),
                 message: "hi".into(),
                 wait_seconds: 30
             })
@@ -271,7 +273,25 @@ mod tests {
         assert_eq!(serde_json::to_value(&call).unwrap(), wire);
         assert_eq!(
             serde_json::from_value::<GatewayToolCall>(wire).unwrap(),
-            call
+            call.clone()
+        );
+        // The sender's key and the target's do not collide.
+        let send = GatewayToolCall {
+            depth: 1,
+            tool: GatewayTool::SessionSend {
+                target: "agent:main:work".into(),
+                message: "hi".into(),
+                wait_seconds: 0,
+            },
+            ..call
+        };
+        let wire = json!({"callId": "c1", "sessionKey": "agent:main:main", "agentId": "main",
+                          "depth": 1, "tool": "sessionSend", "target": "agent:main:work",
+                          "message": "hi", "waitSeconds": 0});
+        assert_eq!(serde_json::to_value(&send).unwrap(), wire);
+        assert_eq!(
+            serde_json::from_value::<GatewayToolCall>(wire).unwrap(),
+            send
         );
         assert_eq!(
             serde_json::to_value(GatewayToolReply::Done { result: json!(1) }).unwrap(),
@@ -286,7 +306,7 @@ mod tests {
     #[test]
     fn waiting_calls_get_longer_than_the_gateway_waits() {
         let send = |wait_seconds| GatewayTool::SessionSend {
-            session_key: "k".into(),
+            target: "k".into(),
             message: "m".into(),
             wait_seconds,
         };

@@ -33,7 +33,7 @@ struct Waiter {
 impl Gateway {
     pub(super) async fn session_send(&self, call: &GatewayToolCall) -> Res<GatewayToolReply> {
         let GatewayTool::SessionSend {
-            session_key,
+            target,
             message,
             wait_seconds,
         } = &call.tool
@@ -41,7 +41,7 @@ impl Gateway {
             return Err(internal_error("not a gsv__SessionSend call"));
         };
         let from = self.canonical_key(&call.session_key);
-        let target = self.canonical_key(session_key);
+        let target = self.canonical_key(target);
         let relay = plan_send(&from, &call.agent_id, call.depth, &target)
             .map_err(|e| ErrorShape::new(codes::BAD_REQUEST, e))?;
         let run_id = new_id();
