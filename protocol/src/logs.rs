@@ -60,7 +60,8 @@ mod tests {
 
     #[test]
     fn shapes_on_the_wire() {
-        let p: LogsGetParams = serde_json::from_value(json!({"nodeId": "laptop", "lines": -1})).unwrap();
+        let p: LogsGetParams =
+            serde_json::from_value(json!({"nodeId": "laptop", "lines": -1})).unwrap();
         assert_eq!(
             p,
             LogsGetParams {

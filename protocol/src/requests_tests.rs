@@ -151,7 +151,11 @@ fn per_mode_authorization() {
         (ClientMode::Client, "logs.result", false),
         (ClientMode::Channel, "logs.result", false),
     ] {
-        assert_eq!(authorize(mode, method).is_ok(), allowed, "{mode:?} {method}");
+        assert_eq!(
+            authorize(mode, method).is_ok(),
+            allowed,
+            "{mode:?} {method}"
+        );
     }
     assert_eq!(
         authorize(ClientMode::Client, "nope.nope"),

@@ -232,7 +232,10 @@ mod tests {
             Err("lines must be a whole number".into())
         );
         assert_eq!(
-            parse(SESSION_SEND, &json!({"sessionKey": "agent:main:x", "message": "hi"})),
+            parse(
+                SESSION_SEND,
+                &json!({"sessionKey": "agent:main:x", "message": "hi"})
+            ),
             Ok(GatewayTool::SessionSend {
                 target: "agent:main:x".into(),
                 message: "hi".into(),
@@ -273,7 +276,7 @@ mod tests {
         assert_eq!(serde_json::to_value(&call).unwrap(), wire);
         assert_eq!(
             serde_json::from_value::<GatewayToolCall>(wire).unwrap(),
-            call.clone()
+            call
         );
         // The sender's key and the target's do not collide.
         let send = GatewayToolCall {

@@ -130,7 +130,10 @@ mod tests {
         );
         assert_eq!(
             plan_send(main, "main", 0, main),
-            Err("agent:main:main is this session: answer here instead of sending to yourself".into())
+            Err(
+                "agent:main:main is this session: answer here instead of sending to yourself"
+                    .into()
+            )
         );
         assert_eq!(
             plan_send(main, "main", 0, "agent:work:main"),

@@ -59,7 +59,10 @@ impl OtherSessions for Others {
         limit: u32,
         offset: u32,
     ) -> Result<SessionsListResult, ErrorShape> {
-        assert_eq!((agent_id, limit, offset), ("main", logs::MAX_LIVE_SESSIONS, 0));
+        assert_eq!(
+            (agent_id, limit, offset),
+            ("main", logs::MAX_LIVE_SESSIONS, 0)
+        );
         self.calls.set(self.calls.get() + 1);
         let entry = |key: &str| SessionRegistryEntry {
             session_key: key.into(),

@@ -157,10 +157,7 @@ async fn logs_get_reads_a_real_nodes_log() {
 async fn sessions_list_and_session_send() {
     let (llm, _gw, mut c) = setup().await;
     // Another session of the agent, with a conversation in it.
-    assert_eq!(
-        chat(&mut c, WORK, "hello work").await,
-        "echo: hello work"
-    );
+    assert_eq!(chat(&mut c, WORK, "hello work").await, "echo: hello work");
     // It is not the main session: the four tools are not offered there.
     let work_tools = offered(&llm, "hello work");
     for name in [
@@ -236,7 +233,12 @@ async fn sessions_list_and_session_send() {
         json_result(&llm, "s1"),
         json!({"status": "ok", "sessionKey": WORK, "reply": "four"})
     );
-    let work_msgs = get(&mut c, "session.preview", json!({"sessionKey": WORK, "limit": 2})).await;
+    let work_msgs = get(
+        &mut c,
+        "session.preview",
+        json!({"sessionKey": WORK, "limit": 2}),
+    )
+    .await;
     let texts: Vec<Value> = work_msgs["messages"]
         .as_array()
         .unwrap()
@@ -278,7 +280,10 @@ async fn sessions_list_and_session_send() {
     );
 
     // Waiting less than the run takes: a timeout, and the run goes on.
-    llm.script("slow-relay", vec![Step::delay(4000, Step::text("late answer"))]);
+    llm.script(
+        "slow-relay",
+        vec![Step::delay(4000, Step::text("late answer"))],
+    );
     llm.script(
         "ask-slow",
         vec![
@@ -309,7 +314,11 @@ async fn sessions_list_and_session_send() {
         "bad-sends",
         vec![
             Step::tool_calls(vec![
-                ("s4", "gsv__SessionSend", json!({"sessionKey": "main", "message": "hi"})),
+                (
+                    "s4",
+                    "gsv__SessionSend",
+                    json!({"sessionKey": "main", "message": "hi"}),
+                ),
                 (
                     "s5",
                     "gsv__SessionSend",

@@ -101,7 +101,10 @@ async fn a_real_nodes_log_through_the_gateway_and_gsv_logs() {
     let res = c.request("logs.get", json!({"nodeId": "server"})).await;
     assert_eq!(
         err(&res),
-        (503, "Node server is not connected; connected: laptop".into())
+        (
+            503,
+            "Node server is not connected; connected: laptop".into()
+        )
     );
 
     // `gsv logs`: the same lines, printed one a line.
@@ -151,7 +154,10 @@ async fn a_real_nodes_log_through_the_gateway_and_gsv_logs() {
     let deadline = Instant::now() + Duration::from_secs(30);
     while !printed.iter().any(|l| msg(l) == "tool call") {
         let left = deadline.saturating_duration_since(Instant::now());
-        printed.push(rx.recv_timeout(left).expect("the tool call was never printed"));
+        printed.push(
+            rx.recv_timeout(left)
+                .expect("the tool call was never printed"),
+        );
     }
     let _ = follow.kill();
     let _ = follow.wait();
@@ -180,7 +186,13 @@ async fn log_calls_go_to_the_node_asked_and_fail_at_once_when_it_leaves() {
 
     // The node asked gets the event; its answer, cut to the lines asked
     // for, goes to the client.
-    send(&mut c, "q1", "logs.get", json!({"nodeId": "pi", "lines": 2})).await;
+    send(
+        &mut c,
+        "q1",
+        "logs.get",
+        json!({"nodeId": "pi", "lines": 2}),
+    )
+    .await;
     let evt = event(&mut pi, "logs.get").await;
     let call_id = evt["callId"].as_str().unwrap().to_string();
     assert_eq!(evt, json!({"callId": call_id, "lines": 2}));
@@ -261,7 +273,11 @@ async fn log_calls_go_to_the_node_asked_and_fail_at_once_when_it_leaves() {
         err(&c.response_to("q3").await),
         (503, "Node pc disconnected before sending its log".into())
     );
-    assert!(gone.elapsed() < Duration::from_secs(5), "{:?}", gone.elapsed());
+    assert!(
+        gone.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        gone.elapsed()
+    );
 
     // ...and so does one replaced by a newer connection of the same id.
     send(&mut c, "q4", "logs.get", json!({"nodeId": "pi"})).await;
@@ -359,7 +375,10 @@ async fn tool_request_sends_a_call_whose_result_goes_to_the_session() {
         if logged {
             break;
         }
-        assert!(Instant::now() < deadline, "the node never finished the call");
+        assert!(
+            Instant::now() < deadline,
+            "the node never finished the call"
+        );
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     let res = c

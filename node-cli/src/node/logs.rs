@@ -46,7 +46,10 @@ fn read(path: PathBuf, n: usize) -> Result<(Vec<String>, bool), String> {
 }
 
 /// The `logs.result` for what was read, kept within one frame.
-pub fn result_params(call_id: String, read: Result<(Vec<String>, bool), String>) -> LogsResultParams {
+pub fn result_params(
+    call_id: String,
+    read: Result<(Vec<String>, bool), String>,
+) -> LogsResultParams {
     match read {
         Ok((lines, more)) => {
             let (lines, cut) = fit(lines, MAX_FRAME_BYTES - FRAME_OVERHEAD);
@@ -129,7 +132,10 @@ mod tests {
         // "{\"k\":1}" encodes as 11 bytes, plus a comma.
         let lines = strings(&["{\"k\":1}", "{\"k\":2}", "{\"k\":3}"]);
         assert_eq!(fit(lines.clone(), 36), (lines.clone(), false));
-        assert_eq!(fit(lines.clone(), 35), (strings(&["{\"k\":2}", "{\"k\":3}"]), true));
+        assert_eq!(
+            fit(lines.clone(), 35),
+            (strings(&["{\"k\":2}", "{\"k\":3}"]), true)
+        );
         assert_eq!(fit(lines, 5), (vec![], true));
         // A log of 5000 long lines still fits one frame.
         let long = vec!["x".repeat(400); 5000];

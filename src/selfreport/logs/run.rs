@@ -276,12 +276,16 @@ async fn read_live<S, O: OtherSessions>(
     if live.current {
         return ctx.this.messages(start, take).map_err(shown);
     }
-    let preview = ctx.others.preview(&live.session_key, None).await.map_err(|e| {
-        ToolError::new(format!(
-            "could not read session {}: {}",
-            live.session_id, e.message
-        ))
-    })?;
+    let preview = ctx
+        .others
+        .preview(&live.session_key, None)
+        .await
+        .map_err(|e| {
+            ToolError::new(format!(
+                "could not read session {}: {}",
+                live.session_id, e.message
+            ))
+        })?;
     // The session may have been reset since it was listed: its history then
     // belongs to a new id, and the old one is in its archive.
     if preview.session_id != live.session_id {

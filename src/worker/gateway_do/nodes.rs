@@ -247,11 +247,9 @@ impl Gateway {
     /// call: the result goes to the session, which keeps it only when its
     /// current turn waits for that call id. A call id already out is
     /// refused, so no one can take over the route of a session's call.
-    pub(super) async fn client_tool_request(
-        &self,
-        p: ToolRequestParams,
-    ) -> Res<ToolRequestResult> {
-        let bad = |what: &str| ErrorShape::new(codes::BAD_REQUEST, format!("{what} must not be empty"));
+    pub(super) async fn client_tool_request(&self, p: ToolRequestParams) -> Res<ToolRequestResult> {
+        let bad =
+            |what: &str| ErrorShape::new(codes::BAD_REQUEST, format!("{what} must not be empty"));
         if p.call_id.trim().is_empty() {
             return Err(bad("callId"));
         }

@@ -118,7 +118,14 @@ impl Session {
                     .reset(query, "Run ended: the session was reset")
                     .await?;
                 if let Some(text) = message {
-                    core.enqueue(&send.run_id, &text, None, false, send.channel.as_ref(), None)?;
+                    core.enqueue(
+                        &send.run_id,
+                        &text,
+                        None,
+                        false,
+                        send.channel.as_ref(),
+                        None,
+                    )?;
                     self.start_queued().await?;
                     run_id = Some(send.run_id.clone());
                 }

@@ -5,7 +5,7 @@
 use super::alarm::Alarm;
 use super::error::{Res, SessionError};
 use super::events::EventLink;
-use super::store::{CurrentRun, SessionStore};
+use super::store::{CurrentRun, Queued, SessionStore};
 use crate::agent_tools::session_send::{relayed_text, SessionRelay};
 use crate::config::Config;
 use crate::session::internal::{ChannelTurn, NodeSnapshot, SessionChatSendReply};
@@ -152,8 +152,15 @@ impl Core {
         let mut meta = self.store.meta("")?;
         meta.updated_at = now;
         self.store.save_meta(&meta)?;
-        self.store
-            .enqueue(run_id, text, now, overrides_json, reset_first, channel, send_depth)?;
+        self.store.enqueue(Queued {
+            run_id,
+            text,
+            queued_at: now,
+            overrides: overrides_json,
+            reset_first,
+            channel,
+            send_depth,
+        })?;
         let waiting = self.store.queue_len()?;
         let busy = self.store.current_run()?.is_some();
         let position = (waiting - 1 + i64::from(busy)) as u32;

@@ -40,6 +40,21 @@ pub struct CurrentRun {
     pub send_depth: i64,
 }
 
+/// A message for the queue, as its run will take it.
+pub struct Queued<'a> {
+    pub run_id: &'a str,
+    pub text: &'a str,
+    pub queued_at: i64,
+    /// `ChatDirectives` JSON for its run only.
+    pub overrides: Option<String>,
+    /// Reset the session before taking it (its reset policy was due).
+    pub reset_first: bool,
+    /// The chat app it came from.
+    pub channel: Option<&'a str>,
+    /// Its depth in a chain of `gsv__SessionSend` (0: a person's).
+    pub send_depth: u32,
+}
+
 /// A stored message: its index (gaps where messages were compacted) and JSON.
 #[derive(Deserialize)]
 pub struct MessageRow {
@@ -311,26 +326,17 @@ impl SessionStore {
 
     // --- the queue and the current run -------------------------------------
 
-    pub fn enqueue(
-        &self,
-        run_id: &str,
-        text: &str,
-        queued_at: i64,
-        overrides: Option<String>,
-        reset_first: bool,
-        channel: Option<&str>,
-        send_depth: u32,
-    ) -> Res<()> {
+    pub fn enqueue(&self, q: Queued<'_>) -> Res<()> {
         self.exec(
             "INSERT INTO run_queue (run_id, message, queued_at, overrides, reset_first, channel, send_depth) VALUES (?, ?, ?, ?, ?, ?, ?)",
             vec![
-                run_id.into(),
-                text.into(),
-                queued_at.into(),
-                overrides.into(),
-                i64::from(reset_first).into(),
-                channel.map(str::to_string).into(),
-                i64::from(send_depth).into(),
+                q.run_id.into(),
+                q.text.into(),
+                q.queued_at.into(),
+                q.overrides.into(),
+                i64::from(q.reset_first).into(),
+                q.channel.map(str::to_string).into(),
+                i64::from(q.send_depth).into(),
             ],
         )?;
         Ok(())
