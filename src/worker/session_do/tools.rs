@@ -1,9 +1,10 @@
 //! Tool calls of the Session's current run. The calls of one assistant turn
 //! are stored with it (same synchronous step), sent together (node calls
-//! through the Gateway, native ones run here), and their results stored as
-//! they come. The run waits with nothing in memory: a result arriving, or
-//! the `tools` deadline (`timeouts.toolMs`), resumes it, so the object may
-//! hibernate or be evicted meanwhile.
+//! and the tools the Gateway runs through the Gateway, native ones run
+//! here), and their results stored as they come. The run waits with
+//! nothing in memory: a result arriving, or the `tools` deadline
+//! (`timeouts.toolMs`, longer for a `gsv__SessionSend` that waits longer),
+//! resumes it, so the object may hibernate or be evicted meanwhile.
 
 use super::alarm::Alarm;
 use super::error::{Res, SessionError};
@@ -87,9 +88,10 @@ impl Tools<'_> {
         }
     }
 
-    /// Runs a native call here, or hands the call to the Gateway: a node
-    /// tool, or a `gsv__Transfer` whose bytes the Gateway relays. Either
-    /// way the result arrives later on `/tool.result`.
+    /// Runs a native call here, or hands the call to the Gateway: one of
+    /// the tools it runs (answered now or later), a node tool, or a
+    /// `gsv__Transfer` whose bytes the Gateway relays. A result that comes
+    /// later arrives on `/tool.result`.
     async fn dispatch(&self, row: &CallRow, t: &ToolRun<'_>) -> Res<()> {
         let args: Value = serde_json::from_str(&row.args).unwrap_or(Value::Null);
         let max_chars = t.rc.max_result_chars;
