@@ -5,6 +5,7 @@
 //! Decisions live in plain modules that compile natively and are unit
 //! tested with `cargo test`; the Worker shells in `worker/` only do I/O.
 
+pub mod agent_tools;
 pub mod archive;
 pub mod calls;
 pub mod channels;

@@ -81,6 +81,10 @@ pub enum Command {
     #[command(subcommand)]
     Tools(ToolsCommand),
 
+    /// Show a connected node's log, read through the gateway (`gsv node logs`
+    /// reads this machine's own)
+    Logs(LogsArgs),
+
     /// The chat apps the agent is reachable from (Discord, WhatsApp…): list,
     /// start, stop, status
     #[command(subcommand)]
@@ -99,6 +103,24 @@ pub enum Command {
     /// The agent's heartbeats: status, trigger, start
     #[command(subcommand)]
     Heartbeat(crate::cmd::cron::HeartbeatCommand),
+}
+
+#[derive(Debug, Args)]
+#[command(after_help = "\
+Examples:
+  gsv logs                      the last 100 lines of the only connected node
+  gsv logs --node laptop -n 20  the last 20 lines of node laptop
+  gsv logs --node laptop -f     and keep printing new lines as they come")]
+pub struct LogsArgs {
+    /// The node [default: the only connected node]
+    #[arg(long, value_name = "ID")]
+    pub node: Option<String>,
+    /// How many of the last lines to show (1–5000)
+    #[arg(short = 'n', long, default_value_t = 100, value_name = "N")]
+    pub lines: u32,
+    /// Keep asking for new lines every 2 s and print them (Ctrl-C ends it)
+    #[arg(short, long)]
+    pub follow: bool,
 }
 
 #[derive(Debug, Subcommand)]
@@ -657,6 +679,25 @@ mod tests {
             "Update { agent: None, agent_flag: Some(\"work\"), force: false, timeout_ms: None, json: false }"
         );
         assert!(Cli::try_parse_from(["gsv", "skills", "update", "a", "--agent", "b"]).is_err());
+    }
+
+    #[test]
+    fn logs_args() {
+        let parse = |args: &[&str]| {
+            let Command::Logs(a) = Cli::try_parse_from(args).unwrap().command else {
+                panic!("not logs")
+            };
+            (a.node, a.lines, a.follow)
+        };
+        assert_eq!(parse(&["gsv", "logs"]), (None, 100, false));
+        assert_eq!(
+            parse(&["gsv", "logs", "--node", "laptop", "-n", "20", "--follow"]),
+            (Some("laptop".into()), 20, true)
+        );
+        assert_eq!(
+            parse(&["gsv", "logs", "-f", "--lines", "5"]),
+            (None, 5, true)
+        );
     }
 
     #[test]

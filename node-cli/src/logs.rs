@@ -8,7 +8,7 @@ mod tail;
 #[cfg(test)]
 mod tests;
 
-pub use tail::{follow, tail_lines};
+pub use tail::{follow, tail_lines, tail_window};
 
 use serde_json::Value;
 use std::fs::{File, OpenOptions};

@@ -110,7 +110,9 @@ pub struct AckResult {
     pub dropped: Option<bool>,
 }
 
-/// `tool.request` params (a session asks for a node tool).
+/// `tool.request` params: a node tool call whose result goes to a
+/// session (a Session's own calls take the internal path; v1 clients may
+/// send it on the socket).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ToolRequestParams {
@@ -119,6 +121,14 @@ pub struct ToolRequestParams {
     #[serde(default)]
     pub args: Value,
     pub session_key: String,
+}
+
+/// `tool.request` result: the call went out to its node
+/// (`{"status": "sent"}`; the result goes to the session later).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "status", rename_all = "lowercase")]
+pub enum ToolRequestResult {
+    Sent,
 }
 
 /// What happened to a background command.

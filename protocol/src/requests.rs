@@ -196,6 +196,12 @@ methods! {
     /// Answered when the node answers.
     ToolInvoke => "tool.invoke" (ToolInvokeParams) -> ToolInvokeResult, callers: Clients;
     ToolResult => "tool.result" (ToolResultParams) -> AckResult, callers: Nodes;
+    /// A node call whose result goes to a session. Clients only: nodes
+    /// must not drive other nodes, channels relay strangers.
+    ToolRequest => "tool.request" (ToolRequestParams) -> ToolRequestResult, callers: Clients;
+    /// Answered when the node answers.
+    LogsGet => "logs.get" (LogsGetParams) -> LogsGetResult, callers: Clients;
+    LogsResult => "logs.result" (LogsResultParams) -> AckResult, callers: Nodes;
     NodeExecEvent => "node.exec.event" (NodeExecEventParams) -> AckResult, callers: Nodes;
     NodeProbeResult => "node.probe.result" (NodeProbeResultParams) -> AckResult, callers: Nodes;
     TransferStatus => "transfer.status" (TransferStatusParams) -> AckResult, callers: Nodes;
@@ -240,6 +246,8 @@ events! {
     CHAT => "chat";
     /// Gateway → node: run a tool (`ToolInvokeEvent`).
     TOOL_INVOKE => "tool.invoke";
+    /// Gateway → node: send the end of your log (`LogsGetEvent`).
+    LOGS_GET => "logs.get";
     /// Gateway → node: which of these bins are on PATH (`NodeProbeEvent`).
     NODE_PROBE => "node.probe";
     /// Gateway → source node: send this file (`TransferSendEvent`).

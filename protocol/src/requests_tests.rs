@@ -29,6 +29,9 @@ fn hello_lists_exactly_the_handled_methods() {
             "tools.list",
             "tool.invoke",
             "tool.result",
+            "tool.request",
+            "logs.get",
+            "logs.result",
             "node.exec.event",
             "node.probe.result",
             "transfer.status",
@@ -59,6 +62,7 @@ fn hello_lists_exactly_the_handled_methods() {
         [
             "chat",
             "tool.invoke",
+            "logs.get",
             "node.probe",
             "transfer.send",
             "transfer.receive",
@@ -135,6 +139,24 @@ fn per_mode_authorization() {
             "Method tool.invoke is not allowed for node connections"
         ))
     );
+    // The node calls and their answers: clients ask, nodes answer.
+    for (mode, method, allowed) in [
+        (ClientMode::Client, "tool.request", true),
+        (ClientMode::Node, "tool.request", false),
+        (ClientMode::Channel, "tool.request", false),
+        (ClientMode::Client, "logs.get", true),
+        (ClientMode::Node, "logs.get", false),
+        (ClientMode::Channel, "logs.get", false),
+        (ClientMode::Node, "logs.result", true),
+        (ClientMode::Client, "logs.result", false),
+        (ClientMode::Channel, "logs.result", false),
+    ] {
+        assert_eq!(
+            authorize(mode, method).is_ok(),
+            allowed,
+            "{mode:?} {method}"
+        );
+    }
     assert_eq!(
         authorize(ClientMode::Client, "nope.nope"),
         Err(ErrorShape::new(

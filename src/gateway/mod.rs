@@ -4,5 +4,6 @@
 
 pub mod auth;
 pub mod intake;
+pub mod logs;
 pub mod nodes;
 pub mod transfer;

@@ -53,8 +53,16 @@ struct Others {
 const DM: &str = "agent:main:discord:dm:7";
 
 impl OtherSessions for Others {
-    async fn of_agent(&self, agent_id: &str, limit: u32) -> Result<SessionsListResult, ErrorShape> {
-        assert_eq!((agent_id, limit), ("main", logs::MAX_LIVE_SESSIONS));
+    async fn of_agent(
+        &self,
+        agent_id: &str,
+        limit: u32,
+        offset: u32,
+    ) -> Result<SessionsListResult, ErrorShape> {
+        assert_eq!(
+            (agent_id, limit, offset),
+            ("main", logs::MAX_LIVE_SESSIONS, 0)
+        );
         self.calls.set(self.calls.get() + 1);
         let entry = |key: &str| SessionRegistryEntry {
             session_key: key.into(),
@@ -83,8 +91,12 @@ impl OtherSessions for Others {
             last_workspace_load: None,
         })
     }
-    async fn preview(&self, session_key: &str) -> Result<SessionPreviewResult, ErrorShape> {
-        assert_eq!(session_key, DM);
+    async fn preview(
+        &self,
+        session_key: &str,
+        limit: Option<u32>,
+    ) -> Result<SessionPreviewResult, ErrorShape> {
+        assert_eq!((session_key, limit), (DM, None));
         self.calls.set(self.calls.get() + 1);
         Ok(SessionPreviewResult {
             session_key: DM.into(),

@@ -48,6 +48,11 @@ pub mod path {
     pub const AGENT_SESSIONS: &str = "/internal/agent-sessions";
     /// Worker (its cron trigger) → Gateway: run what is due, re-arm.
     pub const WAKE: &str = "/internal/wake";
+    /// Session → Gateway: `gsv__ConfigGet`, `gsv__LogsGet`,
+    /// `gsv__SessionSend` (`crate::agent_tools::GatewayToolCall`); answers
+    /// `GatewayToolReply`: the result, or `pending` (it comes later on
+    /// `TOOL_RESULT`).
+    pub const GATEWAY_TOOL: &str = "/internal/gateway-tool";
     /// Session → Gateway: `gsv__Cron` (`crate::schedule::tool::CronToolRequest`).
     pub const CRON_TOOL: &str = "/internal/cron-tool";
     /// Test harness → Worker → Gateway: move the schedule clock; refused
@@ -88,6 +93,9 @@ pub struct ChannelMessageReply {
 pub struct AgentSessionsQuery {
     pub agent_id: String,
     pub limit: u32,
+    /// Sessions skipped first (`gsv__SessionsList` pages on).
+    #[serde(default)]
+    pub offset: u32,
 }
 
 /// The node tools and hosts connected when a message arrives; the run
@@ -131,6 +139,11 @@ pub struct SessionChatSend {
     /// inline directives win over them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub directives: Option<gsv_protocol::ChatDirectives>,
+    /// Set when another session of the agent sent it (`gsv__SessionSend`):
+    /// no commands or directives are read from it, the model reads who
+    /// sent it, and its run carries the chain's depth.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub relay: Option<crate::agent_tools::session_send::SessionRelay>,
 }
 
 /// Where a chat-app message came from, as its envelope names it.
@@ -212,12 +225,9 @@ pub struct SessionQuery {
 }
 
 /// The Gateway's answer at `TOOL_REQUEST`: the call went out to its node
-/// (`{"status": "sent"}`; the result comes later).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "status", rename_all = "lowercase")]
-pub enum ToolRequestReply {
-    Sent,
-}
+/// (`{"status": "sent"}`; the result comes later), as `tool.request`
+/// answers on the socket.
+pub type ToolRequestReply = gsv_protocol::ToolRequestResult;
 
 /// The Gateway's answer at `TRANSFER`: the copy started
 /// (`{"status": "started", "transferId": …}`; the result comes later).

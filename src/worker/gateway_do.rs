@@ -14,13 +14,16 @@ mod cron;
 mod cron_store;
 mod cron_tool;
 mod deadlines;
+mod gateway_tool;
 mod heartbeat;
 mod inbound;
+mod logs;
 mod nodes;
 mod outbound;
 mod probes;
 mod registry;
 mod requests;
+mod session_send;
 mod transfer;
 
 use super::rpc::{internal_error, new_id, now_ms, read_json, reply};
@@ -62,6 +65,8 @@ const MIGRATIONS: &[&str] = &[
     cron_store::MIGRATION,
     // Runs going, counted whenever the alarm is set (maxConcurrentRuns).
     "CREATE INDEX cron_jobs_running ON cron_jobs (running_at)",
+    // Log calls out at nodes.
+    logs::MIGRATION,
 ];
 
 /// What a socket is; kept in its attachment so it survives hibernation.
@@ -200,6 +205,14 @@ impl DurableObject for Gateway {
             path::TEST_CLOCK if clock::test_clock_enabled(&self.env) => {
                 let result = match read_json::<clock::AdvanceClock>(&mut req).await {
                     Ok(a) => Ok(self.advance_clock(a).await),
+                    Err(e) => Err(e),
+                };
+                reply(result)
+            }
+            path::GATEWAY_TOOL => {
+                let result = match read_json::<crate::agent_tools::GatewayToolCall>(&mut req).await
+                {
+                    Ok(call) => self.gateway_tool(call).await,
                     Err(e) => Err(e),
                 };
                 reply(result)
@@ -364,7 +377,8 @@ impl Gateway {
             }
             Some(_) => self
                 .client_gone(&att.conn_id)
-                .and_then(|()| self.client_updates_gone(&att.conn_id)),
+                .and_then(|()| self.client_updates_gone(&att.conn_id))
+                .and_then(|()| self.client_logs_gone(&att.conn_id)),
             None => Ok(()),
         };
         if let Err(e) = result {

@@ -70,12 +70,12 @@ async fn handshake_advertises_exactly_what_is_implemented() {
                 "methods": ["connect", "chat.send", "config.get", "config.set", "session.get", "session.preview",
                     "sessions.list", "session.stats", "session.history", "session.patch",
                     "session.compact", "session.reset", "session.transcript", "skills.status", "skills.update", "workspace.list", "workspace.read", "workspace.write", "workspace.delete",
-                    "chat.abort", "tools.list", "tool.invoke", "tool.result", "node.exec.event", "node.probe.result", "transfer.status",
+                    "chat.abort", "tools.list", "tool.invoke", "tool.result", "tool.request", "logs.get", "logs.result", "node.exec.event", "node.probe.result", "transfer.status",
                     "channels.list", "channel.inbound", "channel.start", "channel.stop", "channel.status", "channel.login", "channel.logout",
                     "pair.list", "pair.approve", "pair.reject",
                     "cron.status", "cron.list", "cron.add", "cron.update", "cron.remove", "cron.run", "cron.runs",
                     "heartbeat.status", "heartbeat.start", "heartbeat.trigger"],
-                "events": ["chat", "tool.invoke", "node.probe", "transfer.send", "transfer.receive", "transfer.end", "transfer.cancel",
+                "events": ["chat", "tool.invoke", "logs.get", "node.probe", "transfer.send", "transfer.receive", "transfer.end", "transfer.cancel",
                     "channel.outbound", "channel.typing"]}})
     );
     // A second connect on the same socket is refused, the socket stays usable.

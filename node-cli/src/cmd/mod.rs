@@ -6,6 +6,7 @@ mod chat_render;
 mod config;
 pub mod cron;
 mod local_config;
+mod logs;
 mod node;
 mod session;
 mod skills;
@@ -104,6 +105,10 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             tools::run(&target, command)
                 .await
                 .map(|()| ExitCode::SUCCESS)
+        }
+        Command::Logs(args) => {
+            let target = GatewayTarget::resolve(cli.url, cli.token, &config());
+            logs::run(&target, args).await.map(|()| ExitCode::SUCCESS)
         }
         Command::Channel(command) => {
             let target = GatewayTarget::resolve(cli.url, cli.token, &config());

@@ -28,6 +28,25 @@ pub fn tail_lines(path: &Path, n: usize) -> io::Result<Vec<String>> {
     }
 }
 
+/// The last `n` lines (clamped to 1–5000) as [`tail_lines`] reads them,
+/// and whether the log holds older lines than these.
+pub fn tail_window(path: &Path, n: usize) -> io::Result<(Vec<String>, bool)> {
+    let n = n.clamp(1, MAX_LINES);
+    // One line more than asked says whether there are more.
+    let mut lines = match open_if_exists(path)? {
+        Some(mut file) => {
+            let end = file.metadata()?.len();
+            tail_from(path, Some((&mut file, end)), n + 1)?
+        }
+        None => tail_from(path, None, n + 1)?,
+    };
+    let more = lines.len() > n;
+    if more {
+        lines.remove(0);
+    }
+    Ok((lines, more))
+}
+
 /// Like `tail_lines`, but the current file's part is read from `current`
 /// (up to its offset `end`), so that `follow` continues exactly after it.
 fn tail_from(path: &Path, current: Option<(&mut File, u64)>, n: usize) -> io::Result<Vec<String>> {

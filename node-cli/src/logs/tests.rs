@@ -164,6 +164,29 @@ fn tail_reads_across_rotated_files() {
 }
 
 #[test]
+fn tail_window_says_whether_older_lines_exist() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("node.log");
+    let line_len =
+        json_line("2026-02-18T09:05:03.042Z", "info", "line 000", &Value::Null).len() as u64 + 1;
+    let log = NodeLog::open(&path, line_len * 3, 4).unwrap();
+    write_lines(&log, 0..20);
+    // Kept: lines 9–19, across node.log and three rotated files.
+    let window = |n| {
+        let (lines, more) = tail_window(&path, n).unwrap();
+        (lines.iter().map(|l| msg_of(l)).collect::<Vec<_>>(), more)
+    };
+    assert_eq!(window(2), (names(18..20), true));
+    assert_eq!(window(10), (names(10..20), true));
+    assert_eq!(window(11), (names(9..20), false));
+    assert_eq!(window(5000), (names(9..20), false));
+    assert_eq!(
+        tail_window(&dir.path().join("missing.log"), 10).unwrap(),
+        (vec![], false)
+    );
+}
+
+#[test]
 fn tail_reads_backwards_over_block_boundaries() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("big.log");

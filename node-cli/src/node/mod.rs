@@ -1,12 +1,13 @@
 //! `gsv node --foreground`: connects to the gateway as a node, runs the
 //! tool calls it sends (each in its own task, so calls run in parallel),
-//! answers the gateway's bin probes (`probe.rs`),
-//! and reconnects after drops with exponential backoff and jitter. Results
-//! and background-command events are kept in an outbox until the gateway
-//! acknowledges them, so a call that finishes while the link is down is
-//! delivered after the reconnect.
+//! answers the gateway's bin probes (`probe.rs`) and log requests
+//! (`logs.rs`), and reconnects after drops with exponential backoff and
+//! jitter. Results and background-command events are kept in an outbox
+//! until the gateway acknowledges them, so a call that finishes while the
+//! link is down is delivered after the reconnect.
 
 mod backoff;
+mod logs;
 mod outbox;
 mod probe;
 mod transfer;
@@ -18,7 +19,9 @@ use backoff::Backoff;
 use gsv_protocol::transfer::{
     TransferCancelEvent, TransferEndEvent, TransferReceiveEvent, TransferSendEvent,
 };
-use gsv_protocol::{event, EventFrame, NodeProbeEvent, ToolInvokeEvent, ToolResultParams};
+use gsv_protocol::{
+    event, EventFrame, LogsGetEvent, NodeProbeEvent, ToolInvokeEvent, ToolResultParams,
+};
 use outbox::{Outbox, Outgoing};
 use serde_json::json;
 use std::path::PathBuf;
@@ -236,6 +239,12 @@ fn on_event(link: &Link<'_>, outbox: &mut Outbox, transfers: &mut Transfers, evt
             if let Some(e) = parse::<NodeProbeEvent>(evt, log) {
                 let (conn, log) = (link.conn.clone(), log.clone());
                 tokio::spawn(async move { probe::run(&conn, e, &log).await });
+            }
+        }
+        event::LOGS_GET => {
+            if let Some(e) = parse::<LogsGetEvent>(evt, log) {
+                let (conn, log) = (link.conn.clone(), log.clone());
+                tokio::spawn(async move { logs::run(&conn, e, &log).await });
             }
         }
         event::TRANSFER_SEND => {

@@ -35,10 +35,21 @@ pub trait ThisSession {
 /// The agent's other Session objects, through the Gateway's registry.
 #[allow(async_fn_in_trait)]
 pub trait OtherSessions {
-    /// The registry's sessions of `agent_id`, most recently active first.
-    async fn of_agent(&self, agent_id: &str, limit: u32) -> Result<SessionsListResult, ErrorShape>;
+    /// A page of the registry's sessions of `agent_id`, most recently
+    /// active first (`count`: all of them).
+    async fn of_agent(
+        &self,
+        agent_id: &str,
+        limit: u32,
+        offset: u32,
+    ) -> Result<SessionsListResult, ErrorShape>;
     async fn stats(&self, session_key: &str) -> Result<SessionStatsResult, ErrorShape>;
-    async fn preview(&self, session_key: &str) -> Result<SessionPreviewResult, ErrorShape>;
+    /// Its history: the last `limit` messages, or all of them.
+    async fn preview(
+        &self,
+        session_key: &str,
+        limit: Option<u32>,
+    ) -> Result<SessionPreviewResult, ErrorShape>;
 }
 
 /// Where one call reads.
@@ -189,7 +200,7 @@ async fn other_live<S, O: OtherSessions>(
 ) -> Result<Vec<LiveSession>, ToolError> {
     let registry = ctx
         .others
-        .of_agent(ctx.agent_id, MAX_LIVE_SESSIONS)
+        .of_agent(ctx.agent_id, MAX_LIVE_SESSIONS, 0)
         .await
         .map_err(|e| ToolError::new(format!("could not list your live sessions: {}", e.message)))?;
     let keys = registry
@@ -265,12 +276,16 @@ async fn read_live<S, O: OtherSessions>(
     if live.current {
         return ctx.this.messages(start, take).map_err(shown);
     }
-    let preview = ctx.others.preview(&live.session_key).await.map_err(|e| {
-        ToolError::new(format!(
-            "could not read session {}: {}",
-            live.session_id, e.message
-        ))
-    })?;
+    let preview = ctx
+        .others
+        .preview(&live.session_key, None)
+        .await
+        .map_err(|e| {
+            ToolError::new(format!(
+                "could not read session {}: {}",
+                live.session_id, e.message
+            ))
+        })?;
     // The session may have been reset since it was listed: its history then
     // belongs to a new id, and the old one is in its archive.
     if preview.session_id != live.session_id {

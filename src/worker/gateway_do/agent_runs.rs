@@ -1,5 +1,5 @@
-//! Runs the gateway starts on its own (a cron job's, a heartbeat's) and
-//! follows to their end. The run is recorded in `agent_runs` BEFORE its
+//! Runs the gateway starts on its own (a cron job's, a heartbeat's, a
+//! `gsv__SessionSend` that waits for its answer) and follows to their end. The run is recorded in `agent_runs` BEFORE its
 //! message goes to the session: the session may stream the whole answer
 //! while the gateway still awaits the send. Its final `chat` event (or an
 //! error, or its deadline in the alarm) ends it exactly once
@@ -7,6 +7,7 @@
 //! what becomes of the answer.
 
 use super::cron_store::{AgentRun, CronStore};
+use super::session_send::KIND_SESSION_SEND;
 use super::Gateway;
 use crate::calls::Abort;
 use crate::session::internal::{SessionChatSend, SessionChatSendReply, SessionQuery};
@@ -85,6 +86,7 @@ impl Gateway {
             nodes: self.node_snapshot()?,
             channel: None,
             directives: turn.directives,
+            relay: None,
         };
         let reply = SessionStub::for_key(&self.env, turn.session_key)
             .call(&send)
@@ -132,6 +134,7 @@ impl Gateway {
         let result = match run.kind.as_str() {
             KIND_CRON => self.cron_run_ended(&work, end).await,
             KIND_HEARTBEAT => self.heartbeat_ended(&run.ref_id, &work, end).await,
+            KIND_SESSION_SEND => self.session_send_ended(&run, end).await,
             other => Err(internal_error(format!("unknown run kind {other}"))),
         };
         if let Err(e) = result {
@@ -155,6 +158,13 @@ impl Gateway {
             let Ok(Some(run)) = self.cron_store().take_agent_run(&run.chat_run_id) else {
                 continue;
             };
+            if run.kind == KIND_SESSION_SEND {
+                // Only the sender's wait is over: the run goes on.
+                if let Err(e) = self.session_send_timed_out(&run).await {
+                    console_error!("gateway: ending a session send's wait: {}", e.message);
+                }
+                continue;
+            }
             let query = SessionQuery {
                 session_key: run.session_key.clone(),
                 limit: None,

@@ -99,6 +99,7 @@ impl Gateway {
             nodes: self.node_snapshot()?,
             channel: None,
             directives: None,
+            relay: None,
         };
         // Slash commands and directives are the session's to read: it owns
         // the settings, the run and the history they act on.

@@ -17,6 +17,13 @@ impl Gateway {
         let Some(peer) = att.peer.filter(|p| p.mode == ClientMode::Node) else {
             return;
         };
+        if let Err(e) = self.node_logs_replaced(&peer.client_id, &att.conn_id).await {
+            console_error!(
+                "gateway: failing the log calls of {}'s old connection: {}",
+                peer.client_id,
+                e.message
+            );
+        }
         if let Err(e) = self.node_connected(&peer.client_id).await {
             console_error!(
                 "gateway: probing node {} failed: {}",

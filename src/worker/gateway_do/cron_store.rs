@@ -1,8 +1,8 @@
 //! The Gateway's schedule tables and every statement over them: cron jobs
 //! (the whole job as JSON, with the columns the alarm's queries need),
 //! their run history, the agent runs the gateway started on its own (a
-//! cron run or a heartbeat, until the agent's run ends), and each agent's
-//! heartbeat state.
+//! cron run, a heartbeat or a `gsv__SessionSend` that waits, until the
+//! agent's run ends), and each agent's heartbeat state.
 
 use crate::worker::rpc::internal_error;
 use gsv_protocol::cron::{CronJob, CronRun, HeartbeatState};

@@ -1,9 +1,10 @@
 //! The Gateway object's one alarm, set to the earliest of every table's
 //! deadlines: tool calls and followed background commands (`nodes.rs`),
-//! bin probes, channel deliveries and typing renewals, cron slots, agent
-//! runs' timeouts, heartbeats. `alarm()` handles everything due; each
-//! handler is safe to run twice (cron by its run ids, deliveries by the
-//! ledger, the rest by deleting what they handled).
+//! bin probes, log calls, channel deliveries and typing renewals, cron
+//! slots, agent runs' timeouts (`gsv__SessionSend`'s waits among them),
+//! heartbeats. `alarm()` handles everything due; each handler is safe to
+//! run twice (cron by its run ids, deliveries by the ledger, the rest by
+//! deleting what they handled).
 
 use super::nodes::ROUTE_GRACE_MS;
 use super::Gateway;
@@ -26,6 +27,7 @@ impl Gateway {
                     "SELECT MIN(at) AS at FROM (
                        SELECT CASE kind WHEN 'client' THEN deadline_at ELSE deadline_at + {ROUTE_GRACE_MS} END AS at FROM tool_calls
                        UNION ALL SELECT expires_at FROM exec_sessions
+                       UNION ALL SELECT deadline_at FROM log_calls
                        UNION ALL SELECT deadline_at FROM probes WHERE outcome IS NULL)"
                 ),
                 None,
@@ -92,6 +94,9 @@ impl Gateway {
         }
         if let Err(e) = self.expire_probes(now).await {
             console_error!("gateway: expiring bin probes failed: {}", e.message);
+        }
+        if let Err(e) = self.expire_log_calls(now).await {
+            console_error!("gateway: expiring log calls failed: {}", e.message);
         }
         self.channel_alarm(now).await;
         let sched = self.sched_now();

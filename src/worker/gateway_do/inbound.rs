@@ -255,6 +255,7 @@ impl Gateway {
                     .then(|| msg.peer.name.clone().unwrap_or_else(|| msg.peer.id.clone())),
             }),
             directives: None,
+            relay: None,
         };
         // Recorded before the session runs: its first event finds the chat.
         store.save_run(

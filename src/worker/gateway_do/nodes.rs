@@ -243,6 +243,31 @@ impl Gateway {
         self.send_tool_call(&call_id, &p.tool, p.args, asker).await
     }
 
+    /// `tool.request` from a client, v1's socket form of a Session's node
+    /// call: the result goes to the session, which keeps it only when its
+    /// current turn waits for that call id. A call id already out is
+    /// refused, so no one can take over the route of a session's call.
+    pub(super) async fn client_tool_request(&self, p: ToolRequestParams) -> Res<ToolRequestResult> {
+        let bad =
+            |what: &str| ErrorShape::new(codes::BAD_REQUEST, format!("{what} must not be empty"));
+        if p.call_id.trim().is_empty() {
+            return Err(bad("callId"));
+        }
+        if p.session_key.trim().is_empty() {
+            return Err(bad("sessionKey"));
+        }
+        if self.route(&p.call_id)?.is_some() {
+            return Err(ErrorShape::new(
+                codes::CONFLICT,
+                format!("Call {} is already out at a node", p.call_id),
+            ));
+        }
+        let key = self.canonical_key(&p.session_key);
+        self.send_tool_call(&p.call_id, &p.tool, p.args, Asker::Session(&key))
+            .await?;
+        Ok(ToolRequestResult::Sent)
+    }
+
     /// The routes matching `condition` (an SQL `WHERE` clause).
     fn routes(&self, condition: &str, bindings: Vec<SqlStorageValue>) -> Res<Vec<RouteRow>> {
         self.sql()
@@ -329,6 +354,8 @@ impl Gateway {
 
     /// A node went away: every call it owed fails now, not at its timeout.
     pub(super) async fn node_gone(&self, node_id: &str, conn_id: &str) -> Res<()> {
+        // A log is read by the connection asked, whoever owns the node now.
+        self.node_logs_gone(conn_id).await?;
         let owner: Vec<NodeRow> = self
             .sql()
             .exec(

@@ -39,7 +39,7 @@ impl Gateway {
         // as a wildcard.
         let filter = "WHERE substr(session_key, 1, ?) = ?";
         let bindings = vec![(prefix.chars().count() as i64).into(), prefix.into()];
-        self.registry(filter, bindings, q.limit.clamp(1, 500), 0)
+        self.registry(filter, bindings, q.limit.clamp(1, 500), q.offset)
     }
 
     /// A page of the sessions registry matching `filter` (a `WHERE` clause

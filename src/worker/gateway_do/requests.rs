@@ -21,8 +21,8 @@ type Res<T> = std::result::Result<T, ErrorShape>;
 pub(super) enum Reply {
     /// Now, with this payload.
     Now(Value),
-    /// Later, with the request's frame id (`tool.invoke` when the node
-    /// answers, `skills.update` when its probes have).
+    /// Later, with the request's frame id (`tool.invoke` and `logs.get`
+    /// when the node answers, `skills.update` when its probes have).
     Later,
 }
 
@@ -157,6 +157,12 @@ impl Gateway {
                 Ok(Reply::Later)
             }
             R::ToolResult(p) => now::<method::ToolResult>(self.tool_result(node, p).await?),
+            R::ToolRequest(p) => now::<method::ToolRequest>(self.client_tool_request(p).await?),
+            R::LogsGet(p) => {
+                self.logs_get(&att, frame_id, p).await?;
+                Ok(Reply::Later)
+            }
+            R::LogsResult(p) => now::<method::LogsResult>(self.logs_result(node, p).await?),
             R::NodeExecEvent(p) => now::<method::NodeExecEvent>(self.exec_event(node, p).await?),
             R::NodeProbeResult(p) => {
                 now::<method::NodeProbeResult>(self.probe_result(node, p).await?)

@@ -4,6 +4,7 @@
 
 mod session_logs;
 
+use crate::agent_tools::{sessions_list, SESSIONS_LIST};
 use crate::channels::message_tool::{result_text, MessageArgs, MESSAGE_TOOL};
 use crate::schedule::tool::{CronToolRequest, CRON_TOOL};
 use crate::selfreport::logs::ThisSession;
@@ -41,6 +42,11 @@ pub async fn execute(ctx: &ToolContext<'_>, name: &str, args: &Value) -> Result<
     }
     if name == CRON_TOOL {
         return cron(ctx, args).await;
+    }
+    if name == SESSIONS_LIST && ctx.is_main {
+        let others = LiveSessions { env: ctx.env };
+        let list = sessions_list::run(ctx.session, &others, ctx.agent_id, args).await?;
+        return serde_json::to_string(&list).map_err(|e| ToolError::new(e.to_string()));
     }
     let call = NativeCall {
         store: ctx.bucket,

@@ -13,29 +13,39 @@ pub struct LiveSessions<'a> {
     pub env: &'a Env,
 }
 
-fn query(session_key: &str) -> SessionQuery {
+fn query(session_key: &str, limit: Option<u32>) -> SessionQuery {
     SessionQuery {
         session_key: session_key.to_string(),
-        limit: None,
+        limit,
     }
 }
 
 impl OtherSessions for LiveSessions<'_> {
-    async fn of_agent(&self, agent_id: &str, limit: u32) -> Result<SessionsListResult, ErrorShape> {
+    async fn of_agent(
+        &self,
+        agent_id: &str,
+        limit: u32,
+        offset: u32,
+    ) -> Result<SessionsListResult, ErrorShape> {
         let q = AgentSessionsQuery {
             agent_id: agent_id.to_string(),
             limit,
+            offset,
         };
         GatewayStub::get(self.env).call(&q).await
     }
 
     async fn stats(&self, session_key: &str) -> Result<SessionStatsResult, ErrorShape> {
         let stub = SessionStub::for_key(self.env, session_key);
-        stub.call(&Stats(query(session_key))).await
+        stub.call(&Stats(query(session_key, None))).await
     }
 
-    async fn preview(&self, session_key: &str) -> Result<SessionPreviewResult, ErrorShape> {
+    async fn preview(
+        &self,
+        session_key: &str,
+        limit: Option<u32>,
+    ) -> Result<SessionPreviewResult, ErrorShape> {
         let stub = SessionStub::for_key(self.env, session_key);
-        stub.call(&Preview(query(session_key))).await
+        stub.call(&Preview(query(session_key, limit))).await
     }
 }

@@ -25,6 +25,22 @@ impl Session {
         // only once the reset policy has looked at the previous one.
         core.store.save_meta_and_config(&meta, &send.config)?;
         core.store.save_nodes(&send.nodes)?;
+        if let Some(relay) = &send.relay {
+            // Another session's words, not a person's: no commands and no
+            // directives are read from them.
+            let config = Config::from_overrides(send.config.clone());
+            let reset_first = self.reset_is_due(&config)?;
+            let reply = core.enqueue(
+                &send.run_id,
+                &send.message,
+                None,
+                reset_first,
+                None,
+                Some(relay),
+            )?;
+            self.start_queued().await?;
+            return Ok(reply);
+        }
         if let Some(command) = parse_command(&send.message) {
             return self.command(command, &send).await;
         }
@@ -54,6 +70,7 @@ impl Session {
             overrides.as_ref(),
             reset_first,
             send.channel.as_ref(),
+            None,
         )?;
         self.start_queued().await?;
         Ok(reply)
@@ -101,7 +118,14 @@ impl Session {
                     .reset(query, "Run ended: the session was reset")
                     .await?;
                 if let Some(text) = message {
-                    core.enqueue(&send.run_id, &text, None, false, send.channel.as_ref())?;
+                    core.enqueue(
+                        &send.run_id,
+                        &text,
+                        None,
+                        false,
+                        send.channel.as_ref(),
+                        None,
+                    )?;
                     self.start_queued().await?;
                     run_id = Some(send.run_id.clone());
                 }

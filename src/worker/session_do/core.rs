@@ -5,7 +5,8 @@
 use super::alarm::Alarm;
 use super::error::{Res, SessionError};
 use super::events::EventLink;
-use super::store::{CurrentRun, SessionStore};
+use super::store::{CurrentRun, Queued, SessionStore};
+use crate::agent_tools::session_send::{relayed_text, SessionRelay};
 use crate::config::Config;
 use crate::session::internal::{ChannelTurn, NodeSnapshot, SessionChatSendReply};
 use crate::session::run_config::RunConfig;
@@ -124,7 +125,8 @@ impl Core {
     /// Queues a message for its run; `overrides` are its directives and
     /// `reset_first` makes the loop reset the session before taking it. A
     /// message from a chat app (`turn`) is queued in its envelope, and its
-    /// run knows the app.
+    /// run knows the app; one from another session (`relay`) says so, and
+    /// its run knows how deep in a chain of sends it is.
     pub fn enqueue(
         &self,
         run_id: &str,
@@ -132,9 +134,15 @@ impl Core {
         overrides: Option<&ChatDirectives>,
         reset_first: bool,
         turn: Option<&ChannelTurn>,
+        relay: Option<&SessionRelay>,
     ) -> Res<SessionChatSendReply> {
-        let enveloped = turn.map(|t| t.envelope(text));
+        let enveloped = match (turn, relay) {
+            (Some(t), _) => Some(t.envelope(text)),
+            (None, Some(r)) => Some(relayed_text(r, text)),
+            (None, None) => None,
+        };
         let text = enveloped.as_deref().unwrap_or(text);
+        let send_depth = relay.map_or(0, |r| r.depth);
         let channel = turn.map(|t| t.channel.as_str());
         let overrides_json = overrides
             .map(serde_json::to_string)
@@ -144,8 +152,15 @@ impl Core {
         let mut meta = self.store.meta("")?;
         meta.updated_at = now;
         self.store.save_meta(&meta)?;
-        self.store
-            .enqueue(run_id, text, now, overrides_json, reset_first, channel)?;
+        self.store.enqueue(Queued {
+            run_id,
+            text,
+            queued_at: now,
+            overrides: overrides_json,
+            reset_first,
+            channel,
+            send_depth,
+        })?;
         let waiting = self.store.queue_len()?;
         let busy = self.store.current_run()?.is_some();
         let position = (waiting - 1 + i64::from(busy)) as u32;

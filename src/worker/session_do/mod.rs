@@ -29,6 +29,7 @@ use reset::Reset;
 use run::run_loop;
 use serde::Serialize;
 use std::rc::Rc;
+use store::Queued;
 use tools::{Tools, TOOLS_DEADLINE};
 use worker::*;
 
@@ -218,7 +219,15 @@ impl Session {
         }
         store.save_nodes(&ev.nodes)?;
         let text = exec_event_message(&ev.node_id, &ev.event);
-        store.enqueue(&new_id(), &text, now, None, false, None)?;
+        store.enqueue(Queued {
+            run_id: &new_id(),
+            text: &text,
+            queued_at: now,
+            overrides: None,
+            reset_first: false,
+            channel: None,
+            send_depth: 0,
+        })?;
         self.start_loop();
         Ok(AckResult {
             ok: true,

@@ -256,6 +256,7 @@ impl<'a> Drive<'a> {
             prompt: &self.prompt,
             rc: &self.rc,
             session_key: &self.session_key,
+            send_depth: self.run.send_depth.max(0) as u32,
         };
         match self.tools().settle(&tool_run).await {
             Ok(true) => RunEvent::ToolsSettled,

@@ -29,4 +29,8 @@ pub const MIGRATIONS: &[&str] = &["
     // The chat app a message came from (its run's prompt says so).
     "ALTER TABLE run_queue ADD COLUMN channel TEXT;
      ALTER TABLE current_run ADD COLUMN channel TEXT",
+    // How deep in a chain of gsv__SessionSend a message is (0: a person's),
+    // so the run it starts knows whether it may send on.
+    "ALTER TABLE run_queue ADD COLUMN send_depth INTEGER NOT NULL DEFAULT 0;
+     ALTER TABLE current_run ADD COLUMN send_depth INTEGER NOT NULL DEFAULT 0",
 ];

@@ -36,6 +36,23 @@ pub struct CurrentRun {
     pub overrides: Option<String>,
     /// The chat app the run's message came from.
     pub channel: Option<String>,
+    /// Its message's depth in a chain of `gsv__SessionSend` (0: a person's).
+    pub send_depth: i64,
+}
+
+/// A message for the queue, as its run will take it.
+pub struct Queued<'a> {
+    pub run_id: &'a str,
+    pub text: &'a str,
+    pub queued_at: i64,
+    /// `ChatDirectives` JSON for its run only.
+    pub overrides: Option<String>,
+    /// Reset the session before taking it (its reset policy was due).
+    pub reset_first: bool,
+    /// The chat app it came from.
+    pub channel: Option<&'a str>,
+    /// Its depth in a chain of `gsv__SessionSend` (0: a person's).
+    pub send_depth: u32,
 }
 
 /// A stored message: its index (gaps where messages were compacted) and JSON.
@@ -309,24 +326,17 @@ impl SessionStore {
 
     // --- the queue and the current run -------------------------------------
 
-    pub fn enqueue(
-        &self,
-        run_id: &str,
-        text: &str,
-        queued_at: i64,
-        overrides: Option<String>,
-        reset_first: bool,
-        channel: Option<&str>,
-    ) -> Res<()> {
+    pub fn enqueue(&self, q: Queued<'_>) -> Res<()> {
         self.exec(
-            "INSERT INTO run_queue (run_id, message, queued_at, overrides, reset_first, channel) VALUES (?, ?, ?, ?, ?, ?)",
+            "INSERT INTO run_queue (run_id, message, queued_at, overrides, reset_first, channel, send_depth) VALUES (?, ?, ?, ?, ?, ?, ?)",
             vec![
-                run_id.into(),
-                text.into(),
-                queued_at.into(),
-                overrides.into(),
-                i64::from(reset_first).into(),
-                channel.map(str::to_string).into(),
+                q.run_id.into(),
+                q.text.into(),
+                q.queued_at.into(),
+                q.overrides.into(),
+                i64::from(q.reset_first).into(),
+                q.channel.map(str::to_string).into(),
+                i64::from(q.send_depth).into(),
             ],
         )?;
         Ok(())
@@ -356,7 +366,7 @@ impl SessionStore {
 
     pub fn current_run(&self) -> Res<Option<CurrentRun>> {
         let rows: Vec<CurrentRun> = self.rows(
-            "SELECT run_id, first_idx, usage, iterations, resumes, prompt, overrides, channel FROM current_run WHERE id = 1",
+            "SELECT run_id, first_idx, usage, iterations, resumes, prompt, overrides, channel, send_depth FROM current_run WHERE id = 1",
             vec![],
         )?;
         Ok(rows.into_iter().next())
@@ -381,9 +391,10 @@ impl SessionStore {
             queued_at: i64,
             overrides: Option<String>,
             channel: Option<String>,
+            send_depth: i64,
         }
         let rows: Vec<Queued> = self.rows(
-            "SELECT seq, run_id, message, queued_at, overrides, channel FROM run_queue ORDER BY seq LIMIT 1",
+            "SELECT seq, run_id, message, queued_at, overrides, channel, send_depth FROM run_queue ORDER BY seq LIMIT 1",
             vec![],
         )?;
         let Some(q) = rows.into_iter().next() else {
@@ -400,8 +411,8 @@ impl SessionStore {
         }))?;
         self.exec("DELETE FROM run_queue WHERE seq = ?", vec![q.seq.into()])?;
         self.exec(
-            "INSERT INTO current_run (id, run_id, first_idx, started_at, usage, overrides, channel) VALUES (1, ?, ?, ?, '{}', ?, ?)",
-            vec![q.run_id.into(), first_idx.into(), now.into(), q.overrides.into(), q.channel.into()],
+            "INSERT INTO current_run (id, run_id, first_idx, started_at, usage, overrides, channel, send_depth) VALUES (1, ?, ?, ?, '{}', ?, ?, ?)",
+            vec![q.run_id.into(), first_idx.into(), now.into(), q.overrides.into(), q.channel.into(), q.send_depth.into()],
         )?;
         self.current_run()
     }

@@ -1,13 +1,15 @@
 //! Tool calls of the Session's current run. The calls of one assistant turn
 //! are stored with it (same synchronous step), sent together (node calls
-//! through the Gateway, native ones run here), and their results stored as
-//! they come. The run waits with nothing in memory: a result arriving, or
-//! the `tools` deadline (`timeouts.toolMs`), resumes it, so the object may
-//! hibernate or be evicted meanwhile.
+//! and the tools the Gateway runs through the Gateway, native ones run
+//! here), and their results stored as they come. The run waits with
+//! nothing in memory: a result arriving, or the `tools` deadline
+//! (`timeouts.toolMs`, longer for a `gsv__SessionSend` that waits longer),
+//! resumes it, so the object may hibernate or be evicted meanwhile.
 
 use super::alarm::Alarm;
 use super::error::{Res, SessionError};
 use super::store::{CallRow, SessionStore};
+use crate::agent_tools::{self, GatewayTool, GatewayToolCall, GatewayToolReply};
 use crate::gateway::transfer::{TransferArgs, TransferRequest, TRANSFER};
 use crate::session::run_config::RunConfig;
 use crate::session::tools::{
@@ -38,6 +40,8 @@ pub struct ToolRun<'a> {
     pub prompt: &'a RunPrompt,
     pub rc: &'a RunConfig,
     pub session_key: &'a str,
+    /// The run's depth in a chain of `gsv__SessionSend` (0: a person's).
+    pub send_depth: u32,
 }
 
 impl Tools<'_> {
@@ -63,10 +67,14 @@ impl Tools<'_> {
                     return Ok(true);
                 }
                 ToolWait::Dispatch(indexes) => {
-                    self.store.set_deadline_once(
-                        TOOLS_DEADLINE,
-                        now_ms() + t.rc.tool_timeout_ms as i64,
-                    )?;
+                    let allowance = indexes
+                        .iter()
+                        .filter_map(|&i| gateway_call(&rows[i], t.prompt.is_main))
+                        .filter_map(|c| c.ok())
+                        .map(|c| agent_tools::allowance_ms(&c))
+                        .fold(t.rc.tool_timeout_ms, u64::max);
+                    self.store
+                        .set_deadline_once(TOOLS_DEADLINE, now_ms() + allowance as i64)?;
                     self.alarm.schedule(self.store).await;
                     let sends = indexes.iter().map(|&i| self.dispatch(&rows[i], t));
                     for r in futures::future::join_all(sends).await {
@@ -80,12 +88,22 @@ impl Tools<'_> {
         }
     }
 
-    /// Runs a native call here, or hands the call to the Gateway: a node
-    /// tool, or a `gsv__Transfer` whose bytes the Gateway relays. Either
-    /// way the result arrives later on `/tool.result`.
+    /// Runs a native call here, or hands the call to the Gateway: one of
+    /// the tools it runs (answered now or later), a node tool, or a
+    /// `gsv__Transfer` whose bytes the Gateway relays. A result that comes
+    /// later arrives on `/tool.result`.
     async fn dispatch(&self, row: &CallRow, t: &ToolRun<'_>) -> Res<()> {
         let args: Value = serde_json::from_str(&row.args).unwrap_or(Value::Null);
         let max_chars = t.rc.max_result_chars;
+        if let Some(tool) = gateway_call(row, t.prompt.is_main) {
+            return match self.ask_gateway(row, tool, t).await {
+                Ok(GatewayToolReply::Pending) => self.store.mark_dispatched(&row.call_id),
+                Ok(GatewayToolReply::Done { result }) => {
+                    self.store_outcome(&row.call_id, &row.name, Ok(result), max_chars)
+                }
+                Err(e) => self.store_outcome(&row.call_id, &row.name, Err(e), max_chars),
+            };
+        }
         if native_tools::is_native(&row.name, t.prompt.is_main) {
             let outcome = match bindings::bucket(self.env) {
                 Ok(bucket) => {
@@ -130,6 +148,27 @@ impl Tools<'_> {
                 self.store_outcome(&row.call_id, &row.name, outcome, max_chars)
             }
         }
+    }
+
+    /// Hands a tool the Gateway runs to it: its answer now, or `Pending`
+    /// (the result comes on `/tool.result`).
+    async fn ask_gateway(
+        &self,
+        row: &CallRow,
+        tool: Result<GatewayTool, String>,
+        t: &ToolRun<'_>,
+    ) -> Result<GatewayToolReply, ToolError> {
+        let call = GatewayToolCall {
+            call_id: row.call_id.clone(),
+            session_key: t.session_key.to_string(),
+            agent_id: t.prompt.agent_id.clone(),
+            depth: t.send_depth,
+            tool: tool.map_err(ToolError::new)?,
+        };
+        GatewayStub::get(self.env)
+            .call(&call)
+            .await
+            .map_err(ToolError::from)
     }
 
     /// Asks the Gateway to start a `gsv__Transfer`.
@@ -223,6 +262,15 @@ impl Tools<'_> {
     pub fn clear(&self) -> Res<()> {
         self.store.clear_calls(TOOLS_DEADLINE)
     }
+}
+
+/// A call of a tool the Gateway runs, its arguments read (an `Err` is
+/// the model's to fix); `None` for every other tool.
+fn gateway_call(row: &CallRow, is_main: bool) -> Option<Result<GatewayTool, String>> {
+    (is_main && agent_tools::runs_on_gateway(&row.name)).then(|| {
+        let args: Value = serde_json::from_str(&row.args).unwrap_or(Value::Null);
+        agent_tools::parse(&row.name, &args)
+    })
 }
 
 fn pending(rows: &[CallRow]) -> Res<Vec<PendingCall>> {
