@@ -132,11 +132,15 @@ pub enum ChannelCommand {
         #[arg(long)]
         json: bool,
     },
-    /// Start an account of a channel (for Discord: connect the bot)
+    /// Start an account of a channel (Discord: connect the bot; WhatsApp:
+    /// take the number's webhooks and sends)
     #[command(after_help = "\
 Examples:
   gsv channel start discord                     uses the channel Worker's DISCORD_BOT_TOKEN secret
-  gsv channel start discord --bot-token \"$TOKEN\"  hands it the token instead (kept by the channel, never shown)")]
+  gsv channel start discord --bot-token \"$TOKEN\"  hands it the token instead (kept by the channel, never shown)
+  gsv channel start whatsapp                    the Worker's WHATSAPP_PHONE_NUMBER_ID and WHATSAPP_ACCESS_TOKEN
+  gsv channel start whatsapp --account shop --phone-number-id 1065… --access-token \"$TOKEN\"
+                                                a second number of the same Meta app")]
     Start {
         /// Channel name (discord, whatsapp, …)
         channel: String,
@@ -146,6 +150,12 @@ Examples:
         /// A bot token for the channel to keep
         #[arg(long, value_name = "TOKEN")]
         bot_token: Option<String>,
+        /// WhatsApp: the business phone number's id (Meta app → WhatsApp → API Setup)
+        #[arg(long, value_name = "ID")]
+        phone_number_id: Option<String>,
+        /// WhatsApp: an access token for the number, for the channel to keep
+        #[arg(long, value_name = "TOKEN")]
+        access_token: Option<String>,
     },
     /// Stop an account of a channel
     Stop {

@@ -34,6 +34,17 @@ pub struct ChannelRegistryEntry {
     pub failed_deliveries: u64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_delivery_error: Option<String>,
+    /// Answer pieces of the last day the platform says reached the person
+    /// (read ones included), on channels that report receipts (WhatsApp).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub delivered: u64,
+    /// Of those, the ones the person has read.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub read: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

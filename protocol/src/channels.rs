@@ -5,8 +5,9 @@
 //! an internal path, answered with the matching `*Result`; every call carries
 //! the shared key in [`CHANNEL_KEY_HEADER`]. [`InternalCall`] ties a params
 //! type to its path and reply so each side has one typed client per
-//! direction. Media travel as URL and metadata only (no inline bytes):
-//! copying them into R2 is the gateway's business, later.
+//! direction. Media travel as URL (or the platform's media id) and
+//! metadata only (no inline bytes): copying them into R2 is the gateway's
+//! business, later.
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -74,13 +75,18 @@ pub enum MediaType {
     Document,
 }
 
-/// An attachment, by reference: the platform's URL and what is known of it.
+/// An attachment, by reference: the platform's URL or id and what is
+/// known of it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ChannelMedia {
     #[serde(rename = "type")]
     pub media_type: MediaType,
     pub mime_type: String,
+    /// The platform's id of the media, where it is fetched by id
+    /// (WhatsApp: `GET /{media-id}` answers a short-lived URL).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub url: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -233,6 +239,43 @@ impl InternalCall for ChannelStatusParams {
     type Reply = OkResult;
 }
 
+/// What the platform later said of a message the channel sent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum DeliveryState {
+    /// On its way (the platform's servers have it).
+    Sent,
+    /// On the person's device.
+    Delivered,
+    /// Seen by the person.
+    Read,
+    /// The platform gave up on it, after accepting it.
+    Failed,
+}
+
+/// A delivery receipt (WhatsApp's `statuses` webhook): the gateway
+/// records it on the piece it sent as `message_id`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ChannelDeliveryParams {
+    pub channel: String,
+    pub account_id: String,
+    /// The platform's id of the sent message (`ChannelSendResult::message_id`).
+    pub message_id: String,
+    pub state: DeliveryState,
+    /// Milliseconds since the Unix epoch, as the platform dated it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timestamp: Option<i64>,
+    /// Why it failed, in plain words (`Failed` only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+impl InternalCall for ChannelDeliveryParams {
+    const PATH: &'static str = "/internal/channel/delivery";
+    type Reply = OkResult;
+}
+
 // ---- gateway → channel ----
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -283,6 +326,14 @@ pub struct ChannelAccountConfig {
     /// Discord gateway intents bitfield; the channel's default when absent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub intents: Option<u64>,
+    /// WhatsApp Cloud API: the business phone number's id (the account's
+    /// number; the channel's `WHATSAPP_PHONE_NUMBER_ID` when absent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub phone_number_id: Option<String>,
+    /// WhatsApp Cloud API: an access token for the number (the channel's
+    /// `WHATSAPP_ACCESS_TOKEN` secret when absent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub access_token: Option<String>,
     #[serde(flatten)]
     pub extra: serde_json::Map<String, Value>,
 }
@@ -420,6 +471,7 @@ mod tests {
                     media: vec![ChannelMedia {
                         media_type: MediaType::Image,
                         mime_type: "image/png".into(),
+                        id: None,
                         url: Some("https://x/y.png".into()),
                         filename: None,
                         size: Some(3),
@@ -464,18 +516,44 @@ mod tests {
     #[test]
     fn start_config_keeps_unknown_keys() {
         let p: ChannelStartParams = serde_json::from_value(
-            json!({"accountId": "a", "config": {"botToken": "t", "intents": 1, "guildId": "g"}}),
+            json!({"accountId": "a", "config": {"botToken": "t", "intents": 1, "guildId": "g",
+                                                "phoneNumberId": "106540352242922", "accessToken": "EAAG"}}),
         )
         .unwrap();
         assert_eq!(p.config.bot_token.as_deref(), Some("t"));
+        assert_eq!(p.config.phone_number_id.as_deref(), Some("106540352242922"));
+        assert_eq!(p.config.access_token.as_deref(), Some("EAAG"));
         assert_eq!(p.config.intents, Some(1));
         assert_eq!(p.config.extra.get("guildId"), Some(&json!("g")));
+    }
+
+    #[test]
+    fn a_delivery_receipt_on_the_wire() {
+        let wire = json!({"channel": "whatsapp", "accountId": "default", "messageId": "wamid.X",
+                          "state": "failed", "timestamp": 1_750_000_000_000i64, "error": "window closed"});
+        let p: ChannelDeliveryParams = serde_json::from_value(wire.clone()).unwrap();
+        assert_eq!(
+            p,
+            ChannelDeliveryParams {
+                channel: "whatsapp".into(),
+                account_id: "default".into(),
+                message_id: "wamid.X".into(),
+                state: DeliveryState::Failed,
+                timestamp: Some(1_750_000_000_000),
+                error: Some("window closed".into()),
+            }
+        );
+        assert_eq!(serde_json::to_value(&p).unwrap(), wire);
+        // Later states order after earlier ones (a receipt never goes back).
+        assert!(DeliveryState::Sent < DeliveryState::Delivered);
+        assert!(DeliveryState::Delivered < DeliveryState::Read);
     }
 
     #[test]
     fn paths() {
         assert_eq!(ChannelInboundParams::PATH, "/internal/channel/inbound");
         assert_eq!(ChannelStatusParams::PATH, "/internal/channel/status");
+        assert_eq!(ChannelDeliveryParams::PATH, "/internal/channel/delivery");
         assert_eq!(ChannelSendParams::PATH, "/internal/send");
         assert_eq!(ChannelTypingParams::PATH, "/internal/typing");
         assert_eq!(ChannelStartParams::PATH, "/internal/start");

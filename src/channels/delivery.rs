@@ -4,6 +4,7 @@
 //! gateway keeps a ledger row per piece; these are its decisions.
 
 use super::chunk::split_message;
+use gsv_protocol::channels::DeliveryState;
 
 /// One piece of an answer on its way to a peer.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -75,9 +76,101 @@ pub const TYPING_RENEW_MS: i64 = 8_000;
 /// A run that never ends does not keep the indicator on forever.
 pub const TYPING_MAX_MS: i64 = 10 * 60_000;
 
+/// What a platform's delivery receipt does to a piece it had accepted.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ReceiptChange {
+    /// Nothing new: a repeated or older receipt, or `sent` (the ledger
+    /// marked the piece sent when the platform took it).
+    Nothing,
+    /// The person's device has it (or the person read it): recorded, and
+    /// a piece reported failed before was delivered after all.
+    Receipt(DeliveryState),
+    /// The platform gave up on it after accepting it: failed, for this reason.
+    Failed(String),
+}
+
+/// The change a receipt `incoming` makes to a piece whose ledger status
+/// is `status` (`sent`, `failed`) with the best receipt so far `receipt`.
+/// Receipts only move forward; a `failed` after a delivery (WhatsApp sends
+/// one when another of the person's devices missed it) does not undo it.
+pub fn receipt_change(
+    status: &str,
+    receipt: Option<DeliveryState>,
+    incoming: DeliveryState,
+    error: Option<&str>,
+) -> ReceiptChange {
+    let delivered = receipt.is_some_and(|r| r >= DeliveryState::Delivered);
+    match incoming {
+        DeliveryState::Sent => ReceiptChange::Nothing,
+        DeliveryState::Delivered | DeliveryState::Read => {
+            if receipt.is_some_and(|r| r >= incoming && r != DeliveryState::Failed) {
+                ReceiptChange::Nothing
+            } else {
+                ReceiptChange::Receipt(incoming)
+            }
+        }
+        DeliveryState::Failed if delivered || status == "failed" => ReceiptChange::Nothing,
+        DeliveryState::Failed => ReceiptChange::Failed(
+            error
+                .filter(|e| !e.trim().is_empty())
+                .unwrap_or("the platform accepted the message but could not deliver it")
+                .to_string(),
+        ),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn receipts_move_forward_only() {
+        use DeliveryState::*;
+        assert_eq!(
+            receipt_change("sent", None, Sent, None),
+            ReceiptChange::Nothing
+        );
+        assert_eq!(
+            receipt_change("sent", None, Delivered, None),
+            ReceiptChange::Receipt(Delivered)
+        );
+        assert_eq!(
+            receipt_change("sent", Some(Delivered), Read, None),
+            ReceiptChange::Receipt(Read)
+        );
+        assert_eq!(
+            receipt_change("sent", Some(Read), Delivered, None),
+            ReceiptChange::Nothing
+        );
+        assert_eq!(
+            receipt_change("sent", Some(Read), Read, None),
+            ReceiptChange::Nothing
+        );
+        assert_eq!(
+            receipt_change("sent", None, Failed, Some("window closed")),
+            ReceiptChange::Failed("window closed".into())
+        );
+        assert_eq!(
+            receipt_change("sent", None, Failed, None),
+            ReceiptChange::Failed(
+                "the platform accepted the message but could not deliver it".into()
+            )
+        );
+        // Delivered is delivered, whatever another device said after.
+        assert_eq!(
+            receipt_change("sent", Some(Delivered), Failed, Some("x")),
+            ReceiptChange::Nothing
+        );
+        assert_eq!(
+            receipt_change("failed", None, Failed, Some("x")),
+            ReceiptChange::Nothing
+        );
+        // A delivery after a failure: it arrived after all.
+        assert_eq!(
+            receipt_change("failed", None, Delivered, None),
+            ReceiptChange::Receipt(Delivered)
+        );
+    }
 
     #[test]
     fn a_long_answer_is_a_reply_in_pieces() {

@@ -32,7 +32,9 @@ use crate::config::Config;
 use crate::gateway::intake::{intake_binary, intake_text, Intake};
 use crate::routing::RoutingConfig;
 use crate::session::internal::{path, AgentSessionsQuery, ChannelMessageRequest, ToolRequestReply};
-use gsv_protocol::channels::{ChannelInboundParams, ChannelStatusParams, InternalCall};
+use gsv_protocol::channels::{
+    ChannelDeliveryParams, ChannelInboundParams, ChannelStatusParams, InternalCall,
+};
 use gsv_protocol::method::{self, Method};
 use gsv_protocol::*;
 use gsv_worker_sql::migrate;
@@ -67,6 +69,8 @@ const MIGRATIONS: &[&str] = &[
     "CREATE INDEX cron_jobs_running ON cron_jobs (running_at)",
     // Log calls out at nodes.
     logs::MIGRATION,
+    // Delivery receipts on the ledger's pieces (WhatsApp's statuses).
+    channel_store::RECEIPTS_MIGRATION,
 ];
 
 /// What a socket is; kept in its attachment so it survives hibernation.
@@ -244,6 +248,12 @@ impl DurableObject for Gateway {
             ChannelStatusParams::PATH => {
                 reply(match read_json::<ChannelStatusParams>(&mut req).await {
                     Ok(p) => self.channel_status_changed(p),
+                    Err(e) => Err(e),
+                })
+            }
+            ChannelDeliveryParams::PATH => {
+                reply(match read_json::<ChannelDeliveryParams>(&mut req).await {
+                    Ok(p) => self.channel_delivery(p),
                     Err(e) => Err(e),
                 })
             }

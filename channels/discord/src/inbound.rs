@@ -78,6 +78,7 @@ fn media(a: &Attachment) -> ChannelMedia {
     ChannelMedia {
         media_type,
         mime_type: mime,
+        id: None,
         url: Some(a.url.clone()),
         filename: Some(a.filename.clone()),
         size: a.size,

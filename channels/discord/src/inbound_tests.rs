@@ -80,6 +80,7 @@ fn a_guild_message_mentioning_the_bot_in_reply_to_it_with_an_attachment() {
                 ChannelMedia {
                     media_type: MediaType::Image,
                     mime_type: "image/png".into(),
+                    id: None,
                     url: Some("https://cdn.discordapp.com/attachments/c7/a1/cat.png".into()),
                     filename: Some("cat.png".into()),
                     size: Some(1234),
@@ -88,6 +89,7 @@ fn a_guild_message_mentioning_the_bot_in_reply_to_it_with_an_attachment() {
                 ChannelMedia {
                     media_type: MediaType::Document,
                     mime_type: "application/octet-stream".into(),
+                    id: None,
                     url: Some("https://cdn/x".into()),
                     filename: Some("notes".into()),
                     size: Some(5),

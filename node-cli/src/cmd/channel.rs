@@ -56,6 +56,12 @@ pub fn render_channels(list: &ChannelsListResult, now: i64) -> String {
         if let Some(at) = c.last_message_at {
             line.push_str(&format!("  last message {}", ago(now, at)));
         }
+        if c.delivered > 0 {
+            line.push_str(&format!(
+                "  {} delivered, {} read today",
+                c.delivered, c.read
+            ));
+        }
         if c.failed_deliveries > 0 {
             line.push_str(&format!(
                 "  {} undelivered{}",
@@ -146,14 +152,19 @@ pub async fn run(target: &GatewayTarget, command: ChannelCommand) -> Result<()> 
             channel,
             account,
             bot_token,
+            phone_number_id,
+            access_token,
         } => {
+            let config = ChannelAccountConfig {
+                bot_token,
+                phone_number_id,
+                access_token,
+                ..Default::default()
+            };
             let params = ChannelStartRpcParams {
                 channel,
                 account_id: account,
-                config: bot_token.map(|t| ChannelAccountConfig {
-                    bot_token: Some(t),
-                    ..Default::default()
-                }),
+                config: (config != ChannelAccountConfig::default()).then_some(config),
             };
             let r = conn.call::<method::ChannelStart>(&params).await?;
             println!("Started {}/{}.", r.channel, r.account_id);
@@ -216,7 +227,7 @@ mod tests {
     #[test]
     fn channels_render_one_line_per_account() {
         let list = ChannelsListResult {
-            count: 2,
+            count: 3,
             channels: vec![
                 ChannelRegistryEntry {
                     channel: "discord".into(),
@@ -235,6 +246,8 @@ mod tests {
                     }),
                     failed_deliveries: 1,
                     last_delivery_error: Some("Missing Access".into()),
+                    delivered: 0,
+                    read: 0,
                 },
                 ChannelRegistryEntry {
                     channel: "discord".into(),
@@ -253,13 +266,36 @@ mod tests {
                     }),
                     failed_deliveries: 0,
                     last_delivery_error: None,
+                    delivered: 0,
+                    read: 0,
+                },
+                ChannelRegistryEntry {
+                    channel: "whatsapp".into(),
+                    account_id: "default".into(),
+                    connected_at: Some(NOW - 60_000),
+                    last_message_at: Some(NOW - 30_000),
+                    transport: Some("binding".into()),
+                    status: Some(ChannelAccountStatus {
+                        account_id: "default".into(),
+                        connected: true,
+                        authenticated: true,
+                        mode: Some("webhook".into()),
+                        last_activity: None,
+                        error: None,
+                        extra: None,
+                    }),
+                    failed_deliveries: 0,
+                    last_delivery_error: None,
+                    delivered: 3,
+                    read: 2,
                 },
             ],
         };
         assert_eq!(
             render_channels(&list, NOW),
             "discord/default  connected  via binding  last message 2m ago  1 undelivered (last: Missing Access)\n\
-             discord/work  not connected: Discord closed with 4004: the bot token is wrong\n"
+             discord/work  not connected: Discord closed with 4004: the bot token is wrong\n\
+             whatsapp/default  connected  via binding  last message 30s ago  3 delivered, 2 read today\n"
         );
         let empty = ChannelsListResult {
             count: 0,

@@ -5,7 +5,7 @@
 
 use crate::channels::pairing::PendingPair;
 use crate::worker::rpc::internal_error;
-use gsv_protocol::channels::{ChannelAccountStatus, ChannelPeer};
+use gsv_protocol::channels::{ChannelAccountStatus, ChannelPeer, DeliveryState};
 use gsv_protocol::ErrorShape;
 use serde::{de::DeserializeOwned, Deserialize};
 use worker::{SqlStorage, SqlStorageValue};
@@ -29,6 +29,13 @@ pub const MIGRATION: &str = "
     CREATE INDEX deliveries_pending ON deliveries (status, dest);
     CREATE TABLE last_active (agent_id TEXT PRIMARY KEY, channel TEXT NOT NULL, account_id TEXT NOT NULL,
         peer TEXT NOT NULL, session_key TEXT NOT NULL, at INTEGER NOT NULL)";
+
+/// Delivery receipts (WhatsApp's `statuses`): the best one a piece got
+/// and when, found by the platform's message id.
+pub const RECEIPTS_MIGRATION: &str = "
+    ALTER TABLE deliveries ADD COLUMN receipt TEXT;
+    ALTER TABLE deliveries ADD COLUMN receipt_at INTEGER;
+    CREATE INDEX deliveries_by_message ON deliveries (channel, account_id, message_id)";
 
 /// Inbound ids are remembered this long (platforms redeliver within minutes).
 pub const SEEN_TTL_MS: i64 = 24 * 3_600_000;
@@ -71,6 +78,22 @@ pub struct DeliveryRow {
 impl DeliveryRow {
     pub fn peer(&self) -> Res<ChannelPeer> {
         serde_json::from_str(&self.peer).map_err(internal_error)
+    }
+}
+
+/// A piece the platform took, found by its message id.
+#[derive(Debug, Clone, Deserialize)]
+pub struct SentPiece {
+    pub key: String,
+    pub status: String,
+    receipt: Option<String>,
+}
+
+impl SentPiece {
+    pub fn receipt(&self) -> Option<DeliveryState> {
+        self.receipt
+            .as_deref()
+            .and_then(|r| serde_json::from_value(serde_json::Value::String(r.into())).ok())
     }
 }
 
@@ -451,6 +474,64 @@ impl ChannelStore {
             vec![status.into(), next.into(), error.into(), key.into()],
         )?;
         Ok(())
+    }
+
+    /// The piece sent to `channel`/`account_id` as the platform's `message_id`.
+    pub fn sent_piece(
+        &self,
+        channel: &str,
+        account_id: &str,
+        message_id: &str,
+    ) -> Res<Option<SentPiece>> {
+        let rows: Vec<SentPiece> = self.rows(
+            "SELECT key, status, receipt FROM deliveries WHERE channel = ? AND account_id = ? AND message_id = ?",
+            vec![channel.into(), account_id.into(), message_id.into()],
+        )?;
+        Ok(rows.into_iter().next())
+    }
+
+    /// The platform delivered the piece (or it was read): it is sent,
+    /// whatever an earlier receipt said.
+    pub fn set_receipt(&self, key: &str, receipt: DeliveryState, at: i64) -> Res<()> {
+        let name = serde_json::to_value(receipt)
+            .ok()
+            .and_then(|v| v.as_str().map(str::to_string))
+            .unwrap_or_default();
+        self.exec(
+            "UPDATE deliveries SET receipt = ?, receipt_at = ?, status = 'sent', error = NULL WHERE key = ?",
+            vec![name.into(), at.into(), key.into()],
+        )?;
+        Ok(())
+    }
+
+    /// The platform gave up on a piece it had accepted.
+    pub fn fail_after_send(&self, key: &str, error: &str, now: i64) -> Res<()> {
+        self.exec(
+            "UPDATE deliveries SET status = 'failed', error = ?, next_at = ? WHERE key = ?",
+            vec![error.into(), now.into(), key.into()],
+        )?;
+        Ok(())
+    }
+
+    /// Pieces of an account still in the ledger (the last day) that
+    /// reached the person, and of those the ones read.
+    pub fn receipts(&self, channel: &str, account_id: &str) -> Res<(u64, u64)> {
+        #[derive(Deserialize)]
+        struct Row {
+            delivered: Option<i64>,
+            read: Option<i64>,
+        }
+        let rows: Vec<Row> = self.rows(
+            "SELECT SUM(receipt IN ('delivered', 'read')) AS delivered, SUM(receipt = 'read') AS read
+             FROM deliveries WHERE channel = ? AND account_id = ? AND status = 'sent'",
+            vec![channel.into(), account_id.into()],
+        )?;
+        Ok(rows.into_iter().next().map_or((0, 0), |r| {
+            (
+                r.delivered.unwrap_or(0).max(0) as u64,
+                r.read.unwrap_or(0).max(0) as u64,
+            )
+        }))
     }
 
     /// A piece's status (`pending`, `sent`, `failed`) and last error.

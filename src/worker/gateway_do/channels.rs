@@ -6,11 +6,14 @@
 
 use super::Gateway;
 use crate::channels::access::ChannelAccess;
+use crate::channels::delivery::{receipt_change, ReceiptChange};
 use crate::channels::pairing::{self, PendingPair as Pending, APPROVED_REPLY};
 use crate::routing::normalize::{normalize_account_id, normalize_channel};
 use crate::worker::channels::Channel;
 use crate::worker::rpc::now_ms;
-use gsv_protocol::channels::{ChannelPeer, ChannelStatusParams, OkResult, PeerKind};
+use gsv_protocol::channels::{
+    ChannelDeliveryParams, ChannelPeer, ChannelStatusParams, OkResult, PeerKind,
+};
 use gsv_protocol::*;
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -54,6 +57,7 @@ impl Gateway {
         for row in store.accounts()? {
             let (failed_deliveries, last_delivery_error) =
                 store.failures(&row.channel, &row.account_id)?;
+            let (delivered, read) = store.receipts(&row.channel, &row.account_id)?;
             channels.push(ChannelRegistryEntry {
                 transport: self
                     .channel(&row.channel)
@@ -65,6 +69,8 @@ impl Gateway {
                 last_message_at: row.last_message_at,
                 failed_deliveries,
                 last_delivery_error,
+                delivered,
+                read,
             });
         }
         Ok(ChannelsListResult {
@@ -157,6 +163,38 @@ impl Gateway {
         let name = normalize_channel(&p.channel);
         self.channel_store()
             .save_status(&name, &p.status, now_ms())?;
+        Ok(OkResult {
+            ok: true,
+            error: None,
+        })
+    }
+
+    /// A channel's receipt for a message it sent (WhatsApp's `statuses`),
+    /// recorded on the ledger's piece: delivered, read, or failed after
+    /// the platform had accepted it (then `channels.list` and
+    /// `channel.status` count it as undelivered, with the reason).
+    pub(super) fn channel_delivery(&self, p: ChannelDeliveryParams) -> Res<OkResult> {
+        let name = normalize_channel(&p.channel);
+        let account = normalize_account_id(&p.account_id);
+        let store = self.channel_store();
+        // A message not sent from the ledger, or sent over a day ago: there
+        // is nothing to record it on.
+        if let Some(piece) = store.sent_piece(&name, &account, &p.message_id)? {
+            let now = now_ms();
+            match receipt_change(&piece.status, piece.receipt(), p.state, p.error.as_deref()) {
+                ReceiptChange::Nothing => {}
+                ReceiptChange::Receipt(state) => {
+                    store.set_receipt(&piece.key, state, p.timestamp.unwrap_or(now))?
+                }
+                ReceiptChange::Failed(reason) => {
+                    worker::console_error!(
+                        "gateway: {name}/{account} could not deliver {}: {reason}",
+                        p.message_id
+                    );
+                    store.fail_after_send(&piece.key, &reason, now)?
+                }
+            }
+        }
         Ok(OkResult {
             ok: true,
             error: None,

@@ -1,0 +1,185 @@
+use super::*;
+use serde_json::json;
+
+#[test]
+fn a_text_is_a_messages_post_with_its_reply_context() {
+    assert_eq!(
+        send_text(
+            "106540352242922",
+            "16505551234",
+            "hi Ann",
+            Some("wamid.IN1")
+        ),
+        Ok(GraphRequest {
+            method: Method::Post,
+            path: "/106540352242922/messages".into(),
+            body: Some(json!({
+                "messaging_product": "whatsapp",
+                "recipient_type": "individual",
+                "to": "16505551234",
+                "type": "text",
+                "text": {"body": "hi Ann", "preview_url": false},
+                "context": {"message_id": "wamid.IN1"},
+            })),
+        })
+    );
+    let plain = send_text("1", "2", "x", None).unwrap();
+    assert_eq!(plain.body.unwrap().get("context"), None);
+}
+
+#[test]
+fn texts_the_cloud_api_would_refuse_are_refused_here() {
+    let at_limit = "é".repeat(MAX_TEXT_CHARS);
+    assert!(send_text("1", "2", &at_limit, None).is_ok());
+    assert_eq!(
+        send_text("1", "2", &format!("{at_limit}x"), None),
+        Err(GraphError {
+            message: "the message has 4097 characters; WhatsApp takes at most 4096 per message (the gateway splits longer text)".into(),
+            retryable: false,
+            token_refused: false,
+        })
+    );
+    assert_eq!(
+        send_text("1", "2", " \n", None).unwrap_err().message,
+        "the message is empty: WhatsApp refuses empty texts"
+    );
+}
+
+#[test]
+fn read_receipt_with_typing_and_the_phone_number() {
+    assert_eq!(
+        mark_read_with_typing("1065", "wamid.IN1"),
+        GraphRequest {
+            method: Method::Post,
+            path: "/1065/messages".into(),
+            body: Some(json!({"messaging_product": "whatsapp", "status": "read",
+                "message_id": "wamid.IN1", "typing_indicator": {"type": "text"}})),
+        }
+    );
+    assert_eq!(
+        phone_number("1065"),
+        GraphRequest {
+            method: Method::Get,
+            path: "/1065".into(),
+            body: None
+        }
+    );
+}
+
+#[test]
+fn answers_are_read_for_what_they_carry() {
+    let sent = json!({"messaging_product": "whatsapp",
+        "contacts": [{"input": "16505551234", "wa_id": "16505551234"}],
+        "messages": [{"id": "wamid.HBgLMTY1MDM4Nzk0MzkVAgARGBJCOTY3NDc0NDFDRUI3NTA0Q0UA"}]});
+    assert_eq!(
+        sent_message_id(200, &sent.to_string()),
+        Ok("wamid.HBgLMTY1MDM4Nzk0MzkVAgARGBJCOTY3NDc0NDFDRUI3NTA0Q0UA".into())
+    );
+    assert_eq!(succeeded(200, r#"{"success":true}"#), Ok(()));
+    assert_eq!(
+        phone_info(
+            200,
+            r#"{"id":"1","display_phone_number":"+1 555-555-5555","verified_name":"Jaspers Market","quality_rating":"GREEN"}"#
+        ),
+        Ok(PhoneInfo {
+            display_phone_number: Some("+1 555-555-5555".into()),
+            verified_name: Some("Jaspers Market".into()),
+        })
+    );
+    assert_eq!(
+        sent_message_id(200, "{}"),
+        Err(GraphError {
+            message: "WhatsApp answered 200 with something unexpected: {}".into(),
+            retryable: false,
+            token_refused: false,
+        })
+    );
+}
+
+#[test]
+fn the_closed_window_is_said_in_plain_words_and_not_retried() {
+    let body = json!({"error": {"message": "(#131047) Re-engagement message", "type": "OAuthException",
+        "code": 131047, "error_data": {"messaging_product": "whatsapp",
+        "details": "Message failed to send because more than 24 hours have passed since the customer last replied to this number."},
+        "fbtrace_id": "AbCdEf"}});
+    assert_eq!(
+        sent_message_id(400, &body.to_string()),
+        Err(GraphError {
+            message: "the 24-hour customer-service window is closed: the person has not written in the last 24 hours, \
+                and WhatsApp delivers free-form messages only inside that window (they must write again first) \
+                [131047 Re-engagement message: Message failed to send because more than 24 hours have passed since the customer last replied to this number.]".into(),
+            retryable: false,
+            token_refused: false,
+        })
+    );
+}
+
+#[test]
+fn a_refused_token_rate_limits_and_outages() {
+    let token = json!({"error": {"message": "Invalid OAuth access token", "type": "OAuthException",
+        "code": 190, "fbtrace_id": "X"}});
+    assert_eq!(
+        failure(401, &token.to_string()),
+        GraphError {
+            message: "WhatsApp refused the access token: give the account a new one [190 Invalid OAuth access token]".into(),
+            retryable: false,
+            token_refused: true,
+        }
+    );
+    let limited = json!({"error": {"message": "(#130429) Rate limit hit", "type": "OAuthException", "code": 130429,
+        "error_data": {"messaging_product": "whatsapp", "details": "Cloud API message throughput has been reached."}}});
+    assert_eq!(
+        failure(400, &limited.to_string()),
+        GraphError {
+            message: "WhatsApp rate-limited the number [130429 Rate limit hit: Cloud API message throughput has been reached.]".into(),
+            retryable: true,
+            token_refused: false,
+        }
+    );
+    assert_eq!(
+        failure(503, "<html>down</html>"),
+        GraphError {
+            message: "WhatsApp answered 503: <html>down</html>".into(),
+            retryable: true,
+            token_refused: false,
+        }
+    );
+    assert_eq!(
+        failure(401, ""),
+        GraphError {
+            message: "WhatsApp refused the access token (401)".into(),
+            retryable: false,
+            token_refused: true,
+        }
+    );
+    let odd = ErrorObject {
+        code: Some(999),
+        ..Default::default()
+    };
+    assert_eq!(
+        explain(&odd),
+        ("WhatsApp refused the message [999]".into(), false)
+    );
+    assert_eq!(
+        explain(&ErrorObject::default()),
+        ("WhatsApp refused the message".into(), false)
+    );
+}
+
+#[test]
+fn the_channel_takes_dms_of_up_to_4096_characters() {
+    assert_eq!(
+        capabilities(),
+        ChannelCapabilities {
+            chat_types: vec![PeerKind::Dm],
+            media: false,
+            reactions: false,
+            threads: false,
+            typing: true,
+            editing: false,
+            deletion: false,
+            qr_login: false,
+            max_text_length: 4096,
+        }
+    );
+}

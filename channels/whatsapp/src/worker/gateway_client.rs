@@ -1,0 +1,74 @@
+//! The gateway (service binding `GATEWAY`): every call carries the
+//! channel key. The calls are the outbox's, stored as path and JSON, so
+//! one untyped post serves them all; each reply says `ok` and maybe why not.
+
+use gsv_protocol::channels::{ChannelStatusParams, InternalCall, CHANNEL_KEY_HEADER};
+use serde::Deserialize;
+use worker::{Env, Headers, Method, Request, RequestInit};
+
+/// What every internal reply has (`ChannelInboundResult`, `OkResult`).
+#[derive(Debug, Deserialize)]
+pub struct Acknowledged {
+    pub ok: bool,
+    #[serde(default)]
+    pub error: Option<String>,
+}
+
+/// Why a call did not reach the gateway, or was not understood.
+#[derive(Debug)]
+pub enum CallError {
+    /// Worth another try later: the gateway was away or failing.
+    Retry(String),
+    /// The gateway judged the call; repeating it changes nothing.
+    Refused(String),
+}
+
+impl std::fmt::Display for CallError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Retry(e) | Self::Refused(e) => f.write_str(e),
+        }
+    }
+}
+
+pub async fn post(env: &Env, path: &str, body: &str) -> Result<Acknowledged, CallError> {
+    let retry = |e: String| CallError::Retry(e);
+    let gateway = env
+        .service("GATEWAY")
+        .map_err(|_| retry("the GATEWAY service binding is not configured".into()))?;
+    let key = env
+        .secret("GSV_CHANNEL_KEY")
+        .map(|s| s.to_string())
+        .map_err(|_| retry("GSV_CHANNEL_KEY is not set".into()))?;
+    let headers = Headers::new();
+    let mut init = RequestInit::new();
+    let sent = async {
+        headers.set(CHANNEL_KEY_HEADER, &key)?;
+        headers.set("content-type", "application/json")?;
+        init.with_method(Method::Post)
+            .with_headers(headers)
+            .with_body(Some(wasm_bindgen::JsValue::from_str(body)));
+        // A service binding ignores the host; the path is what the gateway routes.
+        let req = Request::new_with_init(&format!("https://gsv{path}"), &init)?;
+        gateway.fetch_request(req).await
+    };
+    let mut resp = sent
+        .await
+        .map_err(|e| retry(format!("the gateway could not be reached: {e}")))?;
+    let status = resp.status_code();
+    match status {
+        200 => resp.json().await.map_err(|e| {
+            CallError::Refused(format!("the gateway's answer was not understood: {e}"))
+        }),
+        401 | 404 | 408 | 429 | 500..=599 => Err(retry(format!("the gateway answered {status}"))),
+        _ => Err(CallError::Refused(format!("the gateway answered {status}"))),
+    }
+}
+
+/// Tells the gateway how an account is doing now (a refused token).
+pub async fn report_status(env: &Env, params: &ChannelStatusParams) {
+    let body = serde_json::to_string(params).unwrap_or_default();
+    if let Err(e) = post(env, ChannelStatusParams::PATH, &body).await {
+        worker::console_error!("whatsapp: reporting status failed: {e}");
+    }
+}

@@ -1,0 +1,223 @@
+//! The Worker: Meta's webhook (public: `GET /webhook` for the subscription
+//! handshake, `POST /webhook` signed with the app secret) and the
+//! gateway's `/internal/*` paths (the channel key), in front of the
+//! `WhatsAppAccount` objects.
+//!
+//! A delivery is stored by its account's object before Meta gets its 200
+//! (so nothing Meta delivered is lost to an eviction), and handed to the
+//! gateway after, in `waitUntil`: Meta's webhook wants a quick answer and
+//! redelivers what it does not get one for, which the object takes once.
+
+mod account_do;
+mod gateway_client;
+mod graph_client;
+mod store;
+
+use crate::webhook::{parse, signature_ok, subscription, SIGNATURE_HEADER};
+use account_do::{is_account_name, Accept};
+use gsv_protocol::channel_key::secrets_match;
+use gsv_protocol::channels::{ChannelStatusQuery, ChannelStatusResult, CHANNEL_KEY_HEADER};
+use serde::Deserialize;
+use worker::*;
+
+/// The object that lists the accounts and their numbers.
+pub(crate) const REGISTRY: &str = "_accounts";
+const BINDING: &str = "WHATSAPP_ACCOUNT";
+
+#[event(start)]
+fn start() {
+    console_error_panic_hook::set_once();
+}
+
+#[event(fetch)]
+async fn fetch(req: Request, env: Env, ctx: Context) -> Result<Response> {
+    match (req.method(), req.path().as_str()) {
+        (Method::Get, "/health") => Response::from_json(&serde_json::json!({"status": "healthy"})),
+        (Method::Get, "/webhook") => verify(&req, &env),
+        (Method::Post, "/webhook") => webhook(req, env, ctx).await,
+        (_, path) if path.starts_with("/internal/") => internal(req, &env).await,
+        _ => Response::error("Not found", 404),
+    }
+}
+
+fn secret(env: &Env, name: &str) -> String {
+    env.secret(name).map(|s| s.to_string()).unwrap_or_default()
+}
+
+/// Meta's subscription handshake: the challenge back for the verify token.
+fn verify(req: &Request, env: &Env) -> Result<Response> {
+    let token = secret(env, "WHATSAPP_VERIFY_TOKEN");
+    if token.is_empty() {
+        console_error!(
+            "whatsapp: WHATSAPP_VERIFY_TOKEN is not set; the webhook cannot be verified"
+        );
+    }
+    let url = req.url()?;
+    let pairs: Vec<(String, String)> = url.query_pairs().into_owned().collect();
+    let query = pairs.iter().map(|(k, v)| (k.as_str(), v.as_str()));
+    match subscription(query, &token) {
+        Some(challenge) => Response::ok(challenge),
+        None => Response::error("Forbidden", 403),
+    }
+}
+
+/// A delivery: signed, read, each number's part stored by its account,
+/// then 200 and the hand-over to the gateway in `waitUntil`.
+async fn webhook(mut req: Request, env: Env, ctx: Context) -> Result<Response> {
+    let app_secret = secret(&env, "WHATSAPP_APP_SECRET");
+    if app_secret.is_empty() {
+        console_error!("whatsapp: WHATSAPP_APP_SECRET is not set; refusing deliveries");
+        return Response::error("WHATSAPP_APP_SECRET is not set", 503);
+    }
+    let signature = req.headers().get(SIGNATURE_HEADER)?;
+    let body = req.bytes().await?;
+    if !signature_ok(&app_secret, &body, signature.as_deref()) {
+        console_error!("whatsapp: a webhook delivery without a valid signature was refused");
+        return Response::error("Unauthorized", 401);
+    }
+    let delivery = match parse(&body) {
+        Ok(d) => d,
+        Err(e) => {
+            console_error!("whatsapp: a signed delivery could not be read: {e}");
+            return Response::error(format!("Bad request: {e}"), 400);
+        }
+    };
+    for why in &delivery.skipped {
+        console_log!("whatsapp: skipped {why}");
+    }
+    let mut accounts = Vec::new();
+    for batch in delivery.batches {
+        for why in &batch.skipped {
+            console_log!("whatsapp: {}: skipped {why}", batch.phone_number_id);
+        }
+        if batch.messages.is_empty() && batch.receipts.is_empty() {
+            continue;
+        }
+        let mut routed = registry(&env)?
+            .fetch_with_request(internal_post("/route", batch.phone_number_id.clone())?)
+            .await?;
+        let Some(account_id) = routed.json::<Option<String>>().await? else {
+            console_error!(
+                "whatsapp: no account has phone number id {}: `gsv channel start whatsapp --phone-number-id {}`; \
+                 dropping {} message(s)",
+                batch.phone_number_id,
+                batch.phone_number_id,
+                batch.messages.len()
+            );
+            continue;
+        };
+        let accept = serde_json::to_string(&Accept {
+            account_id: account_id.clone(),
+            batch,
+        })?;
+        // Not stored: no 200, so Meta delivers it again.
+        let stored = account(&env, &account_id)?
+            .fetch_with_request(internal_post("/accept", accept)?)
+            .await?;
+        if stored.status_code() != 200 {
+            return Response::error("Could not store the delivery", 500);
+        }
+        accounts.push(account_id);
+    }
+    ctx.wait_until(async move {
+        for id in accounts {
+            let flushed = match (account(&env, &id), internal_post("/flush", String::new())) {
+                (Ok(stub), Ok(req)) => stub.fetch_with_request(req).await.map(|_| ()),
+                (Err(e), _) | (_, Err(e)) => Err(e),
+            };
+            if let Err(e) = flushed {
+                console_error!(
+                    "whatsapp: handing account {id}'s messages to the gateway failed: {e}"
+                );
+            }
+        }
+    });
+    Response::ok("")
+}
+
+/// The gateway's calls: the channel key, then the account's object.
+async fn internal(mut req: Request, env: &Env) -> Result<Response> {
+    let expected = secret(env, "GSV_CHANNEL_KEY");
+    if expected.is_empty() {
+        return Response::error(
+            "GSV_CHANNEL_KEY is not set: `wrangler secret put GSV_CHANNEL_KEY` with the key `gsv` derives from the gateway's token",
+            503,
+        );
+    }
+    let presented = req.headers().get(CHANNEL_KEY_HEADER)?.unwrap_or_default();
+    if !secrets_match(&expected, &presented) {
+        return Response::error("Unauthorized", 401);
+    }
+    if req.method() != Method::Post {
+        return Response::error("Method not allowed", 405);
+    }
+    let path = req.path();
+    match path.as_str() {
+        "/internal/capabilities" => Response::from_json(&crate::graph::capabilities()),
+        "/internal/status" => {
+            let body = req.text().await?;
+            let query: ChannelStatusQuery = serde_json::from_str(&body).unwrap_or_default();
+            match query.account_id {
+                Some(id) if is_account_name(&id) => forward(env, &id, "/status", body).await,
+                Some(_) => Response::error("invalid accountId", 400),
+                None => all_statuses(env).await,
+            }
+        }
+        "/internal/start" | "/internal/stop" | "/internal/send" | "/internal/typing"
+        | "/internal/login" | "/internal/logout" => {
+            let body = req.text().await?;
+            #[derive(Deserialize)]
+            #[serde(rename_all = "camelCase")]
+            struct Account {
+                account_id: String,
+            }
+            let Ok(Account { account_id }) = serde_json::from_str::<Account>(&body) else {
+                return Response::error("the body needs an accountId", 400);
+            };
+            if !is_account_name(&account_id) {
+                return Response::error("invalid accountId", 400);
+            }
+            let sub = path.trim_start_matches("/internal");
+            forward(env, &account_id, sub, body).await
+        }
+        _ => Response::error("Not found", 404),
+    }
+}
+
+pub(crate) fn registry(env: &Env) -> Result<Stub> {
+    env.durable_object(BINDING)?.get_by_name(REGISTRY)
+}
+
+fn account(env: &Env, account_id: &str) -> Result<Stub> {
+    env.durable_object(BINDING)?.get_by_name(account_id)
+}
+
+/// A POST to an object's internal path (objects are not reachable from
+/// outside, so the URL's host is only a placeholder).
+pub(crate) fn internal_post(path: &str, body: String) -> Result<Request> {
+    let mut init = RequestInit::new();
+    init.with_method(Method::Post)
+        .with_body(Some(wasm_bindgen::JsValue::from_str(&body)));
+    Request::new_with_init(&format!("https://whatsapp-account{path}"), &init)
+}
+
+async fn forward(env: &Env, account_id: &str, path: &str, body: String) -> Result<Response> {
+    account(env, account_id)?
+        .fetch_with_request(internal_post(path, body)?)
+        .await
+}
+
+async fn all_statuses(env: &Env) -> Result<Response> {
+    let mut resp = registry(env)?
+        .fetch_with_request(internal_post("/accounts", String::new())?)
+        .await?;
+    let ids: Vec<String> = resp.json().await?;
+    let mut accounts = Vec::with_capacity(ids.len());
+    for id in ids {
+        let body = serde_json::json!({ "accountId": id }).to_string();
+        let mut resp = forward(env, &id, "/status", body).await?;
+        let one: ChannelStatusResult = resp.json().await?;
+        accounts.extend(one.accounts);
+    }
+    Response::from_json(&ChannelStatusResult { accounts })
+}

@@ -1,0 +1,222 @@
+//! The object's SQLite. An account's object keeps its state (one row of
+//! `Account` as JSON), the ids of what Meta delivered (a redelivery is
+//! taken once), the calls still owed to the gateway (oldest first), each
+//! chat's last message (what a read receipt and typing point at) and the
+//! ids of sent pieces (a retried piece is not sent twice). The registry
+//! object (`_accounts`) lists the accounts and their phone-number ids.
+
+use crate::account::Account;
+use serde::Deserialize;
+use worker::{SqlStorage, SqlStorageValue};
+
+const MIGRATIONS: &[&str] = &[
+    "CREATE TABLE account (id INTEGER PRIMARY KEY CHECK (id = 1), account_id TEXT NOT NULL, state TEXT NOT NULL);
+     CREATE TABLE accounts (account_id TEXT PRIMARY KEY, phone_number_id TEXT UNIQUE);
+     CREATE TABLE seen (key TEXT PRIMARY KEY, at INTEGER NOT NULL);
+     CREATE TABLE outbox (id INTEGER PRIMARY KEY AUTOINCREMENT, path TEXT NOT NULL, body TEXT NOT NULL);
+     CREATE TABLE peers (peer_id TEXT PRIMARY KEY, message_id TEXT NOT NULL, at INTEGER NOT NULL);
+     CREATE TABLE sent (key TEXT PRIMARY KEY, message_id TEXT NOT NULL, at INTEGER NOT NULL)",
+];
+
+/// Meta redelivers for up to 7 days; ids are kept a day longer.
+const SEEN_TTL_MS: i64 = 8 * 86_400_000;
+/// The gateway retries a piece for minutes; a day is plenty.
+const SENT_TTL_MS: i64 = 86_400_000;
+
+pub struct Store {
+    sql: SqlStorage,
+}
+
+impl Store {
+    pub fn open(sql: SqlStorage, now_ms: i64) -> worker::Result<Self> {
+        gsv_worker_sql::migrate(&sql, MIGRATIONS, now_ms)?;
+        Ok(Self { sql })
+    }
+
+    fn rows<T: for<'de> Deserialize<'de>>(
+        &self,
+        query: &str,
+        bindings: Vec<SqlStorageValue>,
+    ) -> worker::Result<Vec<T>> {
+        self.sql.exec(query, bindings)?.to_array()
+    }
+
+    // --- the account ---------------------------------------------------------
+
+    pub fn load(&self) -> worker::Result<Option<(String, Account)>> {
+        #[derive(Deserialize)]
+        struct Row {
+            account_id: String,
+            state: String,
+        }
+        let rows: Vec<Row> =
+            self.rows("SELECT account_id, state FROM account WHERE id = 1", vec![])?;
+        Ok(rows.into_iter().next().map(|r| {
+            let state = serde_json::from_str(&r.state).unwrap_or_default();
+            (r.account_id, state)
+        }))
+    }
+
+    pub fn save(&self, account_id: &str, account: &Account) -> worker::Result<()> {
+        let json = serde_json::to_string(account)?;
+        self.sql.exec(
+            "INSERT INTO account (id, account_id, state) VALUES (1, ?, ?)
+             ON CONFLICT (id) DO UPDATE SET account_id = excluded.account_id, state = excluded.state",
+            vec![account_id.into(), json.into()],
+        )?;
+        Ok(())
+    }
+
+    // --- the registry ----------------------------------------------------------
+
+    /// Records `account_id` with its number; the account that already has
+    /// the number, if another does.
+    pub fn register(
+        &self,
+        account_id: &str,
+        phone_number_id: &str,
+    ) -> worker::Result<Option<String>> {
+        if let Some(other) = self.route(phone_number_id)?.filter(|o| o != account_id) {
+            return Ok(Some(other));
+        }
+        self.sql.exec(
+            "INSERT INTO accounts (account_id, phone_number_id) VALUES (?, ?)
+             ON CONFLICT (account_id) DO UPDATE SET phone_number_id = excluded.phone_number_id",
+            vec![account_id.into(), phone_number_id.into()],
+        )?;
+        Ok(None)
+    }
+
+    /// The account keeps its place in the list but lets its number go.
+    pub fn release(&self, account_id: &str) -> worker::Result<()> {
+        self.sql.exec(
+            "UPDATE accounts SET phone_number_id = NULL WHERE account_id = ?",
+            vec![account_id.into()],
+        )?;
+        Ok(())
+    }
+
+    pub fn route(&self, phone_number_id: &str) -> worker::Result<Option<String>> {
+        #[derive(Deserialize)]
+        struct Row {
+            account_id: String,
+        }
+        let rows: Vec<Row> = self.rows(
+            "SELECT account_id FROM accounts WHERE phone_number_id = ?",
+            vec![phone_number_id.into()],
+        )?;
+        Ok(rows.into_iter().next().map(|r| r.account_id))
+    }
+
+    pub fn accounts(&self) -> worker::Result<Vec<String>> {
+        #[derive(Deserialize)]
+        struct Row {
+            account_id: String,
+        }
+        let rows: Vec<Row> = self.rows(
+            "SELECT account_id FROM accounts ORDER BY account_id",
+            vec![],
+        )?;
+        Ok(rows.into_iter().map(|r| r.account_id).collect())
+    }
+
+    // --- what Meta delivered -----------------------------------------------------
+
+    /// Records `key`; false when it was seen before (a redelivery).
+    pub fn first_sight(&self, key: &str, now: i64) -> worker::Result<bool> {
+        self.sql.exec(
+            "DELETE FROM seen WHERE at < ?",
+            vec![(now - SEEN_TTL_MS).into()],
+        )?;
+        #[derive(Deserialize)]
+        struct Row {
+            #[allow(dead_code)]
+            key: String,
+        }
+        let inserted: Vec<Row> = self.rows(
+            "INSERT INTO seen (key, at) VALUES (?, ?) ON CONFLICT DO NOTHING RETURNING key",
+            vec![key.into(), now.into()],
+        )?;
+        Ok(!inserted.is_empty())
+    }
+
+    /// The newest message of a chat (read receipts and typing point at it).
+    pub fn note_peer(&self, peer_id: &str, message_id: &str, at: i64) -> worker::Result<()> {
+        self.sql.exec(
+            "INSERT INTO peers (peer_id, message_id, at) VALUES (?, ?, ?)
+             ON CONFLICT (peer_id) DO UPDATE SET message_id = excluded.message_id, at = excluded.at
+             WHERE excluded.at >= peers.at",
+            vec![peer_id.into(), message_id.into(), at.into()],
+        )?;
+        Ok(())
+    }
+
+    pub fn last_message(&self, peer_id: &str) -> worker::Result<Option<String>> {
+        #[derive(Deserialize)]
+        struct Row {
+            message_id: String,
+        }
+        let rows: Vec<Row> = self.rows(
+            "SELECT message_id FROM peers WHERE peer_id = ?",
+            vec![peer_id.into()],
+        )?;
+        Ok(rows.into_iter().next().map(|r| r.message_id))
+    }
+
+    // --- calls owed to the gateway -------------------------------------------------
+
+    pub fn enqueue(&self, path: &str, body: &str) -> worker::Result<()> {
+        self.sql.exec(
+            "INSERT INTO outbox (path, body) VALUES (?, ?)",
+            vec![path.into(), body.into()],
+        )?;
+        Ok(())
+    }
+
+    /// The oldest call not yet taken: its row id, path and JSON body.
+    pub fn oldest(&self) -> worker::Result<Option<(i64, String, String)>> {
+        #[derive(Deserialize)]
+        struct Row {
+            id: i64,
+            path: String,
+            body: String,
+        }
+        let rows: Vec<Row> = self.rows(
+            "SELECT id, path, body FROM outbox ORDER BY id LIMIT 1",
+            vec![],
+        )?;
+        Ok(rows.into_iter().next().map(|r| (r.id, r.path, r.body)))
+    }
+
+    pub fn delivered(&self, id: i64) -> worker::Result<()> {
+        self.sql
+            .exec("DELETE FROM outbox WHERE id = ?", vec![id.into()])?;
+        Ok(())
+    }
+
+    // --- pieces sent ------------------------------------------------------------------
+
+    pub fn sent_id(&self, key: &str) -> worker::Result<Option<String>> {
+        #[derive(Deserialize)]
+        struct Row {
+            message_id: String,
+        }
+        let rows: Vec<Row> = self.rows(
+            "SELECT message_id FROM sent WHERE key = ?",
+            vec![key.into()],
+        )?;
+        Ok(rows.into_iter().next().map(|r| r.message_id))
+    }
+
+    pub fn remember_sent(&self, key: &str, message_id: &str, now: i64) -> worker::Result<()> {
+        self.sql.exec(
+            "DELETE FROM sent WHERE at < ?",
+            vec![(now - SENT_TTL_MS).into()],
+        )?;
+        self.sql.exec(
+            "INSERT OR REPLACE INTO sent (key, message_id, at) VALUES (?, ?, ?)",
+            vec![key.into(), message_id.into(), now.into()],
+        )?;
+        Ok(())
+    }
+}
