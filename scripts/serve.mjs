@@ -6,6 +6,7 @@
 // for many of them — a gateway streaming model answers for hours runs out
 // of file descriptors. Usage:
 //   node scripts/serve.mjs --config FILE [--config FILE ...] --port N [--ip IP] [--persist-to DIR] [--log-level L] [--test-scheduled]
+//                          [--expose WORKER=PORT ...]
 //
 // --test-scheduled serves `/cdn-cgi/handler/scheduled`, which runs the
 // first Worker's cron trigger (the tests use it; a local gateway has no
@@ -13,8 +14,9 @@
 //
 // With several --config, one workerd runs them all (the first is served on
 // the port; the others are reachable through their service bindings, by
-// worker name). wrangler's own multi-config mode (`wrangler dev -c a -c b`)
-// brings the inspector back and its controllers are not exported, so this
+// worker name, and on a port of their own when --expose names them: the
+// WhatsApp channel's webhook, which Meta calls directly). wrangler's own
+// multi-config mode (`wrangler dev -c a -c b`) brings the inspector back and its controllers are not exported, so this
 // builds one Miniflare from each config's Miniflare options (the same
 // conversion wrangler does: bindings, Durable Objects, .dev.vars, module
 // rules), which also needs no dev registry shared with other processes.
@@ -28,8 +30,12 @@ const opt = (name, fallback) => {
   return i >= 0 && i + 1 < args.length ? args[i + 1] : fallback;
 };
 const configs = args.flatMap((a, i) => (a === "--config" && i + 1 < args.length ? [args[i + 1]] : []));
+// WORKER=PORT: that worker also listens on PORT (multi-config runs only).
+const exposed = Object.fromEntries(
+  args.flatMap((a, i) => (a === "--expose" && i + 1 < args.length ? [args[i + 1].split("=")] : [])),
+);
 if (configs.length === 0) {
-  console.error("usage: node scripts/serve.mjs --config FILE [--config FILE ...] --port N [--ip IP] [--persist-to DIR] [--log-level L] [--test-scheduled]");
+  console.error("usage: node scripts/serve.mjs --config FILE [--config FILE ...] --port N [--ip IP] [--persist-to DIR] [--log-level L] [--test-scheduled] [--expose WORKER=PORT ...]");
   process.exit(2);
 }
 const hostname = opt("--ip", "127.0.0.1");
@@ -68,8 +74,10 @@ if (configs.length === 1) {
     const config = unstable_readConfig({ config: file });
     const { workerOptions, main } = unstable_getMiniflareWorkerOptions(config);
     const scriptPath = path.resolve(path.dirname(file), main ?? config.main);
+    const direct = exposed[config.name];
     return {
       ...workerOptions,
+      ...(direct ? { unsafeDirectSockets: [{ host: hostname, port: Number(direct) }] } : {}),
       name: config.name,
       modules: true,
       scriptPath,
@@ -87,5 +95,8 @@ if (configs.length === 1) {
   });
   const url = await mf.ready;
   console.error(`serving ${url.href} (${workers.map((w) => w.name).join(", ")})`);
+  for (const name of Object.keys(exposed)) {
+    console.error(`serving ${name} at ${(await mf.unsafeGetDirectURL(name)).href}`);
+  }
   stopWith(() => mf.dispose());
 }

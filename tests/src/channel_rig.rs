@@ -2,7 +2,8 @@
 //! workerd (`Workerd::start_configs`), on the prebuilt workers.
 
 use crate::fake_discord::{FakeDiscord, FAKE_BOT_TOKEN};
-use crate::harness::{gateway_dev_config, repo_root, Workerd};
+use crate::fake_whatsapp::{self, FakeWhatsApp};
+use crate::harness::{gateway_dev_config, only_services, repo_root, Workerd};
 use crate::ws::Client;
 use gsv_protocol::channel_key::derive_channel_key;
 use gsv_protocol::ResponseFrame;
@@ -13,7 +14,31 @@ use std::time::Duration;
 /// no [build], `main` absolute, the Discord URLs pointing at `api_base`
 /// and `gateway_url` (empty: asked of `GET /gateway/bot`).
 pub fn discord_channel_config(api_base: &str, gateway_url: &str) -> String {
-    let dir = repo_root().join("channels").join("discord");
+    channel_config(
+        "discord",
+        &[
+            ("DISCORD_API_BASE", api_base),
+            ("DISCORD_GATEWAY_URL", gateway_url),
+        ],
+    )
+}
+
+/// The WhatsApp channel's wrangler.toml for a run on its prebuilt worker,
+/// the Graph API at `api_base` and the fake's number as the default.
+pub fn whatsapp_channel_config(api_base: &str) -> String {
+    channel_config(
+        "whatsapp",
+        &[
+            ("WHATSAPP_API_BASE", api_base),
+            ("WHATSAPP_PHONE_NUMBER_ID", fake_whatsapp::PHONE_NUMBER_ID),
+        ],
+    )
+}
+
+/// `channels/{name}/wrangler.toml` without [build], `main` absolute, the
+/// `vars` given set.
+fn channel_config(name: &str, vars: &[(&str, &str)]) -> String {
+    let dir = repo_root().join("channels").join(name);
     let main = dir.join("build").join("index.js");
     assert!(
         main.exists(),
@@ -30,12 +55,13 @@ pub fn discord_channel_config(api_base: &str, gateway_url: &str) -> String {
         if in_build {
             continue;
         }
+        let var = vars
+            .iter()
+            .find(|(k, _)| line.starts_with(&format!("{k} = ")));
         let line = if line.starts_with("main = ") {
             format!("main = {:?}", main.display().to_string())
-        } else if line.starts_with("DISCORD_API_BASE = ") {
-            format!("DISCORD_API_BASE = {api_base:?}")
-        } else if line.starts_with("DISCORD_GATEWAY_URL = ") {
-            format!("DISCORD_GATEWAY_URL = {gateway_url:?}")
+        } else if let Some((k, v)) = var {
+            format!("{k} = {v:?}")
         } else {
             line.to_string()
         };
@@ -51,7 +77,10 @@ pub fn start_gateway_with_discord(discord: &FakeDiscord, token: &str) -> Workerd
     Workerd::start_configs(
         &[
             // The gateway's own config binds CHANNEL_DISCORD.
-            ("wrangler.toml", gateway_dev_config()),
+            (
+                "wrangler.toml",
+                only_services(&gateway_dev_config(), &["CHANNEL_DISCORD"]),
+            ),
             (
                 "channel.toml",
                 discord_channel_config(&discord.api_base(), ""),
@@ -83,5 +112,54 @@ pub async fn start_bot(owner: &mut Client, discord: &FakeDiscord) -> ResponseFra
                 .then_some(())
         })
         .expect("READY");
+    started
+}
+
+/// The WhatsApp channel's secrets for a run against the fake: the Meta
+/// app's, the number's token, and the channel key.
+pub fn whatsapp_secrets(channel_key: &str) -> String {
+    format!(
+        "GSV_CHANNEL_KEY={channel_key}\nWHATSAPP_APP_SECRET={}\nWHATSAPP_VERIFY_TOKEN={}\nWHATSAPP_ACCESS_TOKEN={}\n",
+        fake_whatsapp::APP_SECRET,
+        fake_whatsapp::VERIFY_TOKEN,
+        fake_whatsapp::ACCESS_TOKEN
+    )
+}
+
+/// The gateway and the WhatsApp channel in one workerd, the channel's
+/// webhook on a port of its own and given to the fake, both keyed from
+/// the gateway's auth `token`.
+pub fn start_gateway_with_whatsapp(wa: &FakeWhatsApp, token: &str) -> Workerd {
+    let workerd = Workerd::start_configs_exposing(
+        &[
+            (
+                "wrangler.toml",
+                only_services(&gateway_dev_config(), &["CHANNEL_WHATSAPP"]),
+            ),
+            ("channel.toml", whatsapp_channel_config(&wa.api_base())),
+        ],
+        Some(format!(
+            "GSV_AUTH_TOKEN={token}\n{}",
+            whatsapp_secrets(&derive_channel_key(token))
+        )),
+        &["gsv-channel-whatsapp"],
+    );
+    wa.set_webhook_url(&format!(
+        "{}/webhook",
+        workerd.exposed_url("gsv-channel-whatsapp")
+    ));
+    workerd
+}
+
+/// `channel.start whatsapp` for the default account (the Worker's number
+/// and token); the start's answer.
+pub async fn start_number(owner: &mut Client) -> ResponseFrame {
+    let started = owner
+        .request(
+            "channel.start",
+            json!({"channel": "whatsapp", "accountId": "default"}),
+        )
+        .await;
+    assert!(started.ok, "channel.start: {started:?}");
     started
 }

@@ -94,6 +94,9 @@ pub struct Workerd {
     extra_configs: Vec<PathBuf>,
     /// The served config when it is not `wrangler.toml` (`start_configs`).
     primary_config: Option<PathBuf>,
+    /// Workers of `extra_configs` also served on a port of their own
+    /// (`start_configs_exposing`), by name.
+    exposed: Vec<(String, u16)>,
 }
 
 impl Workerd {
@@ -154,6 +157,7 @@ impl Workerd {
             log_path,
             extra_configs: Vec::new(),
             primary_config: None,
+            exposed: Vec::new(),
         };
         me.spawn(&config);
         me
@@ -165,6 +169,17 @@ impl Workerd {
     /// are (file name, TOML text), written to one fresh directory, so they
     /// share `dev_vars`.
     pub fn start_configs(configs: &[(&str, String)], dev_vars: Option<String>) -> Self {
+        Self::start_configs_exposing(configs, dev_vars, &[])
+    }
+
+    /// `start_configs`, with the workers named in `exposed` also served on
+    /// a free port each (`exposed_url`): a channel whose platform calls it
+    /// directly (WhatsApp's webhook).
+    pub fn start_configs_exposing(
+        configs: &[(&str, String)],
+        dev_vars: Option<String>,
+        exposed: &[&str],
+    ) -> Self {
         let dir = tempfile::tempdir().unwrap();
         let persist_dir = dir.path().join("state");
         let paths: Vec<PathBuf> = configs
@@ -190,6 +205,10 @@ impl Workerd {
             log_path,
             extra_configs: paths[1..].to_vec(),
             primary_config: Some(paths[0].clone()),
+            exposed: exposed
+                .iter()
+                .map(|name| (name.to_string(), free_port()))
+                .collect(),
         };
         me.spawn(&paths[0]);
         me
@@ -206,28 +225,32 @@ impl Workerd {
                 free_port()
             };
             let log = std::fs::File::create(&self.log_path).unwrap();
-            let child = Command::new("node")
-                .arg(&serve)
-                .arg("--config")
-                .arg(config)
-                .args(
-                    self.extra_configs
-                        .iter()
-                        .flat_map(|c| [std::ffi::OsStr::new("--config"), c.as_os_str()]),
-                )
-                .args(["--ip", "127.0.0.1", "--port", &port.to_string()])
-                .arg("--persist-to")
-                .arg(&self.persist_dir)
-                .args(["--log-level", "warn", "--test-scheduled"])
-                .envs(WRANGLER_OFFLINE)
-                .env("NO_COLOR", "1")
-                .current_dir(config.parent().unwrap())
-                .stdin(Stdio::null())
-                .stdout(log.try_clone().unwrap())
-                .stderr(log)
-                .process_group(0)
-                .spawn()
-                .expect("spawn node scripts/serve.mjs");
+            let child =
+                Command::new("node")
+                    .arg(&serve)
+                    .arg("--config")
+                    .arg(config)
+                    .args(
+                        self.extra_configs
+                            .iter()
+                            .flat_map(|c| [std::ffi::OsStr::new("--config"), c.as_os_str()]),
+                    )
+                    .args(self.exposed.iter().flat_map(|(name, port)| {
+                        ["--expose".to_string(), format!("{name}={port}")]
+                    }))
+                    .args(["--ip", "127.0.0.1", "--port", &port.to_string()])
+                    .arg("--persist-to")
+                    .arg(&self.persist_dir)
+                    .args(["--log-level", "warn", "--test-scheduled"])
+                    .envs(WRANGLER_OFFLINE)
+                    .env("NO_COLOR", "1")
+                    .current_dir(config.parent().unwrap())
+                    .stdin(Stdio::null())
+                    .stdout(log.try_clone().unwrap())
+                    .stderr(log)
+                    .process_group(0)
+                    .spawn()
+                    .expect("spawn node scripts/serve.mjs");
             register_for_exit_cleanup(child.id() as i32);
             self.child = Some(child);
             self.port = port;
@@ -245,7 +268,7 @@ impl Workerd {
             if let Some(Ok(Some(_))) = self.child.as_mut().map(|c| c.try_wait()) {
                 return false;
             }
-            if health(self.port) {
+            if health(self.port) && self.exposed.iter().all(|(_, port)| health(*port)) {
                 return true;
             }
             std::thread::sleep(Duration::from_millis(100));
@@ -264,6 +287,17 @@ impl Workerd {
 
     pub fn http_url(&self) -> String {
         format!("http://127.0.0.1:{}", self.port)
+    }
+
+    /// `http://127.0.0.1:PORT` of a worker served on its own port.
+    pub fn exposed_url(&self, worker: &str) -> String {
+        let port = self
+            .exposed
+            .iter()
+            .find(|(name, _)| name == worker)
+            .map(|(_, port)| *port)
+            .unwrap_or_else(|| panic!("{worker} is not exposed"));
+        format!("http://127.0.0.1:{port}")
     }
 
     pub fn log(&self) -> String {
@@ -465,17 +499,38 @@ pub fn gateway_dev_config() -> String {
 /// `config` without its `[[services]]` tables: a gateway running alone
 /// (workerd refuses a binding to a Worker it does not run).
 pub fn without_services(config: &str) -> String {
+    only_services(config, &[])
+}
+
+/// `config` with only the `[[services]]` tables whose binding is in
+/// `keep`: the gateway with the channel Workers a test runs.
+pub fn only_services(config: &str, keep: &[&str]) -> String {
     let mut out = String::new();
-    let mut skipping = false;
+    // Tables are kept or dropped whole, so a services table is held
+    // until its binding is known.
+    let mut table: Vec<&str> = Vec::new();
+    let flush = |table: &mut Vec<&str>, out: &mut String| {
+        let is_service = table.first().is_some_and(|l| l.trim() == "[[services]]");
+        let binding_kept = table.iter().any(|l| {
+            l.trim()
+                .strip_prefix("binding = ")
+                .is_some_and(|b| keep.contains(&b.trim_matches('"')))
+        });
+        if !is_service || binding_kept {
+            for line in table.iter() {
+                out.push_str(line);
+                out.push('\n');
+            }
+        }
+        table.clear();
+    };
     for line in config.lines() {
         if line.starts_with('[') {
-            skipping = line.trim() == "[[services]]";
+            flush(&mut table, &mut out);
         }
-        if !skipping {
-            out.push_str(line);
-            out.push('\n');
-        }
+        table.push(line);
     }
+    flush(&mut table, &mut out);
     out
 }
 

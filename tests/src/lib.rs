@@ -1,6 +1,7 @@
 //! Test support for gsv: the workerd harness, a protocol v1 client, the
 //! fake LLM server (OpenAI and Anthropic streaming on loopback), the fake
-//! Discord (gateway WebSocket and REST on loopback) and the recorder that
+//! Discord (gateway WebSocket and REST on loopback), the fake WhatsApp
+//! Cloud API (Graph and signed webhooks on loopback) and the recorder that
 //! stands in for the gateway behind a channel Worker.
 
 // Test support (harness, doubles, bench): a failed unwrap here is a failed
@@ -11,6 +12,7 @@ pub mod channel_rig;
 pub mod cron_rig;
 pub mod fake_discord;
 pub mod fake_llm;
+pub mod fake_whatsapp;
 pub mod gateway_recorder;
 pub mod harness;
 pub mod ws;

@@ -31,11 +31,18 @@ pub const MIGRATION: &str = "
         peer TEXT NOT NULL, session_key TEXT NOT NULL, at INTEGER NOT NULL)";
 
 /// Delivery receipts (WhatsApp's `statuses`): the best one a piece got
-/// and when, found by the platform's message id.
+/// and when, found by the platform's message id; and receipts that came
+/// before the send's own answer had named the message (a platform may
+/// report `delivered` while the gateway still awaits its channel).
 pub const RECEIPTS_MIGRATION: &str = "
     ALTER TABLE deliveries ADD COLUMN receipt TEXT;
     ALTER TABLE deliveries ADD COLUMN receipt_at INTEGER;
-    CREATE INDEX deliveries_by_message ON deliveries (channel, account_id, message_id)";
+    CREATE INDEX deliveries_by_message ON deliveries (channel, account_id, message_id);
+    CREATE TABLE early_receipts (channel TEXT NOT NULL, account_id TEXT NOT NULL, message_id TEXT NOT NULL,
+        receipt TEXT NOT NULL, error TEXT, at INTEGER NOT NULL)";
+
+/// Receipts for messages the ledger does not (yet) know are kept this long.
+pub const EARLY_RECEIPT_TTL_MS: i64 = 3_600_000;
 
 /// Inbound ids are remembered this long (platforms redeliver within minutes).
 pub const SEEN_TTL_MS: i64 = 24 * 3_600_000;
@@ -79,6 +86,14 @@ impl DeliveryRow {
     pub fn peer(&self) -> Res<ChannelPeer> {
         serde_json::from_str(&self.peer).map_err(internal_error)
     }
+}
+
+/// `delivered`, `read`, … as stored.
+fn state_name(state: DeliveryState) -> String {
+    serde_json::to_value(state)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_string))
+        .unwrap_or_default()
 }
 
 /// A piece the platform took, found by its message id.
@@ -490,16 +505,77 @@ impl ChannelStore {
         Ok(rows.into_iter().next())
     }
 
+    /// Keeps a receipt for a message the ledger does not know yet.
+    pub fn keep_early_receipt(
+        &self,
+        channel: &str,
+        account_id: &str,
+        message_id: &str,
+        receipt: DeliveryState,
+        error: Option<&str>,
+        at: i64,
+    ) -> Res<()> {
+        self.exec(
+            "DELETE FROM early_receipts WHERE at < ?",
+            vec![(at - EARLY_RECEIPT_TTL_MS).into()],
+        )?;
+        self.exec(
+            "INSERT INTO early_receipts (channel, account_id, message_id, receipt, error, at) VALUES (?, ?, ?, ?, ?, ?)",
+            vec![
+                channel.into(),
+                account_id.into(),
+                message_id.into(),
+                state_name(receipt).into(),
+                error.map(str::to_string).into(),
+                at.into(),
+            ],
+        )?;
+        Ok(())
+    }
+
+    /// The receipts that came for `message_id` before it was known, in
+    /// the order they came; taken out of the table.
+    pub fn take_early_receipts(
+        &self,
+        channel: &str,
+        account_id: &str,
+        message_id: &str,
+    ) -> Res<Vec<(DeliveryState, Option<String>, i64)>> {
+        #[derive(Deserialize)]
+        struct Row {
+            receipt: String,
+            error: Option<String>,
+            at: i64,
+        }
+        let bindings = || -> Vec<SqlStorageValue> {
+            vec![channel.into(), account_id.into(), message_id.into()]
+        };
+        let rows: Vec<Row> = self.rows(
+            "SELECT receipt, error, at FROM early_receipts WHERE channel = ? AND account_id = ? AND message_id = ? ORDER BY rowid",
+            bindings(),
+        )?;
+        if rows.is_empty() {
+            return Ok(Vec::new());
+        }
+        self.exec(
+            "DELETE FROM early_receipts WHERE channel = ? AND account_id = ? AND message_id = ?",
+            bindings(),
+        )?;
+        Ok(rows
+            .into_iter()
+            .filter_map(|r| {
+                let state = serde_json::from_value(serde_json::Value::String(r.receipt)).ok()?;
+                Some((state, r.error, r.at))
+            })
+            .collect())
+    }
+
     /// The platform delivered the piece (or it was read): it is sent,
     /// whatever an earlier receipt said.
     pub fn set_receipt(&self, key: &str, receipt: DeliveryState, at: i64) -> Res<()> {
-        let name = serde_json::to_value(receipt)
-            .ok()
-            .and_then(|v| v.as_str().map(str::to_string))
-            .unwrap_or_default();
         self.exec(
             "UPDATE deliveries SET receipt = ?, receipt_at = ?, status = 'sent', error = NULL WHERE key = ?",
-            vec![name.into(), at.into(), key.into()],
+            vec![state_name(receipt).into(), at.into(), key.into()],
         )?;
         Ok(())
     }

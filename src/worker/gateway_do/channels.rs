@@ -12,7 +12,7 @@ use crate::routing::normalize::{normalize_account_id, normalize_channel};
 use crate::worker::channels::Channel;
 use crate::worker::rpc::now_ms;
 use gsv_protocol::channels::{
-    ChannelDeliveryParams, ChannelPeer, ChannelStatusParams, OkResult, PeerKind,
+    ChannelDeliveryParams, ChannelPeer, ChannelStatusParams, DeliveryState, OkResult, PeerKind,
 };
 use gsv_protocol::*;
 use serde_json::Value;
@@ -172,33 +172,80 @@ impl Gateway {
     /// A channel's receipt for a message it sent (WhatsApp's `statuses`),
     /// recorded on the ledger's piece: delivered, read, or failed after
     /// the platform had accepted it (then `channels.list` and
-    /// `channel.status` count it as undelivered, with the reason).
+    /// `channel.status` count it as undelivered, with the reason). A
+    /// receipt for a message the ledger does not know yet waits for it
+    /// (`apply_early_receipts`).
     pub(super) fn channel_delivery(&self, p: ChannelDeliveryParams) -> Res<OkResult> {
         let name = normalize_channel(&p.channel);
         let account = normalize_account_id(&p.account_id);
+        let at = p.timestamp.unwrap_or_else(now_ms);
         let store = self.channel_store();
-        // A message not sent from the ledger, or sent over a day ago: there
-        // is nothing to record it on.
-        if let Some(piece) = store.sent_piece(&name, &account, &p.message_id)? {
-            let now = now_ms();
-            match receipt_change(&piece.status, piece.receipt(), p.state, p.error.as_deref()) {
-                ReceiptChange::Nothing => {}
-                ReceiptChange::Receipt(state) => {
-                    store.set_receipt(&piece.key, state, p.timestamp.unwrap_or(now))?
-                }
-                ReceiptChange::Failed(reason) => {
-                    worker::console_error!(
-                        "gateway: {name}/{account} could not deliver {}: {reason}",
-                        p.message_id
-                    );
-                    store.fail_after_send(&piece.key, &reason, now)?
-                }
-            }
+        let known = self.record_receipt(
+            &name,
+            &account,
+            &p.message_id,
+            p.state,
+            p.error.as_deref(),
+            at,
+        )?;
+        if !known && p.state != DeliveryState::Sent {
+            store.keep_early_receipt(
+                &name,
+                &account,
+                &p.message_id,
+                p.state,
+                p.error.as_deref(),
+                now_ms(),
+            )?;
         }
         Ok(OkResult {
             ok: true,
             error: None,
         })
+    }
+
+    /// The receipts that came for `message_id` before its send's answer,
+    /// now that the ledger knows it.
+    pub(super) fn apply_early_receipts(
+        &self,
+        channel: &str,
+        account_id: &str,
+        message_id: &str,
+    ) -> Res<()> {
+        let early = self
+            .channel_store()
+            .take_early_receipts(channel, account_id, message_id)?;
+        for (state, error, at) in early {
+            self.record_receipt(channel, account_id, message_id, state, error.as_deref(), at)?;
+        }
+        Ok(())
+    }
+
+    /// Records a receipt on its piece; false when no piece has that id.
+    fn record_receipt(
+        &self,
+        channel: &str,
+        account_id: &str,
+        message_id: &str,
+        state: DeliveryState,
+        error: Option<&str>,
+        at: i64,
+    ) -> Res<bool> {
+        let store = self.channel_store();
+        let Some(piece) = store.sent_piece(channel, account_id, message_id)? else {
+            return Ok(false);
+        };
+        match receipt_change(&piece.status, piece.receipt(), state, error) {
+            ReceiptChange::Nothing => {}
+            ReceiptChange::Receipt(state) => store.set_receipt(&piece.key, state, at)?,
+            ReceiptChange::Failed(reason) => {
+                worker::console_error!(
+                    "gateway: {channel}/{account_id} could not deliver {message_id}: {reason}"
+                );
+                store.fail_after_send(&piece.key, &reason, now_ms())?
+            }
+        }
+        Ok(true)
     }
 
     pub(super) async fn channel_login(

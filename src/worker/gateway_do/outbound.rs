@@ -175,7 +175,11 @@ impl Gateway {
         };
         let result = channel.send(&row.account_id, &message).await;
         if result.ok {
-            return store.mark_sent(&row.key, result.message_id.as_deref(), now_ms());
+            store.mark_sent(&row.key, result.message_id.as_deref(), now_ms())?;
+            if let Some(id) = result.message_id.as_deref() {
+                self.apply_early_receipts(&row.channel, &row.account_id, id)?;
+            }
+            return Ok(());
         }
         let error = result
             .error

@@ -206,17 +206,6 @@ impl WhatsAppAccount {
             Ok(plan) => plan,
             Err(e) => return refused(e),
         };
-        let claim = serde_json::to_string(&Register {
-            account_id: p.account_id.clone(),
-            phone_number_id: plan.phone_number_id.clone(),
-        })?;
-        let mut answer = registry(&self.env)?
-            .fetch_with_request(internal_post("/register", claim)?)
-            .await?;
-        let claimed: OkResult = answer.json().await?;
-        if !claimed.ok {
-            return refused(claimed.error.unwrap_or_default());
-        }
         let base = api_base(&self.env);
         let request = graph::phone_number(&plan.phone_number_id);
         let info = match graph_client::call(&base, &plan.token, &request).await {
@@ -224,12 +213,20 @@ impl WhatsAppAccount {
             Err(e) => Err(e),
         };
         let mut account = self.current().unwrap_or_default();
-        account.phone_number_id = Some(plan.phone_number_id);
-        if plan.given_token.is_some() {
-            account.access_token = plan.given_token;
-        }
+        account.phone_number_id = Some(plan.phone_number_id.clone());
+        // The number is claimed once Meta knows it under this token.
+        let info = match info {
+            Ok(info) => self
+                .claim(&p.account_id, &plan.phone_number_id)
+                .await?
+                .map_or(Ok(info), Err),
+            Err(e) => Err(e),
+        };
         let result = match info {
             Ok(info) => {
+                if plan.given_token.is_some() {
+                    account.access_token = plan.given_token;
+                }
                 account.started = true;
                 account.authenticated = true;
                 account.error = None;
@@ -246,6 +243,20 @@ impl WhatsAppAccount {
         };
         self.save(&p.account_id, account)?;
         result
+    }
+
+    /// Claims the number for the account in the registry; why not, when
+    /// another account has it.
+    async fn claim(&self, account_id: &str, phone_number_id: &str) -> Result<Option<String>> {
+        let claim = serde_json::to_string(&Register {
+            account_id: account_id.to_string(),
+            phone_number_id: phone_number_id.to_string(),
+        })?;
+        let mut answer = registry(&self.env)?
+            .fetch_with_request(internal_post("/register", claim)?)
+            .await?;
+        let claimed: OkResult = answer.json().await?;
+        Ok((!claimed.ok).then(|| claimed.error.unwrap_or_default()))
     }
 
     async fn send(&self, p: ChannelSendParams) -> ChannelSendResult {
@@ -369,7 +380,9 @@ impl WhatsAppAccount {
     }
 
     fn touch(&self, now: i64) {
-        if let Some((id, mut account)) = self.account.borrow().clone() {
+        // Cloned first: `save` borrows the cell mutably.
+        let current = self.account.borrow().clone();
+        if let Some((id, mut account)) = current {
             account.last_activity = Some(now);
             if let Err(e) = self.save(&id, account) {
                 console_error!("whatsapp: saving the account failed: {e}");
@@ -380,7 +393,8 @@ impl WhatsAppAccount {
     /// Meta refused the token mid-flight: the account says so, and the
     /// gateway hears it.
     async fn token_refused(&self, error: &str) {
-        let Some((id, mut account)) = self.account.borrow().clone() else {
+        let current = self.account.borrow().clone();
+        let Some((id, mut account)) = current else {
             return;
         };
         account.authenticated = false;
