@@ -1,19 +1,22 @@
 #!/usr/bin/env bash
 # Deploys gsv to your Cloudflare account in one go: the R2 bucket, the
-# gateway Worker and the Discord channel Worker, each with its secrets,
-# then points the gsv CLI at the deployed gateway. Safe to run again: the
-# bucket is created only when missing, the auth token is generated once
-# (kept in .gsv/deploy.env, mode 0600) and reused unless --rotate-token.
+# gateway Worker and the Discord and WhatsApp channel Workers, each with
+# its secrets, then points the gsv CLI at the deployed gateway. Safe to run
+# again: the bucket is created only when missing, the auth token and
+# WhatsApp's webhook verify token are generated once (kept in
+# .gsv/deploy.env, mode 0600) and reused unless --rotate-token.
 #
 #   bash scripts/deploy.sh              # deploy (wrangler asks you to log in once)
-#   bash scripts/deploy.sh --dry-run    # build and bundle both Workers, check bindings and sizes; no account needed
+#   bash scripts/deploy.sh --dry-run    # build and bundle the Workers, check bindings and sizes; no account needed
 #   bash scripts/deploy.sh --dry-run --no-build   # the same on the Workers already built
 #   bash scripts/deploy.sh --rotate-token
 #
-# Optional environment: DISCORD_BOT_TOKEN (stored as the channel's secret),
-# ANTHROPIC_API_KEY / OPENAI_API_KEY (stored in the gateway's config through
-# the CLI once it is deployed), WRANGLER (the wrangler to run), GSV (the gsv
-# CLI to configure; default: gsv on PATH).
+# Optional environment: DISCORD_BOT_TOKEN (stored as the channel's secret);
+# WHATSAPP_APP_SECRET, WHATSAPP_ACCESS_TOKEN (stored as the WhatsApp
+# channel's secrets) and WHATSAPP_PHONE_NUMBER_ID (its default number; see
+# channels/whatsapp/README.md); ANTHROPIC_API_KEY / OPENAI_API_KEY (stored
+# in the gateway's config through the CLI once it is deployed); WRANGLER
+# (the wrangler to run), GSV (the gsv CLI to configure; default: gsv on PATH).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 say() { printf '\033[1m[deploy]\033[0m %s\n' "$*" >&2; }
@@ -40,14 +43,17 @@ BUCKET=gsv-storage
 LIMIT_BYTES=$((3 * 1024 * 1024))
 
 # The service bindings must name the Workers this script deploys.
+CHANNELS="discord whatsapp"
 check_bindings() {
   grep -q '^name = "gsv"$' wrangler.toml
-  grep -A2 '^\[\[services\]\]' wrangler.toml | grep -q 'service = "gsv-channel-discord"'
-  grep -q '^name = "gsv-channel-discord"$' channels/discord/wrangler.toml
-  grep -A2 '^\[\[services\]\]' channels/discord/wrangler.toml | grep -q 'service = "gsv"'
+  for ch in $CHANNELS; do
+    grep -A2 '^\[\[services\]\]' wrangler.toml | grep -q "service = \"gsv-channel-$ch\""
+    grep -q "^name = \"gsv-channel-$ch\"$" "channels/$ch/wrangler.toml"
+    grep -A2 '^\[\[services\]\]' "channels/$ch/wrangler.toml" | grep -q 'service = "gsv"'
+  done
 }
 if ! check_bindings; then
-  say "the service bindings in wrangler.toml and channels/discord/wrangler.toml do not name gsv and gsv-channel-discord"
+  say "the service bindings in wrangler.toml and channels/*/wrangler.toml do not name gsv and gsv-channel-{discord,whatsapp}"
   exit 1
 fi
 
@@ -55,26 +61,26 @@ if [ "$DRY_RUN" = 1 ]; then
   out="$PWD/.gsv/dist"
   rm -rf "$out"; mkdir -p "$out"
   if [ "$BUILD" = 1 ]; then
-    say "building both Workers"
+    say "building the Workers"
     bash scripts/build-worker.sh >/dev/null
-    bash channels/discord/build.sh >/dev/null
+    for ch in $CHANNELS; do bash "channels/$ch/build.sh" >/dev/null; done
   fi
   # Bundled from the built output, as deployed (the configs' [build]
   # would only build again).
   bash scripts/dev-config.sh > "$out/gateway.toml"
-  bash scripts/dev-config.sh channels/discord > "$out/discord.toml"
-  for worker in gateway discord; do
+  for ch in $CHANNELS; do bash scripts/dev-config.sh "channels/$ch" > "$out/$ch.toml"; done
+  for worker in gateway $CHANNELS; do
     say "bundling $worker"
     "$WRANGLER" deploy --dry-run --config "$out/$worker.toml" --outdir "$out/$worker" >&2
   done
-  for worker in gateway discord; do
+  for worker in gateway $CHANNELS; do
     bytes=$(find "$out/$worker" -type f -exec cat {} + | gzip -9 | wc -c)
     verdict=ok
     [ "$bytes" -le "$LIMIT_BYTES" ] || verdict="over the 3 MB Workers Free limit"
     printf '%s %d bytes gzipped (%s)\n' "$worker" "$bytes" "$verdict"
     [ "$verdict" = ok ] || exit 1
   done
-  say "bindings check out: gsv ↔ gsv-channel-discord, R2 $BUCKET"
+  say "bindings check out: gsv ↔ gsv-channel-discord, gsv-channel-whatsapp, R2 $BUCKET"
   exit 0
 fi
 
@@ -86,6 +92,14 @@ if [ "$ROTATE" = 1 ] || ! grep -qs '^GSV_AUTH_TOKEN=' .gsv/deploy.env; then
 fi
 token="$(grep '^GSV_AUTH_TOKEN=' .gsv/deploy.env | tail -n1 | cut -d= -f2-)"
 key="$(printf '%s' "$token" | node scripts/channel-key.mjs)"
+# What Meta's webhook subscription presents; pasted into the Meta app.
+if [ "$ROTATE" = 1 ] || ! grep -qs '^WHATSAPP_VERIFY_TOKEN=' .gsv/deploy.env; then
+  verify="$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')"
+  grep -v '^WHATSAPP_VERIFY_TOKEN=' .gsv/deploy.env > .gsv/deploy.env.new || true
+  (umask 077; { cat .gsv/deploy.env.new; echo "WHATSAPP_VERIFY_TOKEN=$verify"; } > .gsv/deploy.env)
+  rm -f .gsv/deploy.env.new
+fi
+verify="$(grep '^WHATSAPP_VERIFY_TOKEN=' .gsv/deploy.env | tail -n1 | cut -d= -f2-)"
 
 if "$WRANGLER" r2 bucket list 2>/dev/null | grep -q "name:[[:space:]]*$BUCKET\$"; then
   say "R2 bucket $BUCKET exists"
@@ -109,6 +123,24 @@ say "deploying the Discord channel (gsv-channel-discord)"
   fi
 )
 
+say "deploying the WhatsApp channel (gsv-channel-whatsapp)"
+whatsapp_out="$(
+  cd channels/whatsapp
+  if [ -n "${WHATSAPP_PHONE_NUMBER_ID:-}" ]; then
+    "$WRANGLER" deploy --var "WHATSAPP_PHONE_NUMBER_ID:$WHATSAPP_PHONE_NUMBER_ID" 2>&1 | tee /dev/stderr
+  else
+    "$WRANGLER" deploy 2>&1 | tee /dev/stderr
+  fi
+  printf '%s' "$key" | "$WRANGLER" secret put GSV_CHANNEL_KEY >&2
+  printf '%s' "$verify" | "$WRANGLER" secret put WHATSAPP_VERIFY_TOKEN >&2
+  for name in WHATSAPP_APP_SECRET WHATSAPP_ACCESS_TOKEN; do
+    if [ -n "${!name:-}" ]; then
+      printf '%s' "${!name}" | "$WRANGLER" secret put "$name" >&2
+    fi
+  done
+)"
+whatsapp_url="$(printf '%s\n' "$whatsapp_out" | grep -oE 'https://[a-zA-Z0-9.-]+\.workers\.dev' | head -n1 || true)"
+
 GSV="${GSV:-gsv}"
 if [ -n "$url" ] && command -v "$GSV" >/dev/null; then
   ws="${url/https:/wss:}/ws"
@@ -128,4 +160,10 @@ if [ -n "${DISCORD_BOT_TOKEN:-}" ]; then
   echo "next: gsv channel start discord"
 else
   echo "next: gsv channel start discord --bot-token <token>   (or DISCORD_BOT_TOKEN=… bash scripts/deploy.sh)"
+fi
+echo "whatsapp: ${whatsapp_url:-https://gsv-channel-whatsapp.<subdomain>.workers.dev}/webhook (Meta's callback URL; its verify token is WHATSAPP_VERIFY_TOKEN in .gsv/deploy.env)"
+if [ -n "${WHATSAPP_APP_SECRET:-}" ] && [ -n "${WHATSAPP_ACCESS_TOKEN:-}" ] && [ -n "${WHATSAPP_PHONE_NUMBER_ID:-}" ]; then
+  echo "next: gsv channel start whatsapp"
+else
+  echo "next: WHATSAPP_APP_SECRET=… WHATSAPP_ACCESS_TOKEN=… WHATSAPP_PHONE_NUMBER_ID=… bash scripts/deploy.sh, then gsv channel start whatsapp (channels/whatsapp/README.md)"
 fi

@@ -1,20 +1,26 @@
 #!/usr/bin/env bash
 # README command 1: sets up everything, builds the gateway and the Discord
-# channel once, installs the `gsv` CLI, makes an auth token on first run
-# and gives it to the CLI, then runs the gateway and the channel in one
-# workerd (wrangler's local runtime) on 127.0.0.1:8787, with their SQLite
-# and R2 state kept in .gsv/state. The channel stays idle until it is given
-# a bot token (`gsv channel start discord --bot-token …`).
+# and WhatsApp channels once, installs the `gsv` CLI, makes an auth token
+# on first run and gives it to the CLI, then runs the gateway and the
+# channels in one workerd (wrangler's local runtime) on 127.0.0.1:8787,
+# with their SQLite and R2 state kept in .gsv/state. The channels stay idle
+# until started (`gsv channel start discord --bot-token …`, `gsv channel
+# start whatsapp --phone-number-id … --access-token …`); WhatsApp's webhook
+# listens on 127.0.0.1:8788 (GSV_WHATSAPP_PORT) for a tunnel to bring Meta
+# to, with the WHATSAPP_* secrets taken from .dev.vars.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 say() { printf '\033[1m[gsv]\033[0m %s\n' "$*" >&2; }
 PORT="${GSV_PORT:-8787}"
+WHATSAPP_PORT="${GSV_WHATSAPP_PORT:-8788}"
 
 bash scripts/setup.sh
 say "building the gateway (wasm)"
 bash scripts/build-worker.sh >/dev/null
 say "building the Discord channel (wasm)"
 bash channels/discord/build.sh >/dev/null
+say "building the WhatsApp channel (wasm)"
+bash channels/whatsapp/build.sh >/dev/null
 say "installing the gsv CLI into ~/.cargo/bin"
 cargo install --quiet --locked --path node-cli --target-dir target/install
 
@@ -29,6 +35,7 @@ token="$(grep '^GSV_AUTH_TOKEN=' .dev.vars | tail -n1 | cut -d= -f2-)"
 gsv local-config set gateway.url "ws://127.0.0.1:$PORT/ws" >/dev/null
 gsv local-config set gateway.token "$token" >/dev/null
 say "the gsv CLI is configured for ws://127.0.0.1:$PORT/ws"
+say "WhatsApp's webhook: http://127.0.0.1:$WHATSAPP_PORT/webhook (see channels/whatsapp/README.md)"
 say "next, in another terminal: gsv config set apiKeys.anthropic <key>   (or model.provider/openai etc.)"
 say "                            gsv chat \"hello\""
 
@@ -36,10 +43,12 @@ say "                            gsv chat \"hello\""
 # channel's key is derived from the token (see protocol/src/channel_key.rs).
 bash scripts/dev-config.sh > .gsv/wrangler.dev.toml
 bash scripts/dev-config.sh channels/discord > .gsv/discord.dev.toml
+bash scripts/dev-config.sh channels/whatsapp > .gsv/whatsapp.dev.toml
 key="$(printf '%s' "$token" | node scripts/channel-key.mjs)"
 (umask 077; { cat .dev.vars; echo "GSV_CHANNEL_KEY=$key"; } > .gsv/.dev.vars)
 export WRANGLER_SEND_METRICS=false CLOUDFLARE_CF_FETCH_ENABLED=false
 # wrangler's local runtime without its DevTools inspector proxy, which
 # leaks a socket and memory per streamed chunk (see scripts/serve.mjs).
 exec node scripts/serve.mjs --config .gsv/wrangler.dev.toml --config .gsv/discord.dev.toml \
+  --config .gsv/whatsapp.dev.toml --expose "gsv-channel-whatsapp=$WHATSAPP_PORT" \
   --ip 127.0.0.1 --port "$PORT" --persist-to .gsv/state

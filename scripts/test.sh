@@ -14,11 +14,13 @@ cargo fmt --all -- --check
 # code, which a native build does not compile. ~20 s on a warm cache.
 echo "[test] clippy" >&2
 cargo clippy --workspace --all-targets -- -D warnings
-cargo clippy --target wasm32-unknown-unknown -p gsv-gateway -p gsv-channel-discord -- -D warnings
+cargo clippy --target wasm32-unknown-unknown -p gsv-gateway -p gsv-channel-discord -p gsv-channel-whatsapp -- -D warnings
 echo "[test] building the gateway (wasm)" >&2
 bash scripts/build-worker.sh >/dev/null
 echo "[test] building the Discord channel worker (wasm)" >&2
 bash channels/discord/build.sh >/dev/null
+echo "[test] building the WhatsApp channel worker (wasm)" >&2
+bash channels/whatsapp/build.sh >/dev/null
 echo "[test] building the gsv CLI" >&2
 cargo build -p gsv
 cargo test --workspace "$@"

@@ -1,4 +1,4 @@
-//! `scripts/deploy.sh`, offline: the dry run bundles both Workers with the
+//! `scripts/deploy.sh`, offline: the dry run bundles the Workers with the
 //! real wrangler and checks bindings and sizes; the real run goes against a
 //! stub `wrangler` that records what it was asked (the one place a double
 //! stands in for Cloudflare, which nothing here can reach).
@@ -20,8 +20,11 @@ node -e 'console.log(JSON.stringify({cwd: process.argv[1], args: process.argv.sl
 case "$1 $2" in
   "r2 bucket") if [ "$3" = list ] && [ -f "$STUB_LOG.bucket" ]; then echo "name:           gsv-storage"; fi
                if [ "$3" = create ]; then touch "$STUB_LOG.bucket"; fi ;;
-  "deploy "*|"deploy") if [ "$(basename "$PWD")" = discord ]; then echo "Deployed gsv-channel-discord triggers"; \
-                       else echo "Deployed gsv triggers"; echo "  https://gsv.someone.workers.dev"; fi ;;
+  "deploy "*|"deploy") case "$(basename "$PWD")" in
+                         discord) echo "Deployed gsv-channel-discord triggers" ;;
+                         whatsapp) echo "Deployed gsv-channel-whatsapp triggers"; echo "  https://gsv-channel-whatsapp.someone.workers.dev" ;;
+                         *) echo "Deployed gsv triggers"; echo "  https://gsv.someone.workers.dev" ;;
+                       esac ;;
 esac
 "#;
 
@@ -84,7 +87,7 @@ fn secret(run: &Run, name: &str) -> String {
 }
 
 #[test]
-fn one_command_deploys_both_workers_with_their_secrets_and_is_safe_to_repeat() {
+fn one_command_deploys_the_workers_with_their_secrets_and_is_safe_to_repeat() {
     let stub = tempfile::tempdir().unwrap();
     let home = tempfile::tempdir().unwrap();
     let wrangler = stub.path().join("wrangler");
@@ -103,7 +106,12 @@ fn one_command_deploys_both_workers_with_their_secrets_and_is_safe_to_repeat() {
     let first = deploy(
         home.path(),
         stub.path(),
-        &[("DISCORD_BOT_TOKEN", "bot-secret")],
+        &[
+            ("DISCORD_BOT_TOKEN", "bot-secret"),
+            ("WHATSAPP_APP_SECRET", "app-secret"),
+            ("WHATSAPP_ACCESS_TOKEN", "EAAG-token"),
+            ("WHATSAPP_PHONE_NUMBER_ID", "106540352242922"),
+        ],
     );
     let root = repo_root();
     let top = root.file_name().unwrap().to_str().unwrap();
@@ -117,6 +125,11 @@ fn one_command_deploys_both_workers_with_their_secrets_and_is_safe_to_repeat() {
             "discord: deploy".to_string(),
             "discord: secret put GSV_CHANNEL_KEY".to_string(),
             "discord: secret put DISCORD_BOT_TOKEN".to_string(),
+            "whatsapp: deploy --var WHATSAPP_PHONE_NUMBER_ID:106540352242922".to_string(),
+            "whatsapp: secret put GSV_CHANNEL_KEY".to_string(),
+            "whatsapp: secret put WHATSAPP_VERIFY_TOKEN".to_string(),
+            "whatsapp: secret put WHATSAPP_APP_SECRET".to_string(),
+            "whatsapp: secret put WHATSAPP_ACCESS_TOKEN".to_string(),
         ]
     );
     let token = secret(&first, "GSV_AUTH_TOKEN");
@@ -126,12 +139,24 @@ fn one_command_deploys_both_workers_with_their_secrets_and_is_safe_to_repeat() {
         derive_channel_key(&token)
     );
     assert_eq!(secret(&first, "DISCORD_BOT_TOKEN"), "bot-secret");
+    assert_eq!(secret(&first, "WHATSAPP_APP_SECRET"), "app-secret");
+    assert_eq!(secret(&first, "WHATSAPP_ACCESS_TOKEN"), "EAAG-token");
+    // The verify token is made once and kept beside the auth token.
+    let verify = secret(&first, "WHATSAPP_VERIFY_TOKEN");
+    assert_eq!(verify.len(), 32);
+    assert_eq!(
+        std::fs::read_to_string(&env_file).unwrap(),
+        format!("GSV_AUTH_TOKEN={token}\nWHATSAPP_VERIFY_TOKEN={verify}\n")
+    );
     assert_eq!(
         first.stdout,
         "gateway: https://gsv.someone.workers.dev\n\
          channel: gsv-channel-discord (no public route; reached through the gateway's binding)\n\
-         next: gsv channel start discord\n"
+         next: gsv channel start discord\n\
+         whatsapp: https://gsv-channel-whatsapp.someone.workers.dev/webhook (Meta's callback URL; its verify token is WHATSAPP_VERIFY_TOKEN in .gsv/deploy.env)\n\
+         next: gsv channel start whatsapp\n"
     );
+    assert!(!first.stdout.contains(&verify));
     // The CLI points at the deployed gateway with the token.
     let show = Command::new(gsv_bin())
         .args(["local-config", "get", "gateway.url"])
@@ -154,9 +179,21 @@ fn one_command_deploys_both_workers_with_their_secrets_and_is_safe_to_repeat() {
             format!("{top}: secret put GSV_AUTH_TOKEN"),
             "discord: deploy".to_string(),
             "discord: secret put GSV_CHANNEL_KEY".to_string(),
+            "whatsapp: deploy".to_string(),
+            "whatsapp: secret put GSV_CHANNEL_KEY".to_string(),
+            "whatsapp: secret put WHATSAPP_VERIFY_TOKEN".to_string(),
         ]
     );
     assert_eq!(secret(&again, "GSV_AUTH_TOKEN"), token);
+    assert_eq!(secret(&again, "WHATSAPP_VERIFY_TOKEN"), verify);
+    assert_eq!(
+        again.stdout,
+        "gateway: https://gsv.someone.workers.dev\n\
+         channel: gsv-channel-discord (no public route; reached through the gateway's binding)\n\
+         next: gsv channel start discord --bot-token <token>   (or DISCORD_BOT_TOKEN=… bash scripts/deploy.sh)\n\
+         whatsapp: https://gsv-channel-whatsapp.someone.workers.dev/webhook (Meta's callback URL; its verify token is WHATSAPP_VERIFY_TOKEN in .gsv/deploy.env)\n\
+         next: WHATSAPP_APP_SECRET=… WHATSAPP_ACCESS_TOKEN=… WHATSAPP_PHONE_NUMBER_ID=… bash scripts/deploy.sh, then gsv channel start whatsapp (channels/whatsapp/README.md)\n"
+    );
     // Asked to, it makes a new one.
     let stub2 = tempfile::tempdir().unwrap();
     std::fs::copy(&wrangler, stub2.path().join("wrangler")).unwrap();
@@ -171,8 +208,14 @@ fn one_command_deploys_both_workers_with_their_secrets_and_is_safe_to_repeat() {
         .output()
         .unwrap();
     assert!(rotated.status.success());
-    let new_token = std::fs::read_to_string(&env_file).unwrap();
-    assert_ne!(new_token.trim(), format!("GSV_AUTH_TOKEN={token}"));
+    let rotated_env = std::fs::read_to_string(&env_file).unwrap();
+    let lines: Vec<&str> = rotated_env.lines().collect();
+    assert_eq!(lines.len(), 2, "{rotated_env}");
+    assert!(
+        lines[0].starts_with("GSV_AUTH_TOKEN=") && lines[1].starts_with("WHATSAPP_VERIFY_TOKEN=")
+    );
+    assert_ne!(lines[0], format!("GSV_AUTH_TOKEN={token}"));
+    assert_ne!(lines[1], format!("WHATSAPP_VERIFY_TOKEN={verify}"));
 
     match kept {
         Some(bytes) => std::fs::write(&env_file, bytes).unwrap(),
@@ -183,7 +226,7 @@ fn one_command_deploys_both_workers_with_their_secrets_and_is_safe_to_repeat() {
 }
 
 #[test]
-fn the_dry_run_bundles_both_workers_within_the_free_plan() {
+fn the_dry_run_bundles_the_workers_within_the_free_plan() {
     let out = Command::new("bash")
         .arg(repo_root().join("scripts").join("deploy.sh"))
         .args(["--dry-run", "--no-build"])
@@ -198,8 +241,8 @@ fn the_dry_run_bundles_both_workers_within_the_free_plan() {
         String::from_utf8_lossy(&out.stderr)
     );
     let lines: Vec<&str> = stdout.lines().collect();
-    assert_eq!(lines.len(), 2, "{stdout}");
-    for (line, worker) in lines.iter().zip(["gateway", "discord"]) {
+    assert_eq!(lines.len(), 3, "{stdout}");
+    for (line, worker) in lines.iter().zip(["gateway", "discord", "whatsapp"]) {
         let bytes: u64 = line
             .strip_prefix(&format!("{worker} "))
             .and_then(|l| l.split(' ').next())
