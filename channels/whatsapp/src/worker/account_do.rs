@@ -1,25 +1,20 @@
 //! The `WhatsAppAccount` Durable Object: one per account (by name), plus
 //! one named `_accounts` that lists the accounts and which phone-number id
 //! is whose. An account's object takes its number's webhook deliveries
-//! (each message and receipt once), owes them to the gateway until it
-//! takes them (its alarm retries), and sends through the Graph API.
+//! (each message and receipt once) and owes them to the gateway until it
+//! takes them (`inbox.rs`), and sends through the Graph API
+//! (`sending.rs`); here are its paths, its start and its stop.
 
-use super::gateway_client::{self, CallError};
 use super::graph_client::{self, api_base};
 use super::store::Store;
 use super::{internal_post, registry, REGISTRY};
 use crate::account::{plan_start, Account};
-use crate::graph::{self, mark_read_with_typing, phone_info, send_text, succeeded};
-use crate::phone::to_wa_id;
+use crate::graph::{self, phone_info};
 use crate::webhook::Batch;
-use crate::CHANNEL_ID;
 use gsv_protocol::channels::*;
 use serde::{Deserialize, Serialize};
 use std::cell::{Cell, RefCell};
 use worker::*;
-
-/// How soon the alarm tries again while the gateway owes an answer.
-const RETRY_MS: i64 = 10_000;
 
 /// `/register` (to the registry).
 #[derive(Serialize, Deserialize)]
@@ -39,15 +34,15 @@ pub struct Accept {
 
 #[durable_object]
 pub struct WhatsAppAccount {
-    state: State,
-    env: Env,
-    store: Option<Store>,
+    pub(super) state: State,
+    pub(super) env: Env,
+    pub(super) store: Option<Store>,
     /// The account this object serves and its state, once started.
-    account: RefCell<Option<(String, Account)>>,
-    flushing: Cell<bool>,
+    pub(super) account: RefCell<Option<(String, Account)>>,
+    pub(super) flushing: Cell<bool>,
 }
 
-fn now_ms() -> i64 {
+pub(super) fn now_ms() -> i64 {
     js_sys::Date::now() as i64
 }
 
@@ -63,15 +58,6 @@ fn refused(error: String) -> Result<Response> {
         ok: false,
         error: Some(error),
     })
-}
-
-fn send_failed(error: String, retryable: bool) -> ChannelSendResult {
-    ChannelSendResult {
-        ok: false,
-        message_id: None,
-        error: Some(error),
-        retryable: Some(retryable),
-    }
 }
 
 impl DurableObject for WhatsAppAccount {
@@ -174,11 +160,11 @@ impl DurableObject for WhatsAppAccount {
 }
 
 impl WhatsAppAccount {
-    fn current(&self) -> Option<Account> {
+    pub(super) fn current(&self) -> Option<Account> {
         self.account.borrow().as_ref().map(|(_, a)| a.clone())
     }
 
-    fn save(&self, account_id: &str, account: Account) -> Result<()> {
+    pub(super) fn save(&self, account_id: &str, account: Account) -> Result<()> {
         if let Some(store) = &self.store {
             store.save(account_id, &account)?;
         }
@@ -186,7 +172,7 @@ impl WhatsAppAccount {
         Ok(())
     }
 
-    fn env_token(&self) -> Option<String> {
+    pub(super) fn env_token(&self) -> Option<String> {
         self.env
             .secret("WHATSAPP_ACCESS_TOKEN")
             .ok()
@@ -257,280 +243,6 @@ impl WhatsAppAccount {
             .await?;
         let claimed: OkResult = answer.json().await?;
         Ok((!claimed.ok).then(|| claimed.error.unwrap_or_default()))
-    }
-
-    async fn send(&self, p: ChannelSendParams) -> ChannelSendResult {
-        let Some((account_id, account)) = self.account.borrow().clone() else {
-            return send_failed(
-                "the account is not started: gsv channel start whatsapp".into(),
-                false,
-            );
-        };
-        if !account.started {
-            return send_failed(
-                format!("the account {account_id} is stopped: gsv channel start whatsapp --account {account_id}"),
-                false,
-            );
-        }
-        let msg = &p.message;
-        if msg.peer.kind != PeerKind::Dm {
-            return send_failed("WhatsApp groups are not handled: only DMs".into(), false);
-        }
-        let (Some(phone), Some(token)) = (
-            account.phone_number_id.clone(),
-            account.token(self.env_token().as_deref()),
-        ) else {
-            return send_failed(
-                "the account has no phone number id or access token".into(),
-                false,
-            );
-        };
-        let key = msg.idempotency_key.as_deref().filter(|k| !k.is_empty());
-        // A retry of a piece Meta already took: the same answer, not a second message.
-        if let (Some(store), Some(key)) = (&self.store, key) {
-            if let Ok(Some(id)) = store.sent_id(key) {
-                return ChannelSendResult {
-                    ok: true,
-                    message_id: Some(id),
-                    error: None,
-                    retryable: None,
-                };
-            }
-        }
-        let request = match send_text(
-            &phone,
-            &to_wa_id(&msg.peer.id),
-            &msg.text,
-            msg.reply_to_id.as_deref(),
-        ) {
-            Ok(r) => r,
-            Err(e) => return send_failed(e.message, e.retryable),
-        };
-        let answer = match graph_client::call(&api_base(&self.env), &token, &request).await {
-            Ok((status, body)) => graph::sent_message_id(status, &body),
-            Err(e) => return send_failed(e, true),
-        };
-        match answer {
-            Ok(id) => {
-                let now = now_ms();
-                if let (Some(store), Some(key)) = (&self.store, key) {
-                    if let Err(e) = store.remember_sent(key, &id, now) {
-                        console_error!("whatsapp: remembering sent {id} failed: {e}");
-                    }
-                }
-                self.touch(now);
-                ChannelSendResult {
-                    ok: true,
-                    message_id: Some(id),
-                    error: None,
-                    retryable: None,
-                }
-            }
-            Err(e) => {
-                if e.token_refused {
-                    self.token_refused(&e.message).await;
-                }
-                send_failed(e.message, e.retryable)
-            }
-        }
-    }
-
-    /// Typing on: the chat's last message is marked read and the typing
-    /// indicator shows (until the answer, or 25 s). Off is a no-op: the
-    /// answer clears it.
-    async fn typing(&self, p: ChannelTypingParams) -> OkResult {
-        let fail = |e: String| OkResult {
-            ok: false,
-            error: Some(e),
-        };
-        if !p.typing {
-            return OkResult {
-                ok: true,
-                error: None,
-            };
-        }
-        let account = self.current().unwrap_or_default();
-        let (Some(phone), Some(token), true) = (
-            account.phone_number_id.clone(),
-            account.token(self.env_token().as_deref()),
-            account.started,
-        ) else {
-            return fail("the account is not started".into());
-        };
-        let last = self
-            .store
-            .as_ref()
-            .and_then(|s| s.last_message(&p.peer.id).ok().flatten());
-        let Some(message_id) = last else {
-            return fail(
-                "WhatsApp shows typing only in answer to a message, and this chat has none".into(),
-            );
-        };
-        let request = mark_read_with_typing(&phone, &message_id);
-        match graph_client::call(&api_base(&self.env), &token, &request).await {
-            Ok((status, body)) => match succeeded(status, &body) {
-                Ok(()) => OkResult {
-                    ok: true,
-                    error: None,
-                },
-                Err(e) => fail(e.message),
-            },
-            Err(e) => fail(e),
-        }
-    }
-
-    fn touch(&self, now: i64) {
-        // Cloned first: `save` borrows the cell mutably.
-        let current = self.account.borrow().clone();
-        if let Some((id, mut account)) = current {
-            account.last_activity = Some(now);
-            if let Err(e) = self.save(&id, account) {
-                console_error!("whatsapp: saving the account failed: {e}");
-            }
-        }
-    }
-
-    /// Meta refused the token mid-flight: the account says so, and the
-    /// gateway hears it.
-    async fn token_refused(&self, error: &str) {
-        let current = self.account.borrow().clone();
-        let Some((id, mut account)) = current else {
-            return;
-        };
-        account.authenticated = false;
-        account.error = Some(error.to_string());
-        let has_token = account.token(self.env_token().as_deref()).is_some();
-        let status = account.status(&id, has_token);
-        if let Err(e) = self.save(&id, account) {
-            console_error!("whatsapp: saving the account failed: {e}");
-        }
-        let params = ChannelStatusParams {
-            channel: CHANNEL_ID.into(),
-            account_id: id,
-            status,
-        };
-        gateway_client::report_status(&self.env, &params).await;
-    }
-
-    /// Stores what is new in a batch as calls owed to the gateway (durable
-    /// before Meta gets its 200); a stopped account drops it. How many
-    /// messages and receipts were new.
-    async fn accept(&self, store: &Store, a: Accept) -> Result<usize> {
-        let account = self.current().unwrap_or_default();
-        if !account.started {
-            console_log!(
-                "whatsapp: account {} is stopped; dropping {} message(s) and {} receipt(s) for {}",
-                a.account_id,
-                a.batch.messages.len(),
-                a.batch.receipts.len(),
-                a.batch.phone_number_id
-            );
-            return Ok(0);
-        }
-        let now = now_ms();
-        let mut taken = 0;
-        for message in a.batch.messages {
-            if !store.first_sight(&message.message_id, now)? {
-                console_log!(
-                    "whatsapp: {} was delivered again; taken once already",
-                    message.message_id
-                );
-                continue;
-            }
-            store.note_peer(
-                &message.peer.id,
-                &message.message_id,
-                message.timestamp.unwrap_or(now),
-            )?;
-            let call = ChannelInboundParams {
-                channel: CHANNEL_ID.into(),
-                account_id: a.account_id.clone(),
-                message,
-            };
-            store.enqueue(ChannelInboundParams::PATH, &serde_json::to_string(&call)?)?;
-            taken += 1;
-        }
-        for r in a.batch.receipts {
-            let state = serde_json::to_value(r.state)?;
-            if !store.first_sight(
-                &format!("{}:{}", r.message_id, state.as_str().unwrap_or_default()),
-                now,
-            )? {
-                continue;
-            }
-            let call = ChannelDeliveryParams {
-                channel: CHANNEL_ID.into(),
-                account_id: a.account_id.clone(),
-                message_id: r.message_id,
-                state: r.state,
-                timestamp: r.timestamp,
-                error: r.error,
-            };
-            store.enqueue(ChannelDeliveryParams::PATH, &serde_json::to_string(&call)?)?;
-            taken += 1;
-        }
-        if taken > 0 {
-            self.touch(now);
-            // The backstop, should the flush after Meta's 200 not happen.
-            self.set_alarm(now + RETRY_MS).await;
-        }
-        Ok(taken)
-    }
-
-    /// Hands the owed calls to the gateway, oldest first; stops at the
-    /// first it could not take (the alarm tries again).
-    async fn flush(&self, store: &Store) {
-        // One flush at a time, or two would post the same message.
-        if self.flushing.replace(true) {
-            return;
-        }
-        while let Ok(Some((id, path, body))) = store.oldest() {
-            match gateway_client::post(&self.env, &path, &body).await {
-                Ok(ack) if !ack.ok => console_error!(
-                    "whatsapp: the gateway refused a call to {path}: {}",
-                    ack.error.unwrap_or_default()
-                ),
-                Ok(_) => {}
-                Err(CallError::Retry(e)) => {
-                    console_error!(
-                        "whatsapp: the gateway did not take a call to {path}, will retry: {e}"
-                    );
-                    break;
-                }
-                // Kept, it would hold back every later call for good.
-                Err(CallError::Refused(e)) => {
-                    console_error!(
-                        "whatsapp: dropping a call to {path} the gateway cannot take: {e}"
-                    )
-                }
-            }
-            if let Err(e) = store.delivered(id) {
-                console_error!("whatsapp: clearing a delivered call failed: {e}");
-                break;
-            }
-        }
-        self.flushing.set(false);
-        let pending = matches!(store.oldest(), Ok(Some(_)));
-        match pending {
-            true => self.set_alarm(now_ms() + RETRY_MS).await,
-            false => {
-                if let Err(e) = self.state.storage().delete_alarm().await {
-                    console_error!("whatsapp: clearing the alarm failed: {e}");
-                }
-            }
-        }
-    }
-
-    async fn set_alarm(&self, at: i64) {
-        let date = js_sys::Date::new(&(at as f64).into());
-        if let Err(e) = self
-            .state
-            .storage()
-            .set_alarm(ScheduledTime::new(date))
-            .await
-        {
-            console_error!("whatsapp: setting the alarm failed: {e}");
-        }
     }
 }
 

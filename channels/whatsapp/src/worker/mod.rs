@@ -11,6 +11,8 @@
 mod account_do;
 mod gateway_client;
 mod graph_client;
+mod inbox;
+mod sending;
 mod store;
 
 use crate::webhook::{parse, signature_ok, subscription, SIGNATURE_HEADER};
@@ -23,6 +25,9 @@ use worker::*;
 /// The object that lists the accounts and their numbers.
 pub(crate) const REGISTRY: &str = "_accounts";
 const BINDING: &str = "WHATSAPP_ACCOUNT";
+/// Meta's deliveries are a few kilobytes (at most 3 MB); anything larger
+/// is not read into memory before its signature could even be checked.
+const MAX_DELIVERY_BYTES: usize = 4 * 1024 * 1024;
 
 #[event(start)]
 fn start() {
@@ -70,7 +75,17 @@ async fn webhook(mut req: Request, env: Env, ctx: Context) -> Result<Response> {
         return Response::error("WHATSAPP_APP_SECRET is not set", 503);
     }
     let signature = req.headers().get(SIGNATURE_HEADER)?;
+    let declared = req
+        .headers()
+        .get("content-length")?
+        .and_then(|l| l.parse::<usize>().ok());
+    if declared.is_some_and(|l| l > MAX_DELIVERY_BYTES) {
+        return Response::error("Payload too large", 413);
+    }
     let body = req.bytes().await?;
+    if body.len() > MAX_DELIVERY_BYTES {
+        return Response::error("Payload too large", 413);
+    }
     if !signature_ok(&app_secret, &body, signature.as_deref()) {
         console_error!("whatsapp: a webhook delivery without a valid signature was refused");
         return Response::error("Unauthorized", 401);

@@ -1,0 +1,136 @@
+//! What Meta delivered, on its way to the gateway: each message and
+//! receipt stored once (Meta redelivers), then handed over oldest first;
+//! the alarm retries while the gateway is away.
+
+use super::account_do::{now_ms, Accept, WhatsAppAccount};
+use super::gateway_client::{self, CallError};
+use super::store::Store;
+use crate::CHANNEL_ID;
+use gsv_protocol::channels::*;
+use worker::*;
+
+/// How soon the alarm tries again while the gateway owes an answer.
+const RETRY_MS: i64 = 10_000;
+
+impl WhatsAppAccount {
+    /// Stores what is new in a batch as calls owed to the gateway (durable
+    /// before Meta gets its 200); a stopped account drops it. How many
+    /// messages and receipts were new.
+    pub(super) async fn accept(&self, store: &Store, a: Accept) -> Result<usize> {
+        let account = self.current().unwrap_or_default();
+        if !account.started {
+            console_log!(
+                "whatsapp: account {} is stopped; dropping {} message(s) and {} receipt(s) for {}",
+                a.account_id,
+                a.batch.messages.len(),
+                a.batch.receipts.len(),
+                a.batch.phone_number_id
+            );
+            return Ok(0);
+        }
+        let now = now_ms();
+        let mut taken = 0;
+        for message in a.batch.messages {
+            if !store.first_sight(&message.message_id, now)? {
+                console_log!(
+                    "whatsapp: {} was delivered again; taken once already",
+                    message.message_id
+                );
+                continue;
+            }
+            store.note_peer(
+                &message.peer.id,
+                &message.message_id,
+                message.timestamp.unwrap_or(now),
+            )?;
+            let call = ChannelInboundParams {
+                channel: CHANNEL_ID.into(),
+                account_id: a.account_id.clone(),
+                message,
+            };
+            store.enqueue(ChannelInboundParams::PATH, &serde_json::to_string(&call)?)?;
+            taken += 1;
+        }
+        for r in a.batch.receipts {
+            let state = serde_json::to_value(r.state)?;
+            if !store.first_sight(
+                &format!("{}:{}", r.message_id, state.as_str().unwrap_or_default()),
+                now,
+            )? {
+                continue;
+            }
+            let call = ChannelDeliveryParams {
+                channel: CHANNEL_ID.into(),
+                account_id: a.account_id.clone(),
+                message_id: r.message_id,
+                state: r.state,
+                timestamp: r.timestamp,
+                error: r.error,
+            };
+            store.enqueue(ChannelDeliveryParams::PATH, &serde_json::to_string(&call)?)?;
+            taken += 1;
+        }
+        if taken > 0 {
+            self.touch(now);
+            // The backstop, should the flush after Meta's 200 not happen.
+            self.set_alarm(now + RETRY_MS).await;
+        }
+        Ok(taken)
+    }
+
+    /// Hands the owed calls to the gateway, oldest first; stops at the
+    /// first it could not take (the alarm tries again).
+    pub(super) async fn flush(&self, store: &Store) {
+        // One flush at a time, or two would post the same message.
+        if self.flushing.replace(true) {
+            return;
+        }
+        while let Ok(Some((id, path, body))) = store.oldest() {
+            match gateway_client::post(&self.env, &path, &body).await {
+                Ok(ack) if !ack.ok => console_error!(
+                    "whatsapp: the gateway refused a call to {path}: {}",
+                    ack.error.unwrap_or_default()
+                ),
+                Ok(_) => {}
+                Err(CallError::Retry(e)) => {
+                    console_error!(
+                        "whatsapp: the gateway did not take a call to {path}, will retry: {e}"
+                    );
+                    break;
+                }
+                // Kept, it would hold back every later call for good.
+                Err(CallError::Refused(e)) => {
+                    console_error!(
+                        "whatsapp: dropping a call to {path} the gateway cannot take: {e}"
+                    )
+                }
+            }
+            if let Err(e) = store.delivered(id) {
+                console_error!("whatsapp: clearing a delivered call failed: {e}");
+                break;
+            }
+        }
+        self.flushing.set(false);
+        let pending = matches!(store.oldest(), Ok(Some(_)));
+        match pending {
+            true => self.set_alarm(now_ms() + RETRY_MS).await,
+            false => {
+                if let Err(e) = self.state.storage().delete_alarm().await {
+                    console_error!("whatsapp: clearing the alarm failed: {e}");
+                }
+            }
+        }
+    }
+
+    async fn set_alarm(&self, at: i64) {
+        let date = js_sys::Date::new(&(at as f64).into());
+        if let Err(e) = self
+            .state
+            .storage()
+            .set_alarm(ScheduledTime::new(date))
+            .await
+        {
+            console_error!("whatsapp: setting the alarm failed: {e}");
+        }
+    }
+}
