@@ -327,7 +327,9 @@ pub(crate) fn deliver_now(state: &Shared, body: &str, signature: Option<&str>) -
 }
 
 /// A plain HTTP/1.1 request to `url` (`http://host:port/path`); status
-/// and body (status 0 when the host was not reached).
+/// and body (status 0 when the host was not reached). The answer is read
+/// by its length, not to the connection's end: a Worker's connection can
+/// stay open while its `waitUntil` work goes on.
 fn http_request(
     url: &str,
     method: &str,
@@ -335,7 +337,7 @@ fn http_request(
     headers: &[(&str, &str)],
     body: &str,
 ) -> (u16, String) {
-    use std::io::{Read, Write};
+    use std::io::{BufRead, BufReader, Read, Write};
     let rest = url.strip_prefix("http://").expect("an http:// URL");
     let (host, path) = rest
         .split_once('/')
@@ -362,39 +364,52 @@ fn http_request(
     {
         return (0, String::new());
     }
-    let mut out = String::new();
-    let _ = s.read_to_string(&mut out);
-    let status = out
+    let mut reader = BufReader::new(s);
+    let mut line = String::new();
+    if reader.read_line(&mut line).is_err() {
+        return (0, String::new());
+    }
+    let status = line
         .split(' ')
         .nth(1)
         .and_then(|c| c.parse().ok())
         .unwrap_or(0);
-    let (head, body) = out.split_once("\r\n\r\n").unwrap_or((&out, ""));
-    let chunked = head
-        .to_ascii_lowercase()
-        .contains("transfer-encoding: chunked");
-    (
-        status,
-        if chunked {
-            dechunk(body)
-        } else {
-            body.to_string()
-        },
-    )
-}
-
-/// A chunked body's content.
-fn dechunk(mut body: &str) -> String {
-    let mut out = String::new();
-    while let Some((size, rest)) = body.split_once("\r\n") {
-        let n = usize::from_str_radix(size.trim(), 16).unwrap_or(0);
-        if n == 0 || rest.len() < n {
+    let (mut length, mut chunked) = (None, false);
+    loop {
+        line.clear();
+        if reader.read_line(&mut line).unwrap_or(0) == 0 || line.trim().is_empty() {
             break;
         }
-        out.push_str(&rest[..n]);
-        body = rest[n..].trim_start_matches("\r\n");
+        let lower = line.to_ascii_lowercase();
+        if let Some(v) = lower.strip_prefix("content-length:") {
+            length = v.trim().parse::<usize>().ok();
+        }
+        if lower.starts_with("transfer-encoding:") && lower.contains("chunked") {
+            chunked = true;
+        }
     }
-    out
+    let mut out = Vec::new();
+    if chunked {
+        loop {
+            line.clear();
+            let _ = reader.read_line(&mut line);
+            let n = usize::from_str_radix(line.trim(), 16).unwrap_or(0);
+            if n == 0 {
+                break;
+            }
+            let mut chunk = vec![0; n + 2];
+            if reader.read_exact(&mut chunk).is_err() {
+                break;
+            }
+            out.extend_from_slice(&chunk[..n]);
+        }
+    } else if let Some(n) = length {
+        out.resize(n, 0);
+        let _ = reader.read_exact(&mut out);
+    } else {
+        let _ = reader.read_to_end(&mut out);
+    }
+    (status, String::from_utf8_lossy(&out).into_owned())
 }
 
 #[cfg(test)]
