@@ -330,9 +330,15 @@ async fn a_send_outside_the_24_hour_window_is_reported_failed_with_the_reason() 
     chat.owner
         .config_set("channels.whatsapp.dmPolicy", json!("open"))
         .await;
+    // The answer's receipts come before Meta's answer to the send: the
+    // ledger keeps them until the send names the message.
+    chat.wa.set_statuses_before_answer(true);
     chat.llm.script("hi there", vec![Step::text("Hello Ann.")]);
     chat.wa.user_says(ANN, "Ann", "hi there");
     assert_eq!(text(&chat.wait_sent(1)[0]), "Hello Ann.");
+    let entry = chat.wait_entry(|e| e["delivered"] == 1).await;
+    assert_eq!(entry["delivered"], 1, "{entry}");
+    chat.wa.set_statuses_before_answer(false);
 
     // A day passes. The agent writes to her on its own: Meta refuses the
     // send, and the agent is told why.

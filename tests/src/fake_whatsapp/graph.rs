@@ -82,26 +82,39 @@ async fn handle(
         (status, response, after)
     };
     if let After::Statuses(deliveries) = after {
-        // After the answer, as Meta's statuses come after its 200.
-        tokio::spawn(async move {
-            for payload in deliveries {
-                tokio::time::sleep(std::time::Duration::from_millis(100)).await;
-                let state = state.clone();
-                let body = payload.to_string();
-                let _ = tokio::task::spawn_blocking(move || {
-                    let signature =
-                        format!("sha256={}", super::sign(super::APP_SECRET, body.as_bytes()));
-                    deliver_now(&state, &body, Some(&signature))
-                })
-                .await;
-            }
-        });
+        let early = state.lock().unwrap().statuses_before_answer;
+        let statuses = deliver_statuses(state.clone(), deliveries, !early);
+        if early {
+            // Meta does not order its webhooks after its answers: here
+            // they come first, and the answer a moment later.
+            statuses.await;
+            tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+        } else {
+            // After the answer, as they mostly do.
+            tokio::spawn(statuses);
+        }
     }
     Ok(Response::builder()
         .status(status)
         .header("content-type", "application/json")
         .body(Full::new(Bytes::from(response.to_string())))
         .unwrap())
+}
+
+/// Signed status webhooks, one after the other (each `pause`d 100 ms before).
+async fn deliver_statuses(state: Shared, deliveries: Vec<Value>, pause: bool) {
+    for payload in deliveries {
+        if pause {
+            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        }
+        let state = state.clone();
+        let body = payload.to_string();
+        let _ = tokio::task::spawn_blocking(move || {
+            let signature = format!("sha256={}", super::sign(super::APP_SECRET, body.as_bytes()));
+            deliver_now(&state, &body, Some(&signature))
+        })
+        .await;
+    }
 }
 
 fn trace_id(s: &mut State) -> String {

@@ -103,6 +103,8 @@ pub(crate) struct State {
     pub window_failures_async: bool,
     /// `sent` and `delivered` statuses follow every accepted message.
     pub auto_statuses: bool,
+    /// A send's statuses come before its answer.
+    pub statuses_before_answer: bool,
     /// Ids of the users' messages (what read receipts may point at).
     pub inbound_ids: HashSet<String>,
     pub next_id: u64,
@@ -142,6 +144,7 @@ impl FakeWhatsApp {
             windows: HashMap::new(),
             window_failures_async: false,
             auto_statuses: true,
+            statuses_before_answer: false,
             inbound_ids: HashSet::new(),
             next_id: 1,
             last_delivery: None,
@@ -189,6 +192,12 @@ impl FakeWhatsApp {
     /// (default yes, as on a phone that is online).
     pub fn set_auto_statuses(&self, on: bool) {
         self.lock().auto_statuses = on;
+    }
+
+    /// Whether a send's statuses are delivered before its answer (Meta
+    /// does not order them; default: after).
+    pub fn set_statuses_before_answer(&self, on: bool) {
+        self.lock().statuses_before_answer = on;
     }
 
     /// `wa_id` (named `name`) writes `text`: a signed delivery to the channel.
