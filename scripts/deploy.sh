@@ -63,6 +63,7 @@ if [ "$DRY_RUN" = 1 ]; then
   if [ "$BUILD" = 1 ]; then
     say "building the Workers"
     bash scripts/build-worker.sh >/dev/null
+    bash scripts/build-web.sh
     for ch in $CHANNELS; do bash "channels/$ch/build.sh" >/dev/null; done
   fi
   # Bundled from the built output, as deployed (the configs' [build]

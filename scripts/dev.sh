@@ -17,6 +17,8 @@ WHATSAPP_PORT="${GSV_WHATSAPP_PORT:-8788}"
 bash scripts/setup.sh
 say "building the gateway (wasm)"
 bash scripts/build-worker.sh >/dev/null
+say "building the web UI"
+bash scripts/build-web.sh
 say "building the Discord channel (wasm)"
 bash channels/discord/build.sh >/dev/null
 say "building the WhatsApp channel (wasm)"
@@ -35,6 +37,7 @@ token="$(grep '^GSV_AUTH_TOKEN=' .dev.vars | tail -n1 | cut -d= -f2-)"
 gsv local-config set gateway.url "ws://127.0.0.1:$PORT/ws" >/dev/null
 gsv local-config set gateway.token "$token" >/dev/null
 say "the gsv CLI is configured for ws://127.0.0.1:$PORT/ws"
+say "the web UI: http://127.0.0.1:$PORT/ (its token is GSV_AUTH_TOKEN in .dev.vars)"
 say "WhatsApp's webhook: http://127.0.0.1:$WHATSAPP_PORT/webhook (see channels/whatsapp/README.md)"
 say "next, in another terminal: gsv config set apiKeys.anthropic <key>   (or model.provider/openai etc.)"
 say "                            gsv chat \"hello\""

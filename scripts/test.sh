@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # README command 2: runs every test. Installs what is missing, builds the
-# gateway once (the end-to-end tests start workerd on that build), builds
-# the gsv CLI they drive, then runs the whole workspace's tests.
+# gateway and its web UI once (the end-to-end tests start workerd on that
+# build), builds the gsv CLI they drive, then runs the whole workspace's
+# tests (the web UI's in a headless Chromium).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export WRANGLER_SEND_METRICS=false CLOUDFLARE_CF_FETCH_ENABLED=false
 
-bash scripts/setup.sh
+bash scripts/setup.sh --browser
 echo "[test] checking formatting" >&2
 cargo fmt --all -- --check
 # The workspace lints (Cargo.toml [workspace.lints]) hold only if warnings
@@ -15,12 +16,17 @@ cargo fmt --all -- --check
 echo "[test] clippy" >&2
 cargo clippy --workspace --all-targets -- -D warnings
 cargo clippy --target wasm32-unknown-unknown -p gsv-gateway -p gsv-channel-discord -p gsv-channel-whatsapp -- -D warnings
+# The TypeScript bindings' generator, behind the protocol's `ts` feature.
+cargo clippy -p gsv-protocol --features ts --all-targets -- -D warnings
+cargo test -p gsv-protocol --features ts --lib
 echo "[test] building the gateway (wasm)" >&2
 bash scripts/build-worker.sh >/dev/null
 echo "[test] building the Discord channel worker (wasm)" >&2
 bash channels/discord/build.sh >/dev/null
 echo "[test] building the WhatsApp channel worker (wasm)" >&2
 bash channels/whatsapp/build.sh >/dev/null
+echo "[test] building the web UI" >&2
+bash scripts/build-web.sh
 echo "[test] building the gsv CLI" >&2
 cargo build -p gsv
 cargo test --workspace "$@"

@@ -13,6 +13,7 @@ fn default_account() -> String {
 
 /// One channel account the gateway knows of.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct ChannelRegistryEntry {
     pub channel: String,
@@ -48,6 +49,7 @@ fn is_zero(n: &u64) -> bool {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct ChannelsListResult {
     pub channels: Vec<ChannelRegistryEntry>,
@@ -57,6 +59,7 @@ pub struct ChannelsListResult {
 /// `channel.start`: the account's settings go to the channel; a bot token
 /// given here is the channel's to keep and is never echoed back.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct ChannelStartRpcParams {
     pub channel: String,
@@ -68,6 +71,7 @@ pub struct ChannelStartRpcParams {
 
 /// `channel.stop`, `channel.logout`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct ChannelAccountParams {
     pub channel: String,
@@ -76,6 +80,7 @@ pub struct ChannelAccountParams {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct ChannelAccountResult {
     pub ok: bool,
@@ -87,6 +92,7 @@ pub struct ChannelAccountResult {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct ChannelStatusRpcParams {
     pub channel: String,
@@ -95,6 +101,7 @@ pub struct ChannelStatusRpcParams {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct ChannelStatusRpcResult {
     pub channel: String,
@@ -107,6 +114,7 @@ pub struct ChannelStatusRpcResult {
 
 /// What the gateway failed to deliver through one account.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct UndeliveredPieces {
     pub account_id: String,
@@ -116,6 +124,7 @@ pub struct UndeliveredPieces {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct ChannelLoginRpcParams {
     pub channel: String,
@@ -126,6 +135,7 @@ pub struct ChannelLoginRpcParams {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct ChannelLoginRpcResult {
     pub ok: bool,
@@ -138,6 +148,7 @@ pub struct ChannelLoginRpcResult {
 
 /// A sender waiting for the owner's approval.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct PendingPair {
     pub channel: String,
@@ -152,6 +163,7 @@ pub struct PendingPair {
 
 /// `pair.list`: keyed by `channel:senderId`, as in v1.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct PairListResult {
     pub pairs: BTreeMap<String, PendingPair>,
@@ -160,6 +172,7 @@ pub struct PairListResult {
 /// `pair.approve` / `pair.reject`: the request by its `code`, or by
 /// `channel` and `senderId` (v1's form).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct PairDecisionParams {
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -171,6 +184,7 @@ pub struct PairDecisionParams {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct PairApproveResult {
     pub approved: bool,
@@ -183,6 +197,7 @@ pub struct PairApproveResult {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct PairRejectResult {
     pub rejected: bool,

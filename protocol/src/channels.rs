@@ -139,6 +139,7 @@ pub struct ChannelOutboundMessage {
 
 /// One account's connection as the channel sees it. Never carries secrets.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct ChannelAccountStatus {
     pub account_id: String,
@@ -319,6 +320,7 @@ impl InternalCall for ChannelTypingParams {
 /// An account's settings at `start`. Unknown keys are kept for channels
 /// that need more.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct ChannelAccountConfig {
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -8,6 +8,7 @@ use std::collections::BTreeMap;
 
 /// When a job runs.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(tag = "kind", rename_all = "camelCase")]
 pub enum Schedule {
     /// Once, at `atMs` (already past: due at once).
@@ -39,6 +40,7 @@ impl Schedule {
 
 /// What a job does when it fires.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(tag = "kind", rename_all = "camelCase")]
 pub enum JobSpec {
     /// Text injected into the agent's main session.
@@ -64,6 +66,7 @@ pub enum JobSpec {
 
 /// How a run ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub enum RunStatus {
     /// Started; the agent's run has not ended yet.
@@ -75,6 +78,7 @@ pub enum RunStatus {
 
 /// A job's mutable state (all optional on the wire).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct JobState {
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -95,6 +99,7 @@ pub struct JobState {
 
 /// A stored job.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct CronJob {
     pub id: String,
@@ -116,6 +121,7 @@ pub struct CronJob {
 /// One run of a job. `id` is [`slots::run_id`]: stable per job and slot,
 /// so storing it with "insert or ignore" makes firing idempotent.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct CronRun {
     pub id: String,
@@ -137,6 +143,7 @@ pub struct CronRun {
 
 /// `cron.status`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct CronStatusResult {
     pub enabled: bool,
@@ -158,6 +165,7 @@ pub struct CronStatusResult {
 
 /// `cron.list`.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct CronListParams {
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -175,6 +183,7 @@ pub struct CronListParams {
 /// One listed job with its schedule and next run in words, in the user's
 /// zone (absent from v1 gateways).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct CronJobView {
     #[serde(flatten)]
@@ -186,6 +195,7 @@ pub struct CronJobView {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct CronListResult {
     pub jobs: Vec<CronJobView>,
@@ -197,6 +207,7 @@ pub struct CronListResult {
 /// (`{kind:"at", in:"2h"}`, `{kind:"cron", expr, tz?}`, `{mode:"task",
 /// message}`…), so the CLI and the agent's tool write the same things.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct CronAddParams {
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -215,6 +226,7 @@ pub struct CronAddParams {
 
 /// `cron.add` and `cron.update`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct CronJobResult {
     pub ok: bool,
@@ -223,6 +235,7 @@ pub struct CronJobResult {
 
 /// `cron.update`: `patch` has any field of [`CronAddParams`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct CronUpdateParams {
     pub id: String,
@@ -231,11 +244,13 @@ pub struct CronUpdateParams {
 
 /// `cron.remove`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct CronIdParams {
     pub id: String,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct CronRemoveResult {
     pub ok: bool,
     pub removed: bool,
@@ -244,6 +259,7 @@ pub struct CronRemoveResult {
 /// `cron.run`: `due` (default) fires what is due now; `force` runs job
 /// `id` now whatever its schedule.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub enum CronRunMode {
     #[default]
@@ -252,6 +268,7 @@ pub enum CronRunMode {
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct CronRunParams {
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -264,6 +281,7 @@ pub struct CronRunParams {
 /// once the agent's turn ended (see `cron.runs`); here `status` is set
 /// only when the run ended at once (skipped, or failed to start).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct CronRunResult {
     pub job_id: String,
@@ -275,6 +293,7 @@ pub struct CronRunResult {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct CronRunNowResult {
     pub ok: bool,
@@ -284,6 +303,7 @@ pub struct CronRunNowResult {
 
 /// `cron.runs`, newest first.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct CronRunsParams {
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -296,6 +316,7 @@ pub struct CronRunsParams {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct CronRunsResult {
     pub runs: Vec<CronRun>,
@@ -304,6 +325,7 @@ pub struct CronRunsResult {
 
 /// One agent's heartbeat as `heartbeat.status` shows it.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct HeartbeatState {
     pub agent_id: String,
@@ -330,17 +352,20 @@ pub struct HeartbeatState {
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct HeartbeatStatusResult {
     pub agents: BTreeMap<String, HeartbeatState>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct HeartbeatStartResult {
     pub message: String,
     pub agents: BTreeMap<String, HeartbeatState>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct HeartbeatTriggerParams {
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -348,6 +373,7 @@ pub struct HeartbeatTriggerParams {
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct HeartbeatTriggerResult {
     pub ok: bool,

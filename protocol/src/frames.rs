@@ -27,6 +27,7 @@ pub mod close_codes {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(tag = "type")]
 pub enum Frame {
     #[serde(rename = "req")]
@@ -38,6 +39,7 @@ pub enum Frame {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct RequestFrame {
     pub id: String,
     pub method: String,
@@ -46,10 +48,12 @@ pub struct RequestFrame {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct ResponseFrame {
     /// The request's id; empty when it could not be read, sent as `null`
     /// (as JSON-RPC does for unparseable requests).
     #[serde(serialize_with = "empty_as_null", deserialize_with = "null_as_empty")]
+    #[cfg_attr(feature = "ts", ts(type = "string | null"))]
     pub id: String,
     pub ok: bool,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -59,6 +63,7 @@ pub struct ResponseFrame {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct EventFrame {
     pub event: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -68,6 +73,7 @@ pub struct EventFrame {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct ErrorShape {
     pub code: i64,

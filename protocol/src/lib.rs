@@ -15,6 +15,8 @@ pub mod methods;
 pub mod nodes;
 pub mod requests;
 pub mod skills;
+#[cfg(feature = "ts")]
+pub mod ts;
 
 pub use channel_rpc::*;
 pub use cron::*;

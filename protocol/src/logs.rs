@@ -11,6 +11,7 @@ pub const MAX_LOG_LINES: u32 = 5000;
 /// `logs.get` params. `lines` is read as any integer so that 0 or -1 get
 /// a clear error rather than a type error.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct LogsGetParams {
     /// Optional only while exactly one node is connected.
@@ -23,6 +24,7 @@ pub struct LogsGetParams {
 
 /// `logs.get` result: the node's last lines, oldest first.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct LogsGetResult {
     pub node_id: String,
@@ -34,6 +36,7 @@ pub struct LogsGetResult {
 
 /// `logs.get` event (gateway → node): send the last `lines` lines.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct LogsGetEvent {
     pub call_id: String,
@@ -42,6 +45,7 @@ pub struct LogsGetEvent {
 
 /// `logs.result` params (node → gateway): the lines, or why there are none.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct LogsResultParams {
     pub call_id: String,

@@ -5,6 +5,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "lowercase")]
 pub enum ClientMode {
     Client,
@@ -13,6 +14,7 @@ pub enum ClientMode {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct ClientInfo {
     pub id: String,
@@ -28,6 +30,7 @@ pub struct ClientInfo {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct ToolDefinition {
     pub name: String,
@@ -36,12 +39,14 @@ pub struct ToolDefinition {
 }
 
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct AuthParams {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub token: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct ConnectParams {
     pub min_protocol: u32,
@@ -56,6 +61,7 @@ pub struct ConnectParams {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct ServerInfo {
     pub version: String,
@@ -63,6 +69,7 @@ pub struct ServerInfo {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Features {
     pub methods: Vec<String>,
     pub events: Vec<String>,
@@ -70,6 +77,7 @@ pub struct Features {
 
 /// The `connect` result.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct HelloOkResult {
     #[serde(rename = "type")]
@@ -82,6 +90,7 @@ pub struct HelloOkResult {
 /// `HelloOkResult.type`: a type with one value, so an answer of another
 /// type does not read as a `hello-ok`.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub enum HelloOkTag {
     #[default]
     #[serde(rename = "hello-ok")]
@@ -89,6 +98,7 @@ pub enum HelloOkTag {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct ChatSendParams {
     pub session_key: String,
@@ -99,6 +109,7 @@ pub struct ChatSendParams {
 
 /// `chat.send` answers one of three shapes, told apart by `status`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(tag = "status", rename_all = "kebab-case")]
 pub enum ChatSendResult {
     /// `"started"`: a run started or was queued.
@@ -111,6 +122,7 @@ pub enum ChatSendResult {
 
 /// `chat.send` that started (or queued) a run.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct ChatStartedResult {
     pub run_id: String,
@@ -127,6 +139,7 @@ pub struct ChatStartedResult {
 
 /// What inline directives changed for one message.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct ChatDirectives {
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -138,6 +151,7 @@ pub struct ChatDirectives {
 /// `chat.send` answered by a slash command (`/status`, `/reset`…) without
 /// a model run — except `/new TEXT`, whose TEXT starts a run (`run_id`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct ChatCommandResult {
     /// The command's canonical name (`reset`, `compact`, `stop`, `status`,
@@ -156,6 +170,7 @@ pub struct ChatCommandResult {
 
 /// `chat.send` with nothing but directives: acknowledged, no run.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct ChatDirectiveOnlyResult {
     pub session_key: String,
@@ -165,6 +180,7 @@ pub struct ChatDirectiveOnlyResult {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "lowercase")]
 pub enum ChatState {
     /// A chunk of assistant text as it streams (new in this project; v1
@@ -179,6 +195,7 @@ pub enum ChatState {
 
 /// Payload of the `chat` event.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct ChatEvent {
     pub run_id: Option<String>,
@@ -197,13 +214,19 @@ pub struct ChatEvent {
 }
 
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct ConfigGetParams {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub path: Option<String>,
 }
 
+/// What `config.get` shows instead of a secret's value (API keys, tokens):
+/// secrets can be set, never read back.
+pub const SECRET_MASK: &str = "***";
+
 /// `config.get` answers `{path, value}` for a path and `{config}` without one.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(untagged)]
 pub enum ConfigGetResult {
     Path { path: String, value: Value },
@@ -211,24 +234,28 @@ pub enum ConfigGetResult {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct ConfigSetParams {
     pub path: String,
     pub value: Value,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct ConfigSetResult {
     pub ok: bool,
     pub path: String,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct SessionGetParams {
     pub session_key: String,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct TokenCounts {
     pub input: u64,
     pub output: u64,
@@ -236,6 +263,7 @@ pub struct TokenCounts {
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct ModelSelection {
     pub provider: String,
@@ -243,6 +271,7 @@ pub struct ModelSelection {
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct SessionSettings {
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -256,6 +285,7 @@ pub struct SessionSettings {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct SessionGetResult {
     pub session_id: String,
@@ -277,11 +307,13 @@ pub struct SessionGetResult {
 /// `session.patch` result: always `{"ok": true}` (the patched session is
 /// read with `session.get`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct SessionPatchResult {
     pub ok: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct SessionPreviewParams {
     pub session_key: String,
@@ -290,6 +322,7 @@ pub struct SessionPreviewParams {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct SessionPreviewResult {
     pub session_key: String,
@@ -300,6 +333,7 @@ pub struct SessionPreviewResult {
 
 /// `sessions.list`: the sessions the gateway has seen, most recently active first.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct SessionsListParams {
     /// Default 0.
@@ -311,6 +345,7 @@ pub struct SessionsListParams {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct SessionRegistryEntry {
     pub session_key: String,
@@ -321,6 +356,7 @@ pub struct SessionRegistryEntry {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct SessionsListResult {
     pub sessions: Vec<SessionRegistryEntry>,
@@ -330,6 +366,7 @@ pub struct SessionsListResult {
 
 /// `session.stats` (params: `SessionGetParams`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct SessionStatsResult {
     pub session_key: String,
@@ -351,6 +388,7 @@ pub struct SessionStatsResult {
 
 /// The R2 requests one run made to assemble its system prompt.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct WorkspaceLoadStats {
     /// Object reads (workspace files, daily memory, SKILL.md bodies).
@@ -380,6 +418,7 @@ pub struct WorkspaceLoadStats {
 
 /// What became of a model call made before the workspace check ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "lowercase")]
 pub enum EarlyCall {
     /// The check found the same prompt: the call went on.
@@ -391,6 +430,7 @@ pub enum EarlyCall {
 
 /// `session.history` (params: `SessionGetParams`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct SessionHistoryResult {
     pub session_key: String,
@@ -402,6 +442,7 @@ pub struct SessionHistoryResult {
 /// `settings.model`); `resetPolicy` is merged, its mode defaulting to
 /// `manual`; `label` replaces. `null` clears a field.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct SessionPatchParams {
     pub session_key: String,
@@ -417,6 +458,7 @@ pub struct SessionPatchParams {
 /// never separating a tool call from its results, and archive the rest to
 /// `agents/{agentId}/sessions/{sessionId}-part{ms}.jsonl.gz`. No model call.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct SessionCompactParams {
     pub session_key: String,
@@ -425,6 +467,7 @@ pub struct SessionCompactParams {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct SessionCompactResult {
     pub ok: bool,
@@ -439,6 +482,7 @@ pub struct SessionCompactResult {
 /// `agents/{agentId}/sessions/{sessionId}.jsonl.gz`, then start a new
 /// session id with zeroed counters.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct SessionResetResult {
     pub ok: bool,
@@ -456,6 +500,7 @@ pub struct SessionResetResult {
 /// `session.transcript`: the archived messages of one session id of this
 /// session (its compaction parts in order, then its reset archive), paged.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct SessionTranscriptParams {
     pub session_key: String,
@@ -470,6 +515,7 @@ pub struct SessionTranscriptParams {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct SessionTranscriptResult {
     pub session_key: String,
@@ -492,6 +538,7 @@ pub struct SessionTranscriptResult {
 /// `skills.status`: the agent's skills, where each comes from, and whether
 /// the connected hosts meet its requirements.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct SkillsStatusParams {
     /// Default: the default agent (`main`).
@@ -502,6 +549,7 @@ pub struct SkillsStatusParams {
 /// `workspace.list`: a directory of the agent's R2 workspace (`skills/` is
 /// the merged view of the agent's and the global skills).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct WorkspaceListParams {
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -512,6 +560,7 @@ pub struct WorkspaceListParams {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct WorkspaceListResult {
     pub path: String,
@@ -520,6 +569,7 @@ pub struct WorkspaceListResult {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct WorkspaceReadParams {
     pub path: String,
@@ -528,6 +578,7 @@ pub struct WorkspaceReadParams {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct WorkspaceReadResult {
     pub path: String,
@@ -541,26 +592,43 @@ pub struct WorkspaceReadResult {
     pub resolved_path: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub resolved_source: Option<crate::SkillSource>,
+    /// The version read (R2's etag): given back as `expectedEtag`,
+    /// `workspace.write` replaces this version only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub etag: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct WorkspaceWriteParams {
     pub path: String,
     pub content: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub agent_id: Option<String>,
+    /// Write only if the file is still at this version (a `workspace.read`
+    /// etag); otherwise nothing is written and the answer is a 409, so an
+    /// editor shows the conflict instead of overwriting someone's change.
+    /// Absent: write whatever is there (v1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expected_etag: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct WorkspaceWriteResult {
     pub path: String,
     pub size: u64,
     pub written: bool,
+    /// For a write with `expectedEtag`: the new version's etag, for the
+    /// next such write (v1's answer, to v1's request, stays as it was).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub etag: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct WorkspaceDeleteParams {
     pub path: String,
@@ -569,6 +637,7 @@ pub struct WorkspaceDeleteParams {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct WorkspaceDeleteResult {
     pub path: String,

@@ -8,6 +8,7 @@ use crate::ToolDefinition;
 
 /// What a node host is for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "lowercase")]
 pub enum HostRole {
     /// A general machine: files and a shell.
@@ -44,6 +45,7 @@ pub mod capability {
 
 /// `connect.nodeRuntime`: what the node host is and can do.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct NodeRuntimeInfo {
     pub host_role: HostRole,
@@ -63,12 +65,14 @@ pub struct NodeRuntimeInfo {
 
 /// `tools.list` result.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct ToolsListResult {
     pub tools: Vec<ToolDefinition>,
 }
 
 /// `tool.invoke` params (client → gateway): `tool` is namespaced.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct ToolInvokeParams {
     pub tool: String,
     #[serde(default)]
@@ -77,12 +81,14 @@ pub struct ToolInvokeParams {
 
 /// `tool.invoke` result, sent when the node answers.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct ToolInvokeResult {
     pub result: Value,
 }
 
 /// `tool.invoke` event (gateway → node): `tool` is un-namespaced.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct ToolInvokeEvent {
     pub call_id: String,
@@ -93,6 +99,7 @@ pub struct ToolInvokeEvent {
 
 /// `tool.result` params (node → gateway).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct ToolResultParams {
     pub call_id: String,
@@ -104,6 +111,7 @@ pub struct ToolResultParams {
 
 /// `tool.result` / `node.exec.event` answer; `dropped` when nobody waited.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct AckResult {
     pub ok: bool,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -114,6 +122,7 @@ pub struct AckResult {
 /// session (a Session's own calls take the internal path; v1 clients may
 /// send it on the socket).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct ToolRequestParams {
     pub call_id: String,
@@ -126,6 +135,7 @@ pub struct ToolRequestParams {
 /// `tool.request` result: the call went out to its node
 /// (`{"status": "sent"}`; the result goes to the session later).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(tag = "status", rename_all = "lowercase")]
 pub enum ToolRequestResult {
     Sent,
@@ -133,6 +143,7 @@ pub enum ToolRequestResult {
 
 /// What happened to a background command.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "snake_case")]
 pub enum ExecEventKind {
     Started,
@@ -149,6 +160,7 @@ impl ExecEventKind {
 
 /// `node.exec.event` params (node → gateway).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct NodeExecEventParams {
     pub event_id: String,
@@ -170,6 +182,7 @@ pub struct NodeExecEventParams {
 
 /// `chat.abort` params: cancel the session's current run.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct ChatAbortParams {
     pub session_key: String,
@@ -177,6 +190,7 @@ pub struct ChatAbortParams {
 
 /// `chat.abort` result (v1 `Session.abort` shape).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct ChatAbortResult {
     pub ok: bool,
@@ -216,6 +230,7 @@ pub mod transfer {
 
     /// Event `transfer.send` (gateway → source node): send this file.
     #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+    #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
     #[serde(rename_all = "camelCase")]
     pub struct TransferSendEvent {
         pub transfer_id: u32,
@@ -227,6 +242,7 @@ pub mod transfer {
     /// Event `transfer.receive` (gateway → destination node): `size`
     /// bytes for `path` follow as binary frames, then `transfer.end`.
     #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+    #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
     #[serde(rename_all = "camelCase")]
     pub struct TransferReceiveEvent {
         pub transfer_id: u32,
@@ -237,6 +253,7 @@ pub mod transfer {
     /// Event `transfer.end` (gateway → destination node): every chunk was
     /// sent; keep the file only if it has this size and SHA-256 (hex).
     #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+    #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
     #[serde(rename_all = "camelCase")]
     pub struct TransferEndEvent {
         pub transfer_id: u32,
@@ -245,6 +262,7 @@ pub mod transfer {
 
     /// Event `transfer.cancel` (gateway → node): drop what was received.
     #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+    #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
     #[serde(rename_all = "camelCase")]
     pub struct TransferCancelEvent {
         pub transfer_id: u32,
@@ -252,6 +270,7 @@ pub mod transfer {
     }
 
     #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+    #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
     #[serde(rename_all = "lowercase")]
     pub enum TransferState {
         /// Source: `size` bytes follow.
@@ -266,6 +285,7 @@ pub mod transfer {
 
     /// `transfer.status` params (node → gateway).
     #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+    #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
     #[serde(rename_all = "camelCase")]
     pub struct TransferStatusParams {
         pub transfer_id: u32,

@@ -61,6 +61,7 @@ pub trait Method {
 /// Params of a method that takes none: sent as no `params` at all, and
 /// anything received is accepted (the gateway never read them).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS), ts(type = "null"))]
 pub struct NoParams;
 
 impl Serialize for NoParams {
@@ -121,6 +122,25 @@ pub fn authorize(mode: ClientMode, name: &str) -> Result<(), ErrorShape> {
     }
 }
 
+/// One row of `ts_methods`: only the methods a `client` connection may
+/// call (chosen by their callers, so nodes' and channels' types need no
+/// TypeScript form). Keep in step with [`Callers::allow`].
+#[cfg(feature = "ts")]
+macro_rules! ts_row {
+    (Unconnected, $variant:ident) => {
+        None
+    };
+    (Nodes, $variant:ident) => {
+        None
+    };
+    (Channels, $variant:ident) => {
+        None
+    };
+    ($callers:ident, $variant:ident) => {
+        Some(crate::ts::TsMethod::of::<method::$variant>())
+    };
+}
+
 macro_rules! methods {
     ($( $(#[$doc:meta])* $variant:ident => $name:literal ($params:ty) -> $result:ty, callers: $callers:ident; )*) => {
         /// Marker types, one per method (see [`Method`]).
@@ -138,6 +158,14 @@ macro_rules! methods {
                     type Result = $result;
                 }
             )*
+        }
+
+        /// Every method a client may call, with its types, for the
+        /// TypeScript bindings (`crate::ts`); such a method whose params or
+        /// result lack the `TS` derive does not compile with the `ts` feature.
+        #[cfg(feature = "ts")]
+        pub(crate) fn ts_methods() -> Vec<crate::ts::TsMethod> {
+            [ $( ts_row!($callers, $variant), )* ].into_iter().flatten().collect()
         }
 
         /// Every method, in the order `hello-ok` lists them.

@@ -12,6 +12,7 @@ pub const PROBE_KIND_BINS: &str = "bins";
 /// Where a SKILL.md lives: `skills.status` and `workspace.read`'s
 /// `resolvedSource` say which copy is in use.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "lowercase")]
 pub enum SkillSource {
     /// `agents/{agentId}/skills/{dir}/SKILL.md`: overrides a global one.
@@ -33,6 +34,7 @@ pub fn valid_bin_name(name: &str) -> bool {
 /// Event `node.probe` (gateway → node): report which of `bins` are
 /// executable files on the node's PATH, within `timeoutMs`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct NodeProbeEvent {
     pub probe_id: String,
@@ -46,6 +48,7 @@ pub struct NodeProbeEvent {
 
 /// `node.probe.result` params (node → gateway).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct NodeProbeResultParams {
     pub probe_id: String,
@@ -61,6 +64,7 @@ pub struct NodeProbeResultParams {
 /// `skills.update` params: probe the connected nodes for the agent's
 /// required bins, then answer with the re-evaluated status.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct SkillsUpdateParams {
     /// Default: the default agent (`main`).
@@ -77,6 +81,7 @@ pub struct SkillsUpdateParams {
 
 /// One node whose probe failed.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct SkillProbeError {
     pub node_id: String,
@@ -87,6 +92,7 @@ pub struct SkillProbeError {
 /// (`status`, flattened) and what the probes did. `S` is the gateway's
 /// typed status; readers that only render it use the default, a JSON map.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct SkillsUpdateResult<S = Map<String, Value>> {
     #[serde(flatten)]

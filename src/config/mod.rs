@@ -9,8 +9,9 @@ pub use defaults::{default_config, DEFAULT_SYSTEM_PROMPT};
 
 use serde_json::{Map, Value};
 
-/// What a masked secret reads as.
-pub const MASK: &str = "***";
+/// What a masked secret reads as (defined with the wire types, so the web
+/// UI knows it too).
+pub const MASK: &str = gsv_protocol::SECRET_MASK;
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Config {

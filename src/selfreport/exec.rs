@@ -16,7 +16,7 @@ use crate::workspace::paths::{
 };
 use gsv_protocol::{
     ToolDefinition, WorkspaceDeleteParams, WorkspaceListParams, WorkspaceReadParams,
-    WorkspaceWriteParams,
+    WorkspaceReadResult, WorkspaceWriteParams,
 };
 use serde_json::{json, Value};
 
@@ -128,13 +128,19 @@ async fn workspace_call<S: ObjectStore>(
                 path: path.as_str().into(),
                 agent_id: None,
             };
-            json!(methods::read(store, agent, p).await.map_err(shown)?)
+            // The version is for editors' conditional writes, not the model.
+            let read = WorkspaceReadResult {
+                etag: None,
+                ..methods::read(store, agent, p).await.map_err(shown)?
+            };
+            json!(read)
         }
         WorkspaceCall::Write { path, content } => {
             let p = WorkspaceWriteParams {
                 path: path.as_str().into(),
                 content,
                 agent_id: None,
+                expected_etag: None,
             };
             json!(methods::write(store, agent, p).await.map_err(shown)?)
         }

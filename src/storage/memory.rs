@@ -155,6 +155,21 @@ impl ObjectStore for MemoryStore {
         Ok(Some(etag))
     }
 
+    async fn put_if_match(
+        &self,
+        key: &str,
+        body: Vec<u8>,
+        content_type: &str,
+        expected: &str,
+    ) -> StoreResult<Option<String>> {
+        let current = self.objects.borrow().get(key).map(|o| o.etag.clone());
+        if current.as_deref() != Some(expected) {
+            self.count(|r| r.puts += 1);
+            return Ok(None);
+        }
+        self.put(key, body, content_type).await
+    }
+
     async fn exists(&self, key: &str) -> StoreResult<bool> {
         self.count(|r| r.heads += 1);
         Ok(self.objects.borrow().contains_key(key))

@@ -60,6 +60,8 @@ pub struct TextObject {
     pub content: String,
     pub size: u64,
     pub uploaded_ms: i64,
+    /// The version read (what a conditional write names).
+    pub etag: String,
 }
 
 /// One listing request: the keys under `prefix`, after `start_after`,
@@ -108,6 +110,16 @@ pub trait ObjectStore {
         body: Vec<u8>,
         content_type: &str,
     ) -> StoreResult<Option<String>>;
+    /// Stores `body` as `key` only if `key` exists at etag `expected`,
+    /// in one request (so no write can slip in between a check and the
+    /// put); the new etag, or `None` when the condition failed.
+    async fn put_if_match(
+        &self,
+        key: &str,
+        body: Vec<u8>,
+        content_type: &str,
+        expected: &str,
+    ) -> StoreResult<Option<String>>;
     async fn exists(&self, key: &str) -> StoreResult<bool>;
     async fn remove(&self, key: &str) -> StoreResult<()>;
     /// One page of `req`, from `cursor` (a previous page's) if any.
@@ -130,21 +142,46 @@ pub trait ObjectStore {
             content,
             size: object.size,
             uploaded_ms: object.uploaded_ms,
+            etag: object.etag,
         }))
     }
 
-    /// Writes `content` as `key` with the content type its name implies.
-    async fn write_text(&self, key: &str, content: &str) -> StoreResult<()> {
+    /// Writes `content` as `key` with the content type its name implies;
+    /// the new etag (`None` only if the store did not say).
+    async fn write_text(&self, key: &str, content: &str) -> StoreResult<Option<String>> {
         let etag = self
             .put(key, content.as_bytes().to_vec(), content_type_of(key))
             .await?;
         // No etag only for a conditional put; the cache is checked by etag
         // anyway, so the stale body left there is never served.
-        match etag {
-            Some(etag) => self.texts().remember_write(key, Some((&etag, content))),
+        match &etag {
+            Some(etag) => self.texts().remember_write(key, Some((etag, content))),
             None => self.texts().count_write(),
         }
-        Ok(())
+        Ok(etag)
+    }
+
+    /// [`Self::write_text`] only over version `expected` of `key`: the new
+    /// etag, or `None` (nothing written) when `key` is at another version
+    /// or gone.
+    async fn write_text_if_match(
+        &self,
+        key: &str,
+        content: &str,
+        expected: &str,
+    ) -> StoreResult<Option<String>> {
+        let etag = self
+            .put_if_match(
+                key,
+                content.as_bytes().to_vec(),
+                content_type_of(key),
+                expected,
+            )
+            .await?;
+        if let Some(etag) = &etag {
+            self.texts().remember_write(key, Some((etag, content)));
+        }
+        Ok(etag)
     }
 
     /// Whether the key existed (and is now gone).

@@ -13,13 +13,14 @@ fn texts_round_trip_through_the_cache() {
     block_on(async {
         assert_eq!(store.read_text("a/x.md").await, Ok(None));
         assert!(store.texts().knows("a/x.md"));
-        store.write_text("a/x.md", "hello").await.unwrap();
+        let written = store.write_text("a/x.md", "hello").await.unwrap();
         assert_eq!(
             store.read_text("a/x.md").await,
             Ok(Some(TextObject {
                 content: "hello".into(),
                 size: 5,
-                uploaded_ms: 1_700
+                uploaded_ms: 1_700,
+                etag: written.unwrap(),
             }))
         );
         let (listed, pages) = store.list_objects("a/", None).await.unwrap();
@@ -138,4 +139,35 @@ fn listings_carry_custom_metadata_when_asked() {
             ("p/s1.jsonl.gz".to_string(), meta)
         ]
     );
+}
+
+#[test]
+fn a_conditional_write_replaces_only_the_version_read() {
+    let store = MemoryStore::new();
+    block_on(async {
+        let v1 = store.write_text("a/x.md", "one").await.unwrap().unwrap();
+        // Written over the version read: a new version.
+        let v2 = store
+            .write_text_if_match("a/x.md", "two", &v1)
+            .await
+            .unwrap();
+        let v2 = v2.expect("written over v1");
+        assert_ne!(v2, v1);
+        assert_eq!(store.text("a/x.md").as_deref(), Some("two"));
+        // Someone else's write came first: nothing written.
+        store.insert("a/x.md", "theirs");
+        assert_eq!(
+            store.write_text_if_match("a/x.md", "mine", &v2).await,
+            Ok(None)
+        );
+        assert_eq!(store.text("a/x.md").as_deref(), Some("theirs"));
+        // A deleted file is not at any version.
+        let current = store.read_text("a/x.md").await.unwrap().unwrap().etag;
+        store.delete("a/x.md").await.unwrap();
+        assert_eq!(
+            store.write_text_if_match("a/x.md", "mine", &current).await,
+            Ok(None)
+        );
+        assert_eq!(store.text("a/x.md"), None);
+    });
 }

@@ -9,7 +9,7 @@ use crate::storage::{
     ListPage, ListRequest, ListedObject, ObjectStore, StoreError, StoreResult, StoredObject,
     TextCache,
 };
-use worker::{Bucket, HttpMetadata, Include, Result};
+use worker::{Bucket, Conditional, HttpMetadata, Include, Result};
 
 thread_local! {
     /// Leaked once per isolate (which never ends before its objects do),
@@ -60,6 +60,32 @@ impl ObjectStore for Bucket {
         };
         let object = Bucket::put(self, key, body)
             .http_metadata(metadata)
+            .execute()
+            .await
+            .map_err(backend)?;
+        Ok(object.map(|o| o.etag()))
+    }
+
+    async fn put_if_match(
+        &self,
+        key: &str,
+        body: Vec<u8>,
+        content_type: &str,
+        expected: &str,
+    ) -> StoreResult<Option<String>> {
+        let metadata = HttpMetadata {
+            content_type: Some(content_type.into()),
+            ..Default::default()
+        };
+        let only_if = Conditional {
+            etag_matches: Some(expected.to_string()),
+            ..Default::default()
+        };
+        // R2 answers a failed condition with no object (a missing key
+        // fails it too).
+        let object = Bucket::put(self, key, body)
+            .http_metadata(metadata)
+            .only_if(only_if)
             .execute()
             .await
             .map_err(backend)?;
@@ -127,7 +153,8 @@ pub async fn read_text(bucket: &Bucket, key: impl Into<String>) -> Result<Option
 }
 
 pub async fn write_text(bucket: &Bucket, key: impl Into<String>, content: &str) -> Result<()> {
-    Ok(bucket.write_text(&key.into(), content).await?)
+    bucket.write_text(&key.into(), content).await?;
+    Ok(())
 }
 
 /// Every key and delimited prefix under `prefix`, across pages.

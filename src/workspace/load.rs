@@ -339,7 +339,10 @@ async fn write_templates<S: ObjectStore>(
             .zip(templates)
             .map(|(key, (_, content))| store.write_text(key, content)),
     );
-    writes.await.into_iter().collect()
+    for written in writes.await {
+        written?;
+    }
+    Ok(())
 }
 
 /// Whether the session is a group chat's (`agent:{id}:{channel}:group:…`,

@@ -72,6 +72,7 @@ pub async fn read<S: ObjectStore>(
                 last_modified: Some(obj.uploaded_ms),
                 resolved_path: skill_view.then(|| key.clone()),
                 resolved_source: skill_view.then_some(source),
+                etag: Some(obj.etag),
             });
         }
     }
@@ -84,15 +85,37 @@ pub async fn write<S: ObjectStore>(
     p: WorkspaceWriteParams,
 ) -> Res<WorkspaceWriteResult> {
     let path = WorkspacePath::file(&p.path).map_err(bad_path)?;
-    store
-        .write_text(&write_key(agent_id, &path), &p.content)
-        .await
-        .map_err(internal)?;
+    let key = write_key(agent_id, &path);
+    let etag = match p.expected_etag.as_deref() {
+        None => {
+            store.write_text(&key, &p.content).await.map_err(internal)?;
+            None
+        }
+        Some(expected) => Some(
+            store
+                .write_text_if_match(&key, &p.content, expected)
+                .await
+                .map_err(internal)?
+                .ok_or_else(|| changed_since_read(&p.path, agent_id))?,
+        ),
+    };
     Ok(WorkspaceWriteResult {
         path: p.path,
         size: p.content.len() as u64,
         written: true,
+        etag,
     })
+}
+
+/// A conditional write found another version (or no file): nothing written.
+fn changed_since_read(path: &str, agent_id: &str) -> ErrorShape {
+    ErrorShape::new(
+        codes::CONFLICT,
+        format!(
+            "{path} in the workspace of agent {agent_id} changed since it was read \
+             (or was deleted); nothing was written"
+        ),
+    )
 }
 
 pub async fn delete<S: ObjectStore>(

@@ -2,12 +2,14 @@
 //! fake LLM server (OpenAI and Anthropic streaming on loopback), the fake
 //! Discord (gateway WebSocket and REST on loopback), the fake WhatsApp
 //! Cloud API (Graph and signed webhooks on loopback) and the recorder that
-//! stands in for the gateway behind a channel Worker.
+//! stands in for the gateway behind a channel Worker, and a headless
+//! Chromium for the web UI.
 
 // Test support (harness, doubles, bench): a failed unwrap here is a failed
 // test or a broken fixture, so panicking is the right report.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+pub mod browser;
 pub mod channel_rig;
 pub mod cron_rig;
 pub mod fake_discord;

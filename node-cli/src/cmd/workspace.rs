@@ -74,6 +74,7 @@ pub async fn execute(
                 path,
                 content,
                 agent_id,
+                expected_etag: None,
             };
             let written: WorkspaceWriteResult =
                 conn.call::<method::WorkspaceWrite>(&params).await?;
@@ -144,6 +145,7 @@ async fn edit(
                 path: path.clone(),
                 content,
                 agent_id,
+                expected_etag: None,
             };
             let _: WorkspaceWriteResult = conn.call::<method::WorkspaceWrite>(&params).await?;
             writeln!(io.out, "Saved {path}")?;

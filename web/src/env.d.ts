@@ -1,0 +1,2 @@
+// esbuild bundles the CSS a module imports.
+declare module "*.css";
