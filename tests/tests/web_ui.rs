@@ -9,7 +9,7 @@
 
 use gsv_e2e::browser::Browser;
 use gsv_e2e::fake_llm::{FakeLlm, Step};
-use gsv_e2e::harness::{free_port, GatewayOptions, Workerd};
+use gsv_e2e::harness::{free_port, run_gsv, GatewayOptions, Node, Workerd};
 use gsv_e2e::ws::{raw_channel, Client};
 use serde_json::{json, Value};
 use std::time::Duration;
@@ -262,7 +262,7 @@ async fn a_streamed_answer_grows_then_ends_and_a_run_can_be_stopped() {
         .js("const a = document.querySelectorAll('.msg.assistant'); return a[a.length - 1].innerText;", vec![])
         .await;
     assert_eq!(last.as_str().unwrap().trim(), story);
-    b.screenshot("chat").await;
+    b.screenshot("chat-streamed").await;
 
     // A long answer, stopped halfway: the run ends cancelled.
     let long: Vec<String> = (1..=300).map(|i| format!("w{i}")).collect();
@@ -446,7 +446,26 @@ async fn editing_soul_md_changes_the_next_prompt_and_a_conflict_is_shown_not_ove
     )
     .await;
     b.click("#save").await;
-    b.wait_js("the save", "const n = document.querySelector('.ok-note'); return n && n.innerText.includes('Saved SOUL.md');", vec![]).await;
+    b.wait_js(
+        "the save",
+        "const n = document.querySelector('.ok-note'); return n && n.innerText.includes('Saved SOUL.md');",
+        vec![],
+    )
+    .await;
+    // The dark theme, kept with the settings.
+    b.js(
+        "const s = document.querySelector('select.theme'); s.value = 'dark'; s.dispatchEvent(new Event('change', {bubbles: true}));",
+        vec![],
+    )
+    .await;
+    let theme = b
+        .js(
+            "return [document.documentElement.dataset.theme, getComputedStyle(document.body).backgroundColor,
+                     JSON.parse(localStorage.getItem('gsv-ui-settings')).theme];",
+            vec![],
+        )
+        .await;
+    assert_eq!(theme, json!(["dark", "rgb(18, 21, 27)", "dark"]));
     b.screenshot("workspace").await;
 
     let run = owner.chat_send("agent:main:main", "who are you now?").await;
@@ -565,5 +584,351 @@ async fn every_tab_fits_a_phone_without_sideways_scrolling() {
     b.click(".menu-toggle").await;
     b.click(".tabs a[href='/sessions']").await;
     b.wait_css("#session-list").await;
+    b.close().await;
+}
+
+#[tokio::test]
+async fn the_chat_folds_tool_calls_collapses_thinking_and_renders_markdown() {
+    let llm = FakeLlm::start().await;
+    let gw = Workerd::start(GatewayOptions::default());
+    let mut owner = Client::connect(&gw.url(), Some(TOKEN)).await;
+    owner.use_fake_openai(&llm).await;
+    owner
+        .request(
+            "workspace.write",
+            json!({"path": "SOUL.md", "content": "I am a careful crab who double-checks everything."}),
+        )
+        .await;
+    llm.script(
+        "what does my soul say",
+        vec![
+            Step::tool_call("c1", "gsv__ReadFile", json!({"path": "SOUL.md"})),
+            Step::Thinking {
+                thinking: "The file says I am a careful crab; a short list will do.".into(),
+                text: "Your **SOUL.md** says:\n\n- you are *a careful crab*\n- you double-check everything\n\nRead it yourself with:\n\n```sh\ngsv workspace cat SOUL.md\n```".into(),
+            },
+        ],
+    );
+
+    let b = Browser::start(DESKTOP.0, DESKTOP.1).await;
+    login(&b, &gw, "/chat").await;
+    send(&b, "what does my soul say?").await;
+    // The finished turn, from the history: the call with its result.
+    b.wait_css("details.toolcall[data-tool='gsv__ReadFile'] .pill.ok")
+        .await;
+    let folded = b
+        .js(
+            "const call = document.querySelector(\"details.toolcall[data-tool='gsv__ReadFile']\");
+             const thinking = document.querySelector('details.thinking');
+             return {
+               callOpen: call.open,
+               thinkingOpen: thinking.open,
+               thinking: thinking.querySelector('pre').textContent,
+               result: call.querySelector('.tool-result').textContent,
+               standaloneResults: document.querySelectorAll('.msg.tool').length,
+               items: [...document.querySelectorAll('.msg.assistant .md li')].map(l => l.innerText),
+               code: document.querySelector('.msg.assistant .md pre code').textContent.trim(),
+             };",
+            vec![],
+        )
+        .await;
+    assert_eq!(folded["callOpen"], json!(false));
+    assert_eq!(folded["thinkingOpen"], json!(false));
+    assert_eq!(
+        folded["thinking"],
+        json!("The file says I am a careful crab; a short list will do.")
+    );
+    assert!(
+        folded["result"]
+            .as_str()
+            .unwrap()
+            .contains("I am a careful crab"),
+        "{folded}"
+    );
+    assert_eq!(
+        folded["standaloneResults"],
+        json!(0),
+        "the result is folded under its call"
+    );
+    assert_eq!(
+        folded["items"],
+        json!(["you are a careful crab", "you double-check everything"])
+    );
+    assert_eq!(folded["code"], json!("gsv workspace cat SOUL.md"));
+    b.click("details.toolcall summary").await;
+    b.screenshot("chat").await;
+    b.close().await;
+}
+
+#[tokio::test]
+async fn the_sessions_tab_shows_stats_compacts_resets_and_reads_archives() {
+    let llm = FakeLlm::start().await;
+    let gw = Workerd::start(GatewayOptions::default());
+    let mut owner = Client::connect(&gw.url(), Some(TOKEN)).await;
+    owner.use_fake_openai(&llm).await;
+    for text in ["one fish", "two fish", "red fish"] {
+        let run = owner.chat_send("agent:main:main", text).await;
+        owner.run_events(&run).await;
+    }
+
+    let b = Browser::start(DESKTOP.0, DESKTOP.1).await;
+    login(&b, &gw, "/sessions").await;
+    b.click("#session-list li .list-item").await;
+    b.wait_css("#session-stats").await;
+    let stats = b.text("#session-stats").await;
+    assert!(
+        stats.contains("Messages\n6") || stats.contains("Messages\t6"),
+        "{stats}"
+    );
+    assert!(stats.contains("Last prompt's reads"), "{stats}");
+    b.screenshot("sessions").await;
+
+    // Compact to the last two messages: four go to an archive.
+    b.type_into("input[name=keep]", "2").await;
+    b.click("#compact").await;
+    b.wait_js(
+        "the compaction",
+        "const n = document.querySelector('#session-outcome'); return n && n.innerText.startsWith('Compacted');",
+        vec![],
+    )
+    .await;
+    let outcome = b.text("#session-outcome").await;
+    assert!(
+        outcome.starts_with("Compacted: 4 archived, 2 kept"),
+        "{outcome}"
+    );
+    // The archive is read back under the current session id.
+    b.click("[data-archive-id]").await;
+    b.wait_css("#transcript .msg").await;
+    let archived = b.text("#transcript").await;
+    assert!(
+        archived.contains("one fish") && !archived.contains("red fish"),
+        "{archived}"
+    );
+
+    // Reset (confirmed): the session gets a new id; the old one's archive
+    // is listed and readable.
+    let before = owner
+        .request("session.get", json!({"sessionKey": "agent:main:main"}))
+        .await
+        .payload
+        .unwrap()["sessionId"]
+        .clone();
+    b.click("#reset").await;
+    b.client.accept_alert().await.unwrap();
+    b.wait_js(
+        "the reset",
+        "const n = document.querySelector('#session-outcome'); return n && n.innerText.startsWith('Reset');",
+        vec![],
+    )
+    .await;
+    let after = owner
+        .request("session.get", json!({"sessionKey": "agent:main:main"}))
+        .await
+        .payload
+        .unwrap()["sessionId"]
+        .clone();
+    assert_ne!(before, after);
+    b.click(&format!("[data-archive-id='{}']", before.as_str().unwrap()))
+        .await;
+    b.wait_js(
+        "the old session's archive",
+        "const t = document.querySelector('#transcript'); return t && t.innerText.includes('red fish');",
+        vec![],
+    )
+    .await;
+    b.close().await;
+}
+
+#[tokio::test]
+async fn the_nodes_tab_lists_tools_by_node_and_calls_one() {
+    let gw = Workerd::start(GatewayOptions::default());
+    let mut owner = Client::connect(&gw.url(), Some(TOKEN)).await;
+    let node = Node::start(&gw.url(), TOKEN, "laptop");
+    std::fs::write(node.workspace.join("hello.txt"), "hello from the laptop\n").unwrap();
+    owner
+        .wait_for_tools(&["laptop__Read"], Duration::from_secs(30))
+        .await;
+
+    let b = Browser::start(DESKTOP.0, DESKTOP.1).await;
+    login(&b, &gw, "/nodes").await;
+    b.wait_css(".tools[data-node=laptop]").await;
+    let tools = b.text(".tools[data-node=laptop]").await;
+    for t in [
+        "laptop__Bash",
+        "laptop__Read",
+        "laptop__Write",
+        "laptop__Grep",
+    ] {
+        assert!(tools.contains(t), "{t} missing: {tools}");
+    }
+    assert!(b
+        .text(".tools[data-node=gsv]")
+        .await
+        .contains("gsv__ReadFile"));
+    b.wait_css(".node-facts[data-node=laptop]").await;
+    let facts = b.text(".node-facts[data-node=laptop]").await;
+    assert!(
+        facts.contains("execution") && facts.contains("shell.exec"),
+        "{facts}"
+    );
+
+    b.click(".tools[data-node=laptop] button[data-tool='laptop__Read']")
+        .await;
+    b.type_into("#tool-call textarea", r#"{"path": "hello.txt"}"#)
+        .await;
+    b.click("#tool-call button[type=submit]").await;
+    b.wait_css("#tool-result").await;
+    let result = b.text("#tool-result").await;
+    assert!(result.contains("hello from the laptop"), "{result}");
+    b.screenshot("nodes").await;
+    b.close().await;
+}
+
+#[tokio::test]
+async fn the_cron_tab_adds_runs_and_lists_a_job_and_beats_a_heartbeat() {
+    let llm = FakeLlm::start().await;
+    let gw = Workerd::start(GatewayOptions::default());
+    let mut owner = Client::connect(&gw.url(), Some(TOKEN)).await;
+    owner.use_fake_openai(&llm).await;
+
+    let b = Browser::start(DESKTOP.0, DESKTOP.1).await;
+    login(&b, &gw, "/cron").await;
+    b.wait_css("#cron-status").await;
+    b.type_into("#cron-add input[name=when]", "in 20m").await;
+    b.type_into("#cron-add textarea[name=text]", "take the bread out")
+        .await;
+    b.click("#cron-add button[type=submit]").await;
+    b.wait_css("#cron-jobs .job").await;
+    let job = b.text("#cron-jobs .job").await;
+    assert!(
+        job.contains("take the bread out") && job.contains("reminder"),
+        "{job}"
+    );
+    let listed = owner.request("cron.list", json!({})).await.payload.unwrap();
+    assert_eq!(listed["count"], json!(1));
+    assert_eq!(
+        listed["jobs"][0]["spec"],
+        json!({"kind": "systemEvent", "text": "take the bread out"})
+    );
+
+    // Run it now: its run is listed.
+    b.click("#cron-jobs [data-action=run]").await;
+    b.wait_css("#cron-jobs .ok-note").await;
+    let status = b
+        .wait_js_within(
+            "the finished run",
+            "document.querySelector('#cron-jobs [data-action=runs]').click();
+             const row = document.querySelector('#cron-jobs table.runs tbody tr .pill');
+             return row && row.innerText !== 'running' ? row.innerText : null;",
+            vec![],
+            Duration::from_secs(40),
+        )
+        .await;
+    assert_eq!(status, json!("ok"));
+    let runs = owner
+        .request("cron.runs", json!({"jobId": listed["jobs"][0]["id"]}))
+        .await
+        .payload
+        .unwrap();
+    assert_eq!(runs["count"], json!(1), "{runs}");
+
+    // The heartbeat: beaten now, whatever its schedule.
+    b.wait_css("#heartbeats .job").await;
+    b.click("#heartbeats [data-action=beat]").await;
+    b.wait_css("#heartbeat-note").await;
+    let note = b.text("#heartbeat-note").await;
+    assert!(!note.is_empty(), "{note}");
+    b.screenshot("cron").await;
+    b.close().await;
+}
+
+#[tokio::test]
+async fn the_config_tab_sets_values_refuses_as_the_cli_does_and_never_shows_secrets() {
+    let llm = FakeLlm::start().await;
+    let gw = Workerd::start(GatewayOptions::default());
+    let mut owner = Client::connect(&gw.url(), Some(TOKEN)).await;
+    owner.use_fake_openai(&llm).await;
+
+    let b = Browser::start(DESKTOP.0, DESKTOP.1).await;
+    login(&b, &gw, "/config").await;
+    b.wait_css("[data-path='apiKeys.openai']").await;
+    let page = b.text("body").await;
+    assert!(
+        !page.contains(gsv_e2e::fake_llm::FAKE_API_KEY),
+        "a secret is shown"
+    );
+    assert!(b
+        .text("[data-path='apiKeys.openai']")
+        .await
+        .contains("secret"));
+    assert!(b
+        .text("[data-path='model.id']")
+        .await
+        .contains("\"gpt-test\""));
+
+    // A value, read as the CLI reads it.
+    b.type_into("#config-set input[name=path]", "model.id")
+        .await;
+    b.type_into("#config-set input[name=value]", "gpt-test-2")
+        .await;
+    b.click("#config-set button[type=submit]").await;
+    b.wait_css("#config-set-done").await;
+    let v = owner
+        .request("config.get", json!({"path": "model.id"}))
+        .await
+        .payload
+        .unwrap();
+    assert_eq!(v["value"], json!("gpt-test-2"));
+
+    // A wrong type: the gateway's refusal, word for word what the CLI prints.
+    b.type_into("#config-set input[name=path]", "timeouts.llmMs")
+        .await;
+    b.type_into("#config-set input[name=value]", "soon").await;
+    b.click("#config-set button[type=submit]").await;
+    b.wait_css("#config-set-error").await;
+    let shown = b.text("#config-set-error").await;
+    let cli = run_gsv(
+        &gw.url(),
+        TOKEN,
+        &["config", "set", "timeouts.llmMs", "soon"],
+    );
+    assert!(!cli.status.success());
+    let cli_err = String::from_utf8_lossy(&cli.stderr).to_string();
+    let message = shown
+        .rsplit_once(" (code")
+        .map(|(m, _)| m)
+        .unwrap_or(&shown)
+        .to_string();
+    assert!(
+        !message.is_empty() && cli_err.contains(&message),
+        "UI: {shown}\nCLI: {cli_err}"
+    );
+
+    // A secret is replaced, never read: the model call uses the new key.
+    b.click("[data-path='apiKeys.openai'] button.link").await;
+    b.type_into(
+        "[data-path='apiKeys.openai'] input[type=password]",
+        "sk-replaced-in-the-ui",
+    )
+    .await;
+    b.click("[data-path='apiKeys.openai'] button[type=submit]")
+        .await;
+    b.wait_js(
+        "the row back to its mask",
+        "return !document.querySelector(\"[data-path='apiKeys.openai'] input\")",
+        vec![],
+    )
+    .await;
+    assert!(!b.text("body").await.contains("sk-replaced-in-the-ui"));
+    b.screenshot("config").await;
+    llm.set_expected_key(Some("sk-replaced-in-the-ui"));
+    let run = owner.chat_send("agent:main:main", "new key?").await;
+    let events = owner.run_events(&run).await;
+    assert_eq!(
+        events.last().unwrap().state,
+        gsv_protocol::ChatState::Final,
+        "{events:?}"
+    );
     b.close().await;
 }

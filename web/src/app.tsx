@@ -135,9 +135,11 @@ export function App() {
           </div>
         </header>
         {status.kind === "reconnecting" && <ReconnectBanner status={status} onRetry={() => client.retryNow()} />}
-        <main class={`view view-${tab.slice(1)}`}>
-          <Tab settings={settings} update={update} connected={status.kind === "connected"} go={go} />
-        </main>
+        <div class="main">
+          <main class={`view view-${tab.slice(1)}`}>
+            <Tab settings={settings} update={update} connected={status.kind === "connected"} go={go} />
+          </main>
+        </div>
       </div>
     </ClientContext.Provider>
   );

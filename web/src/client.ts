@@ -205,7 +205,10 @@ export class GatewayClient {
           message: ev.reason || "The gateway has no auth token configured",
         });
       } else {
-        this.scheduleRetry(ev.reason || `connection closed (code ${ev.code})`);
+        this.scheduleRetry(
+          ev.reason ||
+            (ev.code === 1006 ? "no connection (is the gateway running at this address?)" : `connection closed (code ${ev.code})`),
+        );
       }
     };
   }

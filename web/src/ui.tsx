@@ -77,11 +77,11 @@ export function useAction(): [
   return [run, { busy, error, clear: () => setError(undefined) }];
 }
 
-export function ErrorNote({ error }: { error: Error | undefined | null }) {
+export function ErrorNote({ error, id }: { error: Error | undefined | null; id?: string }) {
   if (!error) return null;
   const code = error instanceof RpcError ? ` (code ${error.code})` : "";
   return (
-    <p class="error" role="alert">
+    <p class="error" role="alert" id={id}>
       {error.message}
       {code}
     </p>

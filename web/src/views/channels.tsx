@@ -90,7 +90,7 @@ function Account({ entry, onChanged }: { entry: ChannelRegistryEntry; onChanged:
     <div class="account" data-channel={entry.channel}>
       <h3>
         {entry.channel} <span class="muted small">{entry.accountId}</span>{" "}
-        <span class={`pill ${s?.connected ? "ok" : "error"}`}>{s ? (s.connected ? "connected" : "disconnected") : "unknown"}</span>
+        {s ? <span class={`pill ${s.connected ? "ok" : "error"}`}>{s.connected ? "connected" : "disconnected"}</span> : <span class="pill">no status yet</span>}
       </h3>
       <dl class="facts">
         <dt>Via</dt>

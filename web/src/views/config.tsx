@@ -147,8 +147,12 @@ function SetForm({ onSet }: { onSet: () => void }) {
           </button>
         </div>
       </form>
-      <ErrorNote error={state.error} />
-      {done && <p class="ok-note">{done}</p>}
+      <ErrorNote error={state.error} id="config-set-error" />
+      {done && (
+        <p class="ok-note" id="config-set-done">
+          {done}
+        </p>
+      )}
     </Card>
   );
 }

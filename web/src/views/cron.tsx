@@ -100,6 +100,7 @@ function Job({ job, onChanged }: { job: CronJobView; onChanged: () => void }) {
         </button>
         <button
           class="secondary"
+          data-action="run"
           disabled={state.busy}
           onClick={() =>
             void act(async () => {
@@ -111,7 +112,12 @@ function Job({ job, onChanged }: { job: CronJobView; onChanged: () => void }) {
         >
           Run now
         </button>
-        <button class="secondary" disabled={state.busy} onClick={() => void act(async () => setRuns(await client.call("cron.runs", { jobId: job.id, limit: 20 })))}>
+        <button
+          class="secondary"
+          data-action="runs"
+          disabled={state.busy}
+          onClick={() => void act(async () => setRuns(await client.call("cron.runs", { jobId: job.id, limit: 20 })))}
+        >
           Runs
         </button>
         <button
@@ -229,7 +235,7 @@ function AddJob({ onAdded }: { onAdded: () => void }) {
         </label>
         <label>
           {kind === "at" ? "Time (\"in 20m\", \"tomorrow 9am\", ISO)" : kind === "every" ? "Minutes" : "Expression (5 fields)"}
-          <input value={when} onInput={(e) => setWhen((e.target as HTMLInputElement).value)} />
+          <input name="when" value={when} onInput={(e) => setWhen((e.target as HTMLInputElement).value)} />
         </label>
         {kind === "cron" && (
           <label>
@@ -243,7 +249,7 @@ function AddJob({ onAdded }: { onAdded: () => void }) {
         </label>
         <label class="wide">
           {task ? "Task" : "Reminder"}
-          <textarea rows={2} value={text} onInput={(e) => setText((e.target as HTMLTextAreaElement).value)} />
+          <textarea name="text" rows={2} value={text} onInput={(e) => setText((e.target as HTMLTextAreaElement).value)} />
         </label>
         <div>
           <button type="submit" disabled={state.busy || !text.trim()}>
@@ -287,6 +293,7 @@ function Heartbeats({ connected }: { connected: boolean }) {
             </p>
             <button
               class="secondary"
+              data-action="beat"
               disabled={state.busy}
               onClick={() =>
                 void act(async () => {
@@ -301,7 +308,11 @@ function Heartbeats({ connected }: { connected: boolean }) {
           </li>
         ))}
       </ul>
-      {note && <p class="ok-note">{note}</p>}
+      {note && (
+        <p class="ok-note" id="heartbeat-note">
+          {note}
+        </p>
+      )}
     </Card>
   );
 }

@@ -109,7 +109,7 @@ export function NodesView({ connected }: ViewProps) {
               <ul class="list tools" data-node={n}>
                 {list.map((t) => (
                   <li key={t.name}>
-                    <button class="list-item" onClick={() => setPicked(t)} title={t.description}>
+                    <button class="list-item" data-tool={t.name} onClick={() => setPicked(t)} title={t.description}>
                       <span class="mono">{t.name}</span>
                       <span class="muted small clamp">{t.description}</span>
                     </button>

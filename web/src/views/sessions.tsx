@@ -121,18 +121,22 @@ function SessionDetail({ sessionKey, onOpen, onChanged, current }: { sessionKey:
           </dl>
         )}
         <div class="row wrap">
-          <button class="danger" onClick={reset} disabled={actState.busy}>
+          <button class="danger" id="reset" onClick={reset} disabled={actState.busy}>
             Reset
           </button>
           <label class="inline">
             Keep
-            <input class="narrow" type="number" min="0" value={keep} onInput={(e) => setKeep((e.target as HTMLInputElement).value)} />
+            <input class="narrow" type="number" name="keep" min="0" value={keep} onInput={(e) => setKeep((e.target as HTMLInputElement).value)} />
           </label>
-          <button class="secondary" onClick={compact} disabled={actState.busy}>
+          <button class="secondary" id="compact" onClick={compact} disabled={actState.busy}>
             Compact
           </button>
         </div>
-        {outcome && <p class="ok-note">{outcome}</p>}
+        {outcome && (
+          <p class="ok-note" id="session-outcome">
+            {outcome}
+          </p>
+        )}
       </Card>
       {info.data && <Transcripts sessionKey={sessionKey} ids={[...info.data.previousSessionIds].reverse()} current={info.data.sessionId} />}
       {s && <p class="muted small">Up {fmtDuration(s.uptime)}</p>}
@@ -158,7 +162,7 @@ function Transcripts({ sessionKey, ids, current }: { sessionKey: string; ids: st
       <ul class="list">
         {all.map((id) => (
           <li key={id}>
-            <button class="list-item" onClick={() => void show(id)}>
+            <button class="list-item" data-archive-id={id} onClick={() => void show(id)}>
               <span class="mono">{id}</span>
               {id === current && <span class="pill">current</span>}
             </button>
