@@ -36,7 +36,6 @@ pub struct LogsGetResult {
 
 /// `logs.get` event (gateway → node): send the last `lines` lines.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct LogsGetEvent {
     pub call_id: String,
@@ -45,7 +44,6 @@ pub struct LogsGetEvent {
 
 /// `logs.result` params (node → gateway): the lines, or why there are none.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct LogsResultParams {
     pub call_id: String,

@@ -8,7 +8,6 @@ use crate::ToolDefinition;
 
 /// What a node host is for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "lowercase")]
 pub enum HostRole {
     /// A general machine: files and a shell.
@@ -45,7 +44,6 @@ pub mod capability {
 
 /// `connect.nodeRuntime`: what the node host is and can do.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct NodeRuntimeInfo {
     pub host_role: HostRole,
@@ -88,7 +86,6 @@ pub struct ToolInvokeResult {
 
 /// `tool.invoke` event (gateway → node): `tool` is un-namespaced.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct ToolInvokeEvent {
     pub call_id: String,
@@ -99,7 +96,6 @@ pub struct ToolInvokeEvent {
 
 /// `tool.result` params (node → gateway).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct ToolResultParams {
     pub call_id: String,
@@ -111,7 +107,6 @@ pub struct ToolResultParams {
 
 /// `tool.result` / `node.exec.event` answer; `dropped` when nobody waited.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct AckResult {
     pub ok: bool,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -143,7 +138,6 @@ pub enum ToolRequestResult {
 
 /// What happened to a background command.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "snake_case")]
 pub enum ExecEventKind {
     Started,
@@ -160,7 +154,6 @@ impl ExecEventKind {
 
 /// `node.exec.event` params (node → gateway).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct NodeExecEventParams {
     pub event_id: String,
@@ -230,7 +223,6 @@ pub mod transfer {
 
     /// Event `transfer.send` (gateway → source node): send this file.
     #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-    #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
     #[serde(rename_all = "camelCase")]
     pub struct TransferSendEvent {
         pub transfer_id: u32,
@@ -242,7 +234,6 @@ pub mod transfer {
     /// Event `transfer.receive` (gateway → destination node): `size`
     /// bytes for `path` follow as binary frames, then `transfer.end`.
     #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-    #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
     #[serde(rename_all = "camelCase")]
     pub struct TransferReceiveEvent {
         pub transfer_id: u32,
@@ -253,7 +244,6 @@ pub mod transfer {
     /// Event `transfer.end` (gateway → destination node): every chunk was
     /// sent; keep the file only if it has this size and SHA-256 (hex).
     #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-    #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
     #[serde(rename_all = "camelCase")]
     pub struct TransferEndEvent {
         pub transfer_id: u32,
@@ -262,7 +252,6 @@ pub mod transfer {
 
     /// Event `transfer.cancel` (gateway → node): drop what was received.
     #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-    #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
     #[serde(rename_all = "camelCase")]
     pub struct TransferCancelEvent {
         pub transfer_id: u32,
@@ -270,7 +259,6 @@ pub mod transfer {
     }
 
     #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-    #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
     #[serde(rename_all = "lowercase")]
     pub enum TransferState {
         /// Source: `size` bytes follow.
@@ -285,7 +273,6 @@ pub mod transfer {
 
     /// `transfer.status` params (node → gateway).
     #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-    #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
     #[serde(rename_all = "camelCase")]
     pub struct TransferStatusParams {
         pub transfer_id: u32,

@@ -34,7 +34,6 @@ pub fn valid_bin_name(name: &str) -> bool {
 /// Event `node.probe` (gateway → node): report which of `bins` are
 /// executable files on the node's PATH, within `timeoutMs`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct NodeProbeEvent {
     pub probe_id: String,
@@ -48,7 +47,6 @@ pub struct NodeProbeEvent {
 
 /// `node.probe.result` params (node → gateway).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct NodeProbeResultParams {
     pub probe_id: String,

@@ -100,7 +100,27 @@ pub struct Workerd {
 }
 
 impl Workerd {
+    /// The gateway alone, without its web UI's static assets: with them,
+    /// Miniflare's assets proxy cannot deliver the test-only scheduled
+    /// trigger (`trigger_scheduled` answers 500), and no test but the web
+    /// UI's needs them ([`Workerd::start_with_web_ui`]).
     pub fn start(opts: GatewayOptions) -> Self {
+        Self::start_gateway(opts, false)
+    }
+
+    /// The gateway as deployed: its Worker and the web UI (`web/dist`,
+    /// built by the README test command) at `/`.
+    pub fn start_with_web_ui(opts: GatewayOptions) -> Self {
+        let index = repo_root().join("web").join("dist").join("index.html");
+        assert!(
+            index.exists(),
+            "{} is missing: run the README test command (it builds the web UI)",
+            index.display()
+        );
+        Self::start_gateway(opts, true)
+    }
+
+    fn start_gateway(opts: GatewayOptions, web_ui: bool) -> Self {
         let main = repo_root().join("build").join("index.js");
         assert!(
             main.exists(),
@@ -113,7 +133,10 @@ impl Workerd {
             Some(t) => format!("GSV_AUTH_TOKEN={t}\nGSV_TEST_CLOCK=1\n"),
             None => "GSV_TEST_CLOCK=1\n".to_string(),
         });
-        let config = without_services(&gateway_dev_config());
+        let mut config = without_services(&gateway_dev_config());
+        if !web_ui {
+            config = without_table(&config, "[assets]");
+        }
         let mut me = Self::start_config(&config, dev_vars, opts.persist_dir);
         me.token = opts.token;
         me
@@ -494,6 +517,22 @@ pub fn gateway_dev_config() -> String {
         String::from_utf8_lossy(&out.stderr)
     );
     String::from_utf8(out.stdout).unwrap()
+}
+
+/// `config` without the table whose header line is `header` (and its keys).
+pub fn without_table(config: &str, header: &str) -> String {
+    let mut out = String::new();
+    let mut skipping = false;
+    for line in config.lines() {
+        if line.starts_with('[') {
+            skipping = line.trim() == header;
+        }
+        if !skipping {
+            out.push_str(line);
+            out.push('\n');
+        }
+    }
+    out
 }
 
 /// `config` without its `[[services]]` tables: a gateway running alone

@@ -74,7 +74,7 @@ fn prompts_for(llm: &FakeLlm, text: &str) -> Vec<String> {
 
 #[tokio::test]
 async fn the_gateway_serves_the_ui_beside_its_own_paths() {
-    let gw = Workerd::start(GatewayOptions::default());
+    let gw = Workerd::start_with_web_ui(GatewayOptions::default());
     let port = gw.port;
     // The Worker's routes win over the assets.
     let (status, _, body) = http_get(port, "/health", &[]).await;
@@ -131,7 +131,7 @@ async fn the_gateway_serves_the_ui_beside_its_own_paths() {
 
 #[tokio::test]
 async fn logging_in_wrong_then_right_reconnecting_and_an_unreachable_gateway() {
-    let mut gw = Workerd::start(GatewayOptions::default());
+    let mut gw = Workerd::start_with_web_ui(GatewayOptions::default());
     let b = Browser::start(DESKTOP.0, DESKTOP.1).await;
     b.goto(&format!("{}/", gw.http_url())).await;
     b.wait_css("#login").await;
@@ -212,7 +212,7 @@ async fn logging_in_wrong_then_right_reconnecting_and_an_unreachable_gateway() {
 #[tokio::test]
 async fn a_streamed_answer_grows_then_ends_and_a_run_can_be_stopped() {
     let llm = FakeLlm::start().await;
-    let gw = Workerd::start(GatewayOptions::default());
+    let gw = Workerd::start_with_web_ui(GatewayOptions::default());
     let mut owner = Client::connect(&gw.url(), Some(TOKEN)).await;
     owner.use_fake_openai(&llm).await;
     llm.set_token_delay_ms(60);
@@ -302,7 +302,7 @@ async fn a_streamed_answer_grows_then_ends_and_a_run_can_be_stopped() {
 #[tokio::test]
 async fn markdown_from_the_model_renders_but_its_scripts_never_run() {
     let llm = FakeLlm::start().await;
-    let gw = Workerd::start(GatewayOptions::default());
+    let gw = Workerd::start_with_web_ui(GatewayOptions::default());
     let mut owner = Client::connect(&gw.url(), Some(TOKEN)).await;
     owner.use_fake_openai(&llm).await;
     let evil = "Here is **bold** and `code`.\n\n\
@@ -361,7 +361,7 @@ async fn markdown_from_the_model_renders_but_its_scripts_never_run() {
 #[tokio::test]
 async fn a_pairing_request_is_approved_from_the_channels_tab() {
     let llm = FakeLlm::start().await;
-    let gw = Workerd::start(GatewayOptions::default());
+    let gw = Workerd::start_with_web_ui(GatewayOptions::default());
     let mut owner = Client::connect(&gw.url(), Some(TOKEN)).await;
     owner.use_fake_openai(&llm).await;
     let mut discord = raw_channel(&gw.url(), TOKEN, "discord").await;
@@ -428,7 +428,7 @@ async fn a_pairing_request_is_approved_from_the_channels_tab() {
 #[tokio::test]
 async fn editing_soul_md_changes_the_next_prompt_and_a_conflict_is_shown_not_overwritten() {
     let llm = FakeLlm::start().await;
-    let gw = Workerd::start(GatewayOptions::default());
+    let gw = Workerd::start_with_web_ui(GatewayOptions::default());
     let mut owner = Client::connect(&gw.url(), Some(TOKEN)).await;
     owner.use_fake_openai(&llm).await;
     // The first run writes the workspace's templates.
@@ -524,7 +524,7 @@ async fn editing_soul_md_changes_the_next_prompt_and_a_conflict_is_shown_not_ove
 #[tokio::test]
 async fn every_tab_fits_a_phone_without_sideways_scrolling() {
     let llm = FakeLlm::start().await;
-    let gw = Workerd::start(GatewayOptions::default());
+    let gw = Workerd::start_with_web_ui(GatewayOptions::default());
     let mut owner = Client::connect(&gw.url(), Some(TOKEN)).await;
     owner.use_fake_openai(&llm).await;
     let wide = format!(
@@ -590,7 +590,7 @@ async fn every_tab_fits_a_phone_without_sideways_scrolling() {
 #[tokio::test]
 async fn the_chat_folds_tool_calls_collapses_thinking_and_renders_markdown() {
     let llm = FakeLlm::start().await;
-    let gw = Workerd::start(GatewayOptions::default());
+    let gw = Workerd::start_with_web_ui(GatewayOptions::default());
     let mut owner = Client::connect(&gw.url(), Some(TOKEN)).await;
     owner.use_fake_openai(&llm).await;
     owner
@@ -663,7 +663,7 @@ async fn the_chat_folds_tool_calls_collapses_thinking_and_renders_markdown() {
 #[tokio::test]
 async fn the_sessions_tab_shows_stats_compacts_resets_and_reads_archives() {
     let llm = FakeLlm::start().await;
-    let gw = Workerd::start(GatewayOptions::default());
+    let gw = Workerd::start_with_web_ui(GatewayOptions::default());
     let mut owner = Client::connect(&gw.url(), Some(TOKEN)).await;
     owner.use_fake_openai(&llm).await;
     for text in ["one fish", "two fish", "red fish"] {
@@ -741,8 +741,8 @@ async fn the_sessions_tab_shows_stats_compacts_resets_and_reads_archives() {
 }
 
 #[tokio::test]
-async fn the_nodes_tab_lists_tools_by_node_and_calls_one() {
-    let gw = Workerd::start(GatewayOptions::default());
+async fn the_nodes_tab_lists_tools_by_node_calls_one_and_reads_its_log() {
+    let gw = Workerd::start_with_web_ui(GatewayOptions::default());
     let mut owner = Client::connect(&gw.url(), Some(TOKEN)).await;
     let node = Node::start(&gw.url(), TOKEN, "laptop");
     std::fs::write(node.workspace.join("hello.txt"), "hello from the laptop\n").unwrap();
@@ -782,13 +782,31 @@ async fn the_nodes_tab_lists_tools_by_node_and_calls_one() {
     let result = b.text("#tool-result").await;
     assert!(result.contains("hello from the laptop"), "{result}");
     b.screenshot("nodes").await;
+
+    // The node's own log, read through the gateway.
+    b.click(".node-log[data-node=laptop] [data-action=log]")
+        .await;
+    b.wait_css(".node-log[data-node=laptop] pre.log").await;
+    let log = b.text(".node-log[data-node=laptop] pre.log").await;
+    // The node's JSONL lines, as it wrote them (its start and its call).
+    let lines: Vec<Value> = log
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert!(lines.len() >= 2, "{log}");
+    assert!(
+        lines
+            .iter()
+            .all(|l| l["ts"].is_string() && l["level"].is_string() && l["msg"].is_string()),
+        "{log}"
+    );
     b.close().await;
 }
 
 #[tokio::test]
 async fn the_cron_tab_adds_runs_and_lists_a_job_and_beats_a_heartbeat() {
     let llm = FakeLlm::start().await;
-    let gw = Workerd::start(GatewayOptions::default());
+    let gw = Workerd::start_with_web_ui(GatewayOptions::default());
     let mut owner = Client::connect(&gw.url(), Some(TOKEN)).await;
     owner.use_fake_openai(&llm).await;
 
@@ -846,7 +864,7 @@ async fn the_cron_tab_adds_runs_and_lists_a_job_and_beats_a_heartbeat() {
 #[tokio::test]
 async fn the_config_tab_sets_values_refuses_as_the_cli_does_and_never_shows_secrets() {
     let llm = FakeLlm::start().await;
-    let gw = Workerd::start(GatewayOptions::default());
+    let gw = Workerd::start_with_web_ui(GatewayOptions::default());
     let mut owner = Client::connect(&gw.url(), Some(TOKEN)).await;
     owner.use_fake_openai(&llm).await;
 

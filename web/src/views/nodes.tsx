@@ -1,10 +1,11 @@
 // Nodes and tools: every tool the agent can use (tools.list), grouped by
 // the node that offers it (`node__Tool`; `gsv__` are the gateway's own),
-// what each node declared (skills.status), and a form to call a tool.
+// what each node declared (skills.status), its own log (logs.get), and a
+// form to call a tool.
 
 import { useState } from "preact/hooks";
 import type { ViewProps } from "../app";
-import type { JsonValue, ToolDefinition } from "../protocol/generated";
+import type { JsonValue, LogsGetResult, ToolDefinition } from "../protocol/generated";
 import { Card, ErrorNote, Json, fmtAgo, useAction, useClient, useLoad } from "../ui";
 
 const GATEWAY = "gsv";
@@ -106,6 +107,7 @@ export function NodesView({ connected }: ViewProps) {
                   </dd>
                 </dl>
               )}
+              {n !== GATEWAY && <NodeLog nodeId={n} />}
               <ul class="list tools" data-node={n}>
                 {list.map((t) => (
                   <li key={t.name}>
@@ -121,6 +123,40 @@ export function NodesView({ connected }: ViewProps) {
         })}
       </div>
       {picked && <ToolCall key={picked.name} tool={picked} />}
+    </div>
+  );
+}
+
+/** The end of a node's own log (logs.get, as `gsv logs`). */
+function NodeLog({ nodeId }: { nodeId: string }) {
+  const client = useClient();
+  const [log, setLog] = useState<LogsGetResult | null>(null);
+  const [lines, setLines] = useState("100");
+  const [run, state] = useAction();
+  return (
+    <div class="node-log" data-node={nodeId}>
+      <div class="row">
+        <button
+          class="secondary"
+          data-action="log"
+          disabled={state.busy}
+          onClick={() => void run(async () => setLog(await client.call("logs.get", { nodeId, lines: Number(lines) || 100 })))}
+        >
+          {state.busy ? "Reading the log…" : "Show its log"}
+        </button>
+        <label class="inline">
+          <span class="muted small">last</span>
+          <input class="narrow" type="number" min="1" max="5000" value={lines} onInput={(e) => setLines((e.target as HTMLInputElement).value)} />
+          <span class="muted small">lines</span>
+        </label>
+      </div>
+      <ErrorNote error={state.error} />
+      {log && (
+        <pre class="log">
+          {log.lines.length ? log.lines.join("\n") : "(empty)"}
+          {log.truncated ? "\n… (cut to fit one frame)" : ""}
+        </pre>
+      )}
     </div>
   );
 }

@@ -5,7 +5,7 @@
 import { useState } from "preact/hooks";
 import type { ViewProps } from "../app";
 import type { SessionTranscriptResult } from "../protocol/generated";
-import { Card, ErrorNote, fmtAgo, fmtDuration, fmtTime, useAction, useClient, useLoad } from "../ui";
+import { Card, ErrorNote, fmtAgo, fmtTime, useAction, useClient, useLoad } from "../ui";
 import { MessageList } from "./messages";
 
 export function SessionsView({ settings, update, connected, go }: ViewProps) {
@@ -139,7 +139,6 @@ function SessionDetail({ sessionKey, onOpen, onChanged, current }: { sessionKey:
         )}
       </Card>
       {info.data && <Transcripts sessionKey={sessionKey} ids={[...info.data.previousSessionIds].reverse()} current={info.data.sessionId} />}
-      {s && <p class="muted small">Up {fmtDuration(s.uptime)}</p>}
     </div>
   );
 }
