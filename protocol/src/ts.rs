@@ -59,7 +59,7 @@ fn config() -> Config {
 }
 
 /// Gathers the declaration of every named type reachable from the roots,
-/// each once, in the order first reached.
+/// each once.
 struct Collector {
     cfg: Config,
     seen: HashSet<TypeId>,
@@ -67,7 +67,10 @@ struct Collector {
     /// (`serde_json::Value` and ts-rs's stand-in are both `JsonValue`),
     /// but only with the same declaration.
     names: BTreeMap<String, String>,
-    decls: Vec<String>,
+    /// Name → the declaration as written out (with its docs); in name
+    /// order, since ts-rs does not visit dependencies in a fixed order and
+    /// the file must not change when the types did not.
+    decls: BTreeMap<String, String>,
     clashes: Vec<String>,
 }
 
@@ -89,7 +92,8 @@ impl TypeVisitor for Collector {
                     let docs = T::docs()
                         .map(|d| format!("{}\n", d.trim_end()))
                         .unwrap_or_default();
-                    self.decls.push(format!("{docs}export {decl}"));
+                    self.decls
+                        .insert(name.clone(), format!("{docs}export {decl}"));
                     self.names.insert(name, decl);
                 }
             }
@@ -111,7 +115,7 @@ pub fn bindings() -> Result<String, String> {
         cfg,
         seen: HashSet::new(),
         names: BTreeMap::new(),
-        decls: Vec::new(),
+        decls: BTreeMap::new(),
         clashes: Vec::new(),
     };
     c.visit::<Frame>();
@@ -135,7 +139,7 @@ pub fn bindings() -> Result<String, String> {
          // (scripts/build-web.sh runs it). Do not edit: change the Rust types.\n\
          /* eslint-disable */\n\n",
     );
-    for decl in &c.decls {
+    for decl in c.decls.values() {
         out.push_str(decl);
         out.push_str("\n\n");
     }
@@ -205,6 +209,11 @@ mod tests {
             .map(|m| m.name)
             .collect();
         assert_eq!(typed, allowed);
+    }
+
+    #[test]
+    fn the_same_types_give_the_same_file() {
+        assert_eq!(bindings().unwrap(), bindings().unwrap());
     }
 
     #[test]
