@@ -156,7 +156,6 @@ if [ -n "$url" ] && command -v "$GSV" >/dev/null; then
   fi
 fi
 echo "gateway: ${url:-(see the wrangler output above)}"
-echo "web UI: ${url:-https://gsv.<subdomain>.workers.dev}/ (log in with GSV_AUTH_TOKEN from .gsv/deploy.env)"
 echo "channel: gsv-channel-discord (no public route; reached through the gateway's binding)"
 if [ -n "${DISCORD_BOT_TOKEN:-}" ]; then
   echo "next: gsv channel start discord"
