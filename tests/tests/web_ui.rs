@@ -458,6 +458,13 @@ async fn editing_soul_md_changes_the_next_prompt_and_a_conflict_is_shown_not_ove
         vec![],
     )
     .await;
+    // Applied once the app has rendered the change.
+    b.wait_js(
+        "the dark theme",
+        "return document.documentElement.dataset.theme === 'dark'",
+        vec![],
+    )
+    .await;
     let theme = b
         .js(
             "return [document.documentElement.dataset.theme, getComputedStyle(document.body).backgroundColor,
