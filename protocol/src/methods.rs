@@ -376,6 +376,9 @@ pub struct WorkspaceLoadStats {
     /// the call waited for the load (a session's first run in this object).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub early_call: Option<EarlyCall>,
+    /// The long-term memories recalled into the prompt (their URIs).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub recalled: Vec<String>,
 }
 
 /// What became of a model call made before the workspace check ended.

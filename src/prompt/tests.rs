@@ -70,6 +70,7 @@ pub(super) fn ctx<'a>(
         heartbeat_prompt: Some(
             "Read HEARTBEAT.md if it exists. If nothing needs attention, reply HEARTBEAT_OK.",
         ),
+        recalled: &[],
     }
 }
 

@@ -162,6 +162,10 @@ pub struct ChannelTurn {
     /// The group chat's name (or id), for a message said in a group.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub group: Option<String>,
+    /// Who wrote it, as long-term memory knows people (identity links'
+    /// name, else `channel:id`); none in a group.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub person: Option<String>,
 }
 
 impl ChannelTurn {

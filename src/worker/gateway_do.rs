@@ -18,6 +18,7 @@ mod gateway_tool;
 mod heartbeat;
 mod inbound;
 mod logs;
+mod memory;
 mod nodes;
 mod outbound;
 mod probes;

@@ -253,6 +253,13 @@ impl Gateway {
                 sender_handle: sender.handle.clone(),
                 group: is_group
                     .then(|| msg.peer.name.clone().unwrap_or_else(|| msg.peer.id.clone())),
+                person: (!is_group).then(|| {
+                    crate::memory::calls::person_of(
+                        &self.routing.borrow().identity_links,
+                        channel,
+                        &sender_id,
+                    )
+                }),
             }),
             directives: None,
             relay: None,

@@ -227,6 +227,9 @@ impl Session {
             reset_first: false,
             channel: None,
             send_depth: 0,
+            // The agent's own news: nobody's memory, nothing to recall.
+            person: None,
+            plain: "",
         })?;
         self.start_loop();
         Ok(AckResult {
