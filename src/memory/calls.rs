@@ -148,7 +148,8 @@ pub struct IndexRecall {
     pub budget_tokens: u32,
     /// The day in the user's zone (`YYYY-MM-DD`), for distinct-day counts.
     pub day: String,
-    pub session_key: String,
+    /// When, on the gateway's schedule clock.
+    pub at_ms: i64,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -192,6 +193,8 @@ pub struct IndexDream {
     /// `YYYY-MM-DD HH:MM TZ`, as the headings show it.
     pub stamp: String,
     pub threshold: f64,
+    /// Now, on the gateway's schedule clock (recency is scored from it).
+    pub now_ms: i64,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

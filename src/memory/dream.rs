@@ -231,3 +231,53 @@ mod tests {
         );
     }
 }
+
+/// When the nightly sweep next runs: the next `at_hour:00` in the user's
+/// zone strictly after `now_ms`.
+pub fn next_sweep_at(tz: &dyn crate::time::TimeZone, now_ms: i64, at_hour: u32) -> i64 {
+    use crate::time::{local_date_time, local_to_utc, LocalDate};
+    let today = local_date_time(tz, now_ms).date;
+    let at = local_to_utc(tz, today, at_hour, 0);
+    match at > now_ms {
+        true => at,
+        false => local_to_utc(
+            tz,
+            LocalDate::from_epoch_days(today.epoch_days() + 1),
+            at_hour,
+            0,
+        ),
+    }
+}
+
+/// A dream's heading stamp: `YYYY-MM-DD HH:MM ZONE`.
+pub fn stamp(tz: &dyn crate::time::TimeZone, zone: &str, now_ms: i64) -> String {
+    format!(
+        "{} {} {zone}",
+        crate::time::date_string(tz, now_ms),
+        crate::time::hh_mm(tz, now_ms)
+    )
+}
+
+#[cfg(test)]
+mod sweep_tests {
+    use super::*;
+    use crate::time::FixedOffset;
+
+    #[test]
+    fn the_sweep_runs_next_at_the_local_hour() {
+        // 2025-03-17T10:00:00Z.
+        let now = 1_742_205_600_000;
+        let hour = 3_600_000;
+        assert_eq!(next_sweep_at(&crate::time::Utc, now, 3), now + 17 * hour);
+        assert_eq!(next_sweep_at(&crate::time::Utc, now, 11), now + hour);
+        // UTC+2: 12:00 local; 03:00 local tomorrow is 01:00Z tomorrow.
+        assert_eq!(
+            next_sweep_at(&FixedOffset(2 * hour), now, 3),
+            now + 15 * hour
+        );
+        assert_eq!(
+            stamp(&FixedOffset(2 * hour), "Europe/Paris", now),
+            "2025-03-17 12:00 Europe/Paris"
+        );
+    }
+}

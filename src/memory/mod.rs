@@ -10,6 +10,7 @@
 pub mod access;
 pub mod calls;
 pub mod dream;
+pub mod extracted;
 pub mod fs;
 pub mod node;
 pub mod ops;

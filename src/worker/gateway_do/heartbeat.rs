@@ -38,7 +38,7 @@ use crate::schedule::heartbeat::light::heartbeat_session_key as heartbeat_sessio
 
 impl Gateway {
     /// The agents with heartbeats: `agents.list`, else the default agent.
-    fn beat_agents(&self) -> Vec<String> {
+    pub(super) fn beat_agents(&self) -> Vec<String> {
         let routing = self.routing.borrow();
         match routing.agents.is_empty() {
             true => vec![routing.default_agent_id.clone()],

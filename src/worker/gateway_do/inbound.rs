@@ -263,6 +263,7 @@ impl Gateway {
             }),
             directives: None,
             relay: None,
+            clock_offset_ms: self.clock_offset.get(),
         };
         // Recorded before the session runs: its first event finds the chat.
         store.save_run(

@@ -330,10 +330,9 @@ impl MemoryIndex {
             })
             .collect();
         let recalled = select(&candidates, call.budget_tokens as usize);
-        let now = now_ms();
         for c in &recalled {
             self.store
-                .count_recall(&c.uri, &call.day, &call.caller.agent_id, now)
+                .count_recall(&c.uri, &call.day, &call.caller.agent_id, call.at_ms)
                 .map_err(internal)?;
         }
         Ok(RecallReply { recalled })
@@ -421,7 +420,7 @@ impl MemoryIndex {
     async fn dream(&self, call: IndexDream) -> Res<DreamReply> {
         self.admit(&call.caller)?;
         let agent = &call.caller.agent_id;
-        let now = now_ms();
+        let now = call.now_ms;
         let stats = self.store.recall_stats(agent).map_err(internal)?;
         let chosen = choose(&stats, now, call.threshold);
         let bucket = self.bucket()?;

@@ -30,6 +30,9 @@ pub struct Core {
     /// The last prompt this instance assembled and what from (the next
     /// run's early call; `session.stats` reports its load).
     pub last_prompt: RefCell<Option<(RunPrompt, PromptInputs)>>,
+    /// The gateway's schedule clock offset, as the last message brought it
+    /// (0 but under the test harness's clock).
+    pub clock_offset: Cell<i64>,
 }
 
 /// What a prompt was assembled from, besides the workspace files.
@@ -59,6 +62,7 @@ impl Core {
             resetting: Cell::new(false),
             paused: Cell::new(false),
             last_prompt: RefCell::new(None),
+            clock_offset: Cell::new(0),
         }
     }
 

@@ -188,6 +188,7 @@ impl Session {
         Reset {
             store: &self.core.store,
             bucket,
+            env: &self.core.env,
             busy: &self.core.resetting,
         }
     }

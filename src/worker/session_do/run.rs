@@ -92,6 +92,7 @@ async fn next_run(core: &Core) -> Res<Option<CurrentRun>> {
     let reset = Reset {
         store: &core.store,
         bucket: &bucket,
+        env: &core.env,
         busy: &core.resetting,
     };
     reset.resume().await?;
@@ -199,12 +200,24 @@ impl<'a> Drive<'a> {
             .prompt
             .as_deref()
             .and_then(|p| serde_json::from_str::<RunPrompt>(p).ok());
-        let days = today_and_yesterday(&*user_time_zone(&config), now_ms());
+        // The schedule clock: the real one, but under the test harness.
+        let now = now_ms() + core.clock_offset.get();
+        let days = today_and_yesterday(&*user_time_zone(&config), now);
         let memory = memory_caller(&config, &meta.session_key, run.person.clone());
         // Recall is part of a new prompt's inputs: a run resuming with its
         // kept prompt recalls nothing again.
         let recalled = match &kept {
-            None => recall(core, &config, &memory, run, &meta.session_key, &days.0).await,
+            None => {
+                recall(
+                    core,
+                    &config,
+                    &memory,
+                    run,
+                    &meta.session_key,
+                    (&days.0, now),
+                )
+                .await
+            }
             Some(_) => Vec::new(),
         };
         // A new run's first call may go out with this session's previous
@@ -302,6 +315,7 @@ impl<'a> Drive<'a> {
         let compacted = match self.core.bucket() {
             Ok(bucket) => {
                 compaction::maybe_compact(
+                    &self.core.env,
                     &self.core.store,
                     &bucket,
                     &self.run.run_id,
@@ -518,7 +532,7 @@ async fn recall(
     caller: &Caller,
     run: &CurrentRun,
     session_key: &str,
-    today: &str,
+    (today, now): (&str, i64),
 ) -> Vec<Candidate> {
     let settings = MemorySettings::from_config(config);
     let query = run.plain.as_deref().unwrap_or_default();
@@ -531,7 +545,7 @@ async fn recall(
         query: query.to_string(),
         budget_tokens: settings.recall_budget_tokens,
         day: today.to_string(),
-        session_key: session_key.to_string(),
+        at_ms: now,
     };
     match MemoryStub::for_account(&core.env, &caller.account)
         .call(&call)
