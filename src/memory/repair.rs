@@ -38,7 +38,8 @@ pub struct RepairReport {
     pub deletes_finished: Vec<String>,
     /// Problems a person must look at (BROKEN nodes, unreadable metas).
     pub alerts: Vec<String>,
-    /// Every event file waiting in an outbox (for the consumer's queue).
+    /// Every event file waiting in an outbox (for the consumer's queue),
+    /// those this scan registered included.
     pub pending_events: Vec<String>,
 }
 
@@ -128,7 +129,8 @@ async fn repair_node<S: ObjectStore>(
             meta.status = NodeStatus::Active;
             fs.put_meta(uri, &meta).await?;
             let records = index_records(uri, &abstract_text, &overview, &content);
-            fs.register(uri, EventPayload::Upsert(records)).await?;
+            let key = fs.register(uri, EventPayload::Upsert(records)).await?;
+            report.pending_events.push(key);
             report.activated.push(name);
         }
         false => {
@@ -182,7 +184,8 @@ async fn recreate<S: ObjectStore>(
         relations,
         tags: Vec::new(),
     };
-    fs.write(ctx, &write).await?;
+    let (_, key) = fs.write(ctx, &write).await?;
+    report.pending_events.push(key);
     report.recreated.push(uri.to_string());
     Ok(())
 }

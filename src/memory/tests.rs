@@ -345,7 +345,10 @@ fn stopped_after_content_the_repair_recreates_the_node_from_it() {
         stopped_then_repaired(WriteStep::Content, false),
         (
             false,
-            report(|r| r.recreated = vec![URI.into()]),
+            report(|r| {
+                r.recreated = vec![URI.into()];
+                r.pending_events = vec![EVENT_1.into()];
+            }),
             true,
             // Made from the content's first line: no abstract was written.
             Some("Coffee".into())
@@ -359,7 +362,10 @@ fn stopped_after_relations_the_repair_completes_the_node() {
         stopped_then_repaired(WriteStep::Relations, false),
         (
             false,
-            report(|r| r.recreated = vec![URI.into()]),
+            report(|r| {
+                r.recreated = vec![URI.into()];
+                r.pending_events = vec![EVENT_1.into()];
+            }),
             true,
             Some("Coffee".into())
         )
@@ -373,7 +379,10 @@ fn stopped_after_the_layers_the_pending_node_is_activated() {
         (before, report_, after, abstract_),
         (
             false,
-            report(|r| r.activated = vec![URI.into()]),
+            report(|r| {
+                r.activated = vec![URI.into()];
+                r.pending_events = vec![EVENT_1.into()];
+            }),
             true,
             Some("Alice drinks black coffee".into())
         )
@@ -414,7 +423,10 @@ fn an_update_stopped_half_way_is_hidden_then_activated() {
         stopped_then_repaired(WriteStep::Content, true),
         (
             false,
-            report(|r| r.activated = vec![URI.into()]),
+            report(|r| {
+                r.activated = vec![URI.into()];
+                r.pending_events = vec![EVENT_2.into()];
+            }),
             true,
             Some("Alice drinks black coffee".into())
         )

@@ -140,6 +140,8 @@ pub fn build_system_prompt(
             "USER.md",
             ws.user.as_deref(),
         ));
+        let recalled = crate::memory::recall::render(ctx.recalled);
+        push(budget.take("recalled memories", &recalled));
     } else {
         push(file_section(
             &mut budget,

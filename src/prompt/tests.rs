@@ -156,6 +156,40 @@ fn snapshot_normal_main_session() {
 }
 
 #[test]
+fn recalled_memories_follow_memory_md() {
+    use crate::memory::recall::Candidate;
+    let recalled = [Candidate {
+        uri: "ctx://default/users/luis/memories/preferences/language".into(),
+        category: "preferences".into(),
+        abstract_text: "Luis prefers Spanish".into(),
+    }];
+    let (t, h) = (tools(), hosts());
+    let c = PromptContext {
+        recalled: &recalled,
+        ..ctx(&t, &h, true)
+    };
+    let prompt = build_system_prompt(&full(), &c, PromptLimits::default());
+    assert_eq!(
+        titles(&prompt),
+        expect(&[
+            "## Your Soul",
+            "## Your Identity",
+            "## About Your Human",
+            "## Operating Instructions",
+            "## Long-Term Memory",
+            "## Recalled memories",
+            "## Recent Context",
+            "## Tool Notes",
+            "## Heartbeats",
+            "## Skills (Mandatory Scan)",
+        ])
+    );
+    assert!(prompt.contains(
+        "\n- [preferences] Luis prefers Spanish (ctx://default/users/luis/memories/preferences/language)\n"
+    ));
+}
+
+#[test]
 fn snapshot_non_main_session_has_no_memory() {
     let prompt = build(&full(), false);
     assert_eq!(

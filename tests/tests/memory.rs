@@ -7,7 +7,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use gsv_e2e::fake_llm::{FakeLlm, Step};
+use gsv_e2e::fake_llm::{FakeLlm, Step, FAKE_API_KEY};
 use gsv_e2e::harness::{run_gsv, GatewayOptions, Workerd};
 use gsv_e2e::ws::{raw_channel, Client};
 use gsv_protocol::ChatState;
@@ -359,7 +359,7 @@ async fn a_memory_recalled_on_three_days_is_dreamt_into_memory_md() {
     // No daily resets or heartbeats in the way of the clock's jumps.
     c.config_set("session.defaultResetPolicy", json!({"mode": "manual"}))
         .await;
-    c.config_set("agents.defaultHeartbeat.every", json!("0m"))
+    c.config_set("agents.defaultHeartbeat", json!({"every": "0"}))
         .await;
     rpc(
         &mut c,
@@ -443,4 +443,137 @@ async fn a_memory_recalled_on_three_days_is_dreamt_into_memory_md() {
     assert!(stats["last_dream_ts"].as_u64().is_some(), "{stats}");
     let status = rpc(&mut c, "memory.status", json!({})).await;
     assert_eq!(status["memoriesPromoted"], json!(1));
+}
+
+#[tokio::test]
+async fn with_embeddings_search_is_hybrid_and_a_failing_index_update_is_retried() {
+    let llm = FakeLlm::start().await;
+    let gw = Workerd::start(GatewayOptions::default());
+    let mut c = Client::connect(&gw.url(), Some(TOKEN)).await;
+    c.use_fake_openai(&llm).await;
+    c.config_set(
+        "memory.embeddings",
+        json!({"url": format!("{}/embeddings", llm.base_url_openai()), "model": "text-embedding-3-small",
+               "apiKey": FAKE_API_KEY}),
+    )
+    .await;
+    rpc(
+        &mut c,
+        "memory.put",
+        json!({"category": "preferences", "title": "coffee",
+        "content": "Takes coffee black.", "abstract": "Takes coffee black"}),
+    )
+    .await;
+    rpc(
+        &mut c,
+        "memory.put",
+        json!({"category": "profile", "title": "job",
+        "content": "Works as a nurse.", "abstract": "Works as a nurse"}),
+    )
+    .await;
+    // Each write embedded its abstract and overview in one request.
+    assert_eq!(llm.embedding_calls(), 2);
+    // "espresso" is in no memory: only the vectors find the coffee one.
+    let found = rpc(&mut c, "memory.search", json!({"query": "espresso"})).await;
+    assert_eq!(found["mode"], json!("hybrid"));
+    assert_eq!(
+        found["hits"][0]["uri"],
+        json!("ctx://default/users/owner/memories/preferences/coffee")
+    );
+
+    // The embeddings service fails: the node is committed, its index
+    // update waits in the outbox and is retried until it goes through.
+    llm.set_embeddings_failing(true);
+    rpc(
+        &mut c,
+        "memory.put",
+        json!({"category": "events", "title": "trip",
+        "content": "Trip to Porto in May.", "abstract": "Trip to Porto"}),
+    )
+    .await;
+    let status = rpc(&mut c, "memory.status", json!({})).await;
+    assert_eq!(
+        (&status["nodes"], &status["pendingEvents"]),
+        (&json!(2), &json!(1))
+    );
+    let node = rpc(
+        &mut c,
+        "memory.get",
+        json!({"uri": "ctx://default/users/owner/memories/events/trip", "level": 0}),
+    )
+    .await;
+    assert_eq!(node["node"]["text"], json!("Trip to Porto"));
+    llm.set_embeddings_failing(false);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    loop {
+        let status = rpc(&mut c, "memory.status", json!({})).await;
+        if status["pendingEvents"] == json!(0) {
+            assert_eq!(
+                (&status["nodes"], &status["deadLettered"]),
+                (&json!(3), &json!(0))
+            );
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the retry never went through: {status}"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    }
+    let found = rpc(&mut c, "memory.search", json!({"query": "Porto"})).await;
+    assert_eq!(
+        found["hits"][0]["uri"],
+        json!("ctx://default/users/owner/memories/events/trip")
+    );
+}
+
+#[tokio::test]
+async fn a_resets_extracted_memories_become_memory_nodes() {
+    let llm = FakeLlm::start().await;
+    let gw = Workerd::start(GatewayOptions::default());
+    let mut c = Client::connect(&gw.url(), Some(TOKEN)).await;
+    c.use_fake_openai(&llm).await;
+    llm.script(
+        "List the durable facts",
+        vec![Step::text(
+            "<memories>\n- [preferences] Sails at dawn\n- [cases] The dinghy leaks when overloaded\n- An untagged fact\n</memories>",
+        )],
+    );
+    chat(
+        &mut c,
+        "main",
+        "we sailed at dawn; the dinghy leaked with four aboard",
+    )
+    .await;
+    rpc(&mut c, "session.reset", json!({"sessionKey": "main"})).await;
+    let uris = |r: &Value| -> Vec<String> {
+        r["hits"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|h| h["uri"].as_str().unwrap().to_string())
+            .collect()
+    };
+    let dawn = rpc(&mut c, "memory.search", json!({"query": "dawn"})).await;
+    assert_eq!(
+        uris(&dawn),
+        ["ctx://default/users/owner/memories/preferences/sails_at_dawn"]
+    );
+    let dinghy = rpc(&mut c, "memory.search", json!({"query": "dinghy"})).await;
+    assert_eq!(
+        uris(&dinghy),
+        ["ctx://default/agents/main/memories/cases/the_dinghy_leaks_when_overloaded"]
+    );
+    let node = rpc(
+        &mut c,
+        "memory.get",
+        json!({"uri": "ctx://default/users/owner/memories/preferences/sails_at_dawn"}),
+    )
+    .await;
+    assert_eq!(
+        (&node["node"]["text"], &node["node"]["tags"]),
+        (&json!("Sails at dawn"), &json!(["reset"]))
+    );
+    let status = rpc(&mut c, "memory.status", json!({})).await;
+    assert_eq!(status["nodes"], json!(2));
 }

@@ -56,6 +56,9 @@ pub struct MemoryIndex {
     store: IndexStore,
     /// One write (or delete) at a time: no two interleave on one node.
     writes: Mutex<()>,
+    /// One consumer pass at a time: a second waits, then finds what the
+    /// first left.
+    drains: Mutex<()>,
 }
 
 fn invalid(m: impl std::fmt::Display) -> ErrorShape {
@@ -89,6 +92,7 @@ impl DurableObject for MemoryIndex {
             env,
             store,
             writes: Mutex::new(()),
+            drains: Mutex::new(()),
         }
     }
 
@@ -163,7 +167,15 @@ impl MemoryIndex {
         let meta = {
             let _one_writer = self.writes.lock().await;
             self.store.begin_write(&uri).map_err(internal)?;
-            let (meta, key) = fs.write(&ctx, &write).await.map_err(OpError::from)?;
+            let written = fs.write(&ctx, &write).await;
+            let (meta, key) = match written {
+                Ok(done) => done,
+                Err(e) => {
+                    // Left open: the alarm repairs what the write left.
+                    self.schedule().await;
+                    return Err(OpError::from(e).into());
+                }
+            };
             self.store.queue_event(&key, now_ms()).map_err(internal)?;
             self.store.end_write(&uri).map_err(internal)?;
             meta
@@ -385,17 +397,10 @@ impl MemoryIndex {
             repair_account(&fs, &ctx).await.map_err(OpError::from)?
         };
         // Events the repair registered, and any the queue lost, are queued.
-        let (events, _) = bucket
-            .list_objects(&crate::memory::uri::account_prefix(&ctx.account_id), None)
-            .await
-            .map_err(|e| internal(e.to_string()))?;
-        let mut queued = 0;
-        for (key, _) in events {
-            if crate::memory::outbox::is_event_key(&key) {
-                self.store.queue_event(&key, started).map_err(internal)?;
-                queued += 1;
-            }
+        for key in &report.pending_events {
+            self.store.queue_event(key, started).map_err(internal)?;
         }
+        let queued = report.pending_events.len() as u64;
         self.drain(&call.caller).await?;
         let result = MemoryRepairResult {
             nodes_scanned: report.nodes_scanned,
@@ -496,6 +501,7 @@ impl MemoryIndex {
     /// Consumes the due events into the index; the alarm is left at the
     /// next retry.
     async fn drain(&self, caller: &Caller) -> Res<()> {
+        let _one_consumer = self.drains.lock().await;
         let bucket = self.bucket()?;
         let fs = ContextFs::new(&bucket, &Env);
         let now = now_ms();
@@ -676,9 +682,17 @@ impl MemoryIndex {
         Ok(())
     }
 
-    /// Points the alarm at the next retry or stale write check.
+    /// Points the alarm at the next retry, or at when a write still open
+    /// would count as cut by a crash.
     async fn schedule(&self) {
-        let next = self.store.next_event_due().ok().flatten();
+        let retry = self.store.next_event_due().ok().flatten();
+        let stale = self
+            .store
+            .oldest_write()
+            .ok()
+            .flatten()
+            .map(|started| started + STALE_WRITE_MS);
+        let next = [retry, stale].into_iter().flatten().min();
         let result = match next {
             Some(at) => {
                 let at = at.max(now_ms() + 1);

@@ -492,6 +492,15 @@ impl IndexStore {
         Ok(())
     }
 
+    pub fn oldest_write(&self) -> SqlResult<Option<i64>> {
+        #[derive(Deserialize)]
+        struct Row {
+            at: Option<f64>,
+        }
+        let rows: Vec<Row> = self.rows("SELECT MIN(started_ms) AS at FROM writes", vec![])?;
+        Ok(rows.into_iter().next().and_then(|r| r.at).map(|a| a as i64))
+    }
+
     /// Writes begun before `before_ms` and never ended: cut by a crash.
     pub fn stale_writes(&self, before_ms: i64) -> SqlResult<Vec<String>> {
         #[derive(Deserialize)]
