@@ -74,6 +74,40 @@ pub fn cosine(a: &[f32], b: &[f32]) -> f32 {
     }
 }
 
+/// The `k` best-scoring distinct items of a stream, kept as they come
+/// (a search reads the stored vectors one row at a time, never all).
+pub struct TopK {
+    k: usize,
+    best: Vec<(String, f32)>,
+}
+
+impl TopK {
+    pub fn new(k: usize) -> Self {
+        Self {
+            k,
+            best: Vec::new(),
+        }
+    }
+
+    pub fn push(&mut self, item: &str, score: f32) {
+        if let Some(seen) = self.best.iter_mut().find(|(i, _)| i == item) {
+            seen.1 = seen.1.max(score);
+        } else if self.best.len() < self.k {
+            self.best.push((item.to_string(), score));
+        } else if let Some(worst) = self.best.iter_mut().min_by(|a, b| a.1.total_cmp(&b.1)) {
+            if score > worst.1 {
+                *worst = (item.to_string(), score);
+            }
+        }
+    }
+
+    /// The items, best first.
+    pub fn ranking(mut self) -> Vec<String> {
+        self.best.sort_by(|a, b| b.1.total_cmp(&a.1));
+        self.best.into_iter().map(|(i, _)| i).collect()
+    }
+}
+
 /// A vector as stored in SQLite: little-endian f32s.
 pub fn vector_to_bytes(v: &[f32]) -> Vec<u8> {
     v.iter().flat_map(|x| x.to_le_bytes()).collect()
@@ -116,6 +150,15 @@ mod tests {
         let order: Vec<&str> = fused.iter().map(|(k, _)| k.as_str()).collect();
         assert_eq!(order, ["a", "c", "b"]);
         assert!((fused[0].1 - (1.0 / 61.0 + 1.0 / 62.0)).abs() < 1e-12);
+    }
+
+    #[test]
+    fn top_k_keeps_the_best_distinct_items() {
+        let mut top = TopK::new(2);
+        for (item, score) in [("a", 0.1), ("b", 0.9), ("c", 0.5), ("a", 0.95), ("d", 0.2)] {
+            top.push(item, score);
+        }
+        assert_eq!(top.ranking(), ["a", "b"]);
     }
 
     #[test]

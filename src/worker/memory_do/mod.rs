@@ -18,7 +18,7 @@ use crate::memory::ops::{self, Indexed, Match, OpError};
 use crate::memory::outbox::{Consumer, Processed, LEASE_MS};
 use crate::memory::recall::{select, Candidate};
 use crate::memory::repair::repair_account;
-use crate::memory::search::{cosine, fts_query};
+use crate::memory::search::fts_query;
 use crate::memory::{MemoryEnv, MemoryError};
 use crate::storage::ObjectStore;
 use crate::worker::bindings::bucket;
@@ -282,23 +282,10 @@ impl MemoryIndex {
                     .await
                     .map_err(internal)?;
                 let q = q.into_iter().next().unwrap_or_default();
-                let mut scored: Vec<(String, f32)> = self
+                let ranking = self
                     .store
-                    .vectors(spaces, category, level)
-                    .map_err(internal)?
-                    .into_iter()
-                    .map(|v| (v.uri, cosine(&q, &v.vector)))
-                    .collect();
-                scored.sort_by(|a, b| b.1.total_cmp(&a.1));
-                let mut ranking: Vec<String> = Vec::new();
-                for (uri, _) in scored {
-                    if !ranking.contains(&uri) {
-                        ranking.push(uri);
-                    }
-                    if ranking.len() == limit * 4 {
-                        break;
-                    }
-                }
+                    .nearest(&q, spaces, category, level, limit * 4)
+                    .map_err(internal)?;
                 Some(ranking)
             }
             _ => None,

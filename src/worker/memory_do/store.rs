@@ -7,7 +7,7 @@ use super::schema::MIGRATIONS;
 use crate::memory::dream::RecallStats;
 use crate::memory::node::{EventPayload, IndexRecord, OutboxEvent};
 use crate::memory::outbox::IndexSink;
-use crate::memory::search::{vector_from_bytes, vector_to_bytes};
+use crate::memory::search::{cosine, vector_from_bytes, vector_to_bytes, TopK};
 use crate::worker::rpc::now_ms;
 use gsv_worker_sql::migrate;
 use serde::{de::DeserializeOwned, Deserialize, Serialize};
@@ -34,15 +34,38 @@ pub struct MatchRow {
     pub snippet: String,
 }
 
-/// One stored vector.
-#[derive(Debug, Clone)]
-pub struct VectorRow {
-    pub uri: String,
-    pub vector: Vec<f32>,
-}
-
 /// What an upsert's vectors are, computed before the SQL is written.
 pub struct Vectors(pub Vec<(u8, Vec<f32>)>);
+
+/// A BLOB column as SQLite hands it over (an `ArrayBuffer`, which serde
+/// sees as bytes, not as a sequence).
+struct Blob(Vec<u8>);
+
+impl<'de> Deserialize<'de> for Blob {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Bytes;
+        impl<'de> serde::de::Visitor<'de> for Bytes {
+            type Value = Blob;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a BLOB")
+            }
+            fn visit_bytes<E: serde::de::Error>(self, v: &[u8]) -> Result<Blob, E> {
+                Ok(Blob(v.to_vec()))
+            }
+            fn visit_byte_buf<E: serde::de::Error>(self, v: Vec<u8>) -> Result<Blob, E> {
+                Ok(Blob(v))
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Blob, A::Error> {
+                let mut out = Vec::new();
+                while let Some(b) = seq.next_element::<u8>()? {
+                    out.push(b);
+                }
+                Ok(Blob(out))
+            }
+        }
+        d.deserialize_bytes(Bytes)
+    }
+}
 
 #[derive(Deserialize)]
 struct Count {
@@ -271,16 +294,20 @@ impl IndexStore {
         self.rows(&sql, args)
     }
 
-    pub fn vectors(
+    /// The `k` nodes whose vectors are nearest `query` (cosine), best
+    /// first, reading the stored vectors one row at a time.
+    pub fn nearest(
         &self,
+        query: &[f32],
         spaces: &[String],
         category: Option<&str>,
         level: Option<u8>,
-    ) -> SqlResult<Vec<VectorRow>> {
+        k: usize,
+    ) -> SqlResult<Vec<String>> {
         #[derive(Deserialize)]
         struct Row {
             uri: String,
-            vector: Vec<u8>,
+            vector: Blob,
         }
         let mut sql = format!(
             "SELECT uri, vector FROM vectors WHERE owner_space IN ({})",
@@ -295,14 +322,12 @@ impl IndexStore {
             sql.push_str(" AND level = ?");
             args.push(i64::from(l).into());
         }
-        let rows: Vec<Row> = self.rows(&sql, args)?;
-        Ok(rows
-            .into_iter()
-            .map(|r| VectorRow {
-                uri: r.uri,
-                vector: vector_from_bytes(&r.vector),
-            })
-            .collect())
+        let mut top = TopK::new(k);
+        for row in self.exec(&sql, args)?.next::<Row>() {
+            let row = row.map_err(|e| e.to_string())?;
+            top.push(&row.uri, cosine(query, &vector_from_bytes(&row.vector.0)));
+        }
+        Ok(top.ranking())
     }
 
     // --- recalls and dreams -------------------------------------------
