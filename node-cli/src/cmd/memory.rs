@@ -209,7 +209,7 @@ pub fn render_status(s: &MemoryStatusResult) -> String {
         "Account        {}\nMemories       {}\nSearch         {}\nEvents waiting {}\nDead letters   {}\nRecalls (7 d)  {}\nPromoted       {}\n",
         s.account, s.nodes, s.search_mode, s.pending_events, s.dead_lettered, s.recall_events_7d, s.memories_promoted
     );
-    let when = |ms: Option<i64>| ms.map_or("never".to_string(), |m| dates::iso_utc_seconds(m));
+    let when = |ms: Option<i64>| ms.map_or("never".to_string(), dates::iso_utc_seconds);
     out.push_str(&format!(
         "Last repair    {}\nLast dream     {}\n",
         when(s.last_repair_at_ms),
