@@ -64,6 +64,10 @@ enum Step {
         &'static [&'static str],
         &'static [(&'static str, &'static str)],
     ),
+    /// The same, typing the lines given on its stdin.
+    CliTyped(&'static [&'static str], &'static str, &'static str),
+    /// Lets the node send what it has queued (it flushes every second).
+    Wait(u64),
     /// Starts `gsv node --foreground --id v1node --workspace WS` and waits
     /// until the gateway lists its tools.
     StartNode,
@@ -82,6 +86,12 @@ const SCENARIOS: &[Scenario] = &[
         steps: &[
             Step::Cli(&["client", "hello there"], "Assistant: echo: hello there"),
             Step::Cli(&["client", "/status"], "Session"),
+            // Interactive: two messages on one connection, then quit.
+            Step::CliTyped(
+                &["client"],
+                "first\nsecond\nquit\n",
+                "Assistant: echo: first\n\n> \nAssistant: echo: second",
+            ),
             Step::Cli(
                 &["config", "set", "userTimezone", "Europe/Paris"],
                 "Set userTimezone successfully",
@@ -93,8 +103,8 @@ const SCENARIOS: &[Scenario] = &[
                 "Updated label = v1 chat",
             ),
             Step::Cli(&["session", "list"], "(v1 chat)"),
-            Step::Cli(&["session", "get"], "Messages: 2"),
-            Step::Cli(&["session", "stats"], "Messages: 2"),
+            Step::Cli(&["session", "get"], "Messages: 6"),
+            Step::Cli(&["session", "stats"], "Messages: 6"),
             Step::Cli(&["session", "preview"], "USER: hello there"),
             Step::Cli(&["session", "history"], "Session history"),
             Step::Cli(&["tools", "list"], "gsv__ReadFile"),
@@ -110,7 +120,7 @@ const SCENARIOS: &[Scenario] = &[
             Step::Cli(&["channel", "discord", "status"], "default"),
             Step::Cli(
                 &["session", "compact", "-k", "1"],
-                "Trimmed 1 messages, kept 1",
+                "Trimmed 5 messages, kept 1",
             ),
             Step::Cli(&["session", "reset"], "Reset session"),
         ],
@@ -154,6 +164,13 @@ const SCENARIOS: &[Scenario] = &[
                 &["client", "what does your log say"],
                 "Assistant: The node log has lines.",
             ),
+            // A background command: the node reports its end later
+            // (node.exec.event), and the agent hears of it in a run.
+            Step::Cli(
+                &["client", "build it in the background"],
+                "Assistant: Started the build.",
+            ),
+            Step::Wait(3_000),
             Step::StopNode,
         ],
     },
@@ -330,7 +347,7 @@ const SKILLS: &[&str] = &[
 /// fallback (kept connected, so `channel list` shows it).
 struct World {
     gw: Workerd,
-    _llm: FakeLlm,
+    llm: FakeLlm,
     _channel: Option<Client>,
     workspace: tempfile::TempDir,
 }
@@ -376,6 +393,17 @@ async fn world(scenario: &str) -> World {
                 .await;
             assert!(res.ok, "{res:?}");
             llm.script(
+                "build it in the background",
+                vec![
+                    Llm::tool_call(
+                        "call_b",
+                        &format!("{NODE_ID}__Bash"),
+                        json!({"command": "echo built", "background": true}),
+                    ),
+                    Llm::text("Started the build."),
+                ],
+            );
+            llm.script(
                 "what does your log say",
                 vec![
                     Llm::tool_call(
@@ -403,7 +431,7 @@ async fn world(scenario: &str) -> World {
     owner.close().await;
     World {
         gw,
-        _llm: llm,
+        llm,
         _channel: channel,
         workspace,
     }
@@ -450,6 +478,24 @@ async fn replay_fixture(commit: &str, scenario: &str) {
         .map(|f| &f.frame)
         .collect();
     assert_eq!(done.checked.len(), recorded.len(), "{:?}", done.checked);
+    if scenario == "node" {
+        // The end of the node's background command, as it reported it,
+        // reached the agent in a run of its own.
+        let heard = format!("on node {NODE_ID} finished");
+        let deadline = std::time::Instant::now() + Duration::from_secs(20);
+        while !world
+            .llm
+            .requests()
+            .iter()
+            .any(|r| r.body.to_string().contains(&heard))
+        {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the agent never heard that the background command finished"
+            );
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
 }
 
 #[tokio::test]
@@ -495,15 +541,20 @@ async fn record(commit: &str, bin: &Path, scenario: &Scenario) {
     let mut runs = Vec::new();
     let mut failed = Vec::new();
     for step in scenario.steps {
-        let (args, expect) = match step {
-            Step::Cli(args, expect) => (*args, *expect),
+        let (args, expect, typed) = match step {
+            Step::Cli(args, expect) => (*args, *expect, None),
+            Step::CliTyped(args, typed, expect) => (*args, *expect, Some(*typed)),
+            Step::Wait(ms) => {
+                tokio::time::sleep(Duration::from_millis(*ms)).await;
+                continue;
+            }
             Step::CliBy(args, texts) => {
                 let text = texts
                     .iter()
                     .find(|(c, _)| *c == commit)
                     .map(|(_, t)| *t)
                     .unwrap_or_else(|| panic!("no expected text for {commit}"));
-                (*args, text)
+                (*args, text, None)
             }
             Step::StartNode => {
                 let child = v1_command(
@@ -536,9 +587,26 @@ async fn record(commit: &str, bin: &Path, scenario: &Scenario) {
             }
         };
         let out = tokio::task::block_in_place(|| {
-            v1_command(bin, home.path(), &recorder.url(), args)
-                .output()
-                .unwrap()
+            let mut cmd = v1_command(bin, home.path(), &recorder.url(), args);
+            let Some(typed) = typed else {
+                return cmd.output().unwrap();
+            };
+            let mut child = cmd
+                .stdin(Stdio::piped())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap();
+            // Line by line, each once the previous answer is in (the
+            // client reads its prompt's line only after the answer).
+            let mut stdin = child.stdin.take().unwrap();
+            for line in typed.lines() {
+                use std::io::Write;
+                writeln!(stdin, "{line}").unwrap();
+                std::thread::sleep(Duration::from_millis(1_500));
+            }
+            drop(stdin);
+            child.wait_with_output().unwrap()
         });
         let stdout = String::from_utf8_lossy(&out.stdout).to_string();
         let stderr = String::from_utf8_lossy(&out.stderr).to_string();
@@ -549,8 +617,10 @@ async fn record(commit: &str, bin: &Path, scenario: &Scenario) {
                 args.join(" ")
             ));
         }
-        runs.push(json!({"args": args, "stdout": stdout, "stderr": stderr,
-                                 "exit": out.status.code()}));
+        runs.push(
+            json!({"args": args, "stdin": typed, "stdout": stdout, "stderr": stderr,
+                                 "exit": out.status.code()}),
+        );
     }
     assert!(failed.is_empty(), "{}", failed.join("\n"));
     // Frames still in flight reach the proxy.
