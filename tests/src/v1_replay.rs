@@ -104,6 +104,26 @@ pub fn substitute(value: &Value, pairs: &[(String, String)]) -> Value {
     walk(value, &pairs)
 }
 
+/// `value` with every string equal to a `from` replaced by its `to`
+/// (values made up on one side, learned from the other: whole values
+/// only, so a short id cannot change other text).
+pub fn replace_values(value: &Value, pairs: &[(String, String)]) -> Value {
+    match value {
+        Value::String(s) => pairs
+            .iter()
+            .find(|(from, _)| from == s)
+            .map(|(_, to)| Value::String(to.clone()))
+            .unwrap_or_else(|| value.clone()),
+        Value::Array(a) => Value::Array(a.iter().map(|x| replace_values(x, pairs)).collect()),
+        Value::Object(o) => Value::Object(
+            o.iter()
+                .map(|(k, x)| (k.clone(), replace_values(x, pairs)))
+                .collect(),
+        ),
+        other => other.clone(),
+    }
+}
+
 /// The fields a client reads in one kind of frame: `key` is `res METHOD`
 /// or `evt EVENT`; each path is dotted, `[]` stands for every element of
 /// an array and `{}` for every value of an object, and a trailing `=`
@@ -252,24 +272,30 @@ fn same_frame(recorded: &Value, live: &Value) -> bool {
 const MINTED: &[&str] = &["callId", "probeId"];
 
 fn learn(recorded: &Value, live: &Value, map: &mut Vec<(String, String)>) {
+    learn_keys(recorded, live, MINTED, map);
+}
+
+/// Learns `recorded value → live value` for the string fields named in
+/// `keys` that differ between two counterpart frames.
+pub fn learn_keys(recorded: &Value, live: &Value, keys: &[&str], map: &mut Vec<(String, String)>) {
     match (recorded, live) {
         (Value::Object(r), Value::Object(l)) => {
             for (k, rv) in r {
                 let Some(lv) = l.get(k) else { continue };
-                if MINTED.contains(&k.as_str()) {
+                if keys.contains(&k.as_str()) {
                     if let (Some(rs), Some(ls)) = (rv.as_str(), lv.as_str()) {
                         if rs != ls && !map.iter().any(|(f, _)| f == rs) {
                             map.push((rs.to_string(), ls.to_string()));
                         }
                     }
                 } else {
-                    learn(rv, lv, map);
+                    learn_keys(rv, lv, keys, map);
                 }
             }
         }
         (Value::Array(r), Value::Array(l)) => {
             for (rv, lv) in r.iter().zip(l) {
-                learn(rv, lv, map);
+                learn_keys(rv, lv, keys, map);
             }
         }
         _ => {}
@@ -331,9 +357,7 @@ pub async fn replay(
                     }
                     continue;
                 }
-                let mut pairs = placeholders.to_vec();
-                pairs.extend(minted.iter().cloned());
-                let frame = substitute(&rec.frame, &pairs);
+                let frame = replace_values(&substitute(&rec.frame, placeholders), &minted);
                 if let (Some(id), Some(method)) = (frame["id"].as_str(), frame["method"].as_str()) {
                     methods.insert((rec.conn, id.to_string()), method.to_string());
                 }
@@ -360,9 +384,7 @@ pub async fn replay(
                 let Some(conn) = conns.get_mut(&rec.conn) else {
                     panic!("line {line}: conn {} received before it sent", rec.conn);
                 };
-                let mut pairs = placeholders.to_vec();
-                pairs.extend(minted.iter().cloned());
-                let want = substitute(&rec.frame, &pairs);
+                let want = replace_values(&substitute(&rec.frame, placeholders), &minted);
                 let live = match await_frame(conn, &want, within).await {
                     Ok(live) => live,
                     Err(seen) => panic!(
@@ -472,17 +494,17 @@ mod tests {
     #[test]
     fn placeholders_and_minted_ids_are_substituted_deeply() {
         let frame = json!({"params": {"auth": {"token": "$TOKEN"},
-                                      "result": {"path": "$WORKSPACE/notes.txt"},
-                                      "callId": "c-rec"}});
+                                      "result": {"path": "$WORKSPACE/notes.txt", "n": "1 of 1"},
+                                      "callId": "1"}});
         let pairs = vec![
             ("$TOKEN".to_string(), "t0k".to_string()),
             ("$WORKSPACE".to_string(), "/tmp/w".to_string()),
-            ("c-rec".to_string(), "c-live".to_string()),
         ];
+        let minted = vec![("1".to_string(), "c-live".to_string())];
         assert_eq!(
-            substitute(&frame, &pairs),
+            replace_values(&substitute(&frame, &pairs), &minted),
             json!({"params": {"auth": {"token": "t0k"},
-                              "result": {"path": "/tmp/w/notes.txt"},
+                              "result": {"path": "/tmp/w/notes.txt", "n": "1 of 1"},
                               "callId": "c-live"}})
         );
     }
