@@ -1,8 +1,9 @@
 //! This project's `gsv chat` and `gsv node` against a GSV v1 gateway,
 //! without v1's source.
 //!
-//! GSV v1's gateway (`deathbyknowledge/gsv`, folder `gateway/`, commit
-//! 9c85870e, the one of the reference) was bundled from its public source
+//! GSV v1's gateway (`deathbyknowledge/gsv`, folder `gateway/`, at commit
+//! 9c85870e, the one of the reference, and at 6791fd14, the last v1 one)
+//! was bundled from its public source
 //! outside this repository and run locally under Miniflare
 //! (`tests/support/v1-gateway/run.mjs`, which sends its model calls to the
 //! fake LLM), and this project's real `gsv` binary was run against it
@@ -23,17 +24,19 @@
 //!
 //! ```sh
 //! git clone https://github.com/deathbyknowledge/gsv /tmp/gsv-v1
-//! mkdir -p /tmp/v1gw && git -C /tmp/gsv-v1 archive 9c85870e gateway | tar -x -C /tmp/v1gw
-//! cd /tmp/v1gw/gateway && npm ci --omit=dev --ignore-scripts
-//! # Its wrangler.jsonc without the Workers AI binding, the UI assets and
-//! # the channel services (none runs locally):
-//! node -e 'const fs=require("fs");const c=JSON.parse(fs.readFileSync("wrangler.jsonc","utf8")
-//!   .replace(/^\s*\/\/.*$/gm,"").replace(/\/\*[\s\S]*?\*\//g,""));delete c.ai;delete c.assets;
-//!   delete c.services;delete c.observability;c.main="src/index.ts";
-//!   fs.writeFileSync("wrangler.local.json",JSON.stringify(c))'
-//! node $REPO/node_modules/wrangler/bin/wrangler.js deploy --dry-run --outdir /tmp/v1gw/dist -c wrangler.local.json
+//! for c in 9c85870e 6791fd14; do
+//!   mkdir -p /tmp/v1gw-$c && git -C /tmp/gsv-v1 archive $c gateway | tar -x -C /tmp/v1gw-$c
+//!   cd /tmp/v1gw-$c/gateway && npm ci --omit=dev --ignore-scripts
+//!   # Its wrangler.jsonc without the Workers AI binding, the UI assets and
+//!   # the channel services (none runs locally):
+//!   node -e 'const fs=require("fs");const c=JSON.parse(fs.readFileSync("wrangler.jsonc","utf8")
+//!     .replace(/^\s*\/\/.*$/gm,"").replace(/\/\*[\s\S]*?\*\//g,""));delete c.ai;delete c.assets;
+//!     delete c.services;delete c.observability;c.main="src/index.ts";
+//!     fs.writeFileSync("wrangler.local.json",JSON.stringify(c))'
+//!   node $REPO/node_modules/wrangler/bin/wrangler.js deploy --dry-run --outdir /tmp/v1gw-$c/dist -c wrangler.local.json
+//! done
 //! cd $REPO && cargo build -p gsv
-//! GSV_V1_GATEWAY_9C85870E=/tmp/v1gw/dist \
+//! GSV_V1_GATEWAY_9C85870E=/tmp/v1gw-9c85870e/dist GSV_V1_GATEWAY_6791FD14=/tmp/v1gw-6791fd14/dist \
 //!   cargo test -p gsv-e2e --test v1_gateway record_v1_gateway_fixtures -- --ignored --nocapture
 //! ```
 //!
@@ -55,7 +58,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
 const TOKEN: &str = "test-token";
-const COMMITS: &[&str] = &["9c85870e"];
+const COMMITS: &[&str] = &["9c85870e", "6791fd14"];
 /// The node's id in the node scenario.
 const NODE_ID: &str = "laptop";
 
@@ -234,6 +237,16 @@ async fn v1_gateway_9c85870e_chat() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn v1_gateway_9c85870e_node() {
     play_back("9c85870e", "node").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn v1_gateway_6791fd14_chat() {
+    play_back("6791fd14", "chat").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn v1_gateway_6791fd14_node() {
+    play_back("6791fd14", "node").await;
 }
 
 /// GSV v1's gateway bundle under Miniflare, killed on drop.
