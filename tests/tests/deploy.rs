@@ -179,6 +179,13 @@ fn one_command_deploys_the_workers_with_their_secrets_and_is_safe_to_repeat() {
         String::from_utf8_lossy(&show.stdout).trim(),
         "wss://gsv.someone.workers.dev/ws"
     );
+    let token_set = Command::new(gsv_bin())
+        .args(["local-config", "get", "gateway.token"])
+        .env("HOME", home.path())
+        .env("XDG_CONFIG_HOME", home.path().join(".config"))
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&token_set.stdout).trim(), token);
 
     // Again: the bucket is there, the token is the same.
     let again = deploy(home.path(), stub.path(), &[]);
