@@ -114,9 +114,13 @@ pub enum ChatSendResult {
 #[serde(rename_all = "camelCase")]
 pub struct ChatStartedResult {
     pub run_id: String,
-    /// The canonical session key the message went to.
-    pub session_key: String,
-    /// True when another run was in progress and this message waits its turn.
+    /// The canonical session key the message went to (absent from v1
+    /// gateways).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session_key: Option<String>,
+    /// True when another run was in progress and this message waits its
+    /// turn (v1 gateways do not say, and answer without it).
+    #[serde(default)]
     pub queued: bool,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub queue_position: Option<u32>,

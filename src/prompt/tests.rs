@@ -37,6 +37,7 @@ pub(super) fn hosts() -> Vec<HostInfo> {
             host_env: vec!["GITHUB_TOKEN".into(), "HOME".into()],
             host_bin_status: BTreeMap::from([("gh".into(), true), ("tmux".into(), false)]),
             host_bin_status_updated_at: Some(1),
+            no_bin_probes: false,
         },
         HostInfo {
             node_id: "camera".into(),

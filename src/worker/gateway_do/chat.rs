@@ -114,7 +114,7 @@ impl Gateway {
                 directives,
             } => ChatSendResult::Started(ChatStartedResult {
                 run_id,
-                session_key,
+                session_key: Some(session_key),
                 queued,
                 queue_position: queued.then_some(queue_position),
                 directives,
