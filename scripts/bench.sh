@@ -6,8 +6,8 @@
 # BENCHMARKS.md). Extra flags go to the bench binary: --echo N --turns N
 # --sessions N --per-session N --tool-turns N --bash-turns N --grep-files N
 # --grep-runs N --compact-messages N --reset-messages N --discord-turns N
-# --cron-burst N --cron-stored N --cron-cap N
-# --only turns,concurrent,prompt,tools,grep,lifecycle,discord,cron.
+# --cron-burst N --cron-stored N --cron-cap N --memory-nodes N --memory-searches N --memory-turns N
+# --only turns,concurrent,prompt,tools,grep,lifecycle,discord,cron,memory.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export WRANGLER_SEND_METRICS=false CLOUDFLARE_CF_FETCH_ENABLED=false

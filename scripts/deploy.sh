@@ -6,10 +6,11 @@
 # WhatsApp's webhook verify token are generated once (kept in
 # .gsv/deploy.env, mode 0600) and reused unless --rotate-token.
 #
-#   bash scripts/deploy.sh              # deploy (wrangler asks you to log in once)
-#   bash scripts/deploy.sh --dry-run    # build and bundle the Workers, check bindings and sizes; no account needed
-#   bash scripts/deploy.sh --dry-run --no-build   # the same on the Workers already built
-#   bash scripts/deploy.sh --rotate-token
+#   npm run deploy                      # deploy (wrangler asks you to log in once)
+#   npm run deploy:dry-run              # build and bundle the Workers, check bindings and sizes; no account needed
+#   npm run deploy:dry-run -- --no-build   # the same on the Workers already built
+#   npm run deploy -- --rotate-token
+# (`npm run deploy` is `bash scripts/deploy.sh`; either works.)
 #
 # Optional environment: DISCORD_BOT_TOKEN (stored as the channel's secret);
 # WHATSAPP_APP_SECRET, WHATSAPP_ACCESS_TOKEN (stored as the WhatsApp
@@ -160,11 +161,11 @@ echo "channel: gsv-channel-discord (no public route; reached through the gateway
 if [ -n "${DISCORD_BOT_TOKEN:-}" ]; then
   echo "next: gsv channel start discord"
 else
-  echo "next: gsv channel start discord --bot-token <token>   (or DISCORD_BOT_TOKEN=… bash scripts/deploy.sh)"
+  echo "next: gsv channel start discord --bot-token <token>   (or DISCORD_BOT_TOKEN=… npm run deploy)"
 fi
 echo "whatsapp: ${whatsapp_url:-https://gsv-channel-whatsapp.<subdomain>.workers.dev}/webhook (Meta's callback URL; its verify token is WHATSAPP_VERIFY_TOKEN in .gsv/deploy.env)"
 if [ -n "${WHATSAPP_APP_SECRET:-}" ] && [ -n "${WHATSAPP_ACCESS_TOKEN:-}" ] && [ -n "${WHATSAPP_PHONE_NUMBER_ID:-}" ]; then
   echo "next: gsv channel start whatsapp"
 else
-  echo "next: WHATSAPP_APP_SECRET=… WHATSAPP_ACCESS_TOKEN=… WHATSAPP_PHONE_NUMBER_ID=… bash scripts/deploy.sh, then gsv channel start whatsapp (channels/whatsapp/README.md)"
+  echo "next: WHATSAPP_APP_SECRET=… WHATSAPP_ACCESS_TOKEN=… WHATSAPP_PHONE_NUMBER_ID=… npm run deploy, then gsv channel start whatsapp (channels/whatsapp/README.md)"
 fi

@@ -103,6 +103,10 @@ pub enum Command {
     /// The agent's heartbeats: status, trigger, start
     #[command(subcommand)]
     Heartbeat(crate::cmd::cron::HeartbeatCommand),
+
+    /// The agent's long-term memory: search, get, put, rm, status, repair
+    #[command(subcommand)]
+    Memory(crate::cmd::memory::MemoryCommand),
 }
 
 #[derive(Debug, Args)]

@@ -329,8 +329,9 @@ pub struct CronRunsResult {
 #[serde(rename_all = "camelCase")]
 pub struct HeartbeatState {
     pub agent_id: String,
-    /// 0: disabled.
-    pub every_ms: i64,
+    /// 0: disabled; absent from v1 gateways.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub every_ms: Option<i64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub next_heartbeat_at: Option<i64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -346,9 +347,35 @@ pub struct HeartbeatState {
     /// `duplicate`, `silent` (no target).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_outcome: Option<String>,
-    /// The agent's last active chat (`channel:peer`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// The agent's last active chat (`channel:peer`; v1 gateways send an
+    /// object, read as the same label).
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "last_active_label"
+    )]
     pub last_active: Option<String>,
+}
+
+/// `lastActive` as this gateway sends it (`channel:peer`) or as v1's did
+/// (`{channel, peer: {id, …}, …}`).
+fn last_active_label<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+    let v = Option::<serde_json::Value>::deserialize(d)?;
+    Ok(match v {
+        Some(serde_json::Value::String(s)) => Some(s),
+        Some(serde_json::Value::Object(o)) => {
+            let channel = o.get("channel").and_then(serde_json::Value::as_str);
+            let peer = o
+                .get("peer")
+                .and_then(|p| p.get("id"))
+                .and_then(serde_json::Value::as_str);
+            match (channel, peer) {
+                (Some(c), Some(p)) => Some(format!("{c}:{p}")),
+                _ => None,
+            }
+        }
+        _ => None,
+    })
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]

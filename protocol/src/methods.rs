@@ -126,9 +126,13 @@ pub enum ChatSendResult {
 #[serde(rename_all = "camelCase")]
 pub struct ChatStartedResult {
     pub run_id: String,
-    /// The canonical session key the message went to.
-    pub session_key: String,
-    /// True when another run was in progress and this message waits its turn.
+    /// The canonical session key the message went to (absent from v1
+    /// gateways).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session_key: Option<String>,
+    /// True when another run was in progress and this message waits its
+    /// turn (v1 gateways do not say, and answer without it).
+    #[serde(default)]
     pub queued: bool,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub queue_position: Option<u32>,
@@ -414,6 +418,9 @@ pub struct WorkspaceLoadStats {
     /// the call waited for the load (a session's first run in this object).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub early_call: Option<EarlyCall>,
+    /// The long-term memories recalled into the prompt (their URIs).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub recalled: Vec<String>,
 }
 
 /// What became of a model call made before the workspace check ended.

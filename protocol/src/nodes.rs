@@ -46,7 +46,11 @@ pub mod capability {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct NodeRuntimeInfo {
-    pub host_role: HostRole,
+    /// Absent from the last v1 nodes (6791fd14 on), which also stopped
+    /// answering bin probes; the gateway reads such a node's role from its
+    /// capabilities.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host_role: Option<HostRole>,
     pub host_capabilities: Vec<String>,
     /// Tool name (un-namespaced) → the capabilities it uses.
     pub tool_capabilities: std::collections::BTreeMap<String, Vec<String>>,

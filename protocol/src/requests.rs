@@ -255,6 +255,12 @@ methods! {
     HeartbeatStatus => "heartbeat.status" (NoParams) -> HeartbeatStatusResult, callers: Clients;
     HeartbeatStart => "heartbeat.start" (NoParams) -> HeartbeatStartResult, callers: Clients;
     HeartbeatTrigger => "heartbeat.trigger" (HeartbeatTriggerParams) -> HeartbeatTriggerResult, callers: Clients;
+    MemorySearch => "memory.search" (MemorySearchParams) -> MemorySearchResult, callers: Clients;
+    MemoryGet => "memory.get" (MemoryGetParams) -> MemoryGetResult, callers: Clients;
+    MemoryPut => "memory.put" (MemoryPutParams) -> MemoryPutResult, callers: Clients;
+    MemoryDelete => "memory.delete" (MemoryDeleteParams) -> MemoryDeleteResult, callers: Clients;
+    MemoryStatus => "memory.status" (NoParams) -> MemoryStatusResult, callers: Clients;
+    MemoryRepair => "memory.repair" (NoParams) -> MemoryRepairResult, callers: Clients;
 }
 
 macro_rules! events {

@@ -54,7 +54,13 @@ fn hello_lists_exactly_the_handled_methods() {
             "cron.runs",
             "heartbeat.status",
             "heartbeat.start",
-            "heartbeat.trigger"
+            "heartbeat.trigger",
+            "memory.search",
+            "memory.get",
+            "memory.put",
+            "memory.delete",
+            "memory.status",
+            "memory.repair"
         ]
     );
     assert_eq!(
@@ -244,7 +250,7 @@ fn no_params_are_sent_as_none() {
 fn results_keep_their_v1_shapes() {
     let started = ChatSendResult::Started(ChatStartedResult {
         run_id: "r1".into(),
-        session_key: "agent:main:main".into(),
+        session_key: Some("agent:main:main".into()),
         queued: true,
         queue_position: Some(1),
         directives: None,
@@ -255,6 +261,18 @@ fn results_keep_their_v1_shapes() {
     assert_eq!(
         serde_json::from_value::<ChatSendResult>(wire).unwrap(),
         started
+    );
+    // A v1 gateway's answer: no session key, nothing said of a queue.
+    assert_eq!(
+        serde_json::from_value::<ChatSendResult>(json!({"status": "started", "runId": "r2"}))
+            .unwrap(),
+        ChatSendResult::Started(ChatStartedResult {
+            run_id: "r2".into(),
+            session_key: None,
+            queued: false,
+            queue_position: None,
+            directives: None,
+        })
     );
     let command = ChatSendResult::Command(ChatCommandResult {
         command: "status".into(),

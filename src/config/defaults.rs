@@ -39,6 +39,12 @@ pub fn default_config() -> Value {
         },
         "compaction": { "enabled": true, "reserveTokens": 20000, "keepRecentTokens": 20000, "extractMemories": true },
         "cron": { "enabled": true, "maxJobs": 200, "maxRunsPerJobHistory": 200, "maxConcurrentRuns": 4 },
+        "memory": {
+            "account": "default",
+            "maxRetry": 5,
+            "recall": { "enabled": true, "budgetTokens": 400 },
+            "dream": { "enabled": true, "atHour": 3, "minScore": 60 }
+        },
         "userTimezone": "UTC",
         "workspace": { "maxFileChars": 12000, "maxTotalChars": 60000 }
     })

@@ -107,6 +107,27 @@ const CRON: Ty = Ty::Obj(&[
     ("maxConcurrentRuns", POS),
 ]);
 
+const MEMORY: Ty = Ty::Obj(&[
+    ("account", Ty::Str),
+    ("maxRetry", Ty::Int(1, 100)),
+    (
+        "recall",
+        Ty::Obj(&[("enabled", Ty::Bool), ("budgetTokens", Ty::Int(0, 10_000))]),
+    ),
+    (
+        "dream",
+        Ty::Obj(&[
+            ("enabled", Ty::Bool),
+            ("atHour", Ty::Int(0, 23)),
+            ("minScore", Ty::Int(0, 100)),
+        ]),
+    ),
+    (
+        "embeddings",
+        Ty::Obj(&[("url", Ty::Str), ("model", Ty::Str), ("apiKey", Ty::Str)]),
+    ),
+]);
+
 pub const ROOT: Ty = Ty::Obj(&[
     ("model", MODEL),
     ("apiKeys", Ty::Map(&Ty::Str)),
@@ -132,6 +153,7 @@ pub const ROOT: Ty = Ty::Obj(&[
     ("agents", AGENTS),
     ("compaction", COMPACTION),
     ("cron", CRON),
+    ("memory", MEMORY),
     ("userTimezone", Ty::Str),
     (
         "workspace",

@@ -102,30 +102,20 @@ pub fn check_node_id(id: &str) -> Result<(), NodeError> {
     }
 }
 
-/// The runtime as sent, with a `hostRole` when it has none: the last v1
-/// nodes stopped sending one. Such a node is an execution host when it
-/// offers the execution baseline, else a specialized one.
-fn with_host_role(runtime: &Value) -> Value {
-    let mut runtime = runtime.clone();
-    if let Some(obj) = runtime.as_object_mut() {
-        if !obj.contains_key("hostRole") {
-            let caps: Vec<&str> = obj
-                .get("hostCapabilities")
-                .and_then(Value::as_array)
-                .map(|a| a.iter().filter_map(Value::as_str).collect())
-                .unwrap_or_default();
-            let execution = capability::EXECUTION_BASELINE
-                .iter()
-                .all(|c| caps.contains(c));
-            let role = if execution {
-                "execution"
-            } else {
-                "specialized"
-            };
-            obj.insert("hostRole".into(), Value::String(role.into()));
+/// The node's role: the one it declared, else (the last v1 nodes stopped
+/// sending one) `execution` when it offers the execution baseline, else
+/// `specialized`.
+pub fn host_role(info: &NodeRuntimeInfo) -> HostRole {
+    info.host_role.unwrap_or_else(|| {
+        let execution = capability::EXECUTION_BASELINE
+            .iter()
+            .all(|c| info.host_capabilities.iter().any(|h| h == c));
+        if execution {
+            HostRole::Execution
+        } else {
+            HostRole::Specialized
         }
-    }
-    runtime
+    })
 }
 
 /// Checks what a node sent at connect and returns its runtime info.
@@ -150,9 +140,9 @@ pub fn validate_node(
             return Err(NodeError::SchemaNotObject(t.name.clone()));
         }
     }
-    let runtime = with_host_role(runtime.ok_or(NodeError::NoRuntime)?);
-    let info: NodeRuntimeInfo =
-        serde_json::from_value(runtime).map_err(|e| NodeError::InvalidRuntime(e.to_string()))?;
+    let runtime = runtime.ok_or(NodeError::NoRuntime)?;
+    let info: NodeRuntimeInfo = serde_json::from_value(runtime.clone())
+        .map_err(|e| NodeError::InvalidRuntime(e.to_string()))?;
     if info.host_capabilities.is_empty() {
         return Err(NodeError::NoCapabilities);
     }
@@ -180,7 +170,7 @@ pub fn validate_node(
     {
         return Err(NodeError::ExtraToolCapabilities(extra.clone()));
     }
-    if info.host_role == HostRole::Execution {
+    if info.host_role == Some(HostRole::Execution) {
         let missing: Vec<String> = capability::EXECUTION_BASELINE
             .iter()
             .filter(|c| !info.host_capabilities.iter().any(|h| h == *c))
@@ -217,7 +207,7 @@ pub fn namespaced(node_id: &str, tools: &[ToolDefinition]) -> Vec<ToolDefinition
 pub fn host_info(node_id: &str, info: &NodeRuntimeInfo) -> HostInfo {
     HostInfo {
         node_id: node_id.to_string(),
-        host_role: match info.host_role {
+        host_role: match host_role(info) {
             HostRole::Execution => "execution".into(),
             HostRole::Specialized => "specialized".into(),
         },
@@ -226,6 +216,7 @@ pub fn host_info(node_id: &str, info: &NodeRuntimeInfo) -> HostInfo {
         host_env: info.host_env.clone(),
         host_bin_status: info.host_bin_status.clone().unwrap_or_default(),
         host_bin_status_updated_at: info.host_bin_status_updated_at.map(|t| t.max(0) as u64),
+        no_bin_probes: info.host_role.is_none(),
     }
 }
 

@@ -84,6 +84,8 @@ pub struct PromptContext<'a> {
     pub base_prompt: &'a str,
     /// The configured heartbeat prompt, quoted in the Heartbeats section.
     pub heartbeat_prompt: Option<&'a str>,
+    /// Long-term memories recalled for this run's message.
+    pub recalled: &'a [crate::memory::recall::Candidate],
 }
 
 /// Assembles the system prompt.
@@ -138,6 +140,8 @@ pub fn build_system_prompt(
             "USER.md",
             ws.user.as_deref(),
         ));
+        let recalled = crate::memory::recall::render(ctx.recalled);
+        push(budget.take("recalled memories", &recalled));
     } else {
         push(file_section(
             &mut budget,
@@ -178,6 +182,8 @@ pub fn build_system_prompt(
                 ws.memory.as_deref(),
             ));
         }
+        let recalled = crate::memory::recall::render(ctx.recalled);
+        push(budget.take("recalled memories", &recalled));
         push(sections::recent_context(
             &mut budget,
             ws.yesterday.as_ref(),

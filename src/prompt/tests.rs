@@ -37,6 +37,7 @@ pub(super) fn hosts() -> Vec<HostInfo> {
             host_env: vec!["GITHUB_TOKEN".into(), "HOME".into()],
             host_bin_status: BTreeMap::from([("gh".into(), true), ("tmux".into(), false)]),
             host_bin_status_updated_at: Some(1),
+            no_bin_probes: false,
         },
         HostInfo {
             node_id: "camera".into(),
@@ -70,6 +71,7 @@ pub(super) fn ctx<'a>(
         heartbeat_prompt: Some(
             "Read HEARTBEAT.md if it exists. If nothing needs attention, reply HEARTBEAT_OK.",
         ),
+        recalled: &[],
     }
 }
 
@@ -152,6 +154,40 @@ fn snapshot_normal_main_session() {
         ])
     );
     insta::assert_snapshot!("normal_main", prompt);
+}
+
+#[test]
+fn recalled_memories_follow_memory_md() {
+    use crate::memory::recall::Candidate;
+    let recalled = [Candidate {
+        uri: "ctx://default/users/luis/memories/preferences/language".into(),
+        category: "preferences".into(),
+        abstract_text: "Luis prefers Spanish".into(),
+    }];
+    let (t, h) = (tools(), hosts());
+    let c = PromptContext {
+        recalled: &recalled,
+        ..ctx(&t, &h, true)
+    };
+    let prompt = build_system_prompt(&full(), &c, PromptLimits::default());
+    assert_eq!(
+        titles(&prompt),
+        expect(&[
+            "## Your Soul",
+            "## Your Identity",
+            "## About Your Human",
+            "## Operating Instructions",
+            "## Long-Term Memory",
+            "## Recalled memories",
+            "## Recent Context",
+            "## Tool Notes",
+            "## Heartbeats",
+            "## Skills (Mandatory Scan)",
+        ])
+    );
+    assert!(prompt.contains(
+        "\n- [preferences] Luis prefers Spanish (ctx://default/users/luis/memories/preferences/language)\n"
+    ));
 }
 
 #[test]

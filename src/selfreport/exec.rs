@@ -33,6 +33,7 @@ pub fn native_tool_definitions(is_main: bool) -> Vec<ToolDefinition> {
         tools.push(crate::channels::message_tool::definition());
     }
     tools.push(crate::schedule::tool::definition());
+    tools.extend(crate::memory::tools::definitions());
     tools.extend(crate::agent_tools::definitions(is_main));
     tools
 }

@@ -69,26 +69,39 @@ pub fn who_am_i(
     }
 }
 
-/// The `my_stats` result. gsv has no dreaming sweeps or recall tracking,
-/// so `memories_promoted`, `last_dream_ts`, `recall_events_7d` and
-/// `top_concept_tags_7d` stay 0 / null / empty, so the result keeps its
-/// full shape.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
+/// The `my_stats` result: the workspace's figures, and long-term
+/// memory's from its index ([`MyStats::with_memory`]).
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, serde::Deserialize)]
 pub struct MyStats {
     /// Archived sessions plus the current one.
     pub sessions_total: u64,
-    /// Bullets in MEMORY.md ([`count_memories`]).
+    /// Bullets in MEMORY.md ([`count_memories`]) plus the long-term memory
+    /// nodes this session may read (the agent's and its person's).
     pub memories_stored: u64,
-    /// Always 0 (no dreaming in gsv).
+    /// Memories the nightly dream promoted into MEMORY.md.
     pub memories_promoted: u64,
-    /// Always null (no dreaming in gsv).
+    /// When the agent last dreamt, in seconds since the epoch.
     pub last_dream_ts: Option<u64>,
-    /// Always 0 (no recall tracking in gsv).
+    /// Memories recalled into the agent's prompts in the last 7 days.
     pub recall_events_7d: u64,
-    /// Always empty (no recall tracking in gsv).
+    /// The tags most recalled in the last 7 days.
     pub top_concept_tags_7d: Vec<String>,
     /// Top-level workspace files that exist, in layout order.
     pub workspace_files_present: Vec<String>,
+}
+
+impl MyStats {
+    /// The workspace's figures with long-term memory's added.
+    pub fn with_memory(self, m: &crate::memory::calls::MemoryStats) -> Self {
+        Self {
+            memories_stored: self.memories_stored + m.memories_stored,
+            memories_promoted: m.memories_promoted,
+            last_dream_ts: m.last_dream_ts,
+            recall_events_7d: m.recall_events_7d,
+            top_concept_tags_7d: m.top_concept_tags_7d.clone(),
+            ..self
+        }
+    }
 }
 
 #[cfg(test)]

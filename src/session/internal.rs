@@ -144,6 +144,15 @@ pub struct SessionChatSend {
     /// sent it, and its run carries the chain's depth.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub relay: Option<crate::agent_tools::session_send::SessionRelay>,
+    /// The gateway's schedule clock minus real time: 0 but under the test
+    /// harness's clock, which the session's dates (daily memory, recall
+    /// days) then follow too.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub clock_offset_ms: i64,
+}
+
+fn is_zero(n: &i64) -> bool {
+    *n == 0
 }
 
 /// Where a chat-app message came from, as its envelope names it.
@@ -162,6 +171,10 @@ pub struct ChannelTurn {
     /// The group chat's name (or id), for a message said in a group.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub group: Option<String>,
+    /// Who wrote it, as long-term memory knows people (identity links'
+    /// name, else `channel:id`); none in a group.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub person: Option<String>,
 }
 
 impl ChannelTurn {

@@ -35,12 +35,23 @@ pub struct HostInfo {
     /// When the bin status was last probed (epoch ms).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub host_bin_status_updated_at: Option<u64>,
+    /// The node does not answer bin probes (`node.probe`): the last v1
+    /// nodes (6791fd14 on) dropped them along with `hostRole`, so a node
+    /// that sends no role is never probed (it would only time out).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub no_bin_probes: bool,
 }
 
 impl HostInfo {
     /// Whether the host declares `capability`.
     pub fn has_capability(&self, capability: &str) -> bool {
         self.host_capabilities.iter().any(|c| c == capability)
+    }
+
+    /// Whether a bin probe may be sent: the node answers them and can run
+    /// commands (`shell.exec`).
+    pub fn can_probe_bins(&self) -> bool {
+        !self.no_bin_probes && self.has_capability(gsv_protocol::capability::SHELL_EXEC)
     }
 
     /// Whether a probe found `bin` on the host (unknown counts as absent).

@@ -6,8 +6,7 @@
 use super::host::HostInfo;
 use super::status::SkillsStatus;
 use gsv_protocol::{
-    capability, valid_bin_name, NodeProbeResultParams, NodeRuntimeInfo, SkillProbeError,
-    SkillsUpdateResult,
+    valid_bin_name, NodeProbeResultParams, NodeRuntimeInfo, SkillProbeError, SkillsUpdateResult,
 };
 
 /// A node's bin status is re-probed once it is this old (v1
@@ -63,14 +62,14 @@ pub struct ProbePlan {
     pub skipped: Vec<String>,
 }
 
-/// Probes every node that can run one (`shell.exec`) and whose status is
+/// Probes every node that can run one ([`HostInfo::can_probe_bins`]) and whose status is
 /// stale for `bins` — never probed, older than [`BIN_STATUS_TTL_MS`], or
 /// missing one of `bins` — or every such node when `force`. With no bins
 /// there is nothing to ask, so every node is skipped.
 pub fn plan_probes(hosts: &[HostInfo], bins: &[String], force: bool, now: u64) -> ProbePlan {
     let mut plan = ProbePlan::default();
     for h in super::host::sorted_hosts(hosts) {
-        let can = h.has_capability(capability::SHELL_EXEC);
+        let can = h.can_probe_bins();
         let wanted = !bins.is_empty() && (force || stale(h, bins, now));
         let list = if can && wanted {
             &mut plan.probe

@@ -24,6 +24,7 @@ fn host(id: &str, shell: bool, bins: &[(&str, bool)], updated_at: Option<u64>) -
         host_env: vec![],
         host_bin_status: bins.iter().map(|(b, ok)| (b.to_string(), *ok)).collect(),
         host_bin_status_updated_at: updated_at,
+        no_bin_probes: false,
     }
 }
 
@@ -58,20 +59,25 @@ fn plan_probes_only_stale_nodes_that_can_probe() {
         host("missing-bin", true, &[("gh", true)], fresh),
         host("never", true, &[], None),
         host("cam", false, &[], None),
+        // A last-v1 node: it can run commands but answers no probes.
+        HostInfo {
+            no_bin_probes: true,
+            ..host("v1", true, &[], None)
+        },
     ];
     let bins = strings(&["gh", "jq"]);
     assert_eq!(
         plan_probes(&hosts, &bins, false, NOW),
         ProbePlan {
             probe: strings(&["missing-bin", "never", "old"]),
-            skipped: strings(&["cam", "fresh"]),
+            skipped: strings(&["cam", "fresh", "v1"]),
         }
     );
     assert_eq!(
         plan_probes(&hosts, &bins, true, NOW),
         ProbePlan {
             probe: strings(&["fresh", "missing-bin", "never", "old"]),
-            skipped: strings(&["cam"]),
+            skipped: strings(&["cam", "v1"]),
         }
     );
     // Nothing required: nothing to ask anyone, forced or not.
@@ -79,14 +85,14 @@ fn plan_probes_only_stale_nodes_that_can_probe() {
         plan_probes(&hosts, &[], true, NOW),
         ProbePlan {
             probe: vec![],
-            skipped: strings(&["cam", "fresh", "missing-bin", "never", "old"]),
+            skipped: strings(&["cam", "fresh", "missing-bin", "never", "old", "v1"]),
         }
     );
 }
 
 fn runtime(bins: Option<&[(&str, bool)]>) -> NodeRuntimeInfo {
     NodeRuntimeInfo {
-        host_role: HostRole::Execution,
+        host_role: Some(HostRole::Execution),
         host_capabilities: strings(&["shell.exec"]),
         tool_capabilities: BTreeMap::from([("Bash".to_string(), strings(&["shell.exec"]))]),
         host_os: Some("linux".into()),

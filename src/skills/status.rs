@@ -60,7 +60,8 @@ pub struct NodeStatus {
     pub host_bins: Vec<String>,
     /// When bins were last probed (epoch ms).
     pub host_bin_status_updated_at: Option<u64>,
-    /// Whether the node can run bin probes (`shell.exec`).
+    /// Whether the node can run bin probes (`shell.exec`, and it answers
+    /// them).
     pub can_probe_bins: bool,
 }
 
@@ -187,7 +188,7 @@ pub fn skills_status(
             host_env: h.host_env.clone(),
             host_bins: h.available_bins(),
             host_bin_status_updated_at: h.host_bin_status_updated_at,
-            can_probe_bins: h.has_capability("shell.exec"),
+            can_probe_bins: h.can_probe_bins(),
         })
         .collect();
     SkillsStatus {

@@ -22,6 +22,7 @@ fn host(
             .map(|(b, ok)| (b.to_string(), *ok))
             .collect::<BTreeMap<_, _>>(),
         host_bin_status_updated_at: Some(1000),
+        no_bin_probes: false,
     }
 }
 

@@ -170,6 +170,15 @@ impl ObjectStore for MemoryStore {
         self.put(key, body, content_type).await
     }
 
+    async fn put_new(&self, key: &str, body: Vec<u8>, content_type: &str) -> StoreResult<bool> {
+        if self.objects.borrow().contains_key(key) {
+            self.count(|r| r.puts += 1);
+            return Ok(false);
+        }
+        self.put(key, body, content_type).await?;
+        Ok(true)
+    }
+
     async fn exists(&self, key: &str) -> StoreResult<bool> {
         self.count(|r| r.heads += 1);
         Ok(self.objects.borrow().contains_key(key))

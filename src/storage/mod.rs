@@ -120,6 +120,9 @@ pub trait ObjectStore {
         content_type: &str,
         expected: &str,
     ) -> StoreResult<Option<String>>;
+    /// Stores `body` as `key` only if no object has that key; whether it
+    /// did (atomic in the store: of two racing creators, one wins).
+    async fn put_new(&self, key: &str, body: Vec<u8>, content_type: &str) -> StoreResult<bool>;
     async fn exists(&self, key: &str) -> StoreResult<bool>;
     async fn remove(&self, key: &str) -> StoreResult<()>;
     /// One page of `req`, from `cursor` (a previous page's) if any.

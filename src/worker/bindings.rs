@@ -14,6 +14,8 @@ pub const SESSION: &str = "SESSION";
 pub const GATEWAY: &str = "GATEWAY";
 /// The name of the one Gateway object.
 pub const GATEWAY_NAME: &str = "singleton";
+/// The memory index Durable Object namespace: one object per account.
+pub const MEMORY_INDEX: &str = "MEMORY_INDEX";
 /// The R2 bucket of workspaces, archives and media.
 pub const STORAGE: &str = "STORAGE";
 
@@ -56,5 +58,21 @@ impl<'a> SessionStub<'a> {
 
     pub async fn call<C: InternalCall>(&self, req: &C) -> Result<C::Reply, ErrorShape> {
         call_object(self.env, SESSION, self.key, C::PATH, req).await
+    }
+}
+
+/// The memory index object of one account.
+pub struct MemoryStub<'a> {
+    env: &'a Env,
+    account: &'a str,
+}
+
+impl<'a> MemoryStub<'a> {
+    pub fn for_account(env: &'a Env, account: &'a str) -> Self {
+        Self { env, account }
+    }
+
+    pub async fn call<C: InternalCall>(&self, req: &C) -> Result<C::Reply, ErrorShape> {
+        call_object(self.env, MEMORY_INDEX, self.account, C::PATH, req).await
     }
 }

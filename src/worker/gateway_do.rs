@@ -18,6 +18,8 @@ mod gateway_tool;
 mod heartbeat;
 mod inbound;
 mod logs;
+mod memory;
+mod memory_sweep;
 mod nodes;
 mod outbound;
 mod probes;
@@ -71,6 +73,7 @@ const MIGRATIONS: &[&str] = &[
     logs::MIGRATION,
     // Delivery receipts on the ledger's pieces (WhatsApp's statuses).
     channel_store::RECEIPTS_MIGRATION,
+    memory_sweep::MIGRATION,
 ];
 
 /// What a socket is; kept in its attachment so it survives hibernation.

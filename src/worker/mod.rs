@@ -7,6 +7,7 @@ mod bindings;
 mod channels;
 mod gateway_do;
 mod llm_call;
+mod memory_do;
 mod native_tools;
 mod r2;
 mod rpc;

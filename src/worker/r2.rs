@@ -92,6 +92,26 @@ impl ObjectStore for Bucket {
         Ok(object.map(|o| o.etag()))
     }
 
+    /// R2's conditional put: `etagDoesNotMatch: "*"` holds only while no
+    /// object has the key; a put refused by it answers no object.
+    async fn put_new(&self, key: &str, body: Vec<u8>, content_type: &str) -> StoreResult<bool> {
+        let metadata = HttpMetadata {
+            content_type: Some(content_type.into()),
+            ..Default::default()
+        };
+        let only_if = Conditional {
+            etag_does_not_match: Some("*".into()),
+            ..Default::default()
+        };
+        let object = Bucket::put(self, key, body)
+            .http_metadata(metadata)
+            .only_if(only_if)
+            .execute()
+            .await
+            .map_err(backend)?;
+        Ok(object.is_some())
+    }
+
     async fn exists(&self, key: &str) -> StoreResult<bool> {
         Ok(self.head(key).await.map_err(backend)?.is_some())
     }

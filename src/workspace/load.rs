@@ -50,6 +50,8 @@ pub struct RunInputs<'a> {
     pub days: &'a (String, String),
     /// The chat app the run's message came from.
     pub channel: Option<&'a str>,
+    /// Long-term memories recalled for the run's message.
+    pub recalled: &'a [crate::memory::recall::Candidate],
     /// Now, for the skills' eligibility.
     pub now_ms: u64,
 }
@@ -62,6 +64,7 @@ pub async fn assemble<S: ObjectStore>(store: &S, run: RunInputs<'_>) -> StoreRes
         nodes,
         days: (today, yesterday),
         channel,
+        recalled,
         now_ms,
     } = run;
     let routing = RoutingConfig::from_config(config);
@@ -176,7 +179,9 @@ pub async fn assemble<S: ObjectStore>(store: &S, run: RunInputs<'_>) -> StoreRes
         hosts: &nodes.hosts,
         base_prompt: &rc.system_prompt,
         heartbeat_prompt: config.str_at("agents.defaultHeartbeat.prompt"),
+        recalled,
     };
+    load.recalled = recalled.iter().map(|c| c.uri.clone()).collect();
     let system_prompt = build_system_prompt(&ws, &ctx, PromptLimits::from_config(config));
     Ok(RunPrompt {
         system_prompt,

@@ -35,6 +35,7 @@ fn load_for(
         nodes: &NodeSnapshot::default(),
         days: &days,
         channel,
+        recalled: &[],
         now_ms: 1_000,
     };
     block_on(assemble(store, run)).unwrap()
@@ -119,6 +120,7 @@ fn the_prompt_is_the_workspace_as_listed() {
         hosts: &[],
         base_prompt: &rc.system_prompt,
         heartbeat_prompt: config.str_at("agents.defaultHeartbeat.prompt"),
+        recalled: &[],
     };
     let expected = build_system_prompt(&ws, &ctx, PromptLimits::from_config(&config));
     assert_eq!(prompt.system_prompt, expected);

@@ -26,6 +26,7 @@
 //! test blocks (e.g. on a child process).
 
 mod checks;
+pub mod embeddings;
 mod frames;
 #[cfg(test)]
 mod tests;
@@ -176,6 +177,10 @@ struct State {
     /// How many requests [`FakeLlm::clear_requests`] removed in all, so an
     /// answer ending after a clear finds its request (or knows it is gone).
     cleared: usize,
+    /// `/v1/embeddings` answers 500 while set.
+    embeddings_failing: bool,
+    /// `/v1/embeddings` requests answered with vectors.
+    embedding_calls: usize,
 }
 
 type Shared = Arc<Mutex<State>>;
@@ -208,6 +213,8 @@ impl FakeLlm {
             scripts: Vec::new(),
             requests: Vec::new(),
             cleared: 0,
+            embeddings_failing: false,
+            embedding_calls: 0,
         }));
         let listener = {
             let _context = runtime.enter();
@@ -247,6 +254,16 @@ impl FakeLlm {
     /// simulates generation speed for the benchmark and slow streams.
     pub fn set_token_delay_ms(&self, ms: u64) {
         self.lock().token_delay = Duration::from_millis(ms);
+    }
+
+    /// While set, `/v1/embeddings` answers 500.
+    pub fn set_embeddings_failing(&self, failing: bool) {
+        self.lock().embeddings_failing = failing;
+    }
+
+    /// `/v1/embeddings` requests answered with vectors so far.
+    pub fn embedding_calls(&self) -> usize {
+        self.lock().embedding_calls
     }
 
     /// Adds steps for requests whose last user text contains `trigger`
@@ -365,9 +382,39 @@ async fn handle(state: Shared, req: Request<Incoming>) -> Result<Response<Body>,
     }))
 }
 
+/// `POST /v1/embeddings` (`embeddings.rs`), keyed like Chat Completions.
+async fn embed(state: &Shared, req: Request<Incoming>) -> Response<Body> {
+    let key = req
+        .headers()
+        .get("authorization")
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "))
+        .map(str::to_string);
+    let raw = req
+        .into_body()
+        .collect()
+        .await
+        .map(|c| c.to_bytes())
+        .unwrap_or_default();
+    let body: Value = serde_json::from_slice(&raw).unwrap_or(Value::Null);
+    let mut s = state.lock().unwrap();
+    let key_ok = s
+        .expected_key
+        .as_ref()
+        .is_none_or(|k| key.as_ref() == Some(k));
+    let (status, answer) = embeddings::answer(&body, key_ok, s.embeddings_failing);
+    if status == 200 {
+        s.embedding_calls += 1;
+    }
+    json_response(status, &answer, None)
+}
+
 /// The answer to one request, and its index among all requests recorded
 /// (`None` when it was not recorded: unknown path, unreadable body).
 async fn reply(state: &Shared, req: Request<Incoming>) -> (Response<Body>, Option<usize>) {
+    if (req.method().as_str(), req.uri().path()) == ("POST", "/v1/embeddings") {
+        return (embed(state, req).await, None);
+    }
     let api = match (req.method().as_str(), req.uri().path()) {
         ("POST", "/v1/chat/completions") => Api::OpenAi,
         ("POST", "/v1/messages") => Api::Anthropic,

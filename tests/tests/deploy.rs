@@ -1,7 +1,8 @@
-//! `scripts/deploy.sh`, offline: the dry run bundles the Workers with the
-//! real wrangler and checks bindings and sizes; the real run goes against a
-//! stub `wrangler` that records what it was asked (the one place a double
-//! stands in for Cloudflare, which nothing here can reach).
+//! `npm run deploy` (`scripts/deploy.sh`), offline: the dry run bundles
+//! the Workers with the real wrangler and checks bindings and sizes; the
+//! real run goes against a stub `wrangler` that records what it was asked
+//! (the one place a double stands in for Cloudflare, which nothing here
+//! can reach). Both run through npm, as the README says.
 // Test code: a failed unwrap is a failed test.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -33,12 +34,22 @@ struct Run {
     stdout: String,
 }
 
+/// `npm run deploy -- ARGS`, quiet about itself (npm's banner).
+fn npm_run(script: &str, args: &[&str]) -> Command {
+    let mut cmd = Command::new("npm");
+    cmd.args(["run", "--silent", script]);
+    if !args.is_empty() {
+        cmd.arg("--").args(args);
+    }
+    cmd.current_dir(repo_root());
+    cmd
+}
+
 fn deploy(home: &Path, stub_dir: &Path, env: &[(&str, &str)]) -> Run {
     let log = stub_dir.join("calls.jsonl");
     // This run's calls only (the stub's bucket mark stays).
     let _ = std::fs::remove_file(&log);
-    let out = Command::new("bash")
-        .arg(repo_root().join("scripts").join("deploy.sh"))
+    let out = npm_run("deploy", &[])
         .env("WRANGLER", stub_dir.join("wrangler"))
         .env("STUB_LOG", &log)
         .env("GSV", gsv_bin())
@@ -168,6 +179,13 @@ fn one_command_deploys_the_workers_with_their_secrets_and_is_safe_to_repeat() {
         String::from_utf8_lossy(&show.stdout).trim(),
         "wss://gsv.someone.workers.dev/ws"
     );
+    let token_set = Command::new(gsv_bin())
+        .args(["local-config", "get", "gateway.token"])
+        .env("HOME", home.path())
+        .env("XDG_CONFIG_HOME", home.path().join(".config"))
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&token_set.stdout).trim(), token);
 
     // Again: the bucket is there, the token is the same.
     let again = deploy(home.path(), stub.path(), &[]);
@@ -190,16 +208,14 @@ fn one_command_deploys_the_workers_with_their_secrets_and_is_safe_to_repeat() {
         again.stdout,
         "gateway: https://gsv.someone.workers.dev\n\
          channel: gsv-channel-discord (no public route; reached through the gateway's binding)\n\
-         next: gsv channel start discord --bot-token <token>   (or DISCORD_BOT_TOKEN=… bash scripts/deploy.sh)\n\
+         next: gsv channel start discord --bot-token <token>   (or DISCORD_BOT_TOKEN=… npm run deploy)\n\
          whatsapp: https://gsv-channel-whatsapp.someone.workers.dev/webhook (Meta's callback URL; its verify token is WHATSAPP_VERIFY_TOKEN in .gsv/deploy.env)\n\
-         next: WHATSAPP_APP_SECRET=… WHATSAPP_ACCESS_TOKEN=… WHATSAPP_PHONE_NUMBER_ID=… bash scripts/deploy.sh, then gsv channel start whatsapp (channels/whatsapp/README.md)\n"
+         next: WHATSAPP_APP_SECRET=… WHATSAPP_ACCESS_TOKEN=… WHATSAPP_PHONE_NUMBER_ID=… npm run deploy, then gsv channel start whatsapp (channels/whatsapp/README.md)\n"
     );
     // Asked to, it makes a new one.
     let stub2 = tempfile::tempdir().unwrap();
     std::fs::copy(&wrangler, stub2.path().join("wrangler")).unwrap();
-    let rotated = Command::new("bash")
-        .arg(root.join("scripts").join("deploy.sh"))
-        .arg("--rotate-token")
+    let rotated = npm_run("deploy", &["--rotate-token"])
         .env("WRANGLER", stub2.path().join("wrangler"))
         .env("STUB_LOG", stub2.path().join("calls.jsonl"))
         .env("GSV", gsv_bin())
@@ -227,9 +243,7 @@ fn one_command_deploys_the_workers_with_their_secrets_and_is_safe_to_repeat() {
 
 #[test]
 fn the_dry_run_bundles_the_workers_within_the_free_plan() {
-    let out = Command::new("bash")
-        .arg(repo_root().join("scripts").join("deploy.sh"))
-        .args(["--dry-run", "--no-build"])
+    let out = npm_run("deploy:dry-run", &["--no-build"])
         .env("WRANGLER_SEND_METRICS", "false")
         .env("CLOUDFLARE_CF_FETCH_ENABLED", "false")
         .output()

@@ -74,7 +74,8 @@ async fn handshake_advertises_exactly_what_is_implemented() {
                     "channels.list", "channel.inbound", "channel.start", "channel.stop", "channel.status", "channel.login", "channel.logout",
                     "pair.list", "pair.approve", "pair.reject",
                     "cron.status", "cron.list", "cron.add", "cron.update", "cron.remove", "cron.run", "cron.runs",
-                    "heartbeat.status", "heartbeat.start", "heartbeat.trigger"],
+                    "heartbeat.status", "heartbeat.start", "heartbeat.trigger",
+                    "memory.search", "memory.get", "memory.put", "memory.delete", "memory.status", "memory.repair"],
                 "events": ["chat", "tool.invoke", "logs.get", "node.probe", "transfer.send", "transfer.receive", "transfer.end", "transfer.cancel",
                     "channel.outbound", "channel.typing"]}})
     );

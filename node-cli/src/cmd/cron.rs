@@ -298,11 +298,13 @@ pub fn render_runs(r: &CronRunsResult) -> String {
 pub fn render_heartbeats(agents: &std::collections::BTreeMap<String, HeartbeatState>) -> String {
     let mut out = String::new();
     for (id, s) in agents {
+        // v1 gateways do not say how often.
         let every = match s.every_ms {
-            0 => "off".to_string(),
-            ms => format!("every {} min", ms / 60_000),
+            Some(0) => "off; ".to_string(),
+            Some(ms) => format!("every {} min; ", ms / 60_000),
+            None => String::new(),
         };
-        let mut line = format!("{id}: {every}; next {}", time(s.next_heartbeat_at));
+        let mut line = format!("{id}: {every}next {}", time(s.next_heartbeat_at));
         if let Some(at) = s.last_heartbeat_at {
             line.push_str(&format!("; last {}", time(Some(at))));
         }

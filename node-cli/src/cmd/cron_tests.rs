@@ -49,3 +49,39 @@ fn runs_say_late_and_answer() {
         "1970-01-01 00:00 UTC  j  ok, 3 min late, took 1200 ms: Bread is out.\n"
     );
 }
+
+#[test]
+fn heartbeats_from_this_gateway_and_from_v1() {
+    let ours: HeartbeatStatusResult = serde_json::from_value(serde_json::json!({"agents": {
+        "main": {"agentId": "main", "everyMs": 1_800_000, "nextHeartbeatAt": 1_795_996_800_000i64,
+                 "lastStatus": "skipped", "lastSkipReason": "outside active hours",
+                 "lastActive": "discord:81"},
+        "quiet": {"agentId": "quiet", "everyMs": 0}}}))
+    .unwrap();
+    assert_eq!(
+        ours.agents["main"].last_active.as_deref(),
+        Some("discord:81")
+    );
+    assert_eq!(
+        render_heartbeats(&ours.agents),
+        "main: every 30 min; next 2026-11-30 00:00 UTC; skipped (outside active hours)\n\
+         quiet: off; next -; never ran\n"
+    );
+    // GSV v1's gateway (9c85870e): no interval, lastActive an object.
+    let v1: HeartbeatStatusResult = serde_json::from_value(serde_json::json!({"agents": {
+        "main": {"agentId": "main", "lastHeartbeatAt": null, "lastHeartbeatSentAt": null,
+                 "lastHeartbeatText": null, "nextHeartbeatAt": 1_795_996_800_000i64,
+                 "lastActive": {"channel": "whatsapp", "accountId": "default",
+                                "peer": {"kind": "dm", "id": "+4915100000", "name": "Ana"},
+                                "timestamp": 1_795_996_000_000i64}}}}))
+    .unwrap();
+    assert_eq!(v1.agents["main"].every_ms, None);
+    assert_eq!(
+        v1.agents["main"].last_active.as_deref(),
+        Some("whatsapp:+4915100000")
+    );
+    assert_eq!(
+        render_heartbeats(&v1.agents),
+        "main: next 2026-11-30 00:00 UTC; never ran\n"
+    );
+}

@@ -7,6 +7,7 @@ mod config;
 pub mod cron;
 mod local_config;
 mod logs;
+pub mod memory;
 mod node;
 mod session;
 mod skills;
@@ -125,6 +126,12 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Cron(command) => {
             let target = GatewayTarget::resolve(cli.url, cli.token, &config());
             cron::run(&target, *command)
+                .await
+                .map(|()| ExitCode::SUCCESS)
+        }
+        Command::Memory(command) => {
+            let target = GatewayTarget::resolve(cli.url, cli.token, &config());
+            memory::run(&target, command)
                 .await
                 .map(|()| ExitCode::SUCCESS)
         }

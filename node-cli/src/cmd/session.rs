@@ -362,6 +362,9 @@ pub fn render_stats(s: &SessionStatsResult) -> String {
     ];
     if let Some(l) = &s.last_workspace_load {
         fields.push(("Last prompt", workspace_load(l)));
+        if !l.recalled.is_empty() {
+            fields.push(("Recalled", l.recalled.join("\n")));
+        }
     }
     render_fields(&fields)
 }

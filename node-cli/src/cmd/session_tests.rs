@@ -267,6 +267,10 @@ fn stats_and_history() {
             skills_read: 0,
             files_cached: 9,
             early_call: Some(EarlyCall::Kept),
+            recalled: vec![
+                "ctx://default/users/owner/memories/preferences/coffee".into(),
+                "ctx://default/agents/main/memories/cases/vpn".into(),
+            ],
         }),
     };
     assert_eq!(
@@ -282,6 +286,8 @@ Uptime       2h 5m
 Running      yes
 Queued       1
 Last prompt  1 R2 reads, 4 listings in 2 batches (9 files and 3 skills cached, 0 skills read); the model was called alongside, prompt unchanged
+Recalled     ctx://default/users/owner/memories/preferences/coffee
+             ctx://default/agents/main/memories/cases/vpn
 "
     );
     let history = SessionHistoryResult {

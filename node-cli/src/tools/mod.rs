@@ -154,7 +154,7 @@ impl Toolbox {
         host_env.sort();
         host_env.dedup();
         NodeRuntimeInfo {
-            host_role: HostRole::Execution,
+            host_role: Some(HostRole::Execution),
             host_capabilities,
             tool_capabilities,
             host_os: Some(std::env::consts::OS.to_string()),

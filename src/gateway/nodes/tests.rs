@@ -26,7 +26,7 @@ fn accepts_a_well_formed_node() {
     assert_eq!(
         info,
         NodeRuntimeInfo {
-            host_role: HostRole::Execution,
+            host_role: Some(HostRole::Execution),
             host_capabilities: vec![
                 "filesystem.list".into(),
                 "filesystem.read".into(),
@@ -53,6 +53,7 @@ fn accepts_a_well_formed_node() {
             host_env: vec!["HOME".into(), "PATH".into()],
             host_bin_status: BTreeMap::new(),
             host_bin_status_updated_at: None,
+            no_bin_probes: false,
         }
     );
 }
@@ -137,14 +138,32 @@ fn names_are_namespaced_and_split() {
 
 #[test]
 fn a_runtime_without_a_host_role_is_read_from_its_capabilities() {
+    // The last v1 nodes (6791fd14) send no hostRole and answer no bin
+    // probes: an execution host all the same, never probed.
     let mut rt = runtime();
     rt.as_object_mut().unwrap().remove("hostRole");
     let info = validate_node("laptop", &[tool("Bash"), tool("Read")], Some(&rt)).unwrap();
-    assert_eq!(info.host_role, HostRole::Execution);
+    assert_eq!(info.host_role, None);
+    assert_eq!(host_role(&info), HostRole::Execution);
+    let host = host_info("laptop", &info);
+    assert_eq!(
+        (
+            host.host_role.as_str(),
+            host.no_bin_probes,
+            host.can_probe_bins()
+        ),
+        ("execution", true, false)
+    );
+    // The role is not stored, so it is read again from the capabilities.
+    assert_eq!(serde_json::to_value(&info).unwrap().get("hostRole"), None);
     let reader = json!({
         "hostCapabilities": ["filesystem.read"],
         "toolCapabilities": {"Read": ["filesystem.read"]}
     });
     let info = validate_node("nas", &[tool("Read")], Some(&reader)).unwrap();
-    assert_eq!(info.host_role, HostRole::Specialized);
+    assert_eq!(host_role(&info), HostRole::Specialized);
+    // A node that declares its role answers probes when it can run them.
+    let declared =
+        validate_node("laptop", &[tool("Bash"), tool("Read")], Some(&runtime())).unwrap();
+    assert!(host_info("laptop", &declared).can_probe_bins());
 }

@@ -21,7 +21,8 @@ fn extraction_prompt(conversation: &str, existing: &str) -> String {
     parts.push(format!("<conversation>\n{conversation}\n</conversation>"));
     parts.push(format!(
         "List the durable facts from this conversation worth remembering long-term — stable information, \
-not transient details — one \"- \" bullet each, inside <memories></memories>. Leave it empty if there are none.{}",
+not transient details — one \"- \" bullet each, inside <memories></memories>. {} Leave it empty if there are none.{}",
+        crate::memory::extracted::CATEGORY_HINT,
         if existing.is_empty() {
             ""
         } else {

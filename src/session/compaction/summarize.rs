@@ -83,12 +83,13 @@ pub fn summarizer_user_prompt(
         "Answer with exactly two sections:\n\n<summary>\nA concise summary that preserves decisions, action items, open questions, \
 technical context, constraints and the current state of any ongoing work.{}\n</summary>\n\n<memories>\n\
 Durable facts worth remembering long-term (preferences, people, commitments, stable facts), one \"- \" bullet each. \
-Leave it empty if there are none.{}\n</memories>",
+{} Leave it empty if there are none.{}\n</memories>",
         if previous_summary.is_some_and(|s| !s.trim().is_empty()) {
             " Fold in the previous summary; do not drop its context."
         } else {
             ""
         },
+        crate::memory::extracted::CATEGORY_HINT,
         if existing.is_some() {
             " Skip anything already in <existing-memories>."
         } else {

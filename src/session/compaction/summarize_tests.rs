@@ -34,7 +34,8 @@ fn summarizer_prompts() {
 Answer with exactly two sections:\n\n<summary>\nA concise summary that preserves decisions, action items, open questions, \
 technical context, constraints and the current state of any ongoing work. Fold in the previous summary; do not drop its context.\n</summary>\n\n\
 <memories>\nDurable facts worth remembering long-term (preferences, people, commitments, stable facts), one \"- \" bullet each. \
-Leave it empty if there are none. Skip anything already in <existing-memories>.\n</memories>"
+Start each bullet with its category in brackets: [profile] (who the person is), \
+[preferences], [entities] (people, places, things), [events], [cases] (problems and how they were solved) or [patterns] (what tends to work). Leave it empty if there are none. Skip anything already in <existing-memories>.\n</memories>"
     );
     assert_eq!(
         summarizer_user_prompt("[user]: hi", None, Some("  ")),
@@ -42,7 +43,8 @@ Leave it empty if there are none. Skip anything already in <existing-memories>.\
 Answer with exactly two sections:\n\n<summary>\nA concise summary that preserves decisions, action items, open questions, \
 technical context, constraints and the current state of any ongoing work.\n</summary>\n\n\
 <memories>\nDurable facts worth remembering long-term (preferences, people, commitments, stable facts), one \"- \" bullet each. \
-Leave it empty if there are none.\n</memories>"
+Start each bullet with its category in brackets: [profile] (who the person is), \
+[preferences], [entities] (people, places, things), [events], [cases] (problems and how they were solved) or [patterns] (what tends to work). Leave it empty if there are none.\n</memories>"
     );
 }
 
@@ -234,7 +236,8 @@ fn memory_extraction_before_reset() {
             user: "<existing-memories>\nThese memories are already recorded. Do not repeat them.\n\n- has a cat\n</existing-memories>\n\n\
 <conversation>\n[user]: I moved to Berlin\n</conversation>\n\n\
 List the durable facts from this conversation worth remembering long-term — stable information, not transient details — \
-one \"- \" bullet each, inside <memories></memories>. Leave it empty if there are none. Skip anything already in <existing-memories>."
+one \"- \" bullet each, inside <memories></memories>. Start each bullet with its category in brackets: [profile] (who the person is), \
+[preferences], [entities] (people, places, things), [events], [cases] (problems and how they were solved) or [patterns] (what tends to work). Leave it empty if there are none. Skip anything already in <existing-memories>."
                 .into(),
         }
     );

@@ -100,6 +100,7 @@ impl Gateway {
             channel: None,
             directives: None,
             relay: None,
+            clock_offset_ms: self.clock_offset.get(),
         };
         // Slash commands and directives are the session's to read: it owns
         // the settings, the run and the history they act on.
@@ -113,7 +114,7 @@ impl Gateway {
                 directives,
             } => ChatSendResult::Started(ChatStartedResult {
                 run_id,
-                session_key,
+                session_key: Some(session_key),
                 queued,
                 queue_position: queued.then_some(queue_position),
                 directives,

@@ -50,6 +50,7 @@ impl Gateway {
             cron,
             store.agent_runs_deadline(),
             store.heartbeats_deadline(),
+            self.memory_sweep_deadline().map(|at| at as f64),
         ]
         .into_iter()
         .flatten()
@@ -103,6 +104,7 @@ impl Gateway {
         self.expire_agent_runs(sched).await;
         self.heartbeat_alarm(sched).await;
         self.cron_alarm(sched).await;
+        self.memory_sweep_alarm(sched).await;
         self.schedule_alarm().await;
     }
 
@@ -119,6 +121,7 @@ impl Gateway {
 
     pub(super) async fn wake(&self) {
         self.heartbeat_sync(self.sched_now());
+        self.memory_sweep_sync(self.sched_now());
         self.schedule_alarm().await;
     }
 }

@@ -38,7 +38,7 @@ use crate::schedule::heartbeat::light::heartbeat_session_key as heartbeat_sessio
 
 impl Gateway {
     /// The agents with heartbeats: `agents.list`, else the default agent.
-    fn beat_agents(&self) -> Vec<String> {
+    pub(super) fn beat_agents(&self) -> Vec<String> {
         let routing = self.routing.borrow();
         match routing.agents.is_empty() {
             true => vec![routing.default_agent_id.clone()],
@@ -78,10 +78,11 @@ impl Gateway {
             let mut state = self.beat_state(agent)?;
             let before = state.clone();
             let every = self.beat_config(agent).map_or(0, |c| c.every_ms);
-            state.every_ms = every;
+            state.every_ms = Some(every);
             if every <= 0 {
                 state.next_heartbeat_at = None;
-            } else if restart || state.next_heartbeat_at.is_none() || before.every_ms != every {
+            } else if restart || state.next_heartbeat_at.is_none() || before.every_ms != Some(every)
+            {
                 state.next_heartbeat_at = Some(now + every);
             }
             if state != before || store.heartbeat(agent)?.is_none() {
@@ -150,7 +151,7 @@ impl Gateway {
         let store = self.cron_store();
         let config = self.beat_config(agent)?;
         let mut state = self.beat_state(agent)?;
-        state.every_ms = config.every_ms;
+        state.every_ms = Some(config.every_ms);
         if !manual {
             state.next_heartbeat_at = next_beat(&config, now);
         }

@@ -253,9 +253,17 @@ impl Gateway {
                 sender_handle: sender.handle.clone(),
                 group: is_group
                     .then(|| msg.peer.name.clone().unwrap_or_else(|| msg.peer.id.clone())),
+                person: (!is_group).then(|| {
+                    crate::memory::calls::person_of(
+                        &self.routing.borrow().identity_links,
+                        channel,
+                        &sender_id,
+                    )
+                }),
             }),
             directives: None,
             relay: None,
+            clock_offset_ms: self.clock_offset.get(),
         };
         // Recorded before the session runs: its first event finds the chat.
         store.save_run(

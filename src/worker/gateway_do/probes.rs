@@ -420,7 +420,7 @@ impl Gateway {
                 .send_with_str(Frame::event(event::NODE_PROBE, to_value(&evt)?).to_json());
         }
         let host = crate::gateway::nodes::host_info(node_id, &node.runtime);
-        if !host.has_capability(capability::SHELL_EXEC) {
+        if !host.can_probe_bins() {
             return Ok(());
         }
         let bins = self.required_bins_of_all_agents().await?;

@@ -214,6 +214,12 @@ impl Gateway {
             R::HeartbeatTrigger(p) => {
                 now::<method::HeartbeatTrigger>(self.heartbeat_trigger(p).await?)
             }
+            R::MemorySearch(p) => now::<method::MemorySearch>(self.memory_search(p).await?),
+            R::MemoryGet(p) => now::<method::MemoryGet>(self.memory_get(p).await?),
+            R::MemoryPut(p) => now::<method::MemoryPut>(self.memory_put(p).await?),
+            R::MemoryDelete(p) => now::<method::MemoryDelete>(self.memory_delete(p).await?),
+            R::MemoryStatus(_) => now::<method::MemoryStatus>(self.memory_status().await?),
+            R::MemoryRepair(_) => now::<method::MemoryRepair>(self.memory_repair().await?),
         }
     }
 }

@@ -2,16 +2,18 @@
 //! R2 as the store and the other sessions reached through the Gateway's
 //! registry and their Session objects (`session_logs`).
 
+pub mod memory;
 mod session_logs;
 
 use crate::agent_tools::{sessions_list, SESSIONS_LIST};
 use crate::channels::message_tool::{result_text, MessageArgs, MESSAGE_TOOL};
+use crate::memory::calls::IndexStats;
 use crate::schedule::tool::{CronToolRequest, CRON_TOOL};
 use crate::selfreport::logs::ThisSession;
 use crate::selfreport::NativeCall;
 use crate::session::internal::ChannelMessageRequest;
 use crate::session::tools::ToolError;
-use crate::worker::bindings::GatewayStub;
+use crate::worker::bindings::{GatewayStub, MemoryStub};
 use serde_json::Value;
 use session_logs::LiveSessions;
 use worker::{Bucket, Env};
@@ -32,6 +34,8 @@ pub struct ToolContext<'a> {
     pub max_result_chars: usize,
     /// The call's id (`gsv__Message` names its text in the delivery ledger by it).
     pub call_id: &'a str,
+    /// Who `my_stats`' memory figures are for.
+    pub memory: &'a crate::memory::calls::Caller,
 }
 
 /// Runs a native tool: `Ok` with the result text, `Err` with an error the
@@ -57,7 +61,23 @@ pub async fn execute(ctx: &ToolContext<'_>, name: &str, args: &Value) -> Result<
         others: &LiveSessions { env: ctx.env },
         max_result_chars: ctx.max_result_chars,
     };
-    crate::selfreport::execute(&call, name, args).await
+    let text = crate::selfreport::execute(&call, name, args).await?;
+    match name == crate::selfreport::MY_STATS {
+        true => with_memory_stats(ctx, &text).await,
+        false => Ok(text),
+    }
+}
+
+/// `my_stats` with the long-term memory figures of the index.
+async fn with_memory_stats(ctx: &ToolContext<'_>, text: &str) -> Result<String, ToolError> {
+    let stats: crate::selfreport::MyStats =
+        serde_json::from_str(text).map_err(|e| ToolError::new(e.to_string()))?;
+    let memory = MemoryStub::for_account(ctx.env, &ctx.memory.account)
+        .call(&IndexStats {
+            caller: ctx.memory.clone(),
+        })
+        .await?;
+    serde_json::to_string(&stats.with_memory(&memory)).map_err(|e| ToolError::new(e.to_string()))
 }
 
 /// `gsv__Message`: the Gateway sends it through the chat's channel.

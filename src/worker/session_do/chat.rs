@@ -25,6 +25,7 @@ impl Session {
         // only once the reset policy has looked at the previous one.
         core.store.save_meta_and_config(&meta, &send.config)?;
         core.store.save_nodes(&send.nodes)?;
+        core.clock_offset.set(send.clock_offset_ms);
         if let Some(relay) = &send.relay {
             // Another session's words, not a person's: no commands and no
             // directives are read from them.

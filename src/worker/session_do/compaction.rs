@@ -29,6 +29,7 @@ use worker::{console_error, console_log, Bucket};
 /// ended meanwhile (nothing is changed then).
 #[allow(clippy::too_many_arguments)]
 pub async fn maybe_compact(
+    env: &worker::Env,
     store: &SessionStore,
     bucket: &Bucket,
     run_id: &str,
@@ -116,6 +117,14 @@ pub async fn maybe_compact(
             // Memories are best-effort; the summary still holds them.
             console_error!("session {}: daily memory: {e}", meta.session_key);
         }
+        summarizer::write_extracted(
+            env,
+            config,
+            &meta.session_key,
+            &outcome.memories,
+            "compaction",
+        )
+        .await;
     }
     if !store.is_current(run_id) {
         return Ok(false);

@@ -30,6 +30,9 @@ pub struct Core {
     /// The last prompt this instance assembled and what from (the next
     /// run's early call; `session.stats` reports its load).
     pub last_prompt: RefCell<Option<(RunPrompt, PromptInputs)>>,
+    /// The gateway's schedule clock offset, as the last message brought it
+    /// (0 but under the test harness's clock).
+    pub clock_offset: Cell<i64>,
 }
 
 /// What a prompt was assembled from, besides the workspace files.
@@ -44,6 +47,8 @@ pub struct PromptInputs {
     pub days: (String, String),
     /// The chat app the run's message came from.
     pub channel: Option<String>,
+    /// Long-term memories recalled for the run's message.
+    pub recalled: Vec<crate::memory::recall::Candidate>,
 }
 
 impl Core {
@@ -57,6 +62,7 @@ impl Core {
             resetting: Cell::new(false),
             paused: Cell::new(false),
             last_prompt: RefCell::new(None),
+            clock_offset: Cell::new(0),
         }
     }
 
@@ -141,8 +147,16 @@ impl Core {
             (None, Some(r)) => Some(relayed_text(r, text)),
             (None, None) => None,
         };
+        let original = text;
         let text = enveloped.as_deref().unwrap_or(text);
         let send_depth = relay.map_or(0, |r| r.depth);
+        // A chat-app message is about its writer; a relayed one about
+        // nobody; the gateway's own clients' about the owner.
+        let person = match (turn, relay) {
+            (Some(t), _) => t.person.as_deref(),
+            (None, Some(_)) => None,
+            (None, None) => Some(crate::memory::calls::OWNER),
+        };
         let channel = turn.map(|t| t.channel.as_str());
         let overrides_json = overrides
             .map(serde_json::to_string)
@@ -160,6 +174,8 @@ impl Core {
             reset_first,
             channel,
             send_depth,
+            person,
+            plain: original,
         })?;
         let waiting = self.store.queue_len()?;
         let busy = self.store.current_run()?.is_some();

@@ -188,6 +188,7 @@ impl Session {
         Reset {
             store: &self.core.store,
             bucket,
+            env: &self.core.env,
             busy: &self.core.resetting,
         }
     }
@@ -227,6 +228,9 @@ impl Session {
             reset_first: false,
             channel: None,
             send_depth: 0,
+            // The agent's own news: nobody's memory, nothing to recall.
+            person: None,
+            plain: "",
         })?;
         self.start_loop();
         Ok(AckResult {

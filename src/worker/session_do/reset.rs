@@ -30,6 +30,8 @@ use worker::{console_error, console_log, Bucket};
 pub struct Reset<'a> {
     pub store: &'a SessionStore,
     pub bucket: &'a Bucket,
+    /// For the memory index, where extracted memories are written too.
+    pub env: &'a worker::Env,
     pub busy: &'a Cell<bool>,
 }
 
@@ -213,6 +215,15 @@ impl Reset<'_> {
         )
         .await
         .map_err(SessionError::storage)?;
+        let config = store.config()?;
+        summarizer::write_extracted(
+            self.env,
+            &config,
+            &plan.session_key,
+            &extraction.memories(),
+            "reset",
+        )
+        .await;
         Ok(())
     }
 }

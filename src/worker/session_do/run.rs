@@ -12,16 +12,22 @@ use super::store::CurrentRun;
 use super::tools::{ToolRun, Tools};
 use crate::config::Config;
 use crate::llm::LlmErrorKind;
+use crate::memory::calls::{Caller, IndexRecall};
+use crate::memory::recall::Candidate;
+use crate::memory::settings::MemorySettings;
+use crate::schedule::heartbeat::light::heartbeat_session_key;
 use crate::session::coalesce::DeltaCoalescer;
 use crate::session::early_call::{race, Checked};
 use crate::session::run::{next_step, RunEvent, RunMachine, RunStep};
 use crate::session::run_config::{with_directives, RunConfig};
 use crate::time::today_and_yesterday;
+use crate::worker::bindings::MemoryStub;
 use crate::worker::llm_call::{complete, Cancel};
 use crate::worker::r2;
 use crate::worker::rpc::now_ms;
 use crate::worker::tz::user_time_zone;
 use crate::worker::workspace::prompt_load::{self, RunPrompt};
+use crate::workspace::load::RunInputs;
 use gsv_protocol::*;
 use std::cell::{Cell, RefCell};
 use std::future::Future;
@@ -86,6 +92,7 @@ async fn next_run(core: &Core) -> Res<Option<CurrentRun>> {
     let reset = Reset {
         store: &core.store,
         bucket: &bucket,
+        env: &core.env,
         busy: &core.resetting,
     };
     reset.resume().await?;
@@ -105,6 +112,8 @@ struct Drive<'a> {
     rc: RunConfig,
     inputs: PromptInputs,
     session_key: String,
+    /// Who the run's memory calls act for.
+    memory: Caller,
     prompt: RunPrompt,
     /// The prompt came with the run (it had waited on tools).
     was_kept: bool,
@@ -191,6 +200,26 @@ impl<'a> Drive<'a> {
             .prompt
             .as_deref()
             .and_then(|p| serde_json::from_str::<RunPrompt>(p).ok());
+        // The schedule clock: the real one, but under the test harness.
+        let now = now_ms() + core.clock_offset.get();
+        let days = today_and_yesterday(&*user_time_zone(&config), now);
+        let memory = memory_caller(&config, &meta.session_key, run.person.clone());
+        // Recall is part of a new prompt's inputs: a run resuming with its
+        // kept prompt recalls nothing again.
+        let recalled = match &kept {
+            None => {
+                recall(
+                    core,
+                    &config,
+                    &memory,
+                    run,
+                    &meta.session_key,
+                    (&days.0, now),
+                )
+                .await
+            }
+            Some(_) => Vec::new(),
+        };
         // A new run's first call may go out with this session's previous
         // prompt while the workspace is checked (see `early_call`), when
         // nothing this isolate knows of changed since: no workspace write
@@ -201,8 +230,9 @@ impl<'a> Drive<'a> {
             config: config.clone(),
             rc: rc.clone(),
             nodes,
-            days: today_and_yesterday(&*user_time_zone(&config), now_ms()),
+            days,
             channel: run.channel.clone(),
+            recalled,
         };
         let early = match (&kept, run.iterations, &*core.last_prompt.borrow()) {
             (None, 0, Some((p, was))) if *was == inputs => Some(p.clone()),
@@ -233,6 +263,7 @@ impl<'a> Drive<'a> {
             rc,
             inputs,
             session_key: meta.session_key,
+            memory,
             was_kept,
             prompt,
             check,
@@ -257,6 +288,7 @@ impl<'a> Drive<'a> {
             rc: &self.rc,
             session_key: &self.session_key,
             send_depth: self.run.send_depth.max(0) as u32,
+            memory: &self.memory,
         };
         match self.tools().settle(&tool_run).await {
             Ok(true) => RunEvent::ToolsSettled,
@@ -283,6 +315,7 @@ impl<'a> Drive<'a> {
         let compacted = match self.core.bucket() {
             Ok(bucket) => {
                 compaction::maybe_compact(
+                    &self.core.env,
                     &self.core.store,
                     &bucket,
                     &self.run.run_id,
@@ -451,10 +484,20 @@ fn assemble<'a>(
 ) -> Checking<'a> {
     let (config, rc, nodes) = (config.clone(), inputs.rc.clone(), inputs.nodes.clone());
     let (key, days) = (session_key.to_string(), inputs.days.clone());
-    let channel = inputs.channel.clone();
+    let (channel, recalled) = (inputs.channel.clone(), inputs.recalled.clone());
     Box::pin(async move {
         let channel = channel.as_deref();
-        prompt_load::assemble(&core.env, &config, &rc, &key, &nodes, &days, channel).await
+        let run = RunInputs {
+            config: &config,
+            rc: &rc,
+            session_key: &key,
+            nodes: &nodes,
+            days: &days,
+            channel,
+            recalled: &recalled,
+            now_ms: prompt_load::now(),
+        };
+        prompt_load::assemble(&core.env, run).await
     })
 }
 
@@ -464,4 +507,54 @@ fn loaded(core: &Core, prompt: &RunPrompt, inputs: &PromptInputs, early: Option<
     let mut prompt = prompt.clone();
     prompt.load.early_call = early;
     *core.last_prompt.borrow_mut() = Some((prompt, inputs.clone()));
+}
+
+/// Who a run's memory calls act for: the account and agent, and the
+/// person its message came from (none in a group, so a group never
+/// reads a person's memories).
+fn memory_caller(config: &Config, session_key: &str, person: Option<String>) -> Caller {
+    let settings = MemorySettings::from_config(config);
+    Caller {
+        account: settings.account,
+        agent_id: crate::routing::agent_id_of(session_key),
+        user: person,
+        operator: false,
+        settings: settings.index,
+    }
+}
+
+/// The memories matching a new run's message, within the recall budget.
+/// A heartbeat recalls nothing (its message is always the same), and a
+/// failed recall costs the run nothing but the section.
+async fn recall(
+    core: &Core,
+    config: &Config,
+    caller: &Caller,
+    run: &CurrentRun,
+    session_key: &str,
+    (today, now): (&str, i64),
+) -> Vec<Candidate> {
+    let settings = MemorySettings::from_config(config);
+    let query = run.plain.as_deref().unwrap_or_default();
+    let heartbeat = session_key == heartbeat_session_key(&caller.agent_id);
+    if !settings.recall || query.trim().is_empty() || heartbeat {
+        return Vec::new();
+    }
+    let call = IndexRecall {
+        caller: caller.clone(),
+        query: query.to_string(),
+        budget_tokens: settings.recall_budget_tokens,
+        day: today.to_string(),
+        at_ms: now,
+    };
+    match MemoryStub::for_account(&core.env, &caller.account)
+        .call(&call)
+        .await
+    {
+        Ok(reply) => reply.recalled,
+        Err(e) => {
+            console_error!("session: memory recall failed: {}", e.message);
+            Vec::new()
+        }
+    }
 }

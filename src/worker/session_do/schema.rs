@@ -33,4 +33,11 @@ pub const MIGRATIONS: &[&str] = &["
     // so the run it starts knows whether it may send on.
     "ALTER TABLE run_queue ADD COLUMN send_depth INTEGER NOT NULL DEFAULT 0;
      ALTER TABLE current_run ADD COLUMN send_depth INTEGER NOT NULL DEFAULT 0",
+    // Whose long-term memory a message's run may read and write (the
+    // person who wrote it; none in a group), and its text as written,
+    // without the chat envelope, which recall searches on.
+    "ALTER TABLE run_queue ADD COLUMN person TEXT;
+     ALTER TABLE run_queue ADD COLUMN plain TEXT;
+     ALTER TABLE current_run ADD COLUMN person TEXT;
+     ALTER TABLE current_run ADD COLUMN plain TEXT",
 ];

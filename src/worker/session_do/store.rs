@@ -38,6 +38,10 @@ pub struct CurrentRun {
     pub channel: Option<String>,
     /// Its message's depth in a chain of `gsv__SessionSend` (0: a person's).
     pub send_depth: i64,
+    /// Whose long-term memory the run reads and writes besides the agent's.
+    pub person: Option<String>,
+    /// Its message as written (no chat envelope): what recall searches on.
+    pub plain: Option<String>,
 }
 
 /// A message for the queue, as its run will take it.
@@ -53,6 +57,10 @@ pub struct Queued<'a> {
     pub channel: Option<&'a str>,
     /// Its depth in a chain of `gsv__SessionSend` (0: a person's).
     pub send_depth: u32,
+    /// Whose long-term memory its run reads and writes (none in a group).
+    pub person: Option<&'a str>,
+    /// The text as written, before any envelope.
+    pub plain: &'a str,
 }
 
 /// A stored message: its index (gaps where messages were compacted) and JSON.
@@ -328,7 +336,7 @@ impl SessionStore {
 
     pub fn enqueue(&self, q: Queued<'_>) -> Res<()> {
         self.exec(
-            "INSERT INTO run_queue (run_id, message, queued_at, overrides, reset_first, channel, send_depth) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            "INSERT INTO run_queue (run_id, message, queued_at, overrides, reset_first, channel, send_depth, person, plain) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
             vec![
                 q.run_id.into(),
                 q.text.into(),
@@ -337,6 +345,8 @@ impl SessionStore {
                 i64::from(q.reset_first).into(),
                 q.channel.map(str::to_string).into(),
                 i64::from(q.send_depth).into(),
+                q.person.map(str::to_string).into(),
+                q.plain.into(),
             ],
         )?;
         Ok(())
@@ -366,7 +376,7 @@ impl SessionStore {
 
     pub fn current_run(&self) -> Res<Option<CurrentRun>> {
         let rows: Vec<CurrentRun> = self.rows(
-            "SELECT run_id, first_idx, usage, iterations, resumes, prompt, overrides, channel, send_depth FROM current_run WHERE id = 1",
+            "SELECT run_id, first_idx, usage, iterations, resumes, prompt, overrides, channel, send_depth, person, plain FROM current_run WHERE id = 1",
             vec![],
         )?;
         Ok(rows.into_iter().next())
@@ -392,9 +402,11 @@ impl SessionStore {
             overrides: Option<String>,
             channel: Option<String>,
             send_depth: i64,
+            person: Option<String>,
+            plain: Option<String>,
         }
         let rows: Vec<Queued> = self.rows(
-            "SELECT seq, run_id, message, queued_at, overrides, channel, send_depth FROM run_queue ORDER BY seq LIMIT 1",
+            "SELECT seq, run_id, message, queued_at, overrides, channel, send_depth, person, plain FROM run_queue ORDER BY seq LIMIT 1",
             vec![],
         )?;
         let Some(q) = rows.into_iter().next() else {
@@ -411,8 +423,17 @@ impl SessionStore {
         }))?;
         self.exec("DELETE FROM run_queue WHERE seq = ?", vec![q.seq.into()])?;
         self.exec(
-            "INSERT INTO current_run (id, run_id, first_idx, started_at, usage, overrides, channel, send_depth) VALUES (1, ?, ?, ?, '{}', ?, ?, ?)",
-            vec![q.run_id.into(), first_idx.into(), now.into(), q.overrides.into(), q.channel.into(), q.send_depth.into()],
+            "INSERT INTO current_run (id, run_id, first_idx, started_at, usage, overrides, channel, send_depth, person, plain) VALUES (1, ?, ?, ?, '{}', ?, ?, ?, ?, ?)",
+            vec![
+                q.run_id.into(),
+                first_idx.into(),
+                now.into(),
+                q.overrides.into(),
+                q.channel.into(),
+                q.send_depth.into(),
+                q.person.into(),
+                q.plain.into(),
+            ],
         )?;
         self.current_run()
     }

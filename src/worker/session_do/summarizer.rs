@@ -1,6 +1,7 @@
 //! The model calls behind compaction and pre-reset memory extraction, and
 //! the append of what they found to a daily memory file.
 
+use crate::config::Config;
 use crate::llm::{LlmError, ThinkingLevel};
 use crate::session::compaction::SummarizerRequest;
 use crate::session::memory::{append_section, memory_section, MemorySource};
@@ -9,7 +10,7 @@ use crate::worker::llm_call::{complete, Cancel};
 use crate::worker::r2;
 use crate::worker::rpc::now_ms;
 use gsv_protocol::{Message, UserContent, UserMessage};
-use worker::Bucket;
+use worker::{console_error, Bucket};
 
 /// One summarizer call: its own system prompt, one user message, no tools,
 /// no thinking; the answer's text. Retries and `timeouts.llmMs` are those
@@ -59,4 +60,50 @@ pub async fn existing_memories(bucket: &Bucket, key: &str) -> Option<String> {
         .ok()
         .flatten()
         .map(|o| o.content)
+}
+
+/// Writes the categorized bullets of an extraction as memory nodes too:
+/// about the session's person (the agent's own space in a group), or the
+/// agent's own for cases and patterns. Best-effort, like the daily file:
+/// a failure is logged and the summary still holds the facts.
+pub async fn write_extracted(
+    env: &worker::Env,
+    config: &Config,
+    session_key: &str,
+    memories: &str,
+    source: &str,
+) {
+    use crate::memory::calls::{Caller, IndexWrite};
+    use crate::memory::extracted::{extracted_puts, session_person};
+    use crate::memory::settings::MemorySettings;
+    use gsv_protocol::MemoryScope;
+    let puts = extracted_puts(memories, source);
+    if puts.is_empty() {
+        return;
+    }
+    let settings = MemorySettings::from_config(config);
+    let routing = crate::routing::RoutingConfig::from_config(config);
+    let caller = Caller {
+        account: settings.account.clone(),
+        agent_id: crate::routing::agent_id_of(session_key),
+        user: session_person(session_key, &routing),
+        operator: false,
+        settings: settings.index,
+    };
+    let index = crate::worker::bindings::MemoryStub::for_account(env, &settings.account);
+    for mut params in puts {
+        if caller.user.is_none() {
+            params.space = Some(MemoryScope::Agent);
+        }
+        let call = IndexWrite {
+            caller: caller.clone(),
+            params,
+        };
+        if let Err(e) = index.call(&call).await {
+            console_error!(
+                "session {session_key}: writing an extracted memory: {}",
+                e.message
+            );
+        }
+    }
 }

@@ -42,6 +42,8 @@ pub struct ToolRun<'a> {
     pub session_key: &'a str,
     /// The run's depth in a chain of `gsv__SessionSend` (0: a person's).
     pub send_depth: u32,
+    /// Who its memory tools act for.
+    pub memory: &'a crate::memory::calls::Caller,
 }
 
 impl Tools<'_> {
@@ -104,6 +106,15 @@ impl Tools<'_> {
                 Err(e) => self.store_outcome(&row.call_id, &row.name, Err(e), max_chars),
             };
         }
+        if crate::memory::tools::is_memory_tool(&row.name) {
+            let outcome = native_tools::memory::run(self.env, t.memory, &row.name, &args).await;
+            return self.store_outcome(
+                &row.call_id,
+                &row.name,
+                outcome.map(Value::String),
+                max_chars,
+            );
+        }
         if native_tools::is_native(&row.name, t.prompt.is_main) {
             let outcome = match bindings::bucket(self.env) {
                 Ok(bucket) => {
@@ -116,6 +127,7 @@ impl Tools<'_> {
                         env: self.env,
                         max_result_chars: max_chars,
                         call_id: &row.call_id,
+                        memory: t.memory,
                     };
                     native_tools::execute(&ctx, &row.name, &args)
                         .await

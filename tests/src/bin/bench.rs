@@ -21,7 +21,7 @@
 //! - the gzip size of the gateway's wasm and of the Discord channel's.
 //!
 //! Run with `bash scripts/bench.sh` (builds first); see BENCHMARKS.md.
-//! `--only turns,concurrent,prompt,tools,grep,lifecycle,discord,cron` runs some parts
+//! `--only turns,concurrent,prompt,tools,grep,lifecycle,discord,cron,memory` runs some parts
 //! (the echo floor always runs: the ratios need it).
 
 // Test support (harness, doubles, bench): a failed unwrap here is a failed
@@ -34,6 +34,8 @@ mod cron;
 mod discord;
 #[path = "bench/lifecycle.rs"]
 mod lifecycle;
+#[path = "bench/memory.rs"]
+mod memory;
 #[path = "bench/reads.rs"]
 mod reads;
 
@@ -210,6 +212,24 @@ async fn main() {
         targets["cronClientRpcP99DuringBurstUnder50Ms"] =
             cron["targets"]["clientRpcP99DuringBurstUnder50Ms"].clone();
         report["cron"] = cron;
+    }
+
+    if wants("memory") {
+        let memory = memory::memory(
+            &llm,
+            arg("--memory-nodes", 10_000),
+            arg("--memory-searches", 500),
+            arg("--memory-turns", 200),
+        )
+        .await;
+        for t in [
+            "searchP50InIndexAtMost10Ms",
+            "searchP50ThroughGatewayAtMost25Ms",
+            "recallAtMost10PercentOfTurn",
+        ] {
+            targets[format!("memory_{t}")] = memory["targets"][t].clone();
+        }
+        report["memory"] = memory;
     }
 
     if wants("lifecycle") {
@@ -720,6 +740,21 @@ async fn sequential_turns(
     (samples, acks, split)
 }
 
+/// One `chat.send` of `text` → `final`, in milliseconds.
+async fn one_turn_text(c: &mut Client, key: &str, text: &str) -> f64 {
+    let t = Instant::now();
+    let run_id = c.chat_send(key, text).await;
+    loop {
+        let evt = c.next_chat().await;
+        if evt.run_id.as_deref() == Some(run_id.as_str())
+            && matches!(evt.state, ChatState::Final | ChatState::Error)
+        {
+            assert_eq!(evt.state, ChatState::Final, "{evt:?}");
+            return ms(t.elapsed());
+        }
+    }
+}
+
 /// One `chat.send` → `final`, in milliseconds.
 async fn one_turn(c: &mut Client, key: &str, i: usize) -> f64 {
     turn_and_ack(c, key, i).await.0
@@ -825,6 +860,7 @@ fn prompt_assembly(iterations: usize) -> Value {
             hosts: &[],
             base_prompt: "You are a helpful AI assistant running inside GSV.",
             heartbeat_prompt: None,
+            recalled: &[],
         };
         let prompt = build_system_prompt(&ws, &ctx, PromptLimits::from_config(&config));
         samples.push(ms(t.elapsed()));
