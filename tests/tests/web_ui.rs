@@ -957,3 +957,90 @@ async fn the_config_tab_sets_values_refuses_as_the_cli_does_and_never_shows_secr
     );
     b.close().await;
 }
+
+#[tokio::test]
+async fn the_chat_pages_back_through_a_long_history() {
+    let llm = FakeLlm::start().await;
+    let gw = Workerd::start_with_web_ui(GatewayOptions::default());
+    let mut owner = Client::connect(&gw.url(), Some(TOKEN)).await;
+    owner.use_fake_openai(&llm).await;
+    // 28 exchanges: 56 messages, more than one page of 50.
+    for i in 1..=28 {
+        let run = owner
+            .chat_send("agent:main:main", &format!("message {i}"))
+            .await;
+        owner.run_events(&run).await;
+    }
+
+    let b = Browser::start(DESKTOP.0, DESKTOP.1).await;
+    login(&b, &gw, "/chat").await;
+    b.wait_css(".load-more").await;
+    let count = "return document.querySelectorAll('#messages .msg').length";
+    assert_eq!(b.js(count, vec![]).await, json!(50));
+    let first = b.text("#messages .msg").await;
+    assert_eq!(first.trim(), "message 4");
+    b.click(".load-more").await;
+    b.wait_js(
+        "the earlier page",
+        "return document.querySelectorAll('#messages .msg').length === 56",
+        vec![],
+    )
+    .await;
+    assert_eq!(b.text("#messages .msg").await.trim(), "message 1");
+    assert_eq!(
+        b.js(
+            "return document.querySelector('.load-more') === null",
+            vec![]
+        )
+        .await,
+        json!(true)
+    );
+    b.close().await;
+}
+
+/// A 1×1 PNG.
+const DOT_PNG: [u8; 67] = [
+    0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0x00, 0x00, 0x00, 0x0d, 0x49, 0x48, 0x44, 0x52,
+    0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x01, 0x08, 0x06, 0x00, 0x00, 0x00, 0x1f, 0x15, 0xc4,
+    0x89, 0x00, 0x00, 0x00, 0x0a, 0x49, 0x44, 0x41, 0x54, 0x78, 0x9c, 0x63, 0x00, 0x01, 0x00, 0x00,
+    0x05, 0x00, 0x01, 0x0d, 0x0a, 0x2d, 0xb4, 0x00, 0x00, 0x00, 0x00, 0x49, 0x45, 0x4e, 0x44, 0xae,
+    0x42, 0x60, 0x82,
+];
+
+#[tokio::test]
+async fn an_image_a_tool_returns_is_shown_in_the_chat() {
+    let llm = FakeLlm::start().await;
+    let gw = Workerd::start_with_web_ui(GatewayOptions::default());
+    let mut owner = Client::connect(&gw.url(), Some(TOKEN)).await;
+    owner.use_fake_openai(&llm).await;
+    let node = Node::start(&gw.url(), TOKEN, "laptop");
+    std::fs::write(node.workspace.join("dot.png"), DOT_PNG).unwrap();
+    owner
+        .wait_for_tools(&["laptop__Read"], Duration::from_secs(30))
+        .await;
+    llm.script(
+        "look at the dot",
+        vec![
+            Step::tool_call("c1", "laptop__Read", json!({"path": "dot.png"})),
+            Step::text("A single dot."),
+        ],
+    );
+
+    let b = Browser::start(DESKTOP.0, DESKTOP.1).await;
+    login(&b, &gw, "/chat").await;
+    send(&b, "look at the dot").await;
+    b.wait_css("details.toolcall[data-tool='laptop__Read'] .pill.ok")
+        .await;
+    b.click("details.toolcall[data-tool='laptop__Read'] summary")
+        .await;
+    let size = b
+        .wait_js(
+            "the image loaded",
+            "const i = document.querySelector(\"details.toolcall[data-tool='laptop__Read'] img.msg-image\");
+             return i && i.complete && i.naturalWidth > 0 ? [i.naturalWidth, i.naturalHeight, i.src.slice(0, 22)] : null;",
+            vec![],
+        )
+        .await;
+    assert_eq!(size, json!([1, 1, "data:image/png;base64,"]));
+    b.close().await;
+}
