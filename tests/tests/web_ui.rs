@@ -560,6 +560,7 @@ async fn every_tab_fits_a_phone_without_sideways_scrolling() {
         "nodes",
         "channels",
         "workspace",
+        "memory",
         "cron",
         "config",
     ] {
@@ -865,6 +866,143 @@ async fn the_cron_tab_adds_runs_and_lists_a_job_and_beats_a_heartbeat() {
     let note = b.text("#heartbeat-note").await;
     assert!(!note.is_empty(), "{note}");
     b.screenshot("cron").await;
+    b.close().await;
+}
+
+#[tokio::test]
+async fn the_memory_tab_remembers_finds_opens_deletes_and_repairs() {
+    let gw = Workerd::start_with_web_ui(GatewayOptions::default());
+    let mut owner = Client::connect(&gw.url(), Some(TOKEN)).await;
+    let porto = owner
+        .request(
+            "memory.put",
+            json!({"category": "events", "title": "porto trip",
+                   "content": "Trip to **Porto** in May, by train.", "tags": ["travel"]}),
+        )
+        .await
+        .payload
+        .unwrap();
+    assert_eq!(
+        porto,
+        json!({"uri": "ctx://default/users/owner/memories/events/porto_trip", "version": 1})
+    );
+
+    let b = Browser::start(DESKTOP.0, DESKTOP.1).await;
+    login(&b, &gw, "/memory").await;
+    b.wait_css("#memory-status").await;
+    assert_eq!(b.text("#memory-status [data-field=nodes]").await, "1");
+    let status = b.text("#memory-status").await;
+    assert!(status.contains("keyword (BM25)"), "{status}");
+
+    // Remembered with the form: markdown, and a script that must not run.
+    b.js(
+        "const s = document.querySelector('#memory-put select[name=category]');
+         s.value = 'preferences';
+         s.dispatchEvent(new Event('change', {bubbles: true}));",
+        vec![],
+    )
+    .await;
+    b.type_into("#memory-put input[name=title]", "tea").await;
+    b.type_into(
+        "#memory-put textarea[name=content]",
+        "Drinks *green tea* at four.\n\n<img src=x onerror=\"window.__pwned=1\">",
+    )
+    .await;
+    b.click("#memory-put button[type=submit]").await;
+    b.wait_css("#memory-put-done").await;
+    let tea = "ctx://default/users/owner/memories/preferences/tea";
+    assert_eq!(
+        b.text("#memory-put-done").await,
+        format!("Saved {tea} (version 1).")
+    );
+    let stored = owner
+        .request("memory.get", json!({"uri": tea}))
+        .await
+        .payload
+        .unwrap();
+    assert_eq!(stored["node"]["category"], json!("preferences"));
+    assert!(
+        stored["node"]["text"]
+            .as_str()
+            .unwrap()
+            .starts_with("Drinks *green tea* at four."),
+        "{stored}"
+    );
+    b.wait_js(
+        "the count after the put",
+        "return document.querySelector('#memory-status [data-field=nodes]').innerText === '2';",
+        vec![],
+    )
+    .await;
+
+    // Found by the search box, opened whole, rendered and sanitized.
+    b.type_into("#memory-search input[name=query]", "green tea")
+        .await;
+    b.click("#memory-search button[type=submit]").await;
+    let hit = format!("#memory-hits [data-uri='{tea}']");
+    b.wait_css(&hit).await;
+    let listed = b.text("#memory-hits").await;
+    assert!(
+        listed.contains("preferences") && listed.contains(tea) && !listed.contains("porto"),
+        "{listed}"
+    );
+    b.click(&hit).await;
+    b.wait_css("#memory-detail .md em").await;
+    assert_eq!(b.text("#memory-detail .md em").await, "green tea");
+    let detail = b.text("#memory-detail").await;
+    assert!(
+        detail.contains("version 1") && detail.contains("user:owner"),
+        "{detail}"
+    );
+    assert_eq!(
+        b.js("return window.__pwned === undefined && !document.querySelector('#memory-detail [onerror]')", vec![])
+            .await,
+        json!(true)
+    );
+    b.screenshot("memory").await;
+
+    // Deleted (confirmed): gone from the list, the index and the count.
+    b.click("#memory-delete").await;
+    b.client.accept_alert().await.unwrap();
+    b.wait_js(
+        "the hit gone",
+        "return !document.querySelector(arguments[0]) && !document.querySelector('#memory-detail')
+            && document.querySelector('#memory-search-meta').innerText.startsWith('0 found')
+            && document.querySelector('#memory-status [data-field=nodes]').innerText === '1';",
+        vec![json!(hit)],
+    )
+    .await;
+    let gone = owner
+        .request("memory.get", json!({"uri": tea}))
+        .await
+        .payload
+        .unwrap();
+    assert_eq!(gone, json!({}));
+
+    // Repair now: its report, the same the status then keeps.
+    b.click("#memory-repair").await;
+    b.wait_css("#memory-repair-report").await;
+    let report = b.text("#memory-repair-report").await;
+    let last = owner
+        .request("memory.status", json!({}))
+        .await
+        .payload
+        .unwrap()["lastRepair"]
+        .clone();
+    assert!(
+        report.starts_with(&format!(
+            "Repair scanned {} memories ({} listing pages)",
+            last["nodesScanned"], last["listPages"]
+        )),
+        "{report}\n{last}"
+    );
+    assert_eq!(last["nodesScanned"], json!(1), "{last}");
+    b.wait_js(
+        "the last repair shown",
+        "return document.querySelector('#memory-status [data-field=lastRepair]').innerText !== 'never';",
+        vec![],
+    )
+    .await;
     b.close().await;
 }
 
