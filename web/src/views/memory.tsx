@@ -226,7 +226,7 @@ function Detail({ uri, onDeleted }: { uri: string; onDeleted: () => void }) {
               {fmtTime(Date.parse(node.updatedAt))}
               {node.tags.length > 0 && <> · tags {node.tags.join(", ")}</>}
             </p>
-            <div class="md" dangerouslySetInnerHTML={{ __html: renderMarkdown(node.text) }} />
+            <div class="md memory-text" dangerouslySetInnerHTML={{ __html: renderMarkdown(node.text) }} />
             {node.relations.length > 0 && (
               <>
                 <h3>Relations</h3>
