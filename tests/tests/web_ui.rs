@@ -896,7 +896,9 @@ async fn the_memory_tab_remembers_finds_opens_deletes_and_repairs() {
         .request(
             "memory.put",
             json!({"category": "events", "title": "porto trip",
-                   "content": "Trip to **Porto** in May, by train.", "tags": ["travel"]}),
+                   "content": "Trip to **Porto** in May, by train.", "tags": ["travel", "may"],
+                   "relations": [{"toUri": "ctx://default/users/owner/memories/preferences/tea",
+                                  "relationType": "related", "weight": 0.5, "reason": "tea in Porto"}]}),
         )
         .await
         .payload
@@ -997,6 +999,24 @@ async fn the_memory_tab_remembers_finds_opens_deletes_and_repairs() {
         .payload
         .unwrap();
     assert_eq!(gone, json!({}));
+
+    // Another memory opened: its tags and relations.
+    b.type_into("#memory-search input[name=query]", "Porto")
+        .await;
+    b.click("#memory-search button[type=submit]").await;
+    b.click("#memory-hits [data-uri$='events/porto_trip']")
+        .await;
+    b.wait_css("#memory-detail .md strong").await;
+    let detail = b.text("#memory-detail").await;
+    assert!(
+        detail.contains("events user:owner · version 1 · updated "),
+        "{detail}"
+    );
+    assert!(
+        detail.contains(" · tags travel, may\n")
+            && detail.contains(&format!("related {tea} (0.5) — tea in Porto")),
+        "{detail}"
+    );
 
     // Repair now: its report, the same the status then keeps.
     b.click("#memory-repair").await;
