@@ -540,9 +540,17 @@ async fn every_tab_fits_a_phone_without_sideways_scrolling() {
         "let y = 1; ".repeat(40),
         "cell".repeat(30)
     );
-    llm.script("wide", vec![Step::text(wide)]);
+    llm.script("wide", vec![Step::text(wide.clone())]);
     let run = owner.chat_send("agent:main:main", "wide").await;
     owner.run_events(&run).await;
+    // The same, as a memory the memory tab finds and opens.
+    let put = owner
+        .request(
+            "memory.put",
+            json!({"category": "cases", "title": "wide", "content": wide}),
+        )
+        .await;
+    assert!(put.ok, "{put:?}");
 
     let b = Browser::start(PHONE.0, PHONE.1).await;
     login(&b, &gw, "/chat").await;
@@ -560,6 +568,7 @@ async fn every_tab_fits_a_phone_without_sideways_scrolling() {
         "nodes",
         "channels",
         "workspace",
+        "memory",
         "cron",
         "config",
     ] {
@@ -567,24 +576,35 @@ async fn every_tab_fits_a_phone_without_sideways_scrolling() {
         b.wait_css(".badge[data-status=connected]").await;
         // Let the tab load its data.
         tokio::time::sleep(Duration::from_millis(400)).await;
+        if tab == "memory" {
+            b.type_into("#memory-search input[name=query]", "long line")
+                .await;
+            b.click("#memory-search button[type=submit]").await;
+            b.click("#memory-hits [data-uri]").await;
+            b.wait_css("#memory-detail .md pre").await;
+        }
+        // Neither the page nor the scrolling main area (a sideways
+        // scrollbar there is as bad) is wider than the screen; the widest
+        // elements are named when one is.
         let widths = b
             .js(
-                "const d = document.documentElement;
-                 return [d.scrollWidth, d.clientWidth, document.body.scrollWidth];",
+                "const d = document.documentElement, m = document.querySelector('.main');
+                 const edge = m.getBoundingClientRect().right + 1;
+                 const wide = [...m.querySelectorAll('*')]
+                   .filter((e) => e.getBoundingClientRect().right > edge)
+                   .slice(0, 5)
+                   .map((e) => e.tagName + '.' + e.className);
+                 return [d.scrollWidth, d.clientWidth, document.body.scrollWidth, m.scrollWidth, m.clientWidth, wide];",
                 vec![],
             )
             .await;
-        let (scroll, client, body) = (
-            widths[0].as_u64().unwrap(),
-            widths[1].as_u64().unwrap(),
-            widths[2].as_u64().unwrap(),
-        );
+        let w = |i: usize| widths[i].as_u64().unwrap();
         assert!(
-            scroll <= client && body <= client,
+            w(0) <= w(1) && w(2) <= w(1) && w(3) <= w(4),
             "/{tab} scrolls sideways at 390 px: {widths}"
         );
-        if tab == "config" {
-            b.screenshot("phone-config").await;
+        if tab == "config" || tab == "memory" {
+            b.screenshot(&format!("phone-{tab}")).await;
         }
     }
     // The menu opens on a phone and leads to a tab.
@@ -865,6 +885,163 @@ async fn the_cron_tab_adds_runs_and_lists_a_job_and_beats_a_heartbeat() {
     let note = b.text("#heartbeat-note").await;
     assert!(!note.is_empty(), "{note}");
     b.screenshot("cron").await;
+    b.close().await;
+}
+
+#[tokio::test]
+async fn the_memory_tab_remembers_finds_opens_deletes_and_repairs() {
+    let gw = Workerd::start_with_web_ui(GatewayOptions::default());
+    let mut owner = Client::connect(&gw.url(), Some(TOKEN)).await;
+    let porto = owner
+        .request(
+            "memory.put",
+            json!({"category": "events", "title": "porto trip",
+                   "content": "Trip to **Porto** in May, by train.", "tags": ["travel", "may"],
+                   "relations": [{"toUri": "ctx://default/users/owner/memories/preferences/tea",
+                                  "relationType": "related", "weight": 0.5, "reason": "tea in Porto"}]}),
+        )
+        .await
+        .payload
+        .unwrap();
+    assert_eq!(
+        porto,
+        json!({"uri": "ctx://default/users/owner/memories/events/porto_trip", "version": 1})
+    );
+
+    let b = Browser::start(DESKTOP.0, DESKTOP.1).await;
+    login(&b, &gw, "/memory").await;
+    b.wait_css("#memory-status").await;
+    assert_eq!(b.text("#memory-status [data-field=nodes]").await, "1");
+    let status = b.text("#memory-status").await;
+    assert!(status.contains("keyword (BM25)"), "{status}");
+
+    // Remembered with the form: markdown, and a script that must not run.
+    b.js(
+        "const s = document.querySelector('#memory-put select[name=category]');
+         s.value = 'preferences';
+         s.dispatchEvent(new Event('change', {bubbles: true}));",
+        vec![],
+    )
+    .await;
+    b.type_into("#memory-put input[name=title]", "tea").await;
+    b.type_into(
+        "#memory-put textarea[name=content]",
+        "Drinks *green tea* at four.\n\n<img src=x onerror=\"window.__pwned=1\">",
+    )
+    .await;
+    b.click("#memory-put button[type=submit]").await;
+    b.wait_css("#memory-put-done").await;
+    let tea = "ctx://default/users/owner/memories/preferences/tea";
+    assert_eq!(
+        b.text("#memory-put-done").await,
+        format!("Saved {tea} (version 1).")
+    );
+    let stored = owner
+        .request("memory.get", json!({"uri": tea}))
+        .await
+        .payload
+        .unwrap();
+    assert_eq!(stored["node"]["category"], json!("preferences"));
+    assert!(
+        stored["node"]["text"]
+            .as_str()
+            .unwrap()
+            .starts_with("Drinks *green tea* at four."),
+        "{stored}"
+    );
+    b.wait_js(
+        "the count after the put",
+        "return document.querySelector('#memory-status [data-field=nodes]').innerText === '2';",
+        vec![],
+    )
+    .await;
+
+    // Found by the search box, opened whole, rendered and sanitized.
+    b.type_into("#memory-search input[name=query]", "green tea")
+        .await;
+    b.click("#memory-search button[type=submit]").await;
+    let hit = format!("#memory-hits [data-uri='{tea}']");
+    b.wait_css(&hit).await;
+    let listed = b.text("#memory-hits").await;
+    assert!(
+        listed.contains("preferences") && listed.contains(tea) && !listed.contains("porto"),
+        "{listed}"
+    );
+    b.click(&hit).await;
+    b.wait_css("#memory-detail .md em").await;
+    assert_eq!(b.text("#memory-detail .md em").await, "green tea");
+    let detail = b.text("#memory-detail").await;
+    assert!(
+        detail.contains("version 1") && detail.contains("user:owner"),
+        "{detail}"
+    );
+    assert_eq!(
+        b.js("return window.__pwned === undefined && !document.querySelector('#memory-detail [onerror]')", vec![])
+            .await,
+        json!(true)
+    );
+    b.screenshot("memory").await;
+
+    // Deleted (confirmed): gone from the list, the index and the count.
+    b.click("#memory-delete").await;
+    b.client.accept_alert().await.unwrap();
+    b.wait_js(
+        "the hit gone",
+        "return !document.querySelector(arguments[0]) && !document.querySelector('#memory-detail')
+            && document.querySelector('#memory-search-meta').innerText.startsWith('0 found')
+            && document.querySelector('#memory-status [data-field=nodes]').innerText === '1';",
+        vec![json!(hit)],
+    )
+    .await;
+    let gone = owner
+        .request("memory.get", json!({"uri": tea}))
+        .await
+        .payload
+        .unwrap();
+    assert_eq!(gone, json!({}));
+
+    // Another memory opened: its tags and relations.
+    b.type_into("#memory-search input[name=query]", "Porto")
+        .await;
+    b.click("#memory-search button[type=submit]").await;
+    b.click("#memory-hits [data-uri$='events/porto_trip']")
+        .await;
+    b.wait_css("#memory-detail .md strong").await;
+    let detail = b.text("#memory-detail").await;
+    assert!(
+        detail.contains("events user:owner · version 1 · updated "),
+        "{detail}"
+    );
+    assert!(
+        detail.contains(" · tags travel, may\n")
+            && detail.contains(&format!("related {tea} (0.5) — tea in Porto")),
+        "{detail}"
+    );
+
+    // Repair now: its report, the same the status then keeps.
+    b.click("#memory-repair").await;
+    b.wait_css("#memory-repair-report").await;
+    let report = b.text("#memory-repair-report").await;
+    let last = owner
+        .request("memory.status", json!({}))
+        .await
+        .payload
+        .unwrap()["lastRepair"]
+        .clone();
+    assert!(
+        report.starts_with(&format!(
+            "Repair scanned {} memories ({} listing pages)",
+            last["nodesScanned"], last["listPages"]
+        )),
+        "{report}\n{last}"
+    );
+    assert_eq!(last["nodesScanned"], json!(1), "{last}");
+    b.wait_js(
+        "the last repair shown",
+        "return document.querySelector('#memory-status [data-field=lastRepair]').innerText !== 'never';",
+        vec![],
+    )
+    .await;
     b.close().await;
 }
 

@@ -12,6 +12,7 @@ import { NodesView } from "./views/nodes";
 import { ChannelsView } from "./views/channels";
 import { WorkspaceView } from "./views/workspace";
 import { CronView } from "./views/cron";
+import { MemoryView } from "./views/memory";
 import { ConfigView } from "./views/config";
 
 export const TABS = [
@@ -20,6 +21,7 @@ export const TABS = [
   { path: "/nodes", label: "Nodes" },
   { path: "/channels", label: "Channels" },
   { path: "/workspace", label: "Workspace" },
+  { path: "/memory", label: "Memory" },
   { path: "/cron", label: "Cron" },
   { path: "/config", label: "Config" },
 ] as const;
@@ -158,6 +160,7 @@ const VIEWS: Record<TabPath, (p: ViewProps) => preact.JSX.Element> = {
   "/nodes": NodesView,
   "/channels": ChannelsView,
   "/workspace": WorkspaceView,
+  "/memory": MemoryView,
   "/cron": CronView,
   "/config": ConfigView,
 };
