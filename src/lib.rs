@@ -14,6 +14,7 @@ pub mod config;
 pub mod gateway;
 pub mod identity;
 pub mod llm;
+pub mod media;
 pub mod prompt;
 pub mod routing;
 pub mod schedule;

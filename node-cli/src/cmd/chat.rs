@@ -151,6 +151,7 @@ pub async fn send_and_stream<O: Write, E: Write>(
         session_key: session_key.to_string(),
         message: message.to_string(),
         run_id: Some(uuid::Uuid::new_v4().to_string()),
+        media: vec![],
     };
     let answer = conn
         .call::<method::ChatSend>(&params)

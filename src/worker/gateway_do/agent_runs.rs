@@ -87,6 +87,7 @@ impl Gateway {
             channel: None,
             directives: turn.directives,
             relay: None,
+            media: vec![],
         };
         let reply = SessionStub::for_key(&self.env, turn.session_key)
             .call(&send)

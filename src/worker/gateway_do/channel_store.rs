@@ -5,7 +5,7 @@
 
 use crate::channels::pairing::PendingPair;
 use crate::worker::rpc::internal_error;
-use gsv_protocol::channels::{ChannelAccountStatus, ChannelPeer, DeliveryState};
+use gsv_protocol::channels::{ChannelAccountStatus, ChannelPeer, DeliveryState, OutboundMedia};
 use gsv_protocol::ErrorShape;
 use serde::{de::DeserializeOwned, Deserialize};
 use worker::{SqlStorage, SqlStorageValue};
@@ -40,6 +40,9 @@ pub const RECEIPTS_MIGRATION: &str = "
     CREATE INDEX deliveries_by_message ON deliveries (channel, account_id, message_id);
     CREATE TABLE early_receipts (channel TEXT NOT NULL, account_id TEXT NOT NULL, message_id TEXT NOT NULL,
         receipt TEXT NOT NULL, error TEXT, at INTEGER NOT NULL)";
+
+/// Files going out: a piece may carry files (`OutboundMedia` JSON).
+pub const MEDIA_MIGRATION: &str = "ALTER TABLE deliveries ADD COLUMN media TEXT";
 
 /// Receipts for messages the ledger does not (yet) know are kept this long.
 pub const EARLY_RECEIPT_TTL_MS: i64 = 3_600_000;
@@ -80,11 +83,20 @@ pub struct DeliveryRow {
     pub reply_to: Option<String>,
     pub attempts: i64,
     pub next_at: i64,
+    media: Option<String>,
 }
 
 impl DeliveryRow {
     pub fn peer(&self) -> Res<ChannelPeer> {
         serde_json::from_str(&self.peer).map_err(internal_error)
+    }
+
+    /// The files the piece carries.
+    pub fn media(&self) -> Res<Vec<OutboundMedia>> {
+        match &self.media {
+            Some(json) => serde_json::from_str(json).map_err(internal_error),
+            None => Ok(Vec::new()),
+        }
     }
 }
 
@@ -415,12 +427,17 @@ impl ChannelStore {
         peer: &ChannelPeer,
         text: &str,
         reply_to: Option<&str>,
+        media: &[OutboundMedia],
         now: i64,
     ) -> Res<()> {
         let peer_json = serde_json::to_string(peer).map_err(internal_error)?;
+        let media_json = match media.is_empty() {
+            true => None,
+            false => Some(serde_json::to_string(media).map_err(internal_error)?),
+        };
         self.exec(
-            "INSERT INTO deliveries (key, dest, channel, account_id, peer, text, reply_to, status, next_at, created_at)
-             VALUES (?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?) ON CONFLICT(key) DO NOTHING",
+            "INSERT INTO deliveries (key, dest, channel, account_id, peer, text, reply_to, status, next_at, created_at, media)
+             VALUES (?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?, ?) ON CONFLICT(key) DO NOTHING",
             vec![
                 key.into(),
                 dest_key(channel, account_id, &peer.id).into(),
@@ -431,6 +448,7 @@ impl ChannelStore {
                 reply_to.map(str::to_string).into(),
                 now.into(),
                 now.into(),
+                media_json.into(),
             ],
         )?;
         Ok(())
@@ -440,7 +458,7 @@ impl ChannelStore {
     /// wait for it, so a chat reads them in order).
     pub fn head(&self, dest: &str) -> Res<Option<DeliveryRow>> {
         let rows: Vec<DeliveryRow> = self.rows(
-            "SELECT key, channel, account_id, peer, text, reply_to, attempts, next_at FROM deliveries
+            "SELECT key, channel, account_id, peer, text, reply_to, attempts, next_at, media FROM deliveries
              WHERE dest = ? AND status = 'pending' ORDER BY rowid LIMIT 1",
             vec![dest.into()],
         )?;

@@ -74,6 +74,7 @@ impl Gateway {
             channel: None,
             directives: None,
             relay: Some(relay),
+            media: vec![],
         };
         let reply = SessionStub::for_key(&self.env, &target).call(&send).await;
         match reply {

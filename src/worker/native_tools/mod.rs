@@ -63,11 +63,15 @@ pub async fn execute(ctx: &ToolContext<'_>, name: &str, args: &Value) -> Result<
 /// `gsv__Message`: the Gateway sends it through the chat's channel.
 async fn message(ctx: &ToolContext<'_>, args: &Value) -> Result<String, ToolError> {
     let args = MessageArgs::parse(args).map_err(|e| ToolError::new(e.to_string()))?;
+    let session_key = ctx.session.meta().map_err(ToolError::from)?.session_key;
+    let files = args.attachments.len();
     let req = ChannelMessageRequest {
         agent_id: ctx.agent_id.to_string(),
+        session_key,
         call_id: ctx.call_id.to_string(),
         text: args.text,
         target: args.target,
+        attachments: args.attachments,
     };
     let reply = GatewayStub::get(ctx.env)
         .call(&req)
@@ -82,6 +86,7 @@ async fn message(ctx: &ToolContext<'_>, args: &Value) -> Result<String, ToolErro
             &reply.channel,
             &reply.to,
             reply.pieces as usize,
+            files,
         )),
     }
 }

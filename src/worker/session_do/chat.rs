@@ -37,6 +37,7 @@ impl Session {
                 reset_first,
                 None,
                 Some(relay),
+                &[],
             )?;
             self.start_queued().await?;
             return Ok(reply);
@@ -55,7 +56,7 @@ impl Session {
                 .thinking_level
                 .or_else(|| given.thinking_level.clone());
         }
-        if d.is_directive_only() {
+        if d.is_directive_only() && send.media.is_empty() {
             return Ok(SessionChatSendReply::DirectiveOnly {
                 response: directive_ack(&d, &current),
                 directives: applied,
@@ -71,6 +72,7 @@ impl Session {
             reset_first,
             send.channel.as_ref(),
             None,
+            &send.media,
         )?;
         self.start_queued().await?;
         Ok(reply)
@@ -125,6 +127,7 @@ impl Session {
                         false,
                         send.channel.as_ref(),
                         None,
+                        &send.media,
                     )?;
                     self.start_queued().await?;
                     run_id = Some(send.run_id.clone());

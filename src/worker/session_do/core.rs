@@ -126,7 +126,8 @@ impl Core {
     /// `reset_first` makes the loop reset the session before taking it. A
     /// message from a chat app (`turn`) is queued in its envelope, and its
     /// run knows the app; one from another session (`relay`) says so, and
-    /// its run knows how deep in a chain of sends it is.
+    /// its run knows how deep in a chain of sends it is. `media` are its
+    /// attachments, already kept in R2.
     pub fn enqueue(
         &self,
         run_id: &str,
@@ -135,6 +136,7 @@ impl Core {
         reset_first: bool,
         turn: Option<&ChannelTurn>,
         relay: Option<&SessionRelay>,
+        media: &[crate::media::Attached],
     ) -> Res<SessionChatSendReply> {
         let enveloped = match (turn, relay) {
             (Some(t), _) => Some(t.envelope(text)),
@@ -148,6 +150,10 @@ impl Core {
             .map(serde_json::to_string)
             .transpose()
             .map_err(SessionError::storage)?;
+        let media_json = match media.is_empty() {
+            true => None,
+            false => Some(serde_json::to_string(media).map_err(SessionError::storage)?),
+        };
         let now = now_ms();
         let mut meta = self.store.meta("")?;
         meta.updated_at = now;
@@ -160,6 +166,7 @@ impl Core {
             reset_first,
             channel,
             send_depth,
+            media: media_json,
         })?;
         let waiting = self.store.queue_len()?;
         let busy = self.store.current_run()?.is_some();

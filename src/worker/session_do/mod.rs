@@ -227,6 +227,7 @@ impl Session {
             reset_first: false,
             channel: None,
             send_depth: 0,
+            media: None,
         })?;
         self.start_loop();
         Ok(AckResult {

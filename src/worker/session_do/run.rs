@@ -331,14 +331,23 @@ impl<'a> Drive<'a> {
                 }
             }
         };
+        // Files named in the history are read (or noted) for this call.
+        let sent = match core.bucket() {
+            Ok(bucket) => {
+                crate::worker::media::for_call(
+                    &core.env,
+                    &bucket,
+                    &core.store,
+                    &self.config,
+                    &self.rc,
+                    &mut self.history,
+                )
+                .await
+            }
+            Err(e) => return RunEvent::Failed(e.to_string()),
+        };
         let cancel = Cancel::default();
-        let call = complete(
-            &self.rc,
-            &self.history,
-            &self.prompt.tools,
-            &cancel,
-            on_text,
-        );
+        let call = complete(&self.rc, &sent, &self.prompt.tools, &cancel, on_text);
         let result = match self.check.take() {
             None => call.await,
             Some(checking) => {

@@ -33,4 +33,6 @@ pub const MIGRATIONS: &[&str] = &["
     // so the run it starts knows whether it may send on.
     "ALTER TABLE run_queue ADD COLUMN send_depth INTEGER NOT NULL DEFAULT 0;
      ALTER TABLE current_run ADD COLUMN send_depth INTEGER NOT NULL DEFAULT 0",
+    // A message's attachments (`crate::media::Attached` JSON), kept in R2.
+    "ALTER TABLE run_queue ADD COLUMN media TEXT",
 ];
