@@ -15,4 +15,5 @@ pub mod fake_llm;
 pub mod fake_whatsapp;
 pub mod gateway_recorder;
 pub mod harness;
+pub mod multipart;
 pub mod ws;

@@ -133,10 +133,19 @@ pub struct MediaInfo {
     pub url: String,
     #[serde(default)]
     pub mime_type: Option<String>,
-    #[serde(default)]
+    /// A string in Meta's OpenAPI description, a number in its examples.
+    #[serde(default, deserialize_with = "number_or_string")]
     pub file_size: Option<u64>,
     #[serde(default)]
     pub sha256: Option<String>,
+}
+
+fn number_or_string<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {
+    Ok(match Option::<Value>::deserialize(d)? {
+        Some(Value::Number(n)) => n.as_u64(),
+        Some(Value::String(s)) => s.trim().parse().ok(),
+        _ => None,
+    })
 }
 
 pub fn parse_media_info(status: u16, body: &str) -> Result<MediaInfo, GraphError> {
@@ -192,6 +201,55 @@ pub fn send_kind(mime: &str, size: u64) -> Result<SendKind, String> {
         ));
     }
     Ok(kind)
+}
+
+/// The type a file is uploaded as: one the Cloud API takes (images
+/// JPEG/PNG, audio AAC/AMR/MP3/M4A/Ogg, video MP4/3GP, PDF, Office
+/// documents, plain text); text of another type (Markdown, CSV, JSON,
+/// code) goes as plain text; anything else cannot be sent.
+pub fn upload_type(mime: &str) -> Result<String, String> {
+    let mime = mime
+        .split(';')
+        .next()
+        .unwrap_or_default()
+        .trim()
+        .to_ascii_lowercase();
+    const TAKEN: &[&str] = &[
+        "image/jpeg",
+        "image/png",
+        "audio/aac",
+        "audio/amr",
+        "audio/mpeg",
+        "audio/mp4",
+        "audio/ogg",
+        "video/mp4",
+        "video/3gpp",
+        "text/plain",
+        "application/pdf",
+        "application/msword",
+        "application/vnd.ms-excel",
+        "application/vnd.ms-powerpoint",
+        "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
+        "application/vnd.openxmlformats-officedocument.presentationml.presentation",
+        "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
+    ];
+    if TAKEN.contains(&mime.as_str()) {
+        return Ok(mime);
+    }
+    let text = mime.starts_with("text/")
+        || matches!(
+            mime.as_str(),
+            "application/json" | "application/xml" | "application/yaml" | "application/x-yaml"
+        )
+        || mime.ends_with("+json")
+        || mime.ends_with("+xml");
+    match text {
+        true => Ok("text/plain".into()),
+        false => Err(format!(
+            "WhatsApp does not take {mime} files (it takes JPEG and PNG images, audio, MP4 \
+             video, PDF, Office documents and text)"
+        )),
+    }
 }
 
 /// `POST /{phone-number-id}/media`: the upload's path, `Content-Type` and

@@ -265,3 +265,19 @@ fn a_media_id_gives_its_url_and_size() {
         .token_refused
     );
 }
+
+#[test]
+fn uploads_go_as_a_type_whatsapp_takes() {
+    assert_eq!(upload_type("image/JPEG"), Ok("image/jpeg".into()));
+    assert_eq!(
+        upload_type("audio/ogg; codecs=opus"),
+        Ok("audio/ogg".into())
+    );
+    assert_eq!(upload_type("text/markdown"), Ok("text/plain".into()));
+    assert_eq!(upload_type("application/json"), Ok("text/plain".into()));
+    assert_eq!(upload_type("application/pdf"), Ok("application/pdf".into()));
+    assert!(upload_type("image/gif")
+        .unwrap_err()
+        .starts_with("WhatsApp does not take image/gif files"));
+    assert!(upload_type("application/zip").is_err());
+}

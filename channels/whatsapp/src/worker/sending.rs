@@ -8,7 +8,7 @@ use super::gateway_client;
 use super::graph_client::{self, api_base};
 use crate::graph::{
     self, mark_read_with_typing, media_info, parse_media_info, send_kind, send_media, send_text,
-    succeeded, upload_media, uploaded_media_id, GraphError, GraphRequest,
+    succeeded, upload_media, upload_type, uploaded_media_id, GraphError, GraphRequest,
 };
 use crate::phone::to_wa_id;
 use crate::CHANNEL_ID;
@@ -129,13 +129,14 @@ impl WhatsAppAccount {
             retryable,
             token_refused: false,
         };
-        let kind = send_kind(&file.mime_type, file.size).map_err(|e| fail(e, false))?;
+        let mime = upload_type(&file.mime_type).map_err(|e| fail(e, false))?;
+        let kind = send_kind(&mime, file.size).map_err(|e| fail(e, false))?;
         let bytes = gateway_client::read_media(&self.env, &file.key)
             .await
             .map_err(|e| fail(e, true))?;
         let boundary = format!("gsv{:016x}", (js_sys::Math::random() * 1e16) as u64);
         let (path, content_type, body) =
-            upload_media(phone, &boundary, &file.mime_type, &file.filename, &bytes);
+            upload_media(phone, &boundary, &mime, &file.filename, &bytes);
         let base = api_base(&self.env);
         let media_id = match graph_client::upload(&base, token, &path, &content_type, &body).await {
             Ok((status, answer)) => uploaded_media_id(status, &answer)?,
