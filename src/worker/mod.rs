@@ -37,7 +37,7 @@ async fn fetch(req: Request, env: Env, _ctx: Context) -> Result<Response> {
                 .await
         }
         // `gsv chat --attach`: a file for a session, with the auth token.
-        (Method::Post, gsv_protocol::MEDIA_UPLOAD_PATH) => media::upload(req, &env).await,
+        (Method::Post, gsv_protocol::MEDIA_UPLOAD_PATH) => Box::pin(media::upload(req, &env)).await,
         // Channel Workers, through their service binding to this Worker.
         (Method::Post, path) if path.starts_with("/internal/channel/") => {
             channel_call(req, &env).await
@@ -88,7 +88,7 @@ async fn channel_call(req: Request, env: &Env) -> Result<Response> {
     }
     // A file to send: read from R2 here, not through the Gateway object.
     if req.path() == gsv_protocol::channels::ChannelMediaGetParams::PATH {
-        return media::channel_read(req, env).await;
+        return Box::pin(media::channel_read(req, env)).await;
     }
     bindings::gateway_object(env)?.fetch_with_request(req).await
 }

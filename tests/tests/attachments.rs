@@ -199,13 +199,20 @@ async fn gsv_chat_attach_sends_files_with_the_message() {
     // A file over the limit is refused before anything is sent.
     let big = dir.path().join("big.bin");
     std::fs::write(&big, vec![0u8; 26 * 1024 * 1024]).unwrap();
-    let out = run_gsv(&gw.url(), TOKEN, &["chat", "--attach", big.to_str().unwrap()]);
+    let out = run_gsv(
+        &gw.url(),
+        TOKEN,
+        &["chat", "--attach", big.to_str().unwrap()],
+    );
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr)
         .contains("big.bin is 26.0 MB; the gateway takes files up to 25 MB"));
     // The upload route wants the token, a length, and at most 25 MB.
     let client = reqwest::Client::new();
-    let url = format!("{}/media/upload?sessionKey=main&filename=x.txt", gw.http_url());
+    let url = format!(
+        "{}/media/upload?sessionKey=main&filename=x.txt",
+        gw.http_url()
+    );
     let wrong = client
         .post(&url)
         .header("authorization", "Bearer nope")
@@ -235,5 +242,9 @@ async fn gsv_chat_attach_sends_files_with_the_message() {
         )
         .await;
     assert!(!res.ok);
-    assert!(res.error.unwrap().message.contains("is not a file of session agent:main:other"));
+    assert!(res
+        .error
+        .unwrap()
+        .message
+        .contains("is not a file of session agent:main:other"));
 }

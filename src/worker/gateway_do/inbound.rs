@@ -256,19 +256,23 @@ impl Gateway {
             now,
             Some(now + TYPING_RENEW_MS),
         )?;
-        // Typing comes on while the files are fetched and the session
-        // takes the message, not before.
+        // Typing comes on while the session takes the message, not
+        // before; a message with files shows it while they are fetched
+        // too (a second typing call then renews it).
+        if !msg.media.is_empty() {
+            self.typing(channel, account_id, &msg.peer, true).await;
+        }
+        let kept = self
+            .keep_channel_media(channel, account_id, &msg.media, &route.session_key)
+            .await;
+        send.media = kept.attached;
         let session = SessionStub::for_key(&self.env, &route.session_key);
-        let ((), (too_large, reply)) =
-            futures::join!(self.typing(channel, account_id, &msg.peer, true), async {
-                let kept = self
-                    .keep_channel_media(channel, account_id, &msg.media, &route.session_key)
-                    .await;
-                send.media = kept.attached;
-                (kept.too_large, session.call(&send).await)
-            });
+        let ((), reply) = futures::join!(
+            self.typing(channel, account_id, &msg.peer, true),
+            session.call(&send)
+        );
         // The sender hears which of their files were too large to take.
-        for (i, (name, size)) in too_large.iter().enumerate() {
+        for (i, (name, size)) in kept.too_large.iter().enumerate() {
             let source = format!("media:{channel}:{account_id}:{}:{i}", msg.message_id);
             let text = crate::media::too_large_reply(name.as_deref(), *size);
             if let Err(e) = self

@@ -81,9 +81,9 @@ impl Gateway {
             }
         };
         for m in media {
-            let a = self
-                .keep_one(&bucket, channel, account_id, m, session_key)
-                .await;
+            // Boxed: one poll function of its own instead of its state
+            // machine folded into every caller's (smaller Wasm).
+            let a = Box::pin(self.keep_one(&bucket, channel, account_id, m, session_key)).await;
             if let (Some(why), Some(size)) = (&a.refused, a.size) {
                 if *why == too_large_reason(size) {
                     kept.too_large.push((a.filename.clone(), size));

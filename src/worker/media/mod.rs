@@ -61,16 +61,17 @@ pub async fn put_stream(
     len: u64,
 ) -> worker::Result<()> {
     let sized = worker::worker_sys::FixedLengthStream::new(len as u32).map_err(js_error)?;
+    // The pipe runs as soon as it is asked for (a JS promise), while the
+    // put reads the other end; its outcome is looked at after.
     let piped = wasm_bindgen_futures::JsFuture::from(body.pipe_to(&sized.writable()));
     let (http, custom) = file.metadata();
-    let put = bucket
+    bucket
         .put(file.key, Data::ReadableStream(sized.readable()))
         .http_metadata(http)
         .custom_metadata(custom)
-        .execute();
-    let (piped, put) = futures::join!(piped, put);
-    put?;
-    piped.map(|_| ()).map_err(js_error)
+        .execute()
+        .await?;
+    piped.await.map(|_| ()).map_err(js_error)
 }
 
 pub async fn put_bytes(bucket: &Bucket, file: &NewFile<'_>, bytes: Vec<u8>) -> worker::Result<()> {

@@ -417,12 +417,14 @@ fn check_media_object(s: &mut State, kind: &str, object: &Value) -> Option<(u16,
     let id = object["id"].as_str();
     let link = object["link"].as_str();
     match (id, link) {
-        (Some(id), _) if !s.media.contains_key(id) => return Some(invalid(
-            s,
-            &format!(
+        (Some(id), _) if !s.media.contains_key(id) => {
+            return Some(invalid(
+                s,
+                &format!(
                 "Param {kind}['id'] is not a valid WhatsApp Business Account media attachment ID"
             ),
-        )),
+            ))
+        }
         (Some(_), _) => {}
         (None, Some(l)) if l.starts_with("http://") || l.starts_with("https://") => {}
         _ => {

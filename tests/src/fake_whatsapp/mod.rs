@@ -283,6 +283,12 @@ impl FakeWhatsApp {
         self.lock().media.get(id).cloned()
     }
 
+    /// Opens `wa_id`'s 24-hour window without a delivery (as if they had
+    /// written a moment ago): for tests of the Graph side alone.
+    pub fn user_says_silently(&self, wa_id: &str) {
+        self.lock().windows.insert(wa_id.to_string(), true);
+    }
+
     /// The person read `message_id` (a `read` status to the channel).
     pub fn user_reads(&self, message_id: &str) -> u16 {
         let to = self
