@@ -1,8 +1,8 @@
-//! Files the agent sends (`gsv__Message`'s `attachments`): what each
-//! reference names in R2 — a file of this conversation's media (its
-//! `media/…` key, as the history shows it) or a file of the agent's
-//! workspace (a workspace path, `gsv:` optional) — and the checks before
-//! anything is read.
+//! Files the agent sends (`gsv__Message`'s `attachments`, or `MEDIA:`
+//! lines in an answer to a chat): what each reference names in R2 — a
+//! file of this conversation's media (its `media/…` key, as the history
+//! shows it) or a file of the agent's workspace (a workspace path, `gsv:`
+//! optional) — and the checks before anything is read.
 
 use super::key::in_session;
 use crate::workspace::paths::{read_candidates, WorkspacePath};
@@ -53,4 +53,31 @@ pub fn locate(reference: &str, agent_id: &str, session_key: &str) -> Result<Loca
             .collect(),
         filename,
     })
+}
+
+/// An answer's `MEDIA: <reference>` lines (outside code blocks), taken out
+/// of its text: the text to send and the files to attach (at most
+/// [`MAX_ATTACHMENTS`]; further lines stay in the text).
+pub fn split_media_lines(text: &str) -> (String, Vec<String>) {
+    let mut kept = Vec::new();
+    let mut files = Vec::new();
+    let mut in_code = false;
+    for line in text.lines() {
+        if line.trim_start().starts_with("```") {
+            in_code = !in_code;
+        }
+        let reference = line
+            .trim()
+            .strip_prefix("MEDIA:")
+            .map(str::trim)
+            .filter(|r| !r.is_empty() && !in_code && files.len() < MAX_ATTACHMENTS);
+        match reference {
+            Some(r) => files.push(r.to_string()),
+            None => kept.push(line),
+        }
+    }
+    if files.is_empty() {
+        return (text.to_string(), files);
+    }
+    (kept.join("\n").trim_end().to_string(), files)
 }

@@ -642,3 +642,28 @@ fn outbound_references() {
     );
     assert!(locate("../etc/passwd", "main", "agent:main:main").is_err());
 }
+
+#[test]
+fn media_lines_attach_files_to_an_answer() {
+    use outbound::split_media_lines;
+    assert_eq!(
+        split_media_lines(
+            "Here is the chart.\nMEDIA: reports/chart.png\n  MEDIA:media/s/u.jpg  \n"
+        ),
+        (
+            "Here is the chart.".to_string(),
+            vec!["reports/chart.png".to_string(), "media/s/u.jpg".to_string()]
+        )
+    );
+    // Text without them is left as it is; in a code block they are text.
+    assert_eq!(
+        split_media_lines("no files\n"),
+        ("no files\n".to_string(), vec![])
+    );
+    let code = "```\nMEDIA: x.png\n```";
+    assert_eq!(split_media_lines(code), (code.to_string(), vec![]));
+    assert_eq!(
+        split_media_lines("MEDIA:   "),
+        ("MEDIA:   ".to_string(), vec![])
+    );
+}

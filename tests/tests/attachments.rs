@@ -149,6 +149,48 @@ async fn a_discord_attachment_takes_the_same_path_and_a_file_goes_back_multipart
     );
     assert_eq!(upload.body.get("content"), None);
     assert_eq!(sent.last().unwrap().body["content"], "Done.");
+
+    // An answer names a file with a `MEDIA:` line: the text goes, then the file.
+    let written = owner
+        .request(
+            "workspace.write",
+            json!({"path": "reports/summary.md", "content": "# Q3\nup 4 %\n"}),
+        )
+        .await;
+    assert!(written.ok, "{written:?}");
+    llm.script(
+        "and the summary",
+        vec![Step::text(
+            "Here is the summary.\nMEDIA: reports/summary.md\nMEDIA: reports/missing.md",
+        )],
+    );
+    discord.dispatch(
+        "MESSAGE_CREATE",
+        messages::dm("700000000000000003", "and the summary?"),
+    );
+    let sent = posted(5);
+    assert_eq!(
+        sent[3].body["content"],
+        "Here is the summary.\n(could not attach reports/missing.md: no such file)"
+    );
+    let uploads = discord.uploads();
+    assert_eq!(uploads.len(), 2, "{uploads:#?}");
+    assert_eq!(
+        (
+            uploads[1].filename.as_str(),
+            uploads[1].content_type.as_deref(),
+            uploads[1].bytes.as_slice()
+        ),
+        (
+            "summary.md",
+            Some("text/markdown"),
+            b"# Q3\nup 4 %\n".as_slice()
+        )
+    );
+    assert_eq!(
+        sent[4].body["attachments"],
+        json!([{"id": 0, "filename": "summary.md"}])
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

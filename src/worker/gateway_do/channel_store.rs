@@ -64,6 +64,9 @@ pub struct ChannelRun {
     pub started_at: i64,
     /// Pieces of text sent for the run so far (partial answers included).
     pub parts: i64,
+    /// The session the run is in (its media may go with the answer).
+    #[serde(default)]
+    pub session_key: String,
 }
 
 impl ChannelRun {
@@ -374,7 +377,7 @@ impl ChannelStore {
 
     pub fn run(&self, run_id: &str) -> Res<Option<ChannelRun>> {
         let rows: Vec<ChannelRun> = self.rows(
-            "SELECT run_id, channel, account_id, peer, reply_to, started_at, parts FROM channel_runs WHERE run_id = ?",
+            "SELECT run_id, channel, account_id, peer, reply_to, started_at, parts, session_key FROM channel_runs WHERE run_id = ?",
             vec![run_id.into()],
         )?;
         Ok(rows.into_iter().next())
@@ -400,7 +403,7 @@ impl ChannelStore {
     /// Runs whose typing indicator is due for renewal.
     pub fn typing_due(&self, now: i64) -> Res<Vec<ChannelRun>> {
         self.rows(
-            "SELECT run_id, channel, account_id, peer, reply_to, started_at, parts
+            "SELECT run_id, channel, account_id, peer, reply_to, started_at, parts, session_key
              FROM channel_runs WHERE typing_at IS NOT NULL AND typing_at <= ?",
             vec![now.into()],
         )

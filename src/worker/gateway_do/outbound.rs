@@ -11,10 +11,9 @@ use super::Gateway;
 use crate::channels::chunk::platform_limit;
 use crate::channels::delivery::{delivery_key, pieces, retry_at, TYPING_MAX_MS, TYPING_RENEW_MS};
 use crate::media::mime;
-use crate::media::outbound::{locate, MAX_ATTACHMENTS};
+use crate::media::outbound::{locate, split_media_lines, MAX_ATTACHMENTS};
 use crate::session::internal::{ChannelMessageReply, ChannelMessageRequest};
 use crate::worker::channels::{binding_name, BindingChannel, Channel, SocketChannel};
-use crate::worker::rpc::internal_error;
 use crate::worker::rpc::now_ms;
 use gsv_protocol::channel_key::derive_channel_key;
 use gsv_protocol::channels::{ChannelOutboundMessage, ChannelPeer, OutboundMedia, PeerKind};
@@ -285,6 +284,13 @@ impl Gateway {
             typing_off.await;
             return Ok(());
         };
+        // `MEDIA:` lines of the answer are files to send with it.
+        let (mut text, refs) = split_media_lines(&text);
+        let agent_id = crate::routing::agent_id_of(&run.session_key);
+        let (media, failed) = self.find_media(&agent_id, &run.session_key, &refs).await;
+        for why in failed {
+            text.push_str(&format!("\n(could not attach {why})"));
+        }
         let source = format!("{run_id}:{}", run.parts);
         let keys = self.queue_text(
             &run.channel,
@@ -293,7 +299,7 @@ impl Gateway {
             &source,
             &text,
             run.reply_to.as_deref(),
-            &[],
+            &media,
         )?;
         if !ends {
             store.add_parts(run_id, keys.len().max(1) as i64)?;
@@ -355,23 +361,62 @@ impl Gateway {
                 format!("at most {MAX_ATTACHMENTS} attachments per message"),
             ));
         }
-        let bucket = crate::worker::bindings::bucket(&self.env).map_err(internal_error)?;
-        let mut out = Vec::with_capacity(r.attachments.len());
-        for reference in &r.attachments {
-            let located = locate(reference, &r.agent_id, &r.session_key)
-                .map_err(|e| ErrorShape::new(codes::BAD_REQUEST, e))?;
+        let (media, failed) = self
+            .find_media(&r.agent_id, &r.session_key, &r.attachments)
+            .await;
+        match failed.into_iter().next() {
+            Some(why) => Err(ErrorShape::new(codes::BAD_REQUEST, why)),
+            None => Ok(media),
+        }
+    }
+
+    /// The files `refs` name for the agent in `session_key`, and why each
+    /// of the others could not be had (`"<ref>: <why>"`).
+    async fn find_media(
+        &self,
+        agent_id: &str,
+        session_key: &str,
+        refs: &[String],
+    ) -> (Vec<OutboundMedia>, Vec<String>) {
+        let mut out = Vec::with_capacity(refs.len());
+        let mut failed = Vec::new();
+        if refs.is_empty() {
+            return (out, failed);
+        }
+        let bucket = match crate::worker::bindings::bucket(&self.env) {
+            Ok(b) => b,
+            Err(e) => return (out, vec![format!("the files: {e}")]),
+        };
+        for reference in refs {
+            let located = match locate(reference, agent_id, session_key) {
+                Ok(l) => l,
+                Err(e) => {
+                    failed.push(e);
+                    continue;
+                }
+            };
             let mut found = None;
             for key in &located.keys {
-                if let Some(head) = bucket.head(key).await.map_err(internal_error)? {
-                    found = Some((key.clone(), head));
-                    break;
+                match bucket.head(key).await {
+                    Ok(Some(head)) => {
+                        found = Some((key.clone(), head));
+                        break;
+                    }
+                    Ok(None) => {}
+                    Err(e) => {
+                        failed.push(format!("{reference}: {e}"));
+                        break;
+                    }
                 }
             }
             let Some((key, head)) = found else {
-                return Err(ErrorShape::new(
-                    codes::NOT_FOUND,
-                    format!("{reference}: no such file"),
-                ));
+                if failed
+                    .last()
+                    .is_none_or(|f| !f.starts_with(reference.as_str()))
+                {
+                    failed.push(format!("{reference}: no such file"));
+                }
+                continue;
             };
             let filename = head
                 .custom_metadata()
@@ -389,7 +434,7 @@ impl Gateway {
                 size: head.size(),
             });
         }
-        Ok(out)
+        (out, failed)
     }
 
     /// Typing on or off in a chat; a failure costs only the indicator.

@@ -44,6 +44,7 @@ async fn handle(
     state: Shared,
     req: Request<Incoming>,
 ) -> Result<Response<Full<Bytes>>, Infallible> {
+    let at = std::time::Instant::now();
     let method = req.method().to_string();
     let full = req.uri().path().to_string();
     let query = req.uri().query().unwrap_or_default().to_string();
@@ -79,6 +80,7 @@ async fn handle(
             body: Value::Null,
             status,
             response: log,
+            at,
         });
         let (content_type, body) = match file {
             Some((mime, data)) => (mime, Bytes::from(data.as_ref().clone())),
@@ -124,6 +126,7 @@ async fn handle(
             body: logged.clone(),
             status,
             response: response.clone(),
+            at,
         });
         (status, response, after, logged)
     };

@@ -68,6 +68,8 @@ pub struct GraphRecord {
     pub body: Value,
     pub status: u16,
     pub response: Value,
+    /// When the request arrived (its head, before the body was read).
+    pub at: Instant,
 }
 
 /// A message the business sent that Meta accepted.

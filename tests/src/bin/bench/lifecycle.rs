@@ -237,13 +237,13 @@ async fn archive_bytes(c: &mut Client, key: &str) -> Value {
 }
 
 /// Samples the resident memory of the workerd processes under `pid`.
-struct Rss {
+pub(super) struct Rss {
     stop: Arc<AtomicBool>,
     thread: std::thread::JoinHandle<(u64, u64)>,
 }
 
 impl Rss {
-    fn watch(pid: Option<u32>) -> Self {
+    pub(super) fn watch(pid: Option<u32>) -> Self {
         let stop = Arc::new(AtomicBool::new(false));
         let flag = stop.clone();
         let thread = std::thread::spawn(move || {
@@ -259,7 +259,7 @@ impl Rss {
         Self { stop, thread }
     }
 
-    fn stop(self) -> Value {
+    pub(super) fn stop(self) -> Value {
         self.stop.store(true, Ordering::Relaxed);
         let (before, peak) = self.thread.join().unwrap_or((0, 0));
         json!({"beforeMB": round2(before as f64 / 1024.0), "peakMB": round2(peak as f64 / 1024.0),
