@@ -3,6 +3,7 @@
 //! a message arriving after the reset policy ended the conversation is
 //! marked to reset the session first; everything else joins the queue.
 
+use super::core::Origin;
 use super::error::Res;
 use super::Session;
 use crate::commands::{
@@ -35,9 +36,10 @@ impl Session {
                 &send.message,
                 None,
                 reset_first,
-                None,
-                Some(relay),
-                &[],
+                Origin {
+                    relay: Some(relay),
+                    ..Origin::default()
+                },
             )?;
             self.start_queued().await?;
             return Ok(reply);
@@ -70,9 +72,11 @@ impl Session {
             &text,
             overrides.as_ref(),
             reset_first,
-            send.channel.as_ref(),
-            None,
-            &send.media,
+            Origin {
+                turn: send.channel.as_ref(),
+                relay: None,
+                media: &send.media,
+            },
         )?;
         self.start_queued().await?;
         Ok(reply)
@@ -125,9 +129,11 @@ impl Session {
                         &text,
                         None,
                         false,
-                        send.channel.as_ref(),
-                        None,
-                        &send.media,
+                        Origin {
+                            turn: send.channel.as_ref(),
+                            relay: None,
+                            media: &send.media,
+                        },
                     )?;
                     self.start_queued().await?;
                     run_id = Some(send.run_id.clone());
