@@ -26,7 +26,10 @@ pub struct Limits {
     pub max_image_side: u32,
     /// Images sent with one request (the newest; older ones become notes).
     pub max_images: usize,
-    /// Their bytes together (the request's own limit, with room for text).
+    /// Their bytes together. Each image is held base64 in the cache, in
+    /// the history of the call and in its request body, and its request
+    /// goes to JS too: 10 MB of images keeps a call within the isolate's
+    /// 128 MB beside a full 50 MB cache (and within both APIs' requests).
     pub max_total_image_bytes: u64,
     /// A text document's inlined characters (`tools.maxResultChars`).
     pub max_document_chars: usize,
@@ -38,7 +41,7 @@ impl Limits {
     /// The limits of the API `api` speaks (`anthropic-messages`, or Chat
     /// Completions for anything else). Anthropic: JPEG/PNG/GIF/WebP of at
     /// most 5 MB and 8000 px a side, requests of at most 32 MB; OpenAI:
-    /// 20 MB an image, 50 MB a request.
+    /// 20 MB an image, 50 MB a request (here 10 MB, the call's budget).
     pub fn for_api(api: &str, max_document_chars: usize) -> Self {
         const TYPES: &[&str] = &["image/jpeg", "image/png", "image/gif", "image/webp"];
         match api {
@@ -48,16 +51,16 @@ impl Limits {
                 max_image_bytes: 5 * MB,
                 max_image_side: 8000,
                 max_images: 20,
-                max_total_image_bytes: 20 * MB,
+                max_total_image_bytes: 10 * MB,
                 max_document_chars,
             },
             _ => Self {
                 provider: "the model's API",
                 image_types: TYPES,
-                max_image_bytes: 20 * MB,
+                max_image_bytes: 10 * MB,
                 max_image_side: u32::MAX,
                 max_images: 20,
-                max_total_image_bytes: 30 * MB,
+                max_total_image_bytes: 10 * MB,
                 max_document_chars,
             },
         }

@@ -9,7 +9,7 @@ use gsv_e2e::channel_rig::{start_bot, start_gateway_with_discord};
 use gsv_e2e::fake_discord::{messages, FakeDiscord};
 use gsv_e2e::fake_llm::{FakeLlm, Step};
 use gsv_e2e::harness::{run_gsv, GatewayOptions, Workerd};
-use gsv_e2e::ws::Client;
+use gsv_e2e::ws::{raw_channel, Client};
 use serde_json::{json, Value};
 use std::time::Duration;
 
@@ -289,4 +289,60 @@ async fn gsv_chat_attach_sends_files_with_the_message() {
         .unwrap()
         .message
         .contains("is not a file of session agent:main:other"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_v1_channel_sends_a_photo_inline_and_anthropic_gets_it_as_what_its_bytes_are() {
+    let llm = FakeLlm::start().await;
+    let gw = Workerd::start(GatewayOptions::default());
+    let mut owner = Client::connect(&gw.url(), Some(TOKEN)).await;
+    // Anthropic's Messages API this time: a base64 image source.
+    owner
+        .config_set(
+            "model",
+            json!({"provider": "anthropic", "id": "claude-test"}),
+        )
+        .await;
+    owner
+        .config_set("apiKeys.anthropic", json!(gsv_e2e::fake_llm::FAKE_API_KEY))
+        .await;
+    owner
+        .config_set(
+            "providers.anthropic.baseUrl",
+            json!(llm.base_url_anthropic()),
+        )
+        .await;
+    owner
+        .config_set("channels.whatsapp.dmPolicy", json!("open"))
+        .await;
+    // A v1 channel on the WebSocket fallback sends the bytes inline, and
+    // (as WhatsApp does) calls every photo a JPEG: this one is a PNG.
+    let mut bridge = raw_channel(&gw.url(), TOKEN, "whatsapp").await;
+    let photo = png(3000);
+    let inbound = bridge
+        .request(
+            "channel.inbound",
+            json!({"channel": "whatsapp", "accountId": "default", "message": {
+                "messageId": "v1-1", "peer": {"kind": "dm", "id": "+15550001111"},
+                "sender": {"id": "+15550001111", "name": "Bo"}, "text": "[Media]",
+                "media": [{"type": "image", "mimeType": "image/jpeg", "data": b64(&photo)}]}}),
+        )
+        .await;
+    assert!(inbound.ok, "{inbound:?}");
+    let deadline = std::time::Instant::now() + WAIT;
+    while llm.requests().is_empty() {
+        assert!(std::time::Instant::now() < deadline, "no model call");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let request = llm.requests().pop().unwrap();
+    let content = request.body["messages"][0]["content"]
+        .as_array()
+        .unwrap()
+        .clone();
+    assert_eq!(
+        content[1],
+        json!({"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": b64(&photo)}})
+    );
+    let keys = image_keys(&mut owner, "main").await;
+    assert_eq!(gw.r2_get_outside(&keys[0]), Some(photo));
 }

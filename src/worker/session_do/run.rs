@@ -17,7 +17,7 @@ use crate::session::early_call::{race, Checked};
 use crate::session::run::{next_step, RunEvent, RunMachine, RunStep};
 use crate::session::run_config::{with_directives, RunConfig};
 use crate::time::today_and_yesterday;
-use crate::worker::llm_call::{complete, Cancel};
+use crate::worker::llm_call::{complete_request, request_for, Cancel};
 use crate::worker::r2;
 use crate::worker::rpc::now_ms;
 use crate::worker::tz::user_time_zone;
@@ -346,8 +346,11 @@ impl<'a> Drive<'a> {
             }
             Err(e) => return RunEvent::Failed(e.to_string()),
         };
+        let http = request_for(&self.rc, &sent, &self.prompt.tools);
+        // The images inlined for this call live on in the request only.
+        drop(sent);
         let cancel = Cancel::default();
-        let call = complete(&self.rc, &sent, &self.prompt.tools, &cancel, on_text);
+        let call = complete_request(&self.rc, &http, &cancel, on_text);
         let result = match self.check.take() {
             None => call.await,
             Some(checking) => {

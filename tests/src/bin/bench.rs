@@ -226,7 +226,7 @@ async fn main() {
         discord::bench(&llm, discord_turns, turn_p50, &mut report, &mut targets).await;
     }
 
-    if wants("whatsapp") && whatsapp_turns > 0 {
+    if wants("whatsapp") {
         whatsapp::bench(&llm, whatsapp_turns, turn_p50, &mut report, &mut targets).await;
     }
 

@@ -122,8 +122,9 @@ async fn wa_turn(rig: &Rig, llm: &FakeLlm, i: usize) -> Times {
     }
 }
 
-/// `n` WhatsApp turns (after a warm-up), interleaved with CLI turns on the
-/// same workerd; then the 10 MB files. Adds `whatsapp` to `report`.
+/// `n` WhatsApp turns (after a warm-up; none when `n` is 0), interleaved
+/// with CLI turns on the same workerd; then the 10 MB files. Adds
+/// `whatsapp` to `report`.
 pub async fn bench(
     llm: &FakeLlm,
     n: usize,
@@ -133,10 +134,54 @@ pub async fn bench(
 ) {
     eprintln!("[bench] whatsapp: starting the gateway and the WhatsApp channel in one workerd");
     let mut rig = start_rig(llm).await;
+    let mut out = json!({});
+    if n > 0 {
+        out = turns(&mut rig, llm, n, cli_turn_p50, targets).await;
+    }
+    eprintln!("[bench] whatsapp: files coming in (10 MB video, 10 MB photo, 4 MB photo)");
+    // The paths run once before they are measured (first-use costs).
+    big_file(&rig, llm, "video", "video/mp4", 100 * 1024, 1000).await;
+    big_file(&rig, llm, "image", "image/jpeg", 100 * 1024, 1000).await;
+    let video = big_file(&rig, llm, "video", "video/mp4", 10 * MB, 1001).await;
+    // Past Anthropic's 5 MB an image is noted, not read back: the store alone.
+    rig.client
+        .config_set(
+            "model",
+            json!({"provider": "anthropic", "id": "claude-bench"}),
+        )
+        .await;
+    rig.client
+        .config_set("apiKeys.anthropic", json!(gsv_e2e::fake_llm::FAKE_API_KEY))
+        .await;
+    rig.client
+        .config_set(
+            "providers.anthropic.baseUrl",
+            json!(llm.base_url_anthropic()),
+        )
+        .await;
+    let photo = big_file(&rig, llm, "image", "image/jpeg", 10 * MB, 1002).await;
+    // Within the limits, the call reads it back and sends it base64.
+    let sent = big_file(&rig, llm, "image", "image/jpeg", 4 * MB, 1003).await;
+    out["inbound10MB"] = json!({
+        "video": video,
+        "photoPastTheModelsLimit": photo,
+        "photo4MBSentToTheModel": sent,
+    });
+    report["whatsapp"] = out;
+}
+
+/// The turns, interleaved with CLI turns on the same workerd.
+async fn turns(
+    rig: &mut Rig,
+    llm: &FakeLlm,
+    n: usize,
+    cli_turn_p50: Option<f64>,
+    targets: &mut Value,
+) -> Value {
     let warm = 2 * PEERS;
     eprintln!("[bench] whatsapp: {warm} warm-up turns, then {n} turns interleaved with CLI turns");
     for i in 0..warm {
-        wa_turn(&rig, llm, i).await;
+        wa_turn(rig, llm, i).await;
         turn_and_ack(
             &mut rig.client,
             &format!("agent:main:bench:wa:{}", i % PEERS),
@@ -149,7 +194,7 @@ pub async fn bench(
     let mut cli = Vec::with_capacity(n);
     for k in 0..n {
         let i = warm + k;
-        let t = wa_turn(&rig, llm, i).await;
+        let t = wa_turn(rig, llm, i).await;
         let d = |a: Instant, b: Instant| ms(b.saturating_duration_since(a));
         total.push(d(t.sent, t.replied));
         split[0].push(d(t.sent, t.answered));
@@ -189,12 +234,7 @@ pub async fn bench(
     }
     targets["whatsappAddsAtMost1_5xCliTurnSameWorkerd"] =
         json!((wa_p50 - cli_p50) / cli_p50 <= 1.5);
-    eprintln!("[bench] whatsapp: a 10 MB video and a 10 MB photo");
-    out["inbound10MB"] = json!({
-        "video": big_file(&rig, llm, "video", "video/mp4", 1001).await,
-        "photo": big_file(&rig, llm, "image", "image/jpeg", 1002).await,
-    });
-    report["whatsapp"] = out;
+    out
 }
 
 /// A JPEG header then filler, `len` bytes.
@@ -208,14 +248,22 @@ fn jpeg(len: usize) -> Vec<u8> {
     b
 }
 
-/// One 10 MB file from a user of its own: time to its model request (the
-/// file is in R2 by then), the download's share, and workerd's memory.
-async fn big_file(rig: &Rig, llm: &FakeLlm, kind: &str, mime: &str, user: usize) -> Value {
+/// One file of `len` bytes from a user of its own: time to its model
+/// request (the file is in R2 by then), the download's share, and
+/// workerd's memory until the reply.
+async fn big_file(
+    rig: &Rig,
+    llm: &FakeLlm,
+    kind: &str,
+    mime: &str,
+    len: usize,
+    user: usize,
+) -> Value {
     let bytes = match kind {
-        "image" => jpeg(10 * MB),
+        "image" => jpeg(len),
         _ => {
             let mut b = b"\0\0\0\x18ftypmp42".to_vec();
-            b.resize(10 * MB, 0x42);
+            b.resize(len, 0x42);
             b
         }
     };
