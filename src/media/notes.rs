@@ -146,3 +146,23 @@ pub fn document_unreadable(a: &Attachment, why: &str) -> String {
 pub fn unprepared(a: &Attachment) -> String {
     format!("[{} attached: {}]", noun(a.kind), describe_attachment(a))
 }
+
+/// A user message as text for a summary or a search: its text, a voice
+/// note as its transcript, any other file by name and type (images are
+/// left out).
+pub fn as_text(content: &gsv_protocol::UserContent) -> String {
+    use gsv_protocol::{ContentBlock, UserContent};
+    let UserContent::Blocks(blocks) = content else {
+        return content.text();
+    };
+    blocks
+        .iter()
+        .filter_map(|b| match b {
+            ContentBlock::Text { text } => Some(text.clone()),
+            ContentBlock::Attachment(a) if a.kind == MediaType::Audio => Some(audio(a)),
+            ContentBlock::Attachment(a) => Some(unprepared(a)),
+            ContentBlock::Image { .. } => None,
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}

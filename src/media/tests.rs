@@ -667,3 +667,21 @@ fn media_lines_attach_files_to_an_answer() {
         ("MEDIA:   ".to_string(), vec![])
     );
 }
+
+#[test]
+fn summaries_read_voice_notes_as_their_transcripts() {
+    let mut voice = attachment(MediaType::Audio, "audio/ogg", "v", None);
+    voice.transcript = Some("call mum".into());
+    let clip = attachment(MediaType::Video, "video/mp4", "c", Some("clip.mp4"));
+    let content = UserContent::Blocks(vec![
+        ContentBlock::Text { text: "see".into() },
+        image_block("k", 10),
+        ContentBlock::Attachment(voice),
+        ContentBlock::Attachment(clip),
+    ]);
+    assert_eq!(
+        notes::as_text(&content),
+        "see\n[Voice message transcription: call mum]\n[Video attached: clip.mp4 (video/mp4, 2.0 KB)]"
+    );
+    assert_eq!(notes::as_text(&UserContent::Text("hi".into())), "hi");
+}

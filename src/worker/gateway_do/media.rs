@@ -48,6 +48,11 @@ fn refused(mut a: Attached, why: String) -> Attached {
     a
 }
 
+/// Whether a file was refused for its size (its sender is told).
+fn is_too_large(a: &Attached) -> bool {
+    matches!((&a.refused, a.size), (Some(why), Some(size)) if *why == too_large_reason(size))
+}
+
 fn decode_base64(data: &str) -> Option<Vec<u8>> {
     use base64::Engine;
     base64::engine::general_purpose::STANDARD
@@ -84,10 +89,8 @@ impl Gateway {
             // Boxed: one poll function of its own instead of its state
             // machine folded into every caller's (smaller Wasm).
             let a = Box::pin(self.keep_one(&bucket, channel, account_id, m, session_key)).await;
-            if let (Some(why), Some(size)) = (&a.refused, a.size) {
-                if *why == too_large_reason(size) {
-                    kept.too_large.push((a.filename.clone(), size));
-                }
+            if let (true, Some(size)) = (is_too_large(&a), a.size) {
+                kept.too_large.push((a.filename.clone(), size));
             }
             kept.attached.push(a);
         }
