@@ -1,19 +1,21 @@
 #!/usr/bin/env bash
-# The bench command: builds the gateway and the Discord channel once and
+# The bench command: builds the gateway and the Discord and WhatsApp channels once and
 # the release `gsv` (the nodes the bench starts run it), then measures the
 # gateway against the echo floor, node tools and Grep against `rg`, and a
-# Discord DM turn against the CLI turn, in one run, and prints JSON (see
+# Discord DM turn and a WhatsApp turn against the CLI turn, in one run, and prints JSON (see
 # BENCHMARKS.md). Extra flags go to the bench binary: --echo N --turns N
 # --sessions N --per-session N --tool-turns N --bash-turns N --grep-files N
 # --grep-runs N --compact-messages N --reset-messages N --discord-turns N
-# --cron-burst N --cron-stored N --cron-cap N --memory-nodes N --memory-searches N --memory-turns N
-# --only turns,concurrent,prompt,tools,grep,lifecycle,discord,cron,memory.
+# --cron-burst N --cron-stored N --cron-cap N --whatsapp-turns N
+# --memory-nodes N --memory-searches N --memory-turns N
+# --only turns,concurrent,prompt,tools,grep,lifecycle,discord,whatsapp,cron,memory.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export WRANGLER_SEND_METRICS=false CLOUDFLARE_CF_FETCH_ENABLED=false
 bash scripts/setup.sh >&2 # stdout is the JSON
 bash scripts/build-worker.sh >/dev/null
 bash channels/discord/build.sh >/dev/null
+bash channels/whatsapp/build.sh >/dev/null
 cargo build --quiet --release -p gsv
 target="${CARGO_TARGET_DIR:-target}"
 export GSV_BIN="$(cd "$target" && pwd)/release/gsv"

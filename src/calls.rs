@@ -46,6 +46,12 @@ impl InternalCall for crate::schedule::tool::CronToolRequest {
     type Reply = crate::schedule::tool::CronToolReply;
 }
 
+/// Worker → Gateway: a session key made canonical (an upload's).
+impl InternalCall for crate::session::internal::CanonicalKey {
+    const PATH: &'static str = path::CANONICAL_KEY;
+    type Reply = crate::session::internal::CanonicalKey;
+}
+
 /// Session → Gateway: the registry's sessions of one agent.
 impl InternalCall for AgentSessionsQuery {
     const PATH: &'static str = path::AGENT_SESSIONS;

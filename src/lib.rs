@@ -14,6 +14,7 @@ pub mod config;
 pub mod gateway;
 pub mod identity;
 pub mod llm;
+pub mod media;
 pub mod memory;
 pub mod prompt;
 pub mod routing;

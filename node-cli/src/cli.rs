@@ -472,6 +472,11 @@ pub struct ChatArgs {
     /// else agent:main:cli:dm:main]
     #[arg(short, long, value_name = "KEY")]
     pub session: Option<String>,
+
+    /// Send FILE with the message (a photo, a voice note, a document; at most
+    /// 25 MB each). Repeatable; with it, MESSAGE may be left out.
+    #[arg(long = "attach", value_name = "FILE")]
+    pub attach: Vec<std::path::PathBuf>,
 }
 
 #[derive(Debug, Subcommand)]

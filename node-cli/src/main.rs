@@ -10,6 +10,7 @@ mod service;
 #[cfg(test)]
 mod test_support;
 mod tools;
+mod upload;
 
 use std::process::ExitCode;
 

@@ -5,9 +5,11 @@
 //! an internal path, answered with the matching `*Result`; every call carries
 //! the shared key in [`CHANNEL_KEY_HEADER`]. [`InternalCall`] ties a params
 //! type to its path and reply so each side has one typed client per
-//! direction. Media travel as URL (or the platform's media id) and
-//! metadata only (no inline bytes): copying them into R2 is the gateway's
-//! business, later.
+//! direction. Media travel as a reference (the platform's URL or media
+//! id) and metadata: the gateway asks the channel for the bytes once it
+//! knows the session they belong to ([`ChannelMediaFetchParams`]) and
+//! streams them into R2; a file going out is an R2 object the channel
+//! reads from the gateway ([`ChannelMediaGetParams`]) and uploads.
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -76,13 +78,20 @@ pub enum MediaType {
 }
 
 /// An attachment, by reference: the platform's URL or id and what is
-/// known of it.
+/// known of it. `data` (base64) is v1's inline form, which channels on
+/// v1's WebSocket fallback and clients of `chat.send` may use for small
+/// files; `r2Key` names a file already in the gateway's R2 (uploaded to
+/// [`MEDIA_UPLOAD_PATH`](crate::MEDIA_UPLOAD_PATH)).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ChannelMedia {
     #[serde(rename = "type")]
     pub media_type: MediaType,
     pub mime_type: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub data: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub r2_key: Option<String>,
     /// The platform's id of the media, where it is fetched by id
     /// (WhatsApp: `GET /{media-id}` answers a short-lived URL).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -135,6 +144,22 @@ pub struct ChannelOutboundMessage {
     /// the piece twice. At most 25 characters.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub idempotency_key: Option<String>,
+    /// Files to send with the text (the text may then be empty).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub media: Vec<OutboundMedia>,
+}
+
+/// A file going out: an object in the gateway's R2 (a session's media or
+/// a workspace file), read with [`ChannelMediaGetParams`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct OutboundMedia {
+    pub key: String,
+    #[serde(rename = "type")]
+    pub media_type: MediaType,
+    pub mime_type: String,
+    pub filename: String,
+    pub size: u64,
 }
 
 /// One account's connection as the channel sees it. Never carries secrets.
@@ -277,7 +302,49 @@ impl InternalCall for ChannelDeliveryParams {
     type Reply = OkResult;
 }
 
+/// Channel → gateway: the bytes of an R2 object the gateway named in an
+/// outbound message (`OutboundMedia::key`). Not a JSON call: the answer's
+/// body is the object itself (`content-type` and `content-length` set),
+/// or a non-2xx with a plain-text reason (404: no such object).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ChannelMediaGetParams {
+    pub key: String,
+}
+
+impl ChannelMediaGetParams {
+    pub const PATH: &'static str = "/internal/channel/media";
+}
+
 // ---- gateway → channel ----
+
+/// Gateway → channel: download one inbound attachment with the account's
+/// credentials (WhatsApp: `GET /{media-id}`, then the short-lived URL with
+/// the bearer token). Not a JSON call: a 200's body is the file, streamed
+/// (`content-type`, and `content-length` when the platform said it); a
+/// refusal is a non-2xx with a [`MediaFetchRefusal`] body (413: larger
+/// than `maxBytes`, known before any byte was read).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ChannelMediaFetchParams {
+    pub account_id: String,
+    pub media: ChannelMedia,
+    pub max_bytes: u64,
+}
+
+impl ChannelMediaFetchParams {
+    pub const PATH: &'static str = "/internal/media/fetch";
+}
+
+/// Why a channel did not hand over an attachment.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct MediaFetchRefusal {
+    pub error: String,
+    /// The file's size, when the platform said it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub size: Option<u64>,
+}
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -473,6 +540,8 @@ mod tests {
                     media: vec![ChannelMedia {
                         media_type: MediaType::Image,
                         mime_type: "image/png".into(),
+                        data: None,
+                        r2_key: None,
                         id: None,
                         url: Some("https://x/y.png".into()),
                         filename: None,
@@ -564,5 +633,36 @@ mod tests {
         assert_eq!(ChannelLoginParams::PATH, "/internal/login");
         assert_eq!(ChannelLogoutParams::PATH, "/internal/logout");
         assert_eq!(ChannelCapabilitiesQuery::PATH, "/internal/capabilities");
+        assert_eq!(ChannelMediaFetchParams::PATH, "/internal/media/fetch");
+        assert_eq!(ChannelMediaGetParams::PATH, "/internal/channel/media");
+    }
+
+    #[test]
+    fn an_outbound_file_on_the_wire() {
+        let wire = json!({"peer": {"kind": "dm", "id": "d"}, "text": "",
+            "media": [{"key": "media/agent:main:main/u.png", "type": "image", "mimeType": "image/png",
+                       "filename": "chart.png", "size": 1234}]});
+        let m: ChannelOutboundMessage = serde_json::from_value(wire.clone()).unwrap();
+        assert_eq!(m.media[0].media_type, MediaType::Image);
+        assert_eq!(serde_json::to_value(&m).unwrap(), wire);
+        // Text-only messages keep v1's shape.
+        let text: ChannelOutboundMessage =
+            serde_json::from_value(json!({"peer": {"kind": "dm", "id": "d"}, "text": "hi"}))
+                .unwrap();
+        assert!(text.media.is_empty());
+        assert_eq!(
+            serde_json::to_value(&text).unwrap(),
+            json!({"peer": {"kind": "dm", "id": "d"}, "text": "hi"})
+        );
+    }
+
+    #[test]
+    fn v1_inline_media_reads() {
+        let m: ChannelMedia = serde_json::from_value(
+            json!({"type": "audio", "mimeType": "audio/ogg", "data": "T2dnUw==", "duration": 2.5}),
+        )
+        .unwrap();
+        assert_eq!(m.data.as_deref(), Some("T2dnUw=="));
+        assert_eq!(m.duration, Some(2.5));
     }
 }

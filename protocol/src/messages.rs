@@ -65,6 +65,8 @@ pub enum ContentBlock {
     Text {
         text: String,
     },
+    /// v1's image block. A stored message names the image by `r2Key`;
+    /// the bytes (`data`) are filled in only for the model call.
     #[serde(rename_all = "camelCase")]
     Image {
         /// Base64 data; absent when the image lives in R2 (`r2Key`).
@@ -73,7 +75,43 @@ pub enum ContentBlock {
         mime_type: String,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         r2_key: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        filename: Option<String>,
+        /// Bytes.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        size: Option<u64>,
     },
+    /// Audio, video or a document kept in R2 (beyond v1, which stored a
+    /// voice note's transcript as text and dropped video): what the model
+    /// gets of it is decided at each call (a transcript, the text of a
+    /// document, a note).
+    #[serde(rename_all = "camelCase")]
+    Attachment(Attachment),
+}
+
+/// A stored file the model reads about rather than sees (see
+/// `ContentBlock::Attachment`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Attachment {
+    pub kind: crate::channels::MediaType,
+    pub mime_type: String,
+    pub r2_key: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub filename: Option<String>,
+    /// Bytes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub size: Option<u64>,
+    /// Seconds, for audio and video.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub duration: Option<f64>,
+    /// Audio: what was said, once transcribed (written into the stored
+    /// message the first time, so it is transcribed once).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub transcript: Option<String>,
+    /// Audio: why no transcript could be made (not tried again).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub transcript_error: Option<String>,
 }
 
 pub fn join_text(blocks: &[ContentBlock]) -> String {
@@ -263,6 +301,41 @@ mod tests {
         for (line, msg) in lines.iter().zip(&parsed) {
             assert_eq!(&serde_json::to_value(msg).unwrap(), line);
         }
+    }
+
+    #[test]
+    fn media_blocks_keep_v1s_image_shape() {
+        let stored = json!({"role": "user", "content": [
+            {"type": "text", "text": "look"},
+            {"type": "image", "mimeType": "image/jpeg", "r2Key": "media/agent:main:main/u.jpg", "size": 3},
+            {"type": "attachment", "kind": "audio", "mimeType": "audio/ogg",
+             "r2Key": "media/agent:main:main/v.ogg", "duration": 2.5, "transcript": "buy milk"}
+        ], "timestamp": 1});
+        let m: Message = serde_json::from_value(stored.clone()).unwrap();
+        let Message::User(u) = &m else { panic!() };
+        let UserContent::Blocks(blocks) = &u.content else {
+            panic!()
+        };
+        assert_eq!(
+            blocks[2],
+            ContentBlock::Attachment(Attachment {
+                kind: crate::channels::MediaType::Audio,
+                mime_type: "audio/ogg".into(),
+                r2_key: "media/agent:main:main/v.ogg".into(),
+                filename: None,
+                size: None,
+                duration: Some(2.5),
+                transcript: Some("buy milk".into()),
+                transcript_error: None,
+            })
+        );
+        assert_eq!(serde_json::to_value(&m).unwrap(), stored);
+        // v1's inline image still reads.
+        let v1: ContentBlock = serde_json::from_value(
+            json!({"type": "image", "data": "aGk=", "mimeType": "image/png"}),
+        )
+        .unwrap();
+        assert!(matches!(v1, ContentBlock::Image { data: Some(_), .. }));
     }
 
     #[test]

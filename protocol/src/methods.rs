@@ -105,7 +105,19 @@ pub struct ChatSendParams {
     pub message: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub run_id: Option<String>,
+    /// Attachments (beyond v1, which sends none): each a file uploaded to
+    /// [`MEDIA_UPLOAD_PATH`] (`r2Key`) or, when small, inline (`data`).
+    /// The message may then be empty.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub media: Vec<crate::channels::ChannelMedia>,
 }
+
+/// `POST {gateway}/media/upload?sessionKey=KEY&filename=NAME` with
+/// `Authorization: Bearer <token>`, the file's `Content-Type` and
+/// `Content-Length`, and the file as the body: stored for that session
+/// (at most 25 MB), answered with the `ChannelMedia` (its `r2Key` set) to
+/// put in `chat.send`'s `media`.
+pub const MEDIA_UPLOAD_PATH: &str = "/media/upload";
 
 /// `chat.send` answers one of three shapes, told apart by `status`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -190,6 +190,7 @@ fn requests_parse_into_their_params() {
             session_key: "main".into(),
             message: "hi".into(),
             run_id: None,
+            media: vec![],
         }))
     );
     // Absent params read as `{}`.

@@ -144,7 +144,13 @@ pub const ROOT: Ty = Ty::Obj(&[
     ),
     (
         "transcription",
-        Ty::Obj(&[("provider", Ty::OneOf(&["workers-ai", "openai"]))]),
+        Ty::Obj(&[
+            ("provider", Ty::OneOf(&["workers-ai", "openai"])),
+            // An OpenAI-compatible /audio/transcriptions endpoint.
+            ("baseUrl", Ty::Str),
+            ("apiKey", Ty::Str),
+            ("model", Ty::Str),
+        ]),
     ),
     ("channels", Ty::Map(&CHANNEL)),
     ("systemPrompt", Ty::Str),

@@ -61,6 +61,17 @@ pub mod path {
     /// Session → Gateway: `gsv__Message` (`ChannelMessageRequest`);
     /// answers `ChannelMessageReply`.
     pub const CHANNEL_MESSAGE: &str = "/internal/channel-message";
+    /// Worker → Gateway: the canonical form of a session key
+    /// (`CanonicalKey`), for an upload stored under it.
+    pub const CANONICAL_KEY: &str = "/internal/canonical-key";
+}
+
+/// A session key, as named (`CANONICAL_KEY`'s request) or canonical (its
+/// answer).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CanonicalKey {
+    pub session_key: String,
 }
 
 /// `gsv__Message` from a Session: `text` to `target`, else to the agent's
@@ -70,10 +81,16 @@ pub mod path {
 #[serde(rename_all = "camelCase")]
 pub struct ChannelMessageRequest {
     pub agent_id: String,
+    /// The session the call runs in (its media may be attached).
+    #[serde(default)]
+    pub session_key: String,
     pub call_id: String,
     pub text: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub target: Option<crate::channels::message_tool::Target>,
+    /// Files to send: workspace paths or this session's media keys.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub attachments: Vec<String>,
 }
 
 /// Where the message went, or why it did not.
@@ -149,6 +166,9 @@ pub struct SessionChatSend {
     /// days) then follow too.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub clock_offset_ms: i64,
+    /// Its attachments, already in R2 (or noted as not kept).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub media: Vec<crate::media::Attached>,
 }
 
 fn is_zero(n: &i64) -> bool {

@@ -18,6 +18,7 @@ mod gateway_tool;
 mod heartbeat;
 mod inbound;
 mod logs;
+mod media;
 mod memory;
 mod memory_sweep;
 mod nodes;
@@ -74,6 +75,8 @@ const MIGRATIONS: &[&str] = &[
     // Delivery receipts on the ledger's pieces (WhatsApp's statuses).
     channel_store::RECEIPTS_MIGRATION,
     memory_sweep::MIGRATION,
+    // Files on the ledger's pieces.
+    channel_store::MEDIA_MIGRATION,
 ];
 
 /// What a socket is; kept in its attachment so it survives hibernation.
@@ -195,6 +198,13 @@ impl DurableObject for Gateway {
                 };
                 reply(result)
             }
+            path::CANONICAL_KEY => reply(
+                read_json::<crate::session::internal::CanonicalKey>(&mut req)
+                    .await
+                    .map(|k| crate::session::internal::CanonicalKey {
+                        session_key: self.canonical_key(&k.session_key),
+                    }),
+            ),
             path::AGENT_SESSIONS => reply(match read_json::<AgentSessionsQuery>(&mut req).await {
                 Ok(q) => self.agent_sessions(q),
                 Err(e) => Err(e),

@@ -44,12 +44,20 @@ pub async fn complete<F, Fut>(
     history: &[Message],
     tools: &[ToolDefinition],
     cancel: &Cancel,
-    mut on_text: F,
+    on_text: F,
 ) -> Result<AssistantMessage, LlmError>
 where
     F: FnMut(String) -> Fut,
     Fut: Future<Output = ()>,
 {
+    let http = request_for(rc, history, tools);
+    complete_request(rc, &http, cancel, on_text).await
+}
+
+/// The HTTP request of one model call. Built apart from the call so a
+/// caller holding a large history (images inlined for this call) can drop
+/// it before the call waits on the model.
+pub fn request_for(rc: &RunConfig, history: &[Message], tools: &[ToolDefinition]) -> HttpRequest {
     let provider = provider_for(&rc.provider, rc.api.as_deref());
     let request = LlmRequest {
         model: &rc.model,
@@ -59,7 +67,21 @@ where
         thinking: rc.thinking,
         max_tokens: rc.max_tokens,
     };
-    let http = provider.build_request(&rc.endpoint, &request);
+    provider.build_request(&rc.endpoint, &request)
+}
+
+/// [`complete`] of a request already built.
+pub async fn complete_request<F, Fut>(
+    rc: &RunConfig,
+    http: &HttpRequest,
+    cancel: &Cancel,
+    mut on_text: F,
+) -> Result<AssistantMessage, LlmError>
+where
+    F: FnMut(String) -> Fut,
+    Fut: Future<Output = ()>,
+{
+    let provider = provider_for(&rc.provider, rc.api.as_deref());
     let policy = RetryPolicy::default();
     let mut attempt = 0;
     loop {
@@ -68,7 +90,7 @@ where
         let call = Box::pin(attempt_once(
             &*provider,
             rc,
-            &http,
+            http,
             &signal,
             &mut on_text,
             &mut shown,
@@ -130,7 +152,9 @@ where
     let mut init = RequestInit::new();
     init.with_method(Method::Post)
         .with_headers(headers)
-        .with_body(Some(http.body.clone().into()));
+        // Copied into JS from the Rust string, not cloned first (it can
+        // hold megabytes of images).
+        .with_body(Some(wasm_bindgen::JsValue::from_str(&http.body)));
     let req = Request::new_with_init(&http.url, &init).map_err(unreached)?;
     let mut resp = Fetch::Request(req)
         .send_with_signal(signal)

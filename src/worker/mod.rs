@@ -1,12 +1,14 @@
 //! The Worker: a thin `fetch` router in front of the Durable Objects.
-//! `/health` and `/ws` are public; `/internal/channel/*` answers channel
-//! Workers that present the channel key; the objects' other internal
-//! paths are reachable only from inside the Worker.
+//! `/health` and `/ws` are public; `/media/upload` takes a client's file
+//! with the auth token; `/internal/channel/*` answers channel Workers that
+//! present the channel key; the objects' other internal paths are
+//! reachable only from inside the Worker.
 
 mod bindings;
 mod channels;
 mod gateway_do;
 mod llm_call;
+mod media;
 mod memory_do;
 mod native_tools;
 mod r2;
@@ -35,6 +37,8 @@ async fn fetch(req: Request, env: Env, _ctx: Context) -> Result<Response> {
                 .fetch_with_request(req)
                 .await
         }
+        // `gsv chat --attach`: a file for a session, with the auth token.
+        (Method::Post, gsv_protocol::MEDIA_UPLOAD_PATH) => Box::pin(media::upload(req, &env)).await,
         // Channel Workers, through their service binding to this Worker.
         (Method::Post, path) if path.starts_with("/internal/channel/") => {
             channel_call(req, &env).await
@@ -82,6 +86,10 @@ async fn channel_call(req: Request, env: &Env) -> Result<Response> {
     let given = req.headers().get(CHANNEL_KEY_HEADER)?.unwrap_or_default();
     if !secrets_match(&derive_channel_key(&token), &given) {
         return Response::error("Unauthorized: missing or wrong channel key", 401);
+    }
+    // A file to send: read from R2 here, not through the Gateway object.
+    if req.path() == gsv_protocol::channels::ChannelMediaGetParams::PATH {
+        return Box::pin(media::channel_read(req, env)).await;
     }
     bindings::gateway_object(env)?.fetch_with_request(req).await
 }

@@ -137,40 +137,6 @@ pub fn global_skill_key(name: &str) -> String {
     format!("skills/{name}/SKILL.md")
 }
 
-/// `media/{sessionKey}/`: everything deleted on session reset.
-pub fn media_prefix(session_key: &str) -> String {
-    format!("media/{session_key}/")
-}
-
-/// `media/{sessionKey}/{uuid}.{ext}`.
-pub fn media_key(session_key: &str, uuid: &str, ext: &str) -> String {
-    format!("media/{session_key}/{uuid}.{ext}")
-}
-
-/// The file extension stored for a media MIME type (`bin` if unknown).
-pub fn media_extension(mime: &str) -> &'static str {
-    match mime {
-        "image/jpeg" => "jpg",
-        "image/png" => "png",
-        "image/gif" => "gif",
-        "image/webp" => "webp",
-        "image/svg+xml" => "svg",
-        "audio/ogg" => "ogg",
-        "audio/opus" => "opus",
-        "audio/mpeg" | "audio/mp3" => "mp3",
-        "audio/mp4" | "audio/m4a" => "m4a",
-        "audio/wav" => "wav",
-        "audio/webm" | "video/webm" => "webm",
-        "audio/flac" => "flac",
-        "video/mp4" => "mp4",
-        "video/quicktime" => "mov",
-        "application/pdf" => "pdf",
-        "application/msword" => "doc",
-        "application/vnd.openxmlformats-officedocument.wordprocessingml.document" => "docx",
-        _ => "bin",
-    }
-}
-
 /// `YYYY-MM-DD` (UTC) of an epoch-ms instant.
 pub fn utc_date(epoch_ms: i64) -> String {
     gsv_protocol::dates::CivilDate::from_epoch_ms(epoch_ms).to_string()

@@ -15,8 +15,6 @@ fn keys_follow_the_r2_layout() {
             agent_skills_prefix("main"),
             agent_skill_key("main", "github"),
             global_skill_key("github"),
-            media_prefix("agent:main:main"),
-            media_key("agent:main:main", "u-1", "jpg"),
         ],
         [
             "agents/main/",
@@ -29,8 +27,6 @@ fn keys_follow_the_r2_layout() {
             "agents/main/skills/",
             "agents/main/skills/github/SKILL.md",
             "skills/github/SKILL.md",
-            "media/agent:main:main/",
-            "media/agent:main:main/u-1.jpg",
         ]
     );
 }
@@ -65,24 +61,6 @@ fn skill_files_from_an_undelimited_listing() {
         skill_md_files(GLOBAL_SKILLS_PREFIX, &listed),
         [skill("other", "skills/other/SKILL.md", "e7")]
     );
-}
-
-#[test]
-fn media_extensions() {
-    let cases = [
-        ("image/jpeg", "jpg"),
-        ("audio/mp3", "mp3"),
-        ("audio/m4a", "m4a"),
-        ("video/webm", "webm"),
-        (
-            "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
-            "docx",
-        ),
-        ("text/plain", "bin"),
-    ];
-    for (mime, ext) in cases {
-        assert_eq!(media_extension(mime), ext, "{mime}");
-    }
 }
 
 #[test]

@@ -8,6 +8,11 @@
 //! the shape of the history (tool calls and results must pair up, as the real
 //! APIs insist), and records every request.
 //!
+//! `POST /v1/audio/transcriptions` speaks OpenAI's transcription API: a
+//! `multipart/form-data` upload (`file` with a supported extension,
+//! `model`, `response_format`) answered `{"text": …}` — the text set with
+//! [`FakeLlm::set_transcript`], or `transcript of <file name>`.
+//!
 //! By default it answers `echo: <last user text>`, streamed a word at a time.
 //! Scripts change that: a request whose last user-authored message contains
 //! a script's trigger consumes that script's next [`Step`]. Tool results are
@@ -83,6 +88,18 @@ pub struct RecordedRequest {
     /// round trip is this instant of a tool-call answer to the
     /// `received_at` of the request carrying the results.
     pub answered_at: Option<Instant>,
+}
+
+/// One transcription request, as received.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TranscriptionRequest {
+    pub api_key: Option<String>,
+    pub model: Option<String>,
+    pub filename: Option<String>,
+    pub content_type: Option<String>,
+    pub bytes: Vec<u8>,
+    /// The answer's status.
+    pub status: u16,
 }
 
 /// One scripted answer.
@@ -181,6 +198,8 @@ struct State {
     embeddings_failing: bool,
     /// `/v1/embeddings` requests answered with vectors.
     embedding_calls: usize,
+    transcript: Option<String>,
+    transcriptions: Vec<TranscriptionRequest>,
 }
 
 type Shared = Arc<Mutex<State>>;
@@ -215,6 +234,8 @@ impl FakeLlm {
             cleared: 0,
             embeddings_failing: false,
             embedding_calls: 0,
+            transcript: None,
+            transcriptions: Vec::new(),
         }));
         let listener = {
             let _context = runtime.enter();
@@ -279,6 +300,16 @@ impl FakeLlm {
                 steps: steps.into(),
             }),
         }
+    }
+
+    /// What `/v1/audio/transcriptions` answers from now on.
+    pub fn set_transcript(&self, text: &str) {
+        self.lock().transcript = Some(text.to_string());
+    }
+
+    /// Every transcription request received so far.
+    pub fn transcriptions(&self) -> Vec<TranscriptionRequest> {
+        self.lock().transcriptions.clone()
     }
 
     /// Every request received so far, in order.
@@ -415,6 +446,9 @@ async fn reply(state: &Shared, req: Request<Incoming>) -> (Response<Body>, Optio
     if (req.method().as_str(), req.uri().path()) == ("POST", "/v1/embeddings") {
         return (embed(state, req).await, None);
     }
+    if req.method() == hyper::Method::POST && req.uri().path() == "/v1/audio/transcriptions" {
+        return (transcribe(state, req).await, None);
+    }
     let api = match (req.method().as_str(), req.uri().path()) {
         ("POST", "/v1/chat/completions") => Api::OpenAi,
         ("POST", "/v1/messages") => Api::Anthropic,
@@ -490,6 +524,84 @@ async fn reply(state: &Shared, req: Request<Incoming>) -> (Response<Body>, Optio
         answer(api, &body, &user_text, step, token_delay).await,
         Some(index),
     )
+}
+
+/// OpenAI's `POST /v1/audio/transcriptions`, checked as OpenAI checks it.
+async fn transcribe(state: &Shared, req: Request<Incoming>) -> Response<Body> {
+    const FORMATS: [&str; 9] = [
+        "flac", "m4a", "mp3", "mp4", "mpeg", "mpga", "oga", "ogg", "wav",
+    ];
+    let header = |name: &str| {
+        req.headers()
+            .get(name)
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_string)
+    };
+    let api_key =
+        header("authorization").and_then(|v| v.strip_prefix("Bearer ").map(str::to_string));
+    let content_type = header("content-type").unwrap_or_default();
+    let raw = req
+        .into_body()
+        .collect()
+        .await
+        .map(|c| c.to_bytes())
+        .unwrap_or_default();
+    let mut record = TranscriptionRequest {
+        api_key: api_key.clone(),
+        model: None,
+        filename: None,
+        content_type: None,
+        bytes: Vec::new(),
+        status: 200,
+    };
+    let expected = state.lock().unwrap().expected_key.clone();
+    let outcome = check_key(Api::OpenAi, api_key.as_deref(), expected.as_deref()).and_then(|()| {
+        let bad = |m: String| Rejection {
+            status: 400,
+            body: error_body(Api::OpenAi, 400, Some(&m)),
+        };
+        let parts = crate::multipart::parse(&content_type, &raw).map_err(bad)?;
+        let field = |n: &str| parts.iter().find(|p| p.name == n);
+        record.model = field("model").map(|p| p.text());
+        if record.model.is_none() {
+            return Err(bad("you must provide a model parameter".into()));
+        }
+        let file = field("file").ok_or_else(|| bad("file: Field required".into()))?;
+        record.filename = file.filename.clone();
+        record.content_type = file.content_type.clone();
+        record.bytes = file.data.clone();
+        let ext = file
+            .filename
+            .as_deref()
+            .and_then(|f| f.rsplit_once('.'))
+            .map(|(_, e)| e.to_ascii_lowercase())
+            .unwrap_or_default();
+        if !FORMATS.contains(&ext.as_str()) {
+            return Err(bad(format!(
+                "Invalid file format. Supported formats: {}",
+                serde_json::to_string(&FORMATS).unwrap_or_default()
+            )));
+        }
+        Ok(())
+    });
+    let mut s = state.lock().unwrap();
+    let response = match outcome {
+        Ok(()) => {
+            let text = s.transcript.clone().unwrap_or_else(|| {
+                format!(
+                    "transcript of {}",
+                    record.filename.clone().unwrap_or_default()
+                )
+            });
+            json_response(200, &serde_json::json!({ "text": text }), None)
+        }
+        Err(rejection) => {
+            record.status = rejection.status;
+            json_response(rejection.status, &rejection.body, None)
+        }
+    };
+    s.transcriptions.push(record);
+    response
 }
 
 /// The next step of the first script whose trigger the text contains.

@@ -347,7 +347,7 @@ impl Workerd {
             .arg("--file")
             .arg(&file)
             .arg("--persist-to")
-            .arg(&self.persist_dir)
+            .arg(self.wrangler_persist_dir())
             .arg("-c")
             .arg(dir.join("wrangler.toml"))
             .envs(WRANGLER_OFFLINE)
@@ -359,6 +359,63 @@ impl Workerd {
             "wrangler r2 object put failed: {}",
             String::from_utf8_lossy(&out.stderr)
         );
+    }
+
+    /// The `--persist-to` that makes wrangler's CLI see this workerd's
+    /// state: wrangler keeps it under `DIR/v3`, as a single-config run
+    /// does; several configs run as one Miniflare keep it in the persist
+    /// directory itself (scripts/serve.mjs), reached here through a `v3`
+    /// link.
+    fn wrangler_persist_dir(&self) -> PathBuf {
+        if self.primary_config.is_none() {
+            return self.persist_dir.clone();
+        }
+        let dir = self._dir.path().join("wrangler-persist");
+        let link = dir.join("v3");
+        if !link.exists() {
+            std::fs::create_dir_all(&dir).unwrap();
+            std::os::unix::fs::symlink(&self.persist_dir, &link).unwrap();
+        }
+        dir
+    }
+
+    /// Reads an object of the gateway's local R2 from outside, as an
+    /// operator would (`wrangler r2 object get --local`); `None` when it
+    /// does not exist.
+    pub fn r2_get_outside(&self, key: &str) -> Option<Vec<u8>> {
+        let dir = self._dir.path();
+        let file = dir.join("r2-get-outside");
+        let _ = std::fs::remove_file(&file);
+        let wrangler = repo_root().join("node_modules/wrangler/bin/wrangler.js");
+        let out = Command::new("node")
+            .arg(wrangler)
+            .args([
+                "r2",
+                "object",
+                "get",
+                &format!("gsv-storage/{key}"),
+                "--local",
+            ])
+            .arg("--file")
+            .arg(&file)
+            .arg("--persist-to")
+            .arg(self.wrangler_persist_dir())
+            .arg("-c")
+            .arg(dir.join("wrangler.toml"))
+            .envs(WRANGLER_OFFLINE)
+            .current_dir(dir)
+            .output()
+            .expect("run wrangler r2 object get");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        if !out.status.success() {
+            assert!(
+                stderr.contains("does not exist") || stdout.contains("does not exist"),
+                "wrangler r2 object get failed: {stderr}{stdout}"
+            );
+            return None;
+        }
+        std::fs::read(&file).ok()
     }
 
     /// Stops workerd and starts it again on the same persisted state.

@@ -152,7 +152,7 @@ async fn the_discord_channel_against_the_fake_discord() {
     assert_eq!(status, 401);
     assert_eq!(
         rig.post("/internal/capabilities", caps).await,
-        json!({"chatTypes": ["dm", "group"], "media": false, "reactions": false, "threads": false,
+        json!({"chatTypes": ["dm", "group"], "media": true, "reactions": false, "threads": false,
                "typing": true, "editing": false, "deletion": false, "qrLogin": false, "maxTextLength": 2000})
     );
 

@@ -76,6 +76,8 @@ fn media(a: &Attachment) -> ChannelMedia {
         _ => MediaType::Document,
     };
     ChannelMedia {
+        data: None,
+        r2_key: None,
         media_type,
         mime_type: mime,
         id: None,

@@ -78,6 +78,8 @@ fn a_guild_message_mentioning_the_bot_in_reply_to_it_with_an_attachment() {
             text: "<@900> look".into(),
             media: vec![
                 ChannelMedia {
+                    data: None,
+                    r2_key: None,
                     media_type: MediaType::Image,
                     mime_type: "image/png".into(),
                     id: None,
@@ -87,6 +89,8 @@ fn a_guild_message_mentioning_the_bot_in_reply_to_it_with_an_attachment() {
                     duration: None,
                 },
                 ChannelMedia {
+                    data: None,
+                    r2_key: None,
                     media_type: MediaType::Document,
                     mime_type: "application/octet-stream".into(),
                     id: None,

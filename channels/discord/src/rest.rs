@@ -20,7 +20,7 @@ pub const MAX_RETRY_WAIT_MS: i64 = 10_000;
 pub fn capabilities() -> ChannelCapabilities {
     ChannelCapabilities {
         chat_types: vec![PeerKind::Dm, PeerKind::Group],
-        media: false,
+        media: true,
         reactions: false,
         threads: false,
         typing: true,
@@ -103,6 +103,142 @@ pub fn create_message(
         path: format!("/channels/{channel_id}/messages"),
         body: Some(body),
     })
+}
+
+/// The largest file a bot uploads (Discord's limit without server boosts).
+pub const MAX_FILE_BYTES: u64 = 10 * 1024 * 1024;
+/// Files one message takes.
+pub const MAX_FILES: usize = 10;
+
+/// A file to upload with a message.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FilePart {
+    pub filename: String,
+    pub mime_type: String,
+    pub bytes: Vec<u8>,
+}
+
+/// A `multipart/form-data` request (a message with files).
+#[derive(Debug, Clone, PartialEq)]
+pub struct MultipartRequest {
+    pub path: String,
+    pub content_type: String,
+    pub body: Vec<u8>,
+}
+
+/// `POST /channels/{id}/messages` with files: `payload_json` (the
+/// message, its `attachments` naming each file by index) and one
+/// `files[n]` part per file, as Discord takes uploads.
+pub fn create_message_with_files(
+    channel_id: &str,
+    text: &str,
+    reply_to: Option<&str>,
+    nonce: &str,
+    files: &[FilePart],
+    boundary: &str,
+) -> Result<MultipartRequest, RestError> {
+    let refuse = |message: String| RestError {
+        message,
+        retryable: false,
+    };
+    if files.is_empty() || files.len() > MAX_FILES {
+        return Err(refuse(format!(
+            "a message takes 1 to {MAX_FILES} files, not {}",
+            files.len()
+        )));
+    }
+    if let Some(big) = files.iter().find(|f| f.bytes.len() as u64 > MAX_FILE_BYTES) {
+        return Err(refuse(format!(
+            "{} is {:.1} MB; Discord takes files of at most 10 MB from a bot",
+            big.filename,
+            big.bytes.len() as f64 / (1024.0 * 1024.0)
+        )));
+    }
+    if text.chars().count() > MAX_MESSAGE_CHARS {
+        return Err(refuse(format!(
+            "the message has {} characters; Discord bots may send at most {MAX_MESSAGE_CHARS}",
+            text.chars().count()
+        )));
+    }
+    let clean = |name: &str| -> String {
+        let name: String = name
+            .chars()
+            .map(|c| {
+                if c == '"' || c == '/' || c == '\\' || c.is_control() {
+                    '_'
+                } else {
+                    c
+                }
+            })
+            .collect();
+        if name.trim().is_empty() {
+            "file".into()
+        } else {
+            name
+        }
+    };
+    let mut payload = json!({
+        "allowed_mentions": {"parse": ["users"], "replied_user": true},
+        "nonce": nonce,
+        "enforce_nonce": true,
+        "attachments": files.iter().enumerate()
+            .map(|(i, f)| json!({"id": i, "filename": clean(&f.filename)}))
+            .collect::<Vec<_>>(),
+    });
+    if !text.is_empty() {
+        payload["content"] = json!(text);
+    }
+    if let Some(id) = reply_to {
+        payload["message_reference"] = json!({"message_id": id, "fail_if_not_exists": false});
+    }
+    let mut body = Vec::new();
+    body.extend_from_slice(
+        format!(
+            "--{boundary}\r\nContent-Disposition: form-data; name=\"payload_json\"\r\nContent-Type: application/json\r\n\r\n{payload}\r\n"
+        )
+        .as_bytes(),
+    );
+    for (i, f) in files.iter().enumerate() {
+        body.extend_from_slice(
+            format!(
+                "--{boundary}\r\nContent-Disposition: form-data; name=\"files[{i}]\"; filename=\"{}\"\r\nContent-Type: {}\r\n\r\n",
+                clean(&f.filename),
+                f.mime_type
+            )
+            .as_bytes(),
+        );
+        body.extend_from_slice(&f.bytes);
+        body.extend_from_slice(b"\r\n");
+    }
+    body.extend_from_slice(format!("--{boundary}--\r\n").as_bytes());
+    Ok(MultipartRequest {
+        path: format!("/channels/{channel_id}/messages"),
+        content_type: format!("multipart/form-data; boundary={boundary}"),
+        body,
+    })
+}
+
+/// `scheme://host[:port]` of a URL.
+fn origin(url: &str) -> Option<&str> {
+    let (scheme, rest) = url.split_once("://")?;
+    let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    let host = &rest[..end];
+    (!scheme.is_empty() && !host.is_empty() && !host.contains('@'))
+        .then(|| &url[..scheme.len() + 3 + end])
+}
+
+/// Whether the channel may download `url` for the gateway: an attachment
+/// on Discord's CDN (https), or on the API's own host (a test double).
+/// Nothing else: the URL came through the gateway, and the channel must
+/// not fetch arbitrary addresses on its behalf.
+pub fn attachment_url_allowed(url: &str, api_base: &str) -> bool {
+    let Some(origin) = origin(url) else {
+        return false;
+    };
+    matches!(
+        origin,
+        "https://cdn.discordapp.com" | "https://media.discordapp.net"
+    ) || Some(origin) == self::origin(api_base)
 }
 
 pub fn trigger_typing(channel_id: &str) -> RestRequest {

@@ -160,3 +160,80 @@ fn client_errors_fail_at_once_with_discord_s_words() {
         })
     );
 }
+
+#[test]
+fn a_message_with_files_is_multipart_as_discord_takes_it() {
+    let files = [FilePart {
+        filename: "chart\".png".into(),
+        mime_type: "image/png".into(),
+        bytes: b"PNG".to_vec(),
+    }];
+    let req = create_message_with_files("c1", "here", Some("m0"), "n1", &files, "B").unwrap();
+    assert_eq!(req.path, "/channels/c1/messages");
+    assert_eq!(req.content_type, "multipart/form-data; boundary=B");
+    let payload = json!({
+        "allowed_mentions": {"parse": ["users"], "replied_user": true},
+        "nonce": "n1", "enforce_nonce": true,
+        "attachments": [{"id": 0, "filename": "chart_.png"}],
+        "content": "here",
+        "message_reference": {"message_id": "m0", "fail_if_not_exists": false},
+    });
+    assert_eq!(
+        String::from_utf8(req.body).unwrap(),
+        format!(
+            "--B\r\nContent-Disposition: form-data; name=\"payload_json\"\r\nContent-Type: application/json\r\n\r\n{payload}\r\n\
+             --B\r\nContent-Disposition: form-data; name=\"files[0]\"; filename=\"chart_.png\"\r\nContent-Type: image/png\r\n\r\nPNG\r\n--B--\r\n"
+        )
+    );
+    // Without text, no content.
+    let bare = create_message_with_files("c1", "", None, "n", &files, "B").unwrap();
+    assert!(!String::from_utf8(bare.body)
+        .unwrap()
+        .contains("\"content\""));
+    let big = FilePart {
+        filename: "big.bin".into(),
+        mime_type: "application/octet-stream".into(),
+        bytes: vec![0; 11 * 1024 * 1024],
+    };
+    assert_eq!(
+        create_message_with_files("c1", "", None, "n", &[big], "B")
+            .unwrap_err()
+            .message,
+        "big.bin is 11.0 MB; Discord takes files of at most 10 MB from a bot"
+    );
+}
+
+#[test]
+fn attachments_are_fetched_from_discord_only() {
+    let api = "https://discord.com/api/v10";
+    assert!(attachment_url_allowed(
+        "https://cdn.discordapp.com/attachments/1/2/photo.jpg?ex=1&is=2&hm=3",
+        api
+    ));
+    assert!(attachment_url_allowed(
+        "https://media.discordapp.net/x.png",
+        api
+    ));
+    assert!(!attachment_url_allowed(
+        "http://cdn.discordapp.com/x.png",
+        api
+    ));
+    assert!(!attachment_url_allowed(
+        "https://cdn.discordapp.com.evil.com/x",
+        api
+    ));
+    assert!(!attachment_url_allowed(
+        "https://user@cdn.discordapp.com/x",
+        api
+    ));
+    assert!(!attachment_url_allowed(
+        "http://169.254.169.254/latest",
+        api
+    ));
+    // A test double's attachments live on its API host.
+    assert!(attachment_url_allowed(
+        "http://127.0.0.1:4000/attachments/1/photo.jpg",
+        "http://127.0.0.1:4000/api/v10"
+    ));
+    assert!(!attachment_url_allowed("not a url", api));
+}

@@ -13,7 +13,7 @@ pub const MAX_TEXT_CHARS: usize = 4_096;
 pub fn capabilities() -> ChannelCapabilities {
     ChannelCapabilities {
         chat_types: vec![PeerKind::Dm],
-        media: false,
+        media: true,
         reactions: false,
         threads: false,
         typing: true,
@@ -111,6 +111,224 @@ pub fn send_text(
         path: format!("/{phone_number_id}/messages"),
         body: Some(body),
     })
+}
+
+// ---- media ----
+
+const MB: u64 = 1024 * 1024;
+
+/// `GET /{media-id}`: the file's short-lived URL, type and size. The URL
+/// is fetched with the same bearer token ([`media_info`]'s `url`).
+pub fn media_info(media_id: &str) -> GraphRequest {
+    GraphRequest {
+        method: Method::Get,
+        path: format!("/{media_id}"),
+        body: None,
+    }
+}
+
+/// What `GET /{media-id}` says of a file.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+pub struct MediaInfo {
+    pub url: String,
+    #[serde(default)]
+    pub mime_type: Option<String>,
+    /// A string in Meta's OpenAPI description, a number in its examples.
+    #[serde(default, deserialize_with = "number_or_string")]
+    pub file_size: Option<u64>,
+    #[serde(default)]
+    pub sha256: Option<String>,
+}
+
+fn number_or_string<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {
+    Ok(match Option::<Value>::deserialize(d)? {
+        Some(Value::Number(n)) => n.as_u64(),
+        Some(Value::String(s)) => s.trim().parse().ok(),
+        _ => None,
+    })
+}
+
+pub fn parse_media_info(status: u16, body: &str) -> Result<MediaInfo, GraphError> {
+    answer(status, body)
+}
+
+/// How a file goes out: WhatsApp's message type for it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SendKind {
+    Image,
+    Audio,
+    Video,
+    Document,
+}
+
+impl SendKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Image => "image",
+            Self::Audio => "audio",
+            Self::Video => "video",
+            Self::Document => "document",
+        }
+    }
+}
+
+/// The largest file the Cloud API takes at all (as a document).
+pub const MAX_DOCUMENT_BYTES: u64 = 100 * MB;
+
+/// The message type a file of `mime` and `size` bytes is sent as: an
+/// image, audio or video when WhatsApp plays that format at that size
+/// (JPEG/PNG ≤ 5 MB; AAC, AMR, MP3, M4A, Ogg ≤ 16 MB; MP4, 3GP ≤ 16 MB),
+/// else a document (≤ 100 MB); beyond that, why not.
+pub fn send_kind(mime: &str, size: u64) -> Result<SendKind, String> {
+    let mime = mime
+        .split(';')
+        .next()
+        .unwrap_or_default()
+        .trim()
+        .to_ascii_lowercase();
+    let kind = match mime.as_str() {
+        "image/jpeg" | "image/png" if size <= 5 * MB => SendKind::Image,
+        "audio/aac" | "audio/amr" | "audio/mpeg" | "audio/mp4" | "audio/ogg" if size <= 16 * MB => {
+            SendKind::Audio
+        }
+        "video/mp4" | "video/3gpp" if size <= 16 * MB => SendKind::Video,
+        _ => SendKind::Document,
+    };
+    if size > MAX_DOCUMENT_BYTES {
+        return Err(format!(
+            "the file is {} MB; WhatsApp takes files up to 100 MB",
+            size / MB
+        ));
+    }
+    Ok(kind)
+}
+
+/// The type a file is uploaded as: one the Cloud API takes (images
+/// JPEG/PNG, audio AAC/AMR/MP3/M4A/Ogg, video MP4/3GP, PDF, Office
+/// documents, plain text); text of another type (Markdown, CSV, JSON,
+/// code) goes as plain text; anything else cannot be sent.
+pub fn upload_type(mime: &str) -> Result<String, String> {
+    let mime = mime
+        .split(';')
+        .next()
+        .unwrap_or_default()
+        .trim()
+        .to_ascii_lowercase();
+    const TAKEN: &[&str] = &[
+        "image/jpeg",
+        "image/png",
+        "audio/aac",
+        "audio/amr",
+        "audio/mpeg",
+        "audio/mp4",
+        "audio/ogg",
+        "video/mp4",
+        "video/3gpp",
+        "text/plain",
+        "application/pdf",
+        "application/msword",
+        "application/vnd.ms-excel",
+        "application/vnd.ms-powerpoint",
+        "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
+        "application/vnd.openxmlformats-officedocument.presentationml.presentation",
+        "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
+    ];
+    if TAKEN.contains(&mime.as_str()) {
+        return Ok(mime);
+    }
+    let text = mime.starts_with("text/")
+        || matches!(
+            mime.as_str(),
+            "application/json" | "application/xml" | "application/yaml" | "application/x-yaml"
+        )
+        || mime.ends_with("+json")
+        || mime.ends_with("+xml");
+    match text {
+        true => Ok("text/plain".into()),
+        false => Err(format!(
+            "WhatsApp does not take {mime} files (it takes JPEG and PNG images, audio, MP4 \
+             video, PDF, Office documents and text)"
+        )),
+    }
+}
+
+/// `POST /{phone-number-id}/media`: the upload's path, `Content-Type` and
+/// `multipart/form-data` body (`messaging_product`, `type`, `file`).
+pub fn upload_media(
+    phone_number_id: &str,
+    boundary: &str,
+    mime: &str,
+    filename: &str,
+    bytes: &[u8],
+) -> (String, String, Vec<u8>) {
+    let filename: String = filename
+        .chars()
+        .map(|c| if c == '"' || c.is_control() { '_' } else { c })
+        .collect();
+    let mut body = Vec::with_capacity(bytes.len() + 512);
+    for (name, value) in [("messaging_product", "whatsapp"), ("type", mime)] {
+        body.extend_from_slice(
+            format!("--{boundary}\r\nContent-Disposition: form-data; name=\"{name}\"\r\n\r\n{value}\r\n")
+                .as_bytes(),
+        );
+    }
+    body.extend_from_slice(
+        format!(
+            "--{boundary}\r\nContent-Disposition: form-data; name=\"file\"; filename=\"{filename}\"\r\nContent-Type: {mime}\r\n\r\n"
+        )
+        .as_bytes(),
+    );
+    body.extend_from_slice(bytes);
+    body.extend_from_slice(format!("\r\n--{boundary}--\r\n").as_bytes());
+    (
+        format!("/{phone_number_id}/media"),
+        format!("multipart/form-data; boundary={boundary}"),
+        body,
+    )
+}
+
+/// The uploaded file's media id from the upload's answer (`{"id": …}`).
+pub fn uploaded_media_id(status: u16, body: &str) -> Result<String, GraphError> {
+    #[derive(Deserialize)]
+    struct Uploaded {
+        id: String,
+    }
+    answer::<Uploaded>(status, body).map(|u| u.id)
+}
+
+/// `POST /{phone-number-id}/messages` of an uploaded file (`media_id`):
+/// a document keeps its file name; audio takes no caption.
+pub fn send_media(
+    phone_number_id: &str,
+    to: &str,
+    kind: SendKind,
+    media_id: &str,
+    filename: &str,
+    caption: Option<&str>,
+    reply_to: Option<&str>,
+) -> GraphRequest {
+    let mut object = json!({ "id": media_id });
+    if kind == SendKind::Document {
+        object["filename"] = json!(filename);
+    }
+    if let Some(c) = caption.filter(|c| !c.trim().is_empty() && kind != SendKind::Audio) {
+        object["caption"] = json!(c);
+    }
+    let mut body = json!({
+        "messaging_product": "whatsapp",
+        "recipient_type": "individual",
+        "to": to,
+        "type": kind.name(),
+    });
+    body[kind.name()] = object;
+    if let Some(id) = reply_to.filter(|id| !id.is_empty()) {
+        body["context"] = json!({"message_id": id});
+    }
+    GraphRequest {
+        method: Method::Post,
+        path: format!("/{phone_number_id}/messages"),
+        body: Some(body),
+    }
 }
 
 /// Marks `message_id` read (blue ticks) and shows the typing indicator

@@ -167,12 +167,12 @@ fn a_refused_token_rate_limits_and_outages() {
 }
 
 #[test]
-fn the_channel_takes_dms_of_up_to_4096_characters() {
+fn the_channel_takes_dms_of_up_to_4096_characters_and_files() {
     assert_eq!(
         capabilities(),
         ChannelCapabilities {
             chat_types: vec![PeerKind::Dm],
-            media: false,
+            media: true,
             reactions: false,
             threads: false,
             typing: true,
@@ -182,4 +182,102 @@ fn the_channel_takes_dms_of_up_to_4096_characters() {
             max_text_length: 4096,
         }
     );
+}
+
+#[test]
+fn files_go_as_the_type_whatsapp_plays_or_as_documents() {
+    const MB: u64 = 1024 * 1024;
+    assert_eq!(send_kind("image/jpeg", MB), Ok(SendKind::Image));
+    assert_eq!(send_kind("image/png", 6 * MB), Ok(SendKind::Document));
+    assert_eq!(send_kind("image/gif", 10), Ok(SendKind::Document));
+    assert_eq!(send_kind("audio/ogg; codecs=opus", MB), Ok(SendKind::Audio));
+    assert_eq!(send_kind("video/mp4", 17 * MB), Ok(SendKind::Document));
+    assert_eq!(send_kind("application/pdf", 2 * MB), Ok(SendKind::Document));
+    assert_eq!(
+        send_kind("application/zip", 101 * MB),
+        Err("the file is 101 MB; WhatsApp takes files up to 100 MB".into())
+    );
+}
+
+#[test]
+fn an_upload_is_multipart_and_its_message_names_the_media_id() {
+    let (path, content_type, body) =
+        upload_media("106540352242922", "B", "image/png", "chart\".png", b"PNG");
+    assert_eq!(path, "/106540352242922/media");
+    assert_eq!(content_type, "multipart/form-data; boundary=B");
+    assert_eq!(
+        String::from_utf8(body).unwrap(),
+        "--B\r\nContent-Disposition: form-data; name=\"messaging_product\"\r\n\r\nwhatsapp\r\n\
+         --B\r\nContent-Disposition: form-data; name=\"type\"\r\n\r\nimage/png\r\n\
+         --B\r\nContent-Disposition: form-data; name=\"file\"; filename=\"chart_.png\"\r\n\
+         Content-Type: image/png\r\n\r\nPNG\r\n--B--\r\n"
+    );
+    assert_eq!(
+        uploaded_media_id(200, r#"{"id":"1037543291543636"}"#),
+        Ok("1037543291543636".into())
+    );
+    assert_eq!(
+        send_media(
+            "1",
+            "16505551234",
+            SendKind::Document,
+            "77",
+            "report.pdf",
+            Some("here"),
+            Some("wamid.IN")
+        ),
+        GraphRequest {
+            method: Method::Post,
+            path: "/1/messages".into(),
+            body: Some(json!({
+                "messaging_product": "whatsapp", "recipient_type": "individual",
+                "to": "16505551234", "type": "document",
+                "document": {"id": "77", "filename": "report.pdf", "caption": "here"},
+                "context": {"message_id": "wamid.IN"},
+            })),
+        }
+    );
+    let audio = send_media("1", "2", SendKind::Audio, "78", "v.ogg", Some("no"), None);
+    assert_eq!(audio.body.unwrap()["audio"], json!({"id": "78"}));
+}
+
+#[test]
+fn a_media_id_gives_its_url_and_size() {
+    assert_eq!(media_info("1037543291543636").path, "/1037543291543636");
+    assert_eq!(
+        parse_media_info(
+            200,
+            r#"{"messaging_product":"whatsapp","url":"https://lookaside.fbsbx.com/whatsapp_business/attachments/?mid=1","mime_type":"image/jpeg","sha256":"ab","file_size":303833,"id":"1"}"#
+        ),
+        Ok(MediaInfo {
+            url: "https://lookaside.fbsbx.com/whatsapp_business/attachments/?mid=1".into(),
+            mime_type: Some("image/jpeg".into()),
+            file_size: Some(303833),
+            sha256: Some("ab".into()),
+        })
+    );
+    assert!(
+        parse_media_info(
+            401,
+            r#"{"error":{"code":190,"message":"Invalid OAuth access token"}}"#
+        )
+        .unwrap_err()
+        .token_refused
+    );
+}
+
+#[test]
+fn uploads_go_as_a_type_whatsapp_takes() {
+    assert_eq!(upload_type("image/JPEG"), Ok("image/jpeg".into()));
+    assert_eq!(
+        upload_type("audio/ogg; codecs=opus"),
+        Ok("audio/ogg".into())
+    );
+    assert_eq!(upload_type("text/markdown"), Ok("text/plain".into()));
+    assert_eq!(upload_type("application/json"), Ok("text/plain".into()));
+    assert_eq!(upload_type("application/pdf"), Ok("application/pdf".into()));
+    assert!(upload_type("image/gif")
+        .unwrap_err()
+        .starts_with("WhatsApp does not take image/gif files"));
+    assert!(upload_type("application/zip").is_err());
 }

@@ -201,6 +201,8 @@ fn content(msg: &Message) -> Result<(String, Option<ChannelMedia>), String> {
             };
             let m = m.as_ref().ok_or_else(missing)?;
             let media = ChannelMedia {
+                data: None,
+                r2_key: None,
                 media_type,
                 mime_type: m
                     .mime_type

@@ -79,6 +79,8 @@ fn media_arrive_by_id_with_their_caption() {
                    "sha256": "SfInY0gGKTsJlUWbwxC1k+FAD0FZHvzwfpvO0zX0GUI=", "id": "1003383421387256"}}),
             "Taj Mahal",
             ChannelMedia {
+                data: None,
+                r2_key: None,
                 media_type: MediaType::Image,
                 mime_type: "image/jpeg".into(),
                 id: Some("1003383421387256".into()),
@@ -93,6 +95,8 @@ fn media_arrive_by_id_with_their_caption() {
                    "id": "2001", "voice": true}}),
             "",
             ChannelMedia {
+                data: None,
+                r2_key: None,
                 media_type: MediaType::Audio,
                 mime_type: "audio/ogg; codecs=opus".into(),
                 id: Some("2001".into()),
@@ -107,6 +111,8 @@ fn media_arrive_by_id_with_their_caption() {
                    "sha256": "x", "id": "3001"}}),
             "My vacation video",
             ChannelMedia {
+                data: None,
+                r2_key: None,
                 media_type: MediaType::Video,
                 mime_type: "video/mp4".into(),
                 id: Some("3001".into()),
@@ -121,6 +127,8 @@ fn media_arrive_by_id_with_their_caption() {
                    "mime_type": "application/pdf", "sha256": "x", "id": "4001"}}),
             "March",
             ChannelMedia {
+                data: None,
+                r2_key: None,
                 media_type: MediaType::Document,
                 mime_type: "application/pdf".into(),
                 id: Some("4001".into()),
@@ -135,6 +143,8 @@ fn media_arrive_by_id_with_their_caption() {
                    "id": "5001", "animated": false}}),
             "",
             ChannelMedia {
+                data: None,
+                r2_key: None,
                 media_type: MediaType::Image,
                 mime_type: "image/webp".into(),
                 id: Some("5001".into()),

@@ -30,21 +30,38 @@ pub async fn run(
     target: &GatewayTarget,
     session_key: &str,
     message: Option<String>,
+    attach: &[std::path::PathBuf],
 ) -> Result<ExitCode> {
-    match message {
-        Some(message) => one_shot(target, session_key, &message).await,
-        None => repl(target, session_key).await,
+    match (message, attach.is_empty()) {
+        (Some(message), _) => one_shot(target, session_key, &message, attach).await,
+        // Files alone are a message too.
+        (None, false) => one_shot(target, session_key, "", attach).await,
+        (None, true) => repl(target, session_key).await,
     }
 }
 
-async fn one_shot(target: &GatewayTarget, session_key: &str, message: &str) -> Result<ExitCode> {
+async fn one_shot(
+    target: &GatewayTarget,
+    session_key: &str,
+    message: &str,
+    attach: &[std::path::PathBuf],
+) -> Result<ExitCode> {
+    // The files first (each straight into the session's media in R2), so
+    // a file the gateway refuses stops the message before it is sent.
+    let mut media = Vec::with_capacity(attach.len());
+    for file in attach {
+        let stored = crate::upload::upload(&target.url, target.token.as_deref(), session_key, file)
+            .await
+            .map_err(|e| anyhow!(e))?;
+        media.push(stored);
+    }
     let conn = target.connect().await?;
     let mut term = Terminal {
         out: std::io::stdout(),
         err: std::io::stderr(),
     };
     tokio::select! {
-        result = send_and_stream(&conn, session_key, message, &mut term, SILENCE_LIMIT) => {
+        result = send_with_media(&conn, session_key, message, media, &mut term, SILENCE_LIMIT) => {
             result.map(|()| ExitCode::SUCCESS).map_err(|e| anyhow!(e))
         }
         _ = tokio::signal::ctrl_c() => {
@@ -145,12 +162,25 @@ pub async fn send_and_stream<O: Write, E: Write>(
     term: &mut Terminal<O, E>,
     silence_limit: Duration,
 ) -> Result<(), String> {
+    send_with_media(conn, session_key, message, Vec::new(), term, silence_limit).await
+}
+
+/// [`send_and_stream`] with files already uploaded (`crate::upload`).
+pub async fn send_with_media<O: Write, E: Write>(
+    conn: &Connection,
+    session_key: &str,
+    message: &str,
+    media: Vec<gsv_protocol::channels::ChannelMedia>,
+    term: &mut Terminal<O, E>,
+    silence_limit: Duration,
+) -> Result<(), String> {
     // Subscribe first: the first deltas may beat the chat.send answer.
     let mut events = conn.events();
     let params = ChatSendParams {
         session_key: session_key.to_string(),
         message: message.to_string(),
         run_id: Some(uuid::Uuid::new_v4().to_string()),
+        media,
     };
     let answer = conn
         .call::<method::ChatSend>(&params)

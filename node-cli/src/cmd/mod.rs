@@ -79,7 +79,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             let config = config();
             let target = GatewayTarget::resolve(cli.url, cli.token, &config);
             let session = args.session.unwrap_or_else(|| config.default_session_key());
-            chat::run(&target, &session, args.message).await
+            chat::run(&target, &session, args.message, &args.attach).await
         }
         Command::Session(command) => {
             let config = config();

@@ -105,6 +105,10 @@ fn content_blocks(blocks: &[ContentBlock]) -> Vec<Value> {
             ContentBlock::Image { data: None, .. } => {
                 Some(json!({ "type": "text", "text": "[image unavailable]" }))
             }
+            // The shell turns files into text before calling; the fallback names the file.
+            ContentBlock::Attachment(a) => {
+                Some(json!({ "type": "text", "text": crate::media::notes::unprepared(a) }))
+            }
         })
         .collect()
 }

@@ -79,6 +79,10 @@ fn content_part(block: &ContentBlock) -> Value {
         ContentBlock::Image { data: None, .. } => {
             json!({ "type": "text", "text": "[image unavailable]" })
         }
+        // The shell turns files into text before calling; the fallback names the file.
+        ContentBlock::Attachment(a) => {
+            json!({ "type": "text", "text": crate::media::notes::unprepared(a) })
+        }
     }
 }
 
@@ -162,6 +166,8 @@ mod tests {
                         data: Some("iVBORw0KGgo=".into()),
                         mime_type: "image/png".into(),
                         r2_key: None,
+                        filename: None,
+                        size: None,
                     },
                 ]),
                 timestamp: 1,
@@ -295,6 +301,8 @@ mod tests {
                     data: Some("AAAA".into()),
                     mime_type: "image/jpeg".into(),
                     r2_key: None,
+                    filename: None,
+                    size: None,
                 }],
                 is_error: false,
                 timestamp: 2,
@@ -304,6 +312,8 @@ mod tests {
                     data: None,
                     mime_type: "image/png".into(),
                     r2_key: Some("media/x.png".into()),
+                    filename: None,
+                    size: None,
                 }]),
                 timestamp: 3,
             }),

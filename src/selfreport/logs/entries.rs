@@ -60,6 +60,11 @@ fn render(message: &Message, skip: Option<&str>) -> Option<String> {
             parts.push(match b {
                 ContentBlock::Text { text } => text.clone(),
                 ContentBlock::Image { .. } => "[image]".into(),
+                // A voice note reads as what was said.
+                ContentBlock::Attachment(a) => match a.kind {
+                    gsv_protocol::channels::MediaType::Audio => crate::media::notes::audio(a),
+                    _ => crate::media::notes::unprepared(a),
+                },
             });
         }
     };

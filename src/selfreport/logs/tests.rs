@@ -162,6 +162,8 @@ fn entry_text_is_one_line_with_tool_calls_and_images() {
                 data: None,
                 mime_type: "image/png".into(),
                 r2_key: Some("media/x.png".into()),
+                filename: None,
+                size: None,
             },
         ]),
         timestamp: 2,

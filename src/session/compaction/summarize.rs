@@ -21,13 +21,14 @@ pub struct SummarizerRequest {
 
 /// Messages as plain text: `[user]: …`, `[assistant]: …`,
 /// `[assistant tool calls]: a, b`, `[tool result: name]: …` (cut at 2,000
-/// characters). Thinking and images are left out.
+/// characters). Thinking and images are left out; a voice note reads as
+/// its transcript, another file as its name and type.
 pub fn serialize_for_summary(messages: &[Message]) -> String {
     let mut lines = Vec::new();
     for m in messages {
         match m {
             Message::User(u) => {
-                let text = u.content.text();
+                let text = crate::media::notes::as_text(&u.content);
                 if !text.is_empty() {
                     lines.push(format!("[user]: {text}"));
                 }

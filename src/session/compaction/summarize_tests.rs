@@ -209,6 +209,8 @@ fn the_summary_message() {
             data: None,
             mime_type: "image/png".into(),
             r2_key: Some("k".into()),
+            filename: None,
+            size: None,
         }]),
         timestamp: 1,
     });

@@ -195,7 +195,7 @@ impl ResetPlan {
             archive_metadata: archive_metadata(&info, &input.tokens),
             memory_key: memory.key,
             memory_time: memory.time,
-            media_prefix: format!("media/{}/", input.session_key),
+            media_prefix: crate::media::key::session_prefix(input.session_key),
             steps,
             done: 0,
         }

@@ -56,7 +56,9 @@ fn results_become_text_or_images() {
                 ContentBlock::Image {
                     data: Some("iVBOR".into()),
                     mime_type: "image/png".into(),
-                    r2_key: None
+                    r2_key: None,
+                    filename: None,
+                    size: None,
                 },
                 ContentBlock::Text {
                     text: "Image /a.png (5 bytes)".into()

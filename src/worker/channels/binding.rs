@@ -24,6 +24,25 @@ impl BindingChannel {
         }
     }
 
+    /// POSTs `body` (JSON) to `path`; the raw answer.
+    async fn post(&self, path: &str, body: String) -> ChannelResult<worker::Response> {
+        let headers = Headers::new();
+        let _ = headers.set("content-type", "application/json");
+        let _ = headers.set(CHANNEL_KEY_HEADER, &self.key);
+        let mut init = RequestInit::new();
+        init.with_method(Method::Post)
+            .with_headers(headers)
+            .with_body(Some(body.into()));
+        let url = format!("https://{}.channel{path}", self.name);
+        self.fetcher.fetch(url, Some(init)).await.map_err(|e| {
+            ErrorShape::new(
+                codes::UNAVAILABLE,
+                format!("The {} channel could not be reached: {e}", self.name),
+            )
+            .retryable(true)
+        })
+    }
+
     /// POSTs `call` to its path; an answer that is not the call's reply
     /// (a non-2xx, a body that does not parse) is an error naming the channel.
     async fn call<C: InternalCall>(&self, call: &C) -> ChannelResult<C::Reply>
@@ -38,19 +57,7 @@ impl BindingChannel {
             .retryable(true)
         };
         let body = serde_json::to_string(call).map_err(|e| unreachable(e.to_string()))?;
-        let headers = Headers::new();
-        let _ = headers.set("content-type", "application/json");
-        let _ = headers.set(CHANNEL_KEY_HEADER, &self.key);
-        let mut init = RequestInit::new();
-        init.with_method(Method::Post)
-            .with_headers(headers)
-            .with_body(Some(body.into()));
-        let url = format!("https://{}.channel{}", self.name, C::PATH);
-        let mut res = self
-            .fetcher
-            .fetch(url, Some(init))
-            .await
-            .map_err(|e| unreachable(e.to_string()))?;
+        let mut res = self.post(C::PATH, body).await?;
         let text = res.text().await.map_err(|e| unreachable(e.to_string()))?;
         let status = res.status_code();
         if !(200..300).contains(&status) {
@@ -171,6 +178,18 @@ impl Channel for BindingChannel {
                 account_id: account_id.to_string(),
             };
             self.call(&call).await
+        }
+        .boxed_local()
+    }
+
+    fn fetch_media<'a>(
+        &'a self,
+        params: &'a ChannelMediaFetchParams,
+    ) -> LocalBoxFuture<'a, ChannelResult<worker::Response>> {
+        async move {
+            let body = serde_json::to_string(params)
+                .map_err(|e| ErrorShape::new(codes::INTERNAL, e.to_string()))?;
+            self.post(ChannelMediaFetchParams::PATH, body).await
         }
         .boxed_local()
     }

@@ -12,8 +12,8 @@ pub use socket::SocketChannel;
 
 use futures::future::LocalBoxFuture;
 use gsv_protocol::channels::{
-    ChannelAccountConfig, ChannelAccountStatus, ChannelLoginResult, ChannelOutboundMessage,
-    ChannelPeer, ChannelSendResult, OkResult,
+    ChannelAccountConfig, ChannelAccountStatus, ChannelLoginResult, ChannelMediaFetchParams,
+    ChannelOutboundMessage, ChannelPeer, ChannelSendResult, OkResult,
 };
 use gsv_protocol::ErrorShape;
 
@@ -58,6 +58,13 @@ pub trait Channel {
     ) -> LocalBoxFuture<'a, ChannelResult<ChannelLoginResult>>;
 
     fn logout<'a>(&'a self, account_id: &'a str) -> LocalBoxFuture<'a, ChannelResult<OkResult>>;
+
+    /// Downloads an inbound attachment with the account's credentials: a
+    /// 200's body is the file (streamed), anything else says why not.
+    fn fetch_media<'a>(
+        &'a self,
+        params: &'a ChannelMediaFetchParams,
+    ) -> LocalBoxFuture<'a, ChannelResult<worker::Response>>;
 }
 
 /// The service binding a channel's Worker is reached by.

@@ -61,6 +61,21 @@ impl Channel for SocketChannel {
         account_id: &'a str,
         message: &'a ChannelOutboundMessage,
     ) -> LocalBoxFuture<'a, ChannelSendResult> {
+        if !message.media.is_empty() {
+            // v1's event carries text only (its `mediaUrl` needs a public
+            // URL, which the gateway's files do not have).
+            let result = ChannelSendResult {
+                ok: false,
+                message_id: None,
+                error: Some(format!(
+                    "the {} channel is connected over WebSocket, which carries text only: \
+                     files cannot be sent through it",
+                    self.name
+                )),
+                retryable: Some(false),
+            };
+            return async move { result }.boxed_local();
+        }
         let evt = ChannelOutboundEvent {
             channel: self.name.clone(),
             account_id: account_id.to_string(),
@@ -147,6 +162,21 @@ impl Channel for SocketChannel {
 
     fn logout<'a>(&'a self, _account_id: &'a str) -> LocalBoxFuture<'a, ChannelResult<OkResult>> {
         let r = self.unsupported("log out");
+        async move { r }.boxed_local()
+    }
+
+    fn fetch_media<'a>(
+        &'a self,
+        _params: &'a ChannelMediaFetchParams,
+    ) -> LocalBoxFuture<'a, ChannelResult<worker::Response>> {
+        // v1's channels send files inline (`data`), never by reference.
+        let r = Err(ErrorShape::new(
+            codes::BAD_REQUEST,
+            format!(
+                "The {} channel is connected over WebSocket: it must send files inline (data)",
+                self.name
+            ),
+        ));
         async move { r }.boxed_local()
     }
 }

@@ -88,6 +88,7 @@ impl Gateway {
             directives: turn.directives,
             relay: None,
             clock_offset_ms: self.clock_offset.get(),
+            media: vec![],
         };
         let reply = SessionStub::for_key(&self.env, turn.session_key)
             .call(&send)

@@ -5,7 +5,7 @@
 
 use crate::channels::pairing::PendingPair;
 use crate::worker::rpc::internal_error;
-use gsv_protocol::channels::{ChannelAccountStatus, ChannelPeer, DeliveryState};
+use gsv_protocol::channels::{ChannelAccountStatus, ChannelPeer, DeliveryState, OutboundMedia};
 use gsv_protocol::ErrorShape;
 use serde::{de::DeserializeOwned, Deserialize};
 use worker::{SqlStorage, SqlStorageValue};
@@ -41,6 +41,9 @@ pub const RECEIPTS_MIGRATION: &str = "
     CREATE TABLE early_receipts (channel TEXT NOT NULL, account_id TEXT NOT NULL, message_id TEXT NOT NULL,
         receipt TEXT NOT NULL, error TEXT, at INTEGER NOT NULL)";
 
+/// Files going out: a piece may carry files (`OutboundMedia` JSON).
+pub const MEDIA_MIGRATION: &str = "ALTER TABLE deliveries ADD COLUMN media TEXT";
+
 /// Receipts for messages the ledger does not (yet) know are kept this long.
 pub const EARLY_RECEIPT_TTL_MS: i64 = 3_600_000;
 
@@ -61,6 +64,9 @@ pub struct ChannelRun {
     pub started_at: i64,
     /// Pieces of text sent for the run so far (partial answers included).
     pub parts: i64,
+    /// The session the run is in (its media may go with the answer).
+    #[serde(default)]
+    pub session_key: String,
 }
 
 impl ChannelRun {
@@ -80,11 +86,20 @@ pub struct DeliveryRow {
     pub reply_to: Option<String>,
     pub attempts: i64,
     pub next_at: i64,
+    media: Option<String>,
 }
 
 impl DeliveryRow {
     pub fn peer(&self) -> Res<ChannelPeer> {
         serde_json::from_str(&self.peer).map_err(internal_error)
+    }
+
+    /// The files the piece carries.
+    pub fn media(&self) -> Res<Vec<OutboundMedia>> {
+        match &self.media {
+            Some(json) => serde_json::from_str(json).map_err(internal_error),
+            None => Ok(Vec::new()),
+        }
     }
 }
 
@@ -362,7 +377,7 @@ impl ChannelStore {
 
     pub fn run(&self, run_id: &str) -> Res<Option<ChannelRun>> {
         let rows: Vec<ChannelRun> = self.rows(
-            "SELECT run_id, channel, account_id, peer, reply_to, started_at, parts FROM channel_runs WHERE run_id = ?",
+            "SELECT run_id, channel, account_id, peer, reply_to, started_at, parts, session_key FROM channel_runs WHERE run_id = ?",
             vec![run_id.into()],
         )?;
         Ok(rows.into_iter().next())
@@ -388,7 +403,7 @@ impl ChannelStore {
     /// Runs whose typing indicator is due for renewal.
     pub fn typing_due(&self, now: i64) -> Res<Vec<ChannelRun>> {
         self.rows(
-            "SELECT run_id, channel, account_id, peer, reply_to, started_at, parts
+            "SELECT run_id, channel, account_id, peer, reply_to, started_at, parts, session_key
              FROM channel_runs WHERE typing_at IS NOT NULL AND typing_at <= ?",
             vec![now.into()],
         )
@@ -415,12 +430,17 @@ impl ChannelStore {
         peer: &ChannelPeer,
         text: &str,
         reply_to: Option<&str>,
+        media: &[OutboundMedia],
         now: i64,
     ) -> Res<()> {
         let peer_json = serde_json::to_string(peer).map_err(internal_error)?;
+        let media_json = match media.is_empty() {
+            true => None,
+            false => Some(serde_json::to_string(media).map_err(internal_error)?),
+        };
         self.exec(
-            "INSERT INTO deliveries (key, dest, channel, account_id, peer, text, reply_to, status, next_at, created_at)
-             VALUES (?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?) ON CONFLICT(key) DO NOTHING",
+            "INSERT INTO deliveries (key, dest, channel, account_id, peer, text, reply_to, status, next_at, created_at, media)
+             VALUES (?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?, ?) ON CONFLICT(key) DO NOTHING",
             vec![
                 key.into(),
                 dest_key(channel, account_id, &peer.id).into(),
@@ -431,6 +451,7 @@ impl ChannelStore {
                 reply_to.map(str::to_string).into(),
                 now.into(),
                 now.into(),
+                media_json.into(),
             ],
         )?;
         Ok(())
@@ -440,7 +461,7 @@ impl ChannelStore {
     /// wait for it, so a chat reads them in order).
     pub fn head(&self, dest: &str) -> Res<Option<DeliveryRow>> {
         let rows: Vec<DeliveryRow> = self.rows(
-            "SELECT key, channel, account_id, peer, text, reply_to, attempts, next_at FROM deliveries
+            "SELECT key, channel, account_id, peer, text, reply_to, attempts, next_at, media FROM deliveries
              WHERE dest = ? AND status = 'pending' ORDER BY rowid LIMIT 1",
             vec![dest.into()],
         )?;

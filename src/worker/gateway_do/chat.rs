@@ -80,7 +80,7 @@ impl Gateway {
         att: &mut Attachment,
         p: ChatSendParams,
     ) -> Res<ChatSendResult> {
-        if p.message.trim().is_empty() {
+        if p.message.trim().is_empty() && p.media.is_empty() {
             return Err(ErrorShape::new(
                 codes::BAD_REQUEST,
                 "message must not be empty",
@@ -91,6 +91,7 @@ impl Gateway {
         // Watch first, so not even the first streamed chunk is missed.
         self.watch(ws, att, &session_key, &p.session_key)?;
         self.touch_session(&session_key, None, false)?;
+        let media = self.keep_client_media(&p.media, &session_key).await?;
         let send = SessionChatSend {
             session_key: session_key.clone(),
             run_id: run_id.clone(),
@@ -101,6 +102,7 @@ impl Gateway {
             directives: None,
             relay: None,
             clock_offset_ms: self.clock_offset.get(),
+            media,
         };
         // Slash commands and directives are the session's to read: it owns
         // the settings, the run and the history they act on.

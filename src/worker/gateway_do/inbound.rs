@@ -42,8 +42,8 @@ fn bad(what: &str) -> ErrorShape {
     )
 }
 
-/// The message's text plus a line per attachment (their bytes stay with
-/// the platform until media are copied into R2).
+/// The message's text, cut at `MAX_TEXT_CHARS`, after the text it
+/// quotes (its attachments go with it as blocks).
 fn message_text(msg: &ChannelInboundMessage) -> String {
     let mut text: String = msg.text.chars().take(MAX_TEXT_CHARS).collect();
     if msg.text.chars().count() > MAX_TEXT_CHARS {
@@ -56,19 +56,6 @@ fn message_text(msg: &ChannelInboundMessage) -> String {
     {
         let quoted: String = quoted.chars().take(500).collect();
         text = format!("[replying to: {quoted}]\n{text}");
-    }
-    for m in &msg.media {
-        let name = m.filename.as_deref().unwrap_or("attachment");
-        let size = m.size.map(|s| format!(", {s} bytes")).unwrap_or_default();
-        let url = m
-            .url
-            .as_deref()
-            .map(|u| format!(" {u}"))
-            .unwrap_or_default();
-        text.push_str(&format!(
-            "\n[attachment: {name} ({}{size}){url}]",
-            m.mime_type
-        ));
     }
     text
 }
@@ -238,7 +225,7 @@ impl Gateway {
         let config = self.config.borrow().effective().clone();
         let tz = user_time_zone(&self.config.borrow());
         let run_id = new_id();
-        let send = SessionChatSend {
+        let mut send = SessionChatSend {
             session_key: route.session_key.clone(),
             run_id: run_id.clone(),
             message: message_text(msg),
@@ -264,6 +251,7 @@ impl Gateway {
             directives: None,
             relay: None,
             clock_offset_ms: self.clock_offset.get(),
+            media: Vec::new(),
         };
         // Recorded before the session runs: its first event finds the chat.
         store.save_run(
@@ -276,12 +264,43 @@ impl Gateway {
             now,
             Some(now + TYPING_RENEW_MS),
         )?;
-        // Typing comes on while the session takes the message, not before.
+        // Typing comes on while the session takes the message, not
+        // before; a message with files shows it while they are fetched
+        // too (a second typing call then renews it).
+        if !msg.media.is_empty() {
+            self.typing(channel, account_id, &msg.peer, true).await;
+        }
+        let kept = self
+            .keep_channel_media(channel, account_id, &msg.media, &route.session_key)
+            .await;
+        send.media = kept.attached;
         let session = SessionStub::for_key(&self.env, &route.session_key);
         let ((), reply) = futures::join!(
             self.typing(channel, account_id, &msg.peer, true),
             session.call(&send)
         );
+        // The sender hears which of their files were too large to take.
+        for (i, (name, size)) in kept.too_large.iter().enumerate() {
+            let source = format!("media:{channel}:{account_id}:{}:{i}", msg.message_id);
+            let text = crate::media::too_large_reply(name.as_deref(), *size);
+            if let Err(e) = self
+                .send_text(
+                    channel,
+                    account_id,
+                    &msg.peer,
+                    &source,
+                    &text,
+                    Some(&msg.message_id),
+                )
+                .await
+            {
+                console_error!(
+                    "gateway: telling {} a file was too large failed: {}",
+                    sender.id,
+                    e.message
+                );
+            }
+        }
         let reply = match reply {
             Ok(r) => r,
             Err(e) => {

@@ -9,12 +9,14 @@
 use super::channel_store::{dest_key, ChannelStore, DeliveryRow};
 use super::Gateway;
 use crate::channels::chunk::platform_limit;
-use crate::channels::delivery::{pieces, retry_at, TYPING_MAX_MS, TYPING_RENEW_MS};
+use crate::channels::delivery::{delivery_key, pieces, retry_at, TYPING_MAX_MS, TYPING_RENEW_MS};
+use crate::media::mime;
+use crate::media::outbound::{locate, split_media_lines, MAX_ATTACHMENTS};
 use crate::session::internal::{ChannelMessageReply, ChannelMessageRequest};
 use crate::worker::channels::{binding_name, BindingChannel, Channel, SocketChannel};
 use crate::worker::rpc::now_ms;
 use gsv_protocol::channel_key::derive_channel_key;
-use gsv_protocol::channels::{ChannelOutboundMessage, ChannelPeer, PeerKind};
+use gsv_protocol::channels::{ChannelOutboundMessage, ChannelPeer, OutboundMedia, PeerKind};
 use gsv_protocol::{codes, ChatEvent, ChatState, ClientMode, ErrorShape};
 use worker::*;
 
@@ -63,9 +65,10 @@ impl Gateway {
         Some(Box::new(BindingChannel::new(name, fetcher, key)))
     }
 
-    /// Splits `text` for the chat and queues it; `source_id` names the
-    /// text (a run's part, a command's answer) so queuing it again adds
-    /// nothing. Returns the pieces' ledger keys.
+    /// Splits `text` for the chat and queues it, then one piece per file;
+    /// `source_id` names the message (a run's part, a command's answer) so
+    /// queuing it again adds nothing. Returns the pieces' ledger keys.
+    #[allow(clippy::too_many_arguments)]
     pub(super) fn queue_text(
         &self,
         channel: &str,
@@ -74,11 +77,15 @@ impl Gateway {
         source_id: &str,
         text: &str,
         reply_to: Option<&str>,
+        media: &[OutboundMedia],
     ) -> Res<Vec<String>> {
         let store = self.channel_store();
         let now = now_ms();
         let mut keys = Vec::new();
-        for piece in pieces(source_id, text, platform_limit(channel), reply_to) {
+        let texts = pieces(source_id, text, platform_limit(channel), reply_to);
+        // Each file is a piece of its own: a retry resends that file only.
+        let first_file = texts.len() as u32;
+        for piece in texts {
             let key = piece.key();
             store.enqueue(
                 &key,
@@ -87,6 +94,22 @@ impl Gateway {
                 peer,
                 &piece.text,
                 piece.reply_to.as_deref(),
+                &[],
+                now,
+            )?;
+            keys.push(key);
+        }
+        for (i, file) in media.iter().enumerate() {
+            let key = delivery_key(source_id, first_file + i as u32);
+            let reply = (first_file == 0 && i == 0).then_some(reply_to).flatten();
+            store.enqueue(
+                &key,
+                channel,
+                account_id,
+                peer,
+                "",
+                reply,
+                std::slice::from_ref(file),
                 now,
             )?;
             keys.push(key);
@@ -104,7 +127,24 @@ impl Gateway {
         text: &str,
         reply_to: Option<&str>,
     ) -> Res<Sent> {
-        let keys = self.queue_text(channel, account_id, peer, source_id, text, reply_to)?;
+        self.send_message(channel, account_id, peer, source_id, text, reply_to, &[])
+            .await
+    }
+
+    /// Queues `text` and `media` and sends the chat's queue now; says how
+    /// it went.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) async fn send_message(
+        &self,
+        channel: &str,
+        account_id: &str,
+        peer: &ChannelPeer,
+        source_id: &str,
+        text: &str,
+        reply_to: Option<&str>,
+        media: &[OutboundMedia],
+    ) -> Res<Sent> {
+        let keys = self.queue_text(channel, account_id, peer, source_id, text, reply_to, media)?;
         self.pump(&dest_key(channel, account_id, &peer.id)).await;
         let store = self.channel_store();
         let mut failed = None;
@@ -172,6 +212,7 @@ impl Gateway {
             text: row.text.clone(),
             reply_to_id: row.reply_to.clone(),
             idempotency_key: Some(row.key.clone()),
+            media: row.media()?,
         };
         let result = channel.send(&row.account_id, &message).await;
         if result.ok {
@@ -243,6 +284,13 @@ impl Gateway {
             typing_off.await;
             return Ok(());
         };
+        // `MEDIA:` lines of the answer are files to send with it.
+        let (mut text, refs) = split_media_lines(&text);
+        let agent_id = crate::routing::agent_id_of(&run.session_key);
+        let (media, failed) = self.find_media(&agent_id, &run.session_key, &refs).await;
+        for why in failed {
+            text.push_str(&format!("\n(could not attach {why})"));
+        }
         let source = format!("{run_id}:{}", run.parts);
         let keys = self.queue_text(
             &run.channel,
@@ -251,6 +299,7 @@ impl Gateway {
             &source,
             &text,
             run.reply_to.as_deref(),
+            &media,
         )?;
         if !ends {
             store.add_parts(run_id, keys.len().max(1) as i64)?;
@@ -265,6 +314,8 @@ impl Gateway {
         &self,
         r: ChannelMessageRequest,
     ) -> Res<ChannelMessageReply> {
+        // The files first: a bad reference fails the call before anything is sent.
+        let media = self.outbound_media(&r).await?;
         let (channel, account_id, peer) =
             match r.target {
                 Some(t) => {
@@ -291,7 +342,7 @@ impl Gateway {
             };
         let source = format!("msg:{}", r.call_id);
         let sent = self
-            .send_text(&channel, &account_id, &peer, &source, &r.text, None)
+            .send_message(&channel, &account_id, &peer, &source, &r.text, None, &media)
             .await?;
         Ok(ChannelMessageReply {
             channel,
@@ -299,6 +350,91 @@ impl Gateway {
             pieces: sent.pieces as u32,
             error: sent.failed,
         })
+    }
+
+    /// The files a `gsv__Message` attaches, found in R2: each reference
+    /// is this conversation's media or a workspace file, and must exist.
+    async fn outbound_media(&self, r: &ChannelMessageRequest) -> Res<Vec<OutboundMedia>> {
+        if r.attachments.len() > MAX_ATTACHMENTS {
+            return Err(ErrorShape::new(
+                codes::BAD_REQUEST,
+                format!("at most {MAX_ATTACHMENTS} attachments per message"),
+            ));
+        }
+        let (media, failed) = self
+            .find_media(&r.agent_id, &r.session_key, &r.attachments)
+            .await;
+        match failed.into_iter().next() {
+            Some(why) => Err(ErrorShape::new(codes::BAD_REQUEST, why)),
+            None => Ok(media),
+        }
+    }
+
+    /// The files `refs` name for the agent in `session_key`, and why each
+    /// of the others could not be had (`"<ref>: <why>"`).
+    async fn find_media(
+        &self,
+        agent_id: &str,
+        session_key: &str,
+        refs: &[String],
+    ) -> (Vec<OutboundMedia>, Vec<String>) {
+        let mut out = Vec::with_capacity(refs.len());
+        let mut failed = Vec::new();
+        if refs.is_empty() {
+            return (out, failed);
+        }
+        let bucket = match crate::worker::bindings::bucket(&self.env) {
+            Ok(b) => b,
+            Err(e) => return (out, vec![format!("the files: {e}")]),
+        };
+        for reference in refs {
+            let located = match locate(reference, agent_id, session_key) {
+                Ok(l) => l,
+                Err(e) => {
+                    failed.push(e);
+                    continue;
+                }
+            };
+            let mut found = None;
+            for key in &located.keys {
+                match bucket.head(key).await {
+                    Ok(Some(head)) => {
+                        found = Some((key.clone(), head));
+                        break;
+                    }
+                    Ok(None) => {}
+                    Err(e) => {
+                        failed.push(format!("{reference}: {e}"));
+                        break;
+                    }
+                }
+            }
+            let Some((key, head)) = found else {
+                if failed
+                    .last()
+                    .is_none_or(|f| !f.starts_with(reference.as_str()))
+                {
+                    failed.push(format!("{reference}: no such file"));
+                }
+                continue;
+            };
+            let filename = head
+                .custom_metadata()
+                .ok()
+                .and_then(|m| m.get("originalFilename").cloned())
+                .filter(|n| !n.trim().is_empty())
+                .unwrap_or(located.filename);
+            let declared = head.http_metadata().content_type;
+            let mime_type = mime::resolve(declared.as_deref(), Some(&filename));
+            out.push(OutboundMedia {
+                key,
+                media_type: mime::media_type(&mime_type),
+                mime_type,
+                filename,
+                size: head.size(),
+            });
+        }
+        (out, failed)
     }
 
     /// Typing on or off in a chat; a failure costs only the indicator.

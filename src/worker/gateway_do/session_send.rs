@@ -75,6 +75,7 @@ impl Gateway {
             directives: None,
             relay: Some(relay),
             clock_offset_ms: self.clock_offset.get(),
+            media: vec![],
         };
         let reply = SessionStub::for_key(&self.env, &target).call(&send).await;
         match reply {

@@ -83,11 +83,15 @@ async fn with_memory_stats(ctx: &ToolContext<'_>, text: &str) -> Result<String, 
 /// `gsv__Message`: the Gateway sends it through the chat's channel.
 async fn message(ctx: &ToolContext<'_>, args: &Value) -> Result<String, ToolError> {
     let args = MessageArgs::parse(args).map_err(|e| ToolError::new(e.to_string()))?;
+    let session_key = ctx.session.meta().map_err(ToolError::from)?.session_key;
+    let files = args.attachments.len();
     let req = ChannelMessageRequest {
         agent_id: ctx.agent_id.to_string(),
+        session_key,
         call_id: ctx.call_id.to_string(),
         text: args.text,
         target: args.target,
+        attachments: args.attachments,
     };
     let reply = GatewayStub::get(ctx.env)
         .call(&req)
@@ -102,6 +106,7 @@ async fn message(ctx: &ToolContext<'_>, args: &Value) -> Result<String, ToolErro
             &reply.channel,
             &reply.to,
             reply.pieces as usize,
+            files,
         )),
     }
 }

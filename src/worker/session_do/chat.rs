@@ -3,6 +3,7 @@
 //! a message arriving after the reset policy ended the conversation is
 //! marked to reset the session first; everything else joins the queue.
 
+use super::core::Origin;
 use super::error::Res;
 use super::Session;
 use crate::commands::{
@@ -36,8 +37,10 @@ impl Session {
                 &send.message,
                 None,
                 reset_first,
-                None,
-                Some(relay),
+                Origin {
+                    relay: Some(relay),
+                    ..Origin::default()
+                },
             )?;
             self.start_queued().await?;
             return Ok(reply);
@@ -56,7 +59,7 @@ impl Session {
                 .thinking_level
                 .or_else(|| given.thinking_level.clone());
         }
-        if d.is_directive_only() {
+        if d.is_directive_only() && send.media.is_empty() {
             return Ok(SessionChatSendReply::DirectiveOnly {
                 response: directive_ack(&d, &current),
                 directives: applied,
@@ -70,8 +73,11 @@ impl Session {
             &text,
             overrides.as_ref(),
             reset_first,
-            send.channel.as_ref(),
-            None,
+            Origin {
+                turn: send.channel.as_ref(),
+                relay: None,
+                media: &send.media,
+            },
         )?;
         self.start_queued().await?;
         Ok(reply)
@@ -124,8 +130,11 @@ impl Session {
                         &text,
                         None,
                         false,
-                        send.channel.as_ref(),
-                        None,
+                        Origin {
+                            turn: send.channel.as_ref(),
+                            relay: None,
+                            media: &send.media,
+                        },
                     )?;
                     self.start_queued().await?;
                     run_id = Some(send.run_id.clone());

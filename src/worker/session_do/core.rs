@@ -16,6 +16,17 @@ use gsv_protocol::{AssistantMessage, ChatDirectives, ChatEvent, ChatState, Usage
 use std::cell::{Cell, RefCell};
 use worker::{Bucket, Env, State};
 
+/// Where a queued message came from, and the files that came with it.
+#[derive(Default, Clone, Copy)]
+pub struct Origin<'a> {
+    /// A chat app (the message is enveloped).
+    pub turn: Option<&'a ChannelTurn>,
+    /// Another session of the agent (`gsv__SessionSend`).
+    pub relay: Option<&'a SessionRelay>,
+    /// Its attachments, already kept in R2.
+    pub media: &'a [crate::media::Attached],
+}
+
 pub struct Core {
     pub store: SessionStore,
     pub env: Env,
@@ -132,16 +143,16 @@ impl Core {
     /// `reset_first` makes the loop reset the session before taking it. A
     /// message from a chat app (`turn`) is queued in its envelope, and its
     /// run knows the app; one from another session (`relay`) says so, and
-    /// its run knows how deep in a chain of sends it is.
+    /// its run knows how deep in a chain of sends it is (`origin`).
     pub fn enqueue(
         &self,
         run_id: &str,
         text: &str,
         overrides: Option<&ChatDirectives>,
         reset_first: bool,
-        turn: Option<&ChannelTurn>,
-        relay: Option<&SessionRelay>,
+        origin: Origin<'_>,
     ) -> Res<SessionChatSendReply> {
+        let Origin { turn, relay, media } = origin;
         let enveloped = match (turn, relay) {
             (Some(t), _) => Some(t.envelope(text)),
             (None, Some(r)) => Some(relayed_text(r, text)),
@@ -162,6 +173,10 @@ impl Core {
             .map(serde_json::to_string)
             .transpose()
             .map_err(SessionError::storage)?;
+        let media_json = match media.is_empty() {
+            true => None,
+            false => Some(serde_json::to_string(media).map_err(SessionError::storage)?),
+        };
         let now = now_ms();
         let mut meta = self.store.meta("")?;
         meta.updated_at = now;
@@ -176,6 +191,7 @@ impl Core {
             send_depth,
             person,
             plain: original,
+            media: media_json,
         })?;
         let waiting = self.store.queue_len()?;
         let busy = self.store.current_run()?.is_some();

@@ -231,6 +231,7 @@ impl Session {
             // The agent's own news: nobody's memory, nothing to recall.
             person: None,
             plain: "",
+            media: None,
         })?;
         self.start_loop();
         Ok(AckResult {

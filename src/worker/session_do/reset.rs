@@ -137,9 +137,14 @@ impl Reset<'_> {
                     let (keys, _) = crate::worker::r2::list(bucket, &plan.media_prefix, None)
                         .await
                         .map_err(SessionError::storage)?;
-                    for key in &keys {
-                        bucket.delete(key).await.map_err(SessionError::storage)?;
+                    // R2 deletes up to 1000 keys a request.
+                    for batch in keys.chunks(1000) {
+                        bucket
+                            .delete_multiple(batch.to_vec())
+                            .await
+                            .map_err(SessionError::storage)?;
                     }
+                    crate::worker::media::forget_session(&plan.media_prefix);
                     media_deleted += keys.len() as u64;
                     plan.complete(step).map_err(SessionError::storage)?;
                 }

@@ -22,7 +22,7 @@ use crate::session::run::{next_step, RunEvent, RunMachine, RunStep};
 use crate::session::run_config::{with_directives, RunConfig};
 use crate::time::today_and_yesterday;
 use crate::worker::bindings::MemoryStub;
-use crate::worker::llm_call::{complete, Cancel};
+use crate::worker::llm_call::{complete_request, request_for, Cancel};
 use crate::worker::r2;
 use crate::worker::rpc::now_ms;
 use crate::worker::tz::user_time_zone;
@@ -364,14 +364,26 @@ impl<'a> Drive<'a> {
                 }
             }
         };
+        // Files named in the history are read (or noted) for this call.
+        let sent = match core.bucket() {
+            Ok(bucket) => {
+                crate::worker::media::for_call(
+                    &core.env,
+                    &bucket,
+                    &core.store,
+                    &self.config,
+                    &self.rc,
+                    &mut self.history,
+                )
+                .await
+            }
+            Err(e) => return RunEvent::Failed(e.to_string()),
+        };
+        let http = request_for(&self.rc, &sent, &self.prompt.tools);
+        // The images inlined for this call live on in the request only.
+        drop(sent);
         let cancel = Cancel::default();
-        let call = complete(
-            &self.rc,
-            &self.history,
-            &self.prompt.tools,
-            &cancel,
-            on_text,
-        );
+        let call = complete_request(&self.rc, &http, &cancel, on_text);
         let result = match self.check.take() {
             None => call.await,
             Some(checking) => {

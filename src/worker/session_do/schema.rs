@@ -40,4 +40,6 @@ pub const MIGRATIONS: &[&str] = &["
      ALTER TABLE run_queue ADD COLUMN plain TEXT;
      ALTER TABLE current_run ADD COLUMN person TEXT;
      ALTER TABLE current_run ADD COLUMN plain TEXT",
+    // A message's attachments (`crate::media::Attached` JSON), kept in R2.
+    "ALTER TABLE run_queue ADD COLUMN media TEXT",
 ];

@@ -13,7 +13,7 @@ use crate::session::reset::ResetPlan;
 use crate::session::run_config::RunConfig;
 use crate::session::tools::PendingCall;
 use crate::worker::rpc::{new_id, now_ms};
-use gsv_protocol::{ErrorShape, Message, UserContent, UserMessage};
+use gsv_protocol::{ErrorShape, Message, UserMessage};
 use gsv_worker_sql::migrate;
 use serde::{de::DeserializeOwned, Deserialize};
 use serde_json::Value;
@@ -61,6 +61,8 @@ pub struct Queued<'a> {
     pub person: Option<&'a str>,
     /// The text as written, before any envelope.
     pub plain: &'a str,
+    /// Its attachments (`crate::media::Attached` JSON), when it has any.
+    pub media: Option<String>,
 }
 
 /// A stored message: its index (gaps where messages were compacted) and JSON.
@@ -237,6 +239,27 @@ impl SessionStore {
         Ok(())
     }
 
+    /// Writes a voice note's transcript (or why there is none) into the
+    /// stored message that holds it (found by its R2 key, a fresh UUID).
+    pub fn save_transcript(&self, key: &str, outcome: &Result<String, String>) -> Res<()> {
+        let rows: Vec<MessageRow> = self.rows(
+            "SELECT idx, data FROM messages WHERE instr(data, ?) > 0",
+            vec![key.into()],
+        )?;
+        for row in rows {
+            let mut message: Message =
+                serde_json::from_str(&row.data).map_err(SessionError::storage)?;
+            if crate::media::hydrate::set_transcript(&mut message, key, outcome) {
+                let data = serde_json::to_string(&message).map_err(SessionError::storage)?;
+                self.exec(
+                    "UPDATE messages SET data = ? WHERE idx = ?",
+                    vec![data.into(), row.idx.into()],
+                )?;
+            }
+        }
+        Ok(())
+    }
+
     pub fn clear_messages(&self) -> Res<()> {
         self.exec("DELETE FROM messages", vec![])?;
         Ok(())
@@ -336,7 +359,7 @@ impl SessionStore {
 
     pub fn enqueue(&self, q: Queued<'_>) -> Res<()> {
         self.exec(
-            "INSERT INTO run_queue (run_id, message, queued_at, overrides, reset_first, channel, send_depth, person, plain) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "INSERT INTO run_queue (run_id, message, queued_at, overrides, reset_first, channel, send_depth, person, plain, media) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             vec![
                 q.run_id.into(),
                 q.text.into(),
@@ -347,6 +370,7 @@ impl SessionStore {
                 i64::from(q.send_depth).into(),
                 q.person.map(str::to_string).into(),
                 q.plain.into(),
+                q.media.into(),
             ],
         )?;
         Ok(())
@@ -404,9 +428,10 @@ impl SessionStore {
             send_depth: i64,
             person: Option<String>,
             plain: Option<String>,
+            media: Option<String>,
         }
         let rows: Vec<Queued> = self.rows(
-            "SELECT seq, run_id, message, queued_at, overrides, channel, send_depth, person, plain FROM run_queue ORDER BY seq LIMIT 1",
+            "SELECT seq, run_id, message, queued_at, overrides, channel, send_depth, person, plain, media FROM run_queue ORDER BY seq LIMIT 1",
             vec![],
         )?;
         let Some(q) = rows.into_iter().next() else {
@@ -417,8 +442,13 @@ impl SessionStore {
             vec![],
         )?;
         let now = now_ms();
+        // A message with files is stored with them as blocks, by R2 key.
+        let media: Vec<crate::media::Attached> = match q.media.as_deref() {
+            Some(json) => serde_json::from_str(json).map_err(SessionError::storage)?,
+            None => Vec::new(),
+        };
         self.append(&Message::User(UserMessage {
-            content: UserContent::Text(q.message),
+            content: crate::media::message::user_content(&q.message, &media),
             timestamp: q.queued_at,
         }))?;
         self.exec("DELETE FROM run_queue WHERE seq = ?", vec![q.seq.into()])?;
@@ -674,6 +704,12 @@ fn parse_all(rows: Vec<DataRow>) -> Res<Vec<Message>> {
     rows.iter()
         .map(|r| serde_json::from_str(&r.data).map_err(SessionError::storage))
         .collect()
+}
+
+impl crate::media::hydrate::TranscriptStore for SessionStore {
+    fn save_transcript(&self, key: &str, outcome: &Result<String, String>) -> Result<(), String> {
+        SessionStore::save_transcript(self, key, outcome).map_err(|e| e.to_string())
+    }
 }
 
 /// The Session as `session_logs` sees it: its meta, its size and a page

@@ -18,10 +18,13 @@
 //! - discord: a Discord DM turn (fake gateway MESSAGE_CREATE → the reply's
 //!   `POST` at the fake REST) through the real gateway and Discord channel
 //!   in one workerd, beside CLI turns on the same workerd (`bench/discord.rs`);
+//! - the WhatsApp turn (signed webhook → the reply's POST at the fake
+//!   Graph API) the same way, and a 10 MB file coming in: time to the model
+//!   request (it is in R2 by then) and workerd's memory (`bench/whatsapp.rs`);
 //! - the gzip size of the gateway's wasm and of the Discord channel's.
 //!
 //! Run with `bash scripts/bench.sh` (builds first); see BENCHMARKS.md.
-//! `--only turns,concurrent,prompt,tools,grep,lifecycle,discord,cron,memory` runs some parts
+//! `--only turns,concurrent,prompt,tools,grep,lifecycle,discord,whatsapp,cron,memory` runs some parts
 //! (the echo floor always runs: the ratios need it).
 
 // Test support (harness, doubles, bench): a failed unwrap here is a failed
@@ -38,6 +41,8 @@ mod lifecycle;
 mod memory;
 #[path = "bench/reads.rs"]
 mod reads;
+#[path = "bench/whatsapp.rs"]
+mod whatsapp;
 
 use gsv_e2e::fake_llm::{FakeLlm, Step};
 use gsv_e2e::harness::{gsv_bin, repo_root, GatewayOptions, Node, Workerd};
@@ -84,6 +89,7 @@ async fn main() {
     let compact_messages = arg("--compact-messages", 2_000);
     let reset_messages = arg("--reset-messages", 10_000);
     let discord_turns = arg("--discord-turns", 300);
+    let whatsapp_turns = arg("--whatsapp-turns", 300);
 
     let bin = gsv_bin();
     if !bin.components().any(|c| c.as_os_str() == "release") {
@@ -238,6 +244,10 @@ async fn main() {
 
     if wants("discord") && discord_turns > 0 {
         discord::bench(&llm, discord_turns, turn_p50, &mut report, &mut targets).await;
+    }
+
+    if wants("whatsapp") {
+        whatsapp::bench(&llm, whatsapp_turns, turn_p50, &mut report, &mut targets).await;
     }
 
     let wasm = std::fs::read(repo_root().join("build").join("index_bg.wasm")).unwrap();

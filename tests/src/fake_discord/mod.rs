@@ -115,6 +115,22 @@ pub(crate) struct State {
     pub next_id: u64,
     /// Sent messages by (channel, nonce), for `enforce_nonce`.
     pub nonces: HashMap<(String, String), Value>,
+    /// Files on the "CDN", by path (`/attachments/{channel}/{id}/{name}`):
+    /// type and bytes.
+    pub cdn: HashMap<String, (String, Arc<Vec<u8>>)>,
+    /// Files the bot uploaded with its messages.
+    pub uploads: Vec<Upload>,
+}
+
+/// A file the bot sent with a message.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Upload {
+    pub channel: String,
+    /// The message it came with.
+    pub message_id: String,
+    pub filename: String,
+    pub content_type: Option<String>,
+    pub bytes: Vec<u8>,
 }
 
 pub(crate) type Shared = Arc<Mutex<State>>;
@@ -167,6 +183,8 @@ impl FakeDiscord {
             failures: Vec::new(),
             next_id: 1_300_000_000_000_000_000,
             nonces: HashMap::new(),
+            cdn: HashMap::new(),
+            uploads: Vec::new(),
         }));
         let (rest, ws) = {
             let _context = runtime.enter();
@@ -197,6 +215,43 @@ impl FakeDiscord {
 
     fn lock(&self) -> MutexGuard<'_, State> {
         self.state.lock().unwrap()
+    }
+
+    /// Puts a file on the fake's "CDN" and adds it to message `m` as
+    /// Discord lists an attachment (its `url` on the fake's host).
+    pub fn attach(
+        &self,
+        mut m: Value,
+        filename: &str,
+        content_type: &str,
+        bytes: Vec<u8>,
+    ) -> Value {
+        let mut s = self.lock();
+        s.next_id += 1;
+        let id = s.next_id.to_string();
+        let path = format!(
+            "/attachments/{}/{id}/{filename}",
+            m["channel_id"].as_str().unwrap_or_default()
+        );
+        let url = format!(
+            "http://{}{path}?ex=6750&is=6740&hm=fakehash",
+            self.rest_addr
+        );
+        let size = bytes.len();
+        s.cdn
+            .insert(path, (content_type.to_string(), Arc::new(bytes)));
+        if let Some(list) = m["attachments"].as_array_mut() {
+            list.push(
+                serde_json::json!({"id": id, "filename": filename, "size": size, "url": url,
+                             "proxy_url": url, "content_type": content_type}),
+            );
+        }
+        m
+    }
+
+    /// Files the bot uploaded, in order.
+    pub fn uploads(&self) -> Vec<Upload> {
+        self.lock().uploads.clone()
     }
 
     /// HELLO's `heartbeat_interval` for new connections (default 2000 ms).

@@ -9,8 +9,16 @@
 //! that applies to bots, 2000 characters of `content` (the schema's 4000 is
 //! for some users only). Refusals use Discord's error shapes (50035
 //! "Invalid Form Body", 50006 "Cannot send an empty message").
+//!
+//! A message with files is `multipart/form-data` as Discord takes it:
+//! `payload_json` (the message; its `attachments` name each file by the
+//! index `n` of its `files[n]` part) and the `files[n]` parts, each with
+//! a file name, at most 10 MiB (40005 "Request entity too large" past it).
+//! Attachment URLs on the fake's host are its CDN (no token needed).
 
-use super::{RestFailure, RestRecord, Shared, State, BOT_USERNAME, BOT_USER_ID, FAKE_BOT_TOKEN};
+use super::{
+    RestFailure, RestRecord, Shared, State, Upload, BOT_USERNAME, BOT_USER_ID, FAKE_BOT_TOKEN,
+};
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming;
@@ -61,26 +69,63 @@ async fn handle(
         .strip_prefix("/api/v10")
         .unwrap_or(req.uri().path())
         .to_string();
-    let authorization = req
-        .headers()
-        .get("authorization")
-        .and_then(|v| v.to_str().ok())
-        .map(str::to_string);
+    let header = |name: &str| {
+        req.headers()
+            .get(name)
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_string)
+    };
+    let authorization = header("authorization");
+    let content_type = header("content-type").unwrap_or_default();
     let bytes = req
         .into_body()
         .collect()
         .await
         .map(|b| b.to_bytes())
         .unwrap_or_default();
-    let body: Value = if bytes.is_empty() {
-        Value::Null
+    // The CDN: files by URL, no token.
+    if method == "GET" && path.starts_with("/attachments/") {
+        let file = state.lock().unwrap().cdn.get(&path).cloned();
+        return Ok(match file {
+            Some((mime, data)) => Response::builder()
+                .status(200)
+                .header("content-type", mime)
+                .body(Full::new(Bytes::from(data.as_ref().clone())))
+                .unwrap(),
+            None => Response::builder()
+                .status(404)
+                .body(Full::new(Bytes::from_static(b"Not Found")))
+                .unwrap(),
+        });
+    }
+    let multipart = content_type.starts_with("multipart/form-data");
+    let (body, files) = if multipart {
+        match read_multipart(&content_type, &bytes) {
+            Ok((payload, files)) => (payload, Some(files)),
+            Err(e) => (json!({"_multipart_error": e}), Some(Vec::new())),
+        }
+    } else if bytes.is_empty() {
+        (Value::Null, None)
     } else {
-        serde_json::from_slice(&bytes)
-            .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(&bytes).into()))
+        (
+            serde_json::from_slice(&bytes)
+                .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(&bytes).into())),
+            None,
+        )
     };
     let answer = {
         let mut s = state.lock().unwrap();
-        let a = route(&mut s, &method, &path, authorization.as_deref(), &body);
+        let a = match &files {
+            Some(files) => route_with_files(
+                &mut s,
+                &method,
+                &path,
+                authorization.as_deref(),
+                &body,
+                files,
+            ),
+            None => route(&mut s, &method, &path, authorization.as_deref(), &body),
+        };
         s.rest_log.push(RestRecord {
             method,
             path,
@@ -137,6 +182,139 @@ fn route(s: &mut State, method: &str, path: &str, auth: Option<&str>, body: &Val
     }
 }
 
+/// A file part of an upload: its index `n` (`files[n]`), name, type, bytes.
+type FilePartIn = (usize, Option<String>, Option<String>, Vec<u8>);
+
+/// `payload_json` and the `files[n]` parts of an upload.
+fn read_multipart(content_type: &str, body: &[u8]) -> Result<(Value, Vec<FilePartIn>), String> {
+    let parts = crate::multipart::parse(content_type, body)?;
+    let mut payload = Value::Null;
+    let mut files = Vec::new();
+    for p in parts {
+        if p.name == "payload_json" {
+            payload = serde_json::from_slice(&p.data)
+                .map_err(|e| format!("payload_json is not JSON: {e}"))?;
+        } else if let Some(n) = p
+            .name
+            .strip_prefix("files[")
+            .and_then(|r| r.strip_suffix(']'))
+            .and_then(|n| n.parse::<usize>().ok())
+        {
+            files.push((n, p.filename, p.content_type, p.data));
+        } else {
+            return Err(format!("unexpected form field {:?}", p.name));
+        }
+    }
+    Ok((payload, files))
+}
+
+/// A request with files: only a message create takes them.
+fn route_with_files(
+    s: &mut State,
+    method: &str,
+    path: &str,
+    auth: Option<&str>,
+    payload: &Value,
+    files: &[FilePartIn],
+) -> Answer {
+    if auth != Some(&format!("Bot {FAKE_BOT_TOKEN}")) {
+        return answer(401, json!({"message": "401: Unauthorized", "code": 0}));
+    }
+    let parts: Vec<&str> = path.trim_matches('/').split('/').collect();
+    let ("POST", ["channels", channel, "messages"]) = (method, parts.as_slice()) else {
+        return answer(400, json!({"message": "400: Bad Request", "code": 0}));
+    };
+    let form_error = |field: &str, message: String| {
+        answer(
+            400,
+            json!({"message": "Invalid Form Body", "code": 50035,
+            "errors": {field: {"_errors": [{"code": "BASE_TYPE_INVALID", "message": message}]}}}),
+        )
+    };
+    if let Some(e) = payload.get("_multipart_error") {
+        return form_error("_multipart", e.as_str().unwrap_or_default().to_string());
+    }
+    if files.is_empty() || files.len() > 10 {
+        return form_error(
+            "files",
+            format!("Must have 1 to 10 files, not {}", files.len()),
+        );
+    }
+    if files
+        .iter()
+        .any(|(_, _, _, bytes)| bytes.len() > 10 * 1024 * 1024)
+    {
+        return answer(
+            413,
+            json!({"message": "Request entity too large", "code": 40005}),
+        );
+    }
+    let listed = payload["attachments"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    for (i, a) in listed.iter().enumerate() {
+        let id = a["id"]
+            .as_u64()
+            .or_else(|| a["id"].as_str().and_then(|s| s.parse().ok()));
+        let Some(id) = id.map(|i| i as usize) else {
+            return form_error(
+                &format!("attachments.{i}.id"),
+                "This field is required".into(),
+            );
+        };
+        if !files.iter().any(|(n, _, _, _)| *n == id) {
+            return form_error(
+                &format!("attachments.{i}.id"),
+                format!("Unknown attachment {id}: no files[{id}] part"),
+            );
+        }
+    }
+    for (n, filename, _, _) in files {
+        if filename.as_deref().is_none_or(str::is_empty) {
+            return form_error(&format!("files[{n}]"), "A file needs a filename".into());
+        }
+    }
+    let mut body = payload.clone();
+    if body.get("content").is_none() {
+        body["content"] = json!("");
+    }
+    let a = create_message_with(s, channel, &body, true);
+    if a.status == 200 {
+        let message_id = a
+            .body
+            .as_ref()
+            .map(|m| m["id"].as_str().unwrap_or_default().to_string());
+        let mut listed_out = Vec::new();
+        for (n, filename, content_type, bytes) in files {
+            let name = listed
+                .iter()
+                .find(|l| l["id"].as_u64() == Some(*n as u64))
+                .and_then(|l| l["filename"].as_str())
+                .map(str::to_string)
+                .or_else(|| filename.clone())
+                .unwrap_or_default();
+            s.uploads.push(Upload {
+                channel: channel.to_string(),
+                message_id: message_id.clone().unwrap_or_default(),
+                filename: name.clone(),
+                content_type: content_type.clone(),
+                bytes: bytes.clone(),
+            });
+            listed_out.push(
+                json!({"id": n.to_string(), "filename": name, "size": bytes.len(),
+                                   "content_type": content_type}),
+            );
+        }
+        let mut a = a;
+        if let Some(m) = a.body.as_mut() {
+            m["attachments"] = Value::Array(listed_out);
+        }
+        return a;
+    }
+    a
+}
+
 fn failed(failure: RestFailure) -> Answer {
     match failure {
         RestFailure::RateLimited {
@@ -170,6 +348,11 @@ fn failed(failure: RestFailure) -> Answer {
 }
 
 fn create_message(s: &mut State, channel: &str, body: &Value) -> Answer {
+    create_message_with(s, channel, body, false)
+}
+
+/// A message create; `has_files`: the content may be empty.
+fn create_message_with(s: &mut State, channel: &str, body: &Value, has_files: bool) -> Answer {
     if let Err(errors) = validate_message_create(body) {
         return answer(
             400,
@@ -177,7 +360,7 @@ fn create_message(s: &mut State, channel: &str, body: &Value) -> Answer {
         );
     }
     let content = body["content"].as_str().unwrap_or_default();
-    if content.is_empty() {
+    if content.is_empty() && !has_files {
         return answer(
             400,
             json!({"message": "Cannot send an empty message", "code": 50006}),

@@ -229,3 +229,82 @@ impl JsonValue for reqwest::Response {
         serde_json::from_str(&self.text().await.unwrap()).unwrap()
     }
 }
+
+/// A multipart message create: (status, answer).
+async fn post_files(
+    discord: &FakeDiscord,
+    payload: Value,
+    files: &[(usize, &str, Vec<u8>)],
+) -> (u16, Value) {
+    let mut body = format!(
+        "--B\r\nContent-Disposition: form-data; name=\"payload_json\"\r\nContent-Type: application/json\r\n\r\n{payload}\r\n"
+    )
+    .into_bytes();
+    for (n, name, bytes) in files {
+        body.extend_from_slice(
+            format!("--B\r\nContent-Disposition: form-data; name=\"files[{n}]\"; filename=\"{name}\"\r\nContent-Type: image/png\r\n\r\n")
+                .as_bytes(),
+        );
+        body.extend_from_slice(bytes);
+        body.extend_from_slice(b"\r\n");
+    }
+    body.extend_from_slice(b"--B--\r\n");
+    let resp = reqwest::Client::new()
+        .post(format!("{}/channels/c1/messages", discord.api_base()))
+        .header("authorization", format!("Bot {FAKE_BOT_TOKEN}"))
+        .header("content-type", "multipart/form-data; boundary=B")
+        .body(body)
+        .send()
+        .await
+        .unwrap();
+    let status = resp.status().as_u16();
+    (
+        status,
+        serde_json::from_str(&resp.text().await.unwrap()).unwrap(),
+    )
+}
+
+#[tokio::test]
+async fn files_are_hosted_and_uploads_checked_like_discords() {
+    let discord = FakeDiscord::start();
+    // An attachment is on the fake's CDN, for anyone with the URL.
+    let m = discord.attach(
+        json!({"channel_id": "c1", "attachments": []}),
+        "a.png",
+        "image/png",
+        b"PNG".to_vec(),
+    );
+    let url = m["attachments"][0]["url"].as_str().unwrap().to_string();
+    assert_eq!(m["attachments"][0]["size"], json!(3));
+    let got = reqwest::get(&url).await.unwrap();
+    assert_eq!(got.status().as_u16(), 200);
+    assert_eq!(got.bytes().await.unwrap().as_ref(), b"PNG");
+
+    let payload = json!({"attachments": [{"id": 0, "filename": "chart.png"}], "nonce": "n1", "enforce_nonce": true});
+    let (status, message) = post_files(
+        &discord,
+        payload.clone(),
+        &[(0, "chart.png", b"PNG".to_vec())],
+    )
+    .await;
+    assert_eq!(status, 200, "{message}");
+    assert_eq!(message["attachments"][0]["filename"], json!("chart.png"));
+    assert_eq!(discord.uploads()[0].bytes, b"PNG".to_vec());
+    // An attachment naming no part, a file over 10 MiB, no file at all.
+    let (status, e) = post_files(
+        &discord,
+        json!({"attachments": [{"id": 3, "filename": "x"}]}),
+        &[(0, "x.png", vec![1])],
+    )
+    .await;
+    assert_eq!((status, e["code"].clone()), (400, json!(50035)));
+    let (status, e) = post_files(
+        &discord,
+        json!({}),
+        &[(0, "big.png", vec![0; 10 * 1024 * 1024 + 1])],
+    )
+    .await;
+    assert_eq!((status, e["code"].clone()), (413, json!(40005)));
+    let (status, e) = post_files(&discord, json!({"content": "hi"}), &[]).await;
+    assert_eq!((status, e["code"].clone()), (400, json!(50035)));
+}

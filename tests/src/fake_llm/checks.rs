@@ -139,7 +139,88 @@ pub(crate) fn check_body(api: Api, body: &Value) -> Result<(), Rejection> {
     match api {
         Api::OpenAi => check_openai(body).map_err(|m| invalid(api, m)),
         Api::Anthropic => check_anthropic(body).map_err(|m| invalid(api, m)),
+    }?;
+    check_images(api, body).map_err(|m| invalid(api, m))
+}
+
+/// The image formats both APIs take.
+const IMAGE_TYPES: [&str; 4] = ["image/jpeg", "image/png", "image/gif", "image/webp"];
+
+/// The format the bytes are, as the APIs detect it.
+fn sniffed(bytes: &[u8]) -> Option<&'static str> {
+    if bytes.starts_with(&[0xFF, 0xD8, 0xFF]) {
+        Some("image/jpeg")
+    } else if bytes.starts_with(b"\x89PNG\r\n\x1a\n") {
+        Some("image/png")
+    } else if bytes.starts_with(b"GIF8") {
+        Some("image/gif")
+    } else if bytes.len() >= 12 && &bytes[..4] == b"RIFF" && &bytes[8..12] == b"WEBP" {
+        Some("image/webp")
+    } else {
+        None
     }
+}
+
+/// Images in user messages: Anthropic's `image` blocks (base64 source,
+/// a type it takes that matches the bytes, at most 5 MB) and OpenAI's
+/// `image_url` parts (a data URL of an image type, or an http(s) URL, at
+/// most 20 MB).
+fn check_images(api: Api, body: &Value) -> Result<(), String> {
+    use base64::Engine;
+    let decode = |data: &str| base64::engine::general_purpose::STANDARD.decode(data);
+    for (i, m) in messages_of(body)?.iter().enumerate() {
+        for (j, b) in blocks(m).iter().enumerate() {
+            match (api, b["type"].as_str()) {
+                (Api::Anthropic, Some("image")) => {
+                    let at = format!("messages.{i}.content.{j}.image.source");
+                    let source = &b["source"];
+                    if source["type"] != "base64" {
+                        return Err(format!("{at}.type: the fake takes base64 sources only"));
+                    }
+                    let media_type = source["media_type"].as_str().unwrap_or_default();
+                    if !IMAGE_TYPES.contains(&media_type) {
+                        return Err(format!("{at}.base64.media_type: Input should be 'image/jpeg', 'image/png', 'image/gif' or 'image/webp'"));
+                    }
+                    let bytes = decode(source["data"].as_str().unwrap_or_default())
+                        .map_err(|_| format!("{at}.base64: invalid base64 data"))?;
+                    if bytes.len() > 5 * 1024 * 1024 {
+                        return Err(format!(
+                            "{at}.base64: image exceeds 5 MB maximum: {} bytes > 5242880 bytes",
+                            bytes.len()
+                        ));
+                    }
+                    if sniffed(&bytes) != Some(media_type) {
+                        return Err(format!("{at}.base64.data: Image does not match the provided media type {media_type}"));
+                    }
+                }
+                (Api::OpenAi, Some("image_url")) => {
+                    let url = b["image_url"]["url"].as_str().unwrap_or_default();
+                    if url.starts_with("https://") || url.starts_with("http://") {
+                        continue;
+                    }
+                    let Some((head, data)) =
+                        url.strip_prefix("data:").and_then(|u| u.split_once(','))
+                    else {
+                        return Err(format!("Invalid image_url in messages[{i}].content[{j}]: expected a URL or a data URL"));
+                    };
+                    let mime = head.strip_suffix(";base64").unwrap_or_default();
+                    if !IMAGE_TYPES.contains(&mime) {
+                        return Err(format!("Invalid MIME type {head:?} in messages[{i}].content[{j}]: the image must be png, jpeg, gif or webp, base64-encoded"));
+                    }
+                    let bytes = decode(data).map_err(|_| {
+                        format!("Invalid base64 image_url in messages[{i}].content[{j}]")
+                    })?;
+                    if bytes.len() > 20 * 1024 * 1024 {
+                        return Err(format!(
+                            "Image in messages[{i}].content[{j}] is larger than 20 MB"
+                        ));
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    Ok(())
 }
 
 fn messages_of(body: &Value) -> Result<&Vec<Value>, String> {
@@ -434,6 +515,45 @@ mod tests {
             )),
             Err("messages: text content blocks must be non-empty".into())
         );
+    }
+
+    #[test]
+    fn images_must_be_what_they_say_and_small_enough() {
+        use base64::Engine;
+        let b64 = |b: &[u8]| base64::engine::general_purpose::STANDARD.encode(b);
+        let png = b"\x89PNG\r\n\x1a\n....";
+        let anthropic = |media_type: &str, data: String| {
+            json!({"model": "m", "max_tokens": 10, "stream": true, "messages": [{"role": "user", "content": [
+                {"type": "text", "text": "see"},
+                {"type": "image", "source": {"type": "base64", "media_type": media_type, "data": data}}]}]})
+        };
+        assert_eq!(
+            check_images(Api::Anthropic, &anthropic("image/png", b64(png))),
+            Ok(())
+        );
+        assert_eq!(
+            check_images(Api::Anthropic, &anthropic("image/jpeg", b64(png))),
+            Err("messages.0.content.1.image.source.base64.data: Image does not match the provided media type image/jpeg".into())
+        );
+        assert!(check_images(Api::Anthropic, &anthropic("image/png", "%%%".into())).is_err());
+        assert!(check_images(Api::Anthropic, &anthropic("image/heic", b64(png))).is_err());
+        let openai = |url: String| {
+            json!({"model": "m", "stream": true, "messages": [{"role": "user", "content": [
+                {"type": "image_url", "image_url": {"url": url}}]}]})
+        };
+        assert_eq!(
+            check_images(
+                Api::OpenAi,
+                &openai(format!("data:image/png;base64,{}", b64(png)))
+            ),
+            Ok(())
+        );
+        assert!(check_images(
+            Api::OpenAi,
+            &openai(format!("data:text/plain;base64,{}", b64(png)))
+        )
+        .is_err());
+        assert!(check_images(Api::OpenAi, &openai("data:image/png;base64,@@".into())).is_err());
     }
 
     #[test]

@@ -641,3 +641,60 @@ fn works_without_an_async_runtime() {
     let out = runtime.block_on(call(&llm, "openai", FAKE_API_KEY, &request("m", &messages)));
     assert_eq!(out.result.unwrap().text(), "y");
 }
+
+#[tokio::test]
+async fn transcriptions_take_openais_multipart_and_answer_its_json() {
+    let llm = FakeLlm::start().await;
+    let url = format!("{}/audio/transcriptions", llm.base_url_openai());
+    let form = |name: &str, key: &str| {
+        let (content_type, body) = gsv_gateway::media::transcribe::openai_request(
+            "X",
+            name,
+            "audio/ogg",
+            b"OggS..",
+            "whisper-1",
+        );
+        reqwest::Client::new()
+            .post(&url)
+            .header("authorization", format!("Bearer {key}"))
+            .header("content-type", content_type)
+            .body(body)
+    };
+    let ok = form("voice.ogg", FAKE_API_KEY).send().await.unwrap();
+    assert_eq!(ok.status().as_u16(), 200);
+    assert_eq!(
+        serde_json::from_str::<Value>(&ok.text().await.unwrap()).unwrap(),
+        json!({"text": "transcript of voice.ogg"})
+    );
+    llm.set_transcript("hello there");
+    let ok = form("memo.m4a", FAKE_API_KEY).send().await.unwrap();
+    assert_eq!(ok.text().await.unwrap(), r#"{"text":"hello there"}"#);
+    let bad = form("voice.opus", FAKE_API_KEY).send().await.unwrap();
+    assert_eq!(bad.status().as_u16(), 400);
+    assert!(bad.text().await.unwrap().contains("Invalid file format"));
+    assert_eq!(
+        form("voice.ogg", "sk-wrong")
+            .send()
+            .await
+            .unwrap()
+            .status()
+            .as_u16(),
+        401
+    );
+    let seen = llm.transcriptions();
+    assert_eq!(
+        seen.iter()
+            .map(|t| (t.filename.clone().unwrap_or_default(), t.status))
+            .collect::<Vec<_>>(),
+        // A wrong key is refused before the form is read.
+        [
+            ("voice.ogg".to_string(), 200),
+            ("memo.m4a".into(), 200),
+            ("voice.opus".into(), 400),
+            (String::new(), 401)
+        ]
+    );
+    assert_eq!(seen[0].bytes, b"OggS..");
+    // Not model requests.
+    assert!(llm.requests().is_empty());
+}

@@ -1,9 +1,10 @@
 //! The fake Graph API under `/v23.0` (any `/vNN.N` prefix): the phone
-//! number, text sends and read receipts, with Meta's answers and errors.
+//! number, text and media sends, read receipts, media ids (their URLs,
+//! the files behind them, uploads), with Meta's answers and errors.
 
 use super::payloads::{self, WINDOW_CLOSED_DETAILS};
 use super::{
-    deliver_now, next_wamid, GraphRecord, SentMessage, Shared, State, ACCESS_TOKEN,
+    deliver_now, hold, next_wamid, GraphRecord, SentMessage, Shared, State, ACCESS_TOKEN,
     DISPLAY_PHONE_NUMBER_FORMATTED, PHONE_NUMBER_ID, VERIFIED_NAME,
 };
 use bytes::Bytes;
@@ -43,44 +44,93 @@ async fn handle(
     state: Shared,
     req: Request<Incoming>,
 ) -> Result<Response<Full<Bytes>>, Infallible> {
+    let at = std::time::Instant::now();
     let method = req.method().to_string();
     let full = req.uri().path().to_string();
+    let query = req.uri().query().unwrap_or_default().to_string();
     // `/v23.0/…` → `/…`
     let path = match full.trim_start_matches('/').split_once('/') {
         Some((v, rest)) if v.starts_with('v') => format!("/{rest}"),
         _ => full.clone(),
     };
-    let authorization = req
-        .headers()
-        .get("authorization")
-        .and_then(|v| v.to_str().ok())
-        .map(str::to_string);
+    let header = |name: &str| {
+        req.headers()
+            .get(name)
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_string)
+    };
+    let authorization = header("authorization");
+    let content_type = header("content-type").unwrap_or_default();
     let bytes = req
         .into_body()
         .collect()
         .await
         .map(|b| b.to_bytes())
         .unwrap_or_default();
-    let body: Value = if bytes.is_empty() {
+    // A file's short-lived URL: the bytes, with the token.
+    if method == "GET" && full == ATTACHMENTS_PATH {
+        let (status, file, log) = {
+            let mut s = state.lock().unwrap();
+            download(&mut s, &query, authorization.as_deref())
+        };
+        state.lock().unwrap().graph_log.push(GraphRecord {
+            method,
+            path: full,
+            authorization,
+            body: Value::Null,
+            status,
+            response: log,
+            at,
+        });
+        let (content_type, body) = match file {
+            Some((mime, data)) => (mime, Bytes::from(data.as_ref().clone())),
+            None => (
+                "application/json".to_string(),
+                Bytes::from(
+                    json!({"error": {"message": "unauthorized or unknown media", "code": 190}})
+                        .to_string(),
+                ),
+            ),
+        };
+        return Ok(Response::builder()
+            .status(status)
+            .header("content-type", content_type)
+            .body(Full::new(body))
+            .unwrap());
+    }
+    let is_upload = method == "POST" && path == format!("/{PHONE_NUMBER_ID}/media");
+    let body: Value = if is_upload {
+        // Logged as what the upload held, not its bytes.
+        Value::Null
+    } else if bytes.is_empty() {
         Value::Null
     } else {
         serde_json::from_slice(&bytes)
             .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(&bytes).into()))
     };
-    let (status, response, after) = {
+    let (status, response, after, logged) = {
         let mut s = state.lock().unwrap();
-        let (status, response, after) =
-            route(&mut s, &method, &path, authorization.as_deref(), &body);
+        let (status, response, after, logged) = if is_upload {
+            let (status, response, summary) =
+                upload(&mut s, authorization.as_deref(), &content_type, &bytes);
+            (status, response, After::Nothing, summary)
+        } else {
+            let (status, response, after) =
+                route(&mut s, &method, &path, authorization.as_deref(), &body);
+            (status, response, after, body)
+        };
         s.graph_log.push(GraphRecord {
             method,
             path,
             authorization,
-            body,
+            body: logged.clone(),
             status,
             response: response.clone(),
+            at,
         });
-        (status, response, after)
+        (status, response, after, logged)
     };
+    let _ = logged;
     if let After::Statuses(deliveries) = after {
         let early = state.lock().unwrap().statuses_before_answer;
         let statuses = deliver_statuses(state.clone(), deliveries, !early);
@@ -99,6 +149,130 @@ async fn handle(
         .header("content-type", "application/json")
         .body(Full::new(Bytes::from(response.to_string())))
         .unwrap())
+}
+
+/// Where media URLs point (Meta's lookaside path, on the fake's host).
+const ATTACHMENTS_PATH: &str = "/whatsapp_business/attachments/";
+
+/// The file a media URL names, for the right token only.
+#[allow(clippy::type_complexity)]
+fn download(
+    s: &mut State,
+    query: &str,
+    auth: Option<&str>,
+) -> (u16, Option<(String, std::sync::Arc<Vec<u8>>)>, Value) {
+    if auth.and_then(|a| a.strip_prefix("Bearer ")) != Some(ACCESS_TOKEN) {
+        return (401, None, json!("unauthorized"));
+    }
+    let mid = query
+        .split('&')
+        .find_map(|p| p.strip_prefix("mid="))
+        .unwrap_or_default();
+    match s.media.get(mid) {
+        Some(m) => (
+            200,
+            Some((m.mime_type.clone(), m.bytes.clone())),
+            json!({"bytes": m.bytes.len()}),
+        ),
+        None => (404, None, json!("unknown media")),
+    }
+}
+
+/// What Meta takes as an upload, and at most how large (the Cloud API's
+/// supported media types).
+fn upload_limit(mime: &str) -> Option<u64> {
+    const MB: u64 = 1024 * 1024;
+    Some(match mime {
+        "image/jpeg" | "image/png" => 5 * MB,
+        "image/webp" => 500 * 1024,
+        "audio/aac" | "audio/amr" | "audio/mpeg" | "audio/mp4" | "audio/ogg" => 16 * MB,
+        "video/mp4" | "video/3gpp" => 16 * MB,
+        "text/plain"
+        | "application/pdf"
+        | "application/msword"
+        | "application/vnd.ms-excel"
+        | "application/vnd.ms-powerpoint"
+        | "application/vnd.openxmlformats-officedocument.wordprocessingml.document"
+        | "application/vnd.openxmlformats-officedocument.presentationml.presentation"
+        | "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet" => 100 * MB,
+        _ => return None,
+    })
+}
+
+/// `POST /{phone-number-id}/media`: answer, and the upload as logged.
+fn upload(
+    s: &mut State,
+    auth: Option<&str>,
+    content_type: &str,
+    bytes: &[u8],
+) -> (u16, Value, Value) {
+    if let Some((status, v, _)) = refuse_token(s, auth) {
+        return (status, v, Value::Null);
+    }
+    let parts = match crate::multipart::parse(content_type, bytes) {
+        Ok(p) => p,
+        Err(e) => {
+            let (status, v, _) =
+                invalid(s, &format!("The request body is not valid form data: {e}"));
+            return (status, v, Value::Null);
+        }
+    };
+    let field = |name: &str| parts.iter().find(|p| p.name == name);
+    if field("messaging_product").map(|p| p.text()) != Some("whatsapp".into()) {
+        let (status, v, _) = invalid(s, "The parameter messaging_product is required.");
+        return (status, v, Value::Null);
+    }
+    let Some(file) = field("file").filter(|f| f.filename.is_some()) else {
+        let (status, v, _) = invalid(s, "The parameter file is required.");
+        return (status, v, Value::Null);
+    };
+    let Some(kind) = field("type").map(|p| p.text()) else {
+        let (status, v, _) = invalid(s, "The parameter type is required.");
+        return (status, v, Value::Null);
+    };
+    let summary = json!({"type": kind, "filename": file.filename, "contentType": file.content_type,
+                         "bytes": file.data.len()});
+    let media_error = |s: &mut State, details: &str| {
+        let (status, v, _) = error(
+            s,
+            400,
+            131053,
+            "(#131053) Media upload error",
+            Some(details),
+        );
+        (status, v, summary.clone())
+    };
+    let Some(limit) = upload_limit(&kind) else {
+        return media_error(s, &format!("Unsupported file type: {kind}"));
+    };
+    if file.data.len() as u64 > limit {
+        return media_error(
+            s,
+            &format!("File size too big: {} bytes for {kind}", file.data.len()),
+        );
+    }
+    let media = hold(s, &kind, file.filename.as_deref(), file.data.clone(), true);
+    (200, json!({"id": media.id}), summary)
+}
+
+fn refuse_token(s: &mut State, auth: Option<&str>) -> Option<(u16, Value, After)> {
+    match auth.and_then(|a| a.strip_prefix("Bearer ")) {
+        None => Some(error(
+            s,
+            401,
+            104,
+            "An access token is required to request this resource.",
+            None,
+        )),
+        Some(token) if token != ACCESS_TOKEN => Some(error(
+            s,
+            401,
+            190,
+            "Invalid OAuth access token - Cannot parse access token",
+            None,
+        )),
+        Some(_) => None,
+    }
 }
 
 /// Signed status webhooks, one after the other (each `pause`d 100 ms before).
@@ -144,26 +318,8 @@ fn route(
     auth: Option<&str>,
     body: &Value,
 ) -> (u16, Value, After) {
-    match auth.and_then(|a| a.strip_prefix("Bearer ")) {
-        None => {
-            return error(
-                s,
-                401,
-                104,
-                "An access token is required to request this resource.",
-                None,
-            )
-        }
-        Some(token) if token != ACCESS_TOKEN => {
-            return error(
-                s,
-                401,
-                190,
-                "Invalid OAuth access token - Cannot parse access token",
-                None,
-            )
-        }
-        Some(_) => {}
+    if let Some(refused) = refuse_token(s, auth) {
+        return refused;
     }
     let parts: Vec<&str> = path.trim_matches('/').split('/').collect();
     match (method, parts.as_slice()) {
@@ -176,6 +332,18 @@ fn route(
             After::Nothing,
         ),
         ("POST", [id, "messages"]) if *id == PHONE_NUMBER_ID => messages(s, body),
+        ("GET", [id]) if s.media.contains_key(*id) => {
+            let m = &s.media[*id];
+            (
+                200,
+                // `file_size` is a string in Meta's OpenAPI description.
+                json!({"messaging_product": "whatsapp",
+                       "url": format!("{}{ATTACHMENTS_PATH}?mid={id}&ext=1750000000&hash=ATtFakeHash", s.origin),
+                       "mime_type": m.mime_type, "sha256": m.sha256,
+                       "file_size": m.bytes.len().to_string(), "id": id}),
+                After::Nothing,
+            )
+        }
         (_, [id, ..]) => {
             let message = format!(
                 "Unsupported {} request. Object with ID '{id}' does not exist, cannot be loaded due to missing permissions, or does not support this operation. Please read the Graph API documentation at https://developers.facebook.com/docs/graph-api",
@@ -212,9 +380,16 @@ fn messages(s: &mut State, body: &Value) -> (u16, Value, After) {
             "Param recipient_type must be one of {INDIVIDUAL, GROUP}.",
         );
     }
-    match body["type"].as_str().unwrap_or("text") {
+    let kind = body["type"].as_str().unwrap_or("text");
+    match kind {
         "text" => {}
-        other => panic!("the fake models text sends only, not {other:?}"),
+        "image" | "audio" | "video" | "document" | "sticker" => {
+            if let Some(refused) = check_media_object(s, kind, &body[kind]) {
+                return refused;
+            }
+            return accept(s, to, body);
+        }
+        other => panic!("the fake models text and media sends only, not {other:?}"),
     }
     let Some(text) = body["text"]["body"].as_str() else {
         return invalid(s, "The parameter text['body'] is required.");
@@ -236,6 +411,49 @@ fn messages(s: &mut State, body: &Value) -> (u16, Value, After) {
     {
         return invalid(s, "The parameter context['message_id'] is required.");
     }
+    accept(s, to, body)
+}
+
+/// A media object of a send: an uploaded file's `id` (or a `link`), a
+/// caption where the type takes one, a document's file name.
+fn check_media_object(s: &mut State, kind: &str, object: &Value) -> Option<(u16, Value, After)> {
+    let id = object["id"].as_str();
+    let link = object["link"].as_str();
+    match (id, link) {
+        (Some(id), _) if !s.media.contains_key(id) => {
+            return Some(invalid(
+                s,
+                &format!(
+                "Param {kind}['id'] is not a valid WhatsApp Business Account media attachment ID"
+            ),
+            ))
+        }
+        (Some(_), _) => {}
+        (None, Some(l)) if l.starts_with("http://") || l.starts_with("https://") => {}
+        _ => {
+            return Some(invalid(
+                s,
+                &format!("The parameter {kind}['id'] or {kind}['link'] is required."),
+            ))
+        }
+    }
+    if object.get("caption").is_some() && matches!(kind, "audio" | "sticker") {
+        return Some(invalid(
+            s,
+            &format!("Param {kind}['caption'] is not allowed for {kind} messages."),
+        ));
+    }
+    if object.get("filename").is_some() && kind != "document" {
+        return Some(invalid(
+            s,
+            &format!("Param {kind}['filename'] is only for documents."),
+        ));
+    }
+    None
+}
+
+/// A send the fake takes: inside the window (or failed later, by webhook).
+fn accept(s: &mut State, to: &str, body: &Value) -> (u16, Value, After) {
     let open = s.windows.get(to).copied().unwrap_or(false);
     if !open && !s.window_failures_async {
         return error(

@@ -14,6 +14,13 @@
 //!   signed with `X-Hub-Signature-256` (HMAC-SHA256 of the body with the
 //!   app secret); a delivery can be repeated as Meta redelivers.
 //!
+//! - Media: files people send are held by id (`GET /{media-id}` answers
+//!   a URL, its type, size and sha256; the URL gives the bytes with the
+//!   bearer token, 401 without); `POST /{phone-number-id}/media` takes a
+//!   `multipart/form-data` upload (`messaging_product`, `type`, `file`)
+//!   of a type Meta accepts within its size, answering its media id, which
+//!   an image, audio, video or document message then names.
+//!
 //! The 24-hour customer-service window opens when a user writes and closes
 //! when the test says (as if a day had passed). A send to a closed window
 //! is refused at once (HTTP 400, 131047) or, like Meta does for some sends,
@@ -61,6 +68,8 @@ pub struct GraphRecord {
     pub body: Value,
     pub status: u16,
     pub response: Value,
+    /// When the request arrived (its head, before the body was read).
+    pub at: Instant,
 }
 
 /// A message the business sent that Meta accepted.
@@ -71,6 +80,19 @@ pub struct SentMessage {
     pub to: String,
     /// The request's body.
     pub body: Value,
+}
+
+/// A file Meta holds: one a user sent, or one the business uploaded.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StoredMedia {
+    pub id: String,
+    pub mime_type: String,
+    pub filename: Option<String>,
+    pub bytes: std::sync::Arc<Vec<u8>>,
+    /// Base64 SHA-256 of the bytes, as Meta gives it.
+    pub sha256: String,
+    /// Uploaded by the business (not sent by a user).
+    pub uploaded: bool,
 }
 
 /// One webhook delivery to the channel.
@@ -110,6 +132,10 @@ pub(crate) struct State {
     pub next_id: u64,
     /// The last delivery's body and signature, for a redelivery.
     pub last_delivery: Option<(String, String)>,
+    /// Files by media id.
+    pub media: HashMap<String, StoredMedia>,
+    /// `http://127.0.0.1:PORT`, where the media URLs point.
+    pub origin: String,
 }
 
 pub(crate) type Shared = Arc<Mutex<State>>;
@@ -148,12 +174,15 @@ impl FakeWhatsApp {
             inbound_ids: HashSet::new(),
             next_id: 1,
             last_delivery: None,
+            media: HashMap::new(),
+            origin: String::new(),
         }));
         let listener = {
             let _context = runtime.enter();
             crate::fake_discord::loopback_listener()
         };
         let addr = listener.local_addr().unwrap();
+        state.lock().unwrap().origin = format!("http://{addr}");
         runtime.spawn(graph::serve(listener, state.clone()));
         Self {
             state,
@@ -218,6 +247,48 @@ impl FakeWhatsApp {
         let message = payloads::message(wa_id, &id, content);
         let status = self.deliver(&payloads::messages(wa_id, name, vec![message]));
         Delivered { id, status }
+    }
+
+    /// `wa_id` sends a file: Meta holds `bytes` under a new media id and
+    /// delivers a `kind` message naming it (audio without a file name is
+    /// a voice note). The delivery and the media id.
+    #[allow(clippy::too_many_arguments)]
+    pub fn user_sends_file(
+        &self,
+        wa_id: &str,
+        name: &str,
+        kind: &str,
+        mime: &str,
+        bytes: Vec<u8>,
+        caption: Option<&str>,
+        filename: Option<&str>,
+    ) -> (Delivered, String) {
+        let media = self.hold(mime, filename, bytes, false);
+        let content =
+            payloads::media_message(kind, &media.id, mime, &media.sha256, caption, filename);
+        (self.user_sends(wa_id, name, content), media.id)
+    }
+
+    /// Holds a file as Meta would (a user's, or an upload).
+    pub(crate) fn hold(
+        &self,
+        mime: &str,
+        filename: Option<&str>,
+        bytes: Vec<u8>,
+        uploaded: bool,
+    ) -> StoredMedia {
+        hold(&mut self.lock(), mime, filename, bytes, uploaded)
+    }
+
+    /// A file Meta holds, by media id.
+    pub fn media(&self, id: &str) -> Option<StoredMedia> {
+        self.lock().media.get(id).cloned()
+    }
+
+    /// Opens `wa_id`'s 24-hour window without a delivery (as if they had
+    /// written a moment ago): for tests of the Graph side alone.
+    pub fn user_says_silently(&self, wa_id: &str) {
+        self.lock().windows.insert(wa_id.to_string(), true);
     }
 
     /// The person read `message_id` (a `read` status to the channel).
@@ -291,6 +362,28 @@ impl FakeWhatsApp {
             std::thread::sleep(Duration::from_millis(50));
         }
     }
+}
+
+pub(crate) fn hold(
+    s: &mut State,
+    mime: &str,
+    filename: Option<&str>,
+    bytes: Vec<u8>,
+    uploaded: bool,
+) -> StoredMedia {
+    use base64::Engine;
+    use sha2::Digest;
+    s.next_id += 1;
+    let media = StoredMedia {
+        id: format!("{}", 1_037_543_291_000_000u64 + s.next_id),
+        mime_type: mime.to_string(),
+        filename: filename.map(str::to_string),
+        sha256: base64::engine::general_purpose::STANDARD.encode(sha2::Sha256::digest(&bytes)),
+        bytes: std::sync::Arc::new(bytes),
+        uploaded,
+    };
+    s.media.insert(media.id.clone(), media.clone());
+    media
 }
 
 /// A fresh `wamid.…` (base64 in Meta's; any id of that alphabet will do).

@@ -65,6 +65,29 @@ pub fn voice_note(media_id: &str) -> Value {
            "sha256": "VqHX7vC4bCUJLZ2cW0dMHDJVCKmRwQ3D1cR3/2D3c1s=", "id": media_id, "voice": true}})
 }
 
+/// A media message (`kind`: image, audio, video, document, sticker) of
+/// the file Meta holds as `media_id`; a voice note is audio with `voice`.
+pub fn media_message(
+    kind: &str,
+    media_id: &str,
+    mime: &str,
+    sha256: &str,
+    caption: Option<&str>,
+    filename: Option<&str>,
+) -> Value {
+    let mut object = json!({"mime_type": mime, "sha256": sha256, "id": media_id});
+    if let Some(c) = caption {
+        object["caption"] = json!(c);
+    }
+    if let Some(f) = filename {
+        object["filename"] = json!(f);
+    }
+    if kind == "audio" {
+        object["voice"] = json!(filename.is_none());
+    }
+    json!({"type": kind, kind: object})
+}
+
 pub fn location(latitude: f64, longitude: f64, name: &str, address: &str) -> Value {
     json!({"type": "location", "location": {"latitude": latitude, "longitude": longitude,
            "name": name, "address": address}})

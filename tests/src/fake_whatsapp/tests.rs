@@ -319,3 +319,170 @@ async fn sends_inside_and_outside_the_window() {
                            "href": "https://developers.facebook.com/docs/whatsapp/cloud-api/support/error-codes/"}]})
     );
 }
+
+/// A multipart upload to `/{phone}/media`: (status, answer).
+async fn upload(
+    wa: &FakeWhatsApp,
+    token: &str,
+    fields: &[(&str, &str)],
+    file: Option<(&str, &str, Vec<u8>)>,
+) -> (u16, Value) {
+    let mut body = Vec::new();
+    for (name, value) in fields {
+        body.extend_from_slice(
+            format!("--B\r\nContent-Disposition: form-data; name=\"{name}\"\r\n\r\n{value}\r\n")
+                .as_bytes(),
+        );
+    }
+    if let Some((name, mime, bytes)) = file {
+        body.extend_from_slice(
+            format!("--B\r\nContent-Disposition: form-data; name=\"file\"; filename=\"{name}\"\r\nContent-Type: {mime}\r\n\r\n")
+                .as_bytes(),
+        );
+        body.extend_from_slice(&bytes);
+        body.extend_from_slice(b"\r\n");
+    }
+    body.extend_from_slice(b"--B--\r\n");
+    let resp = reqwest::Client::new()
+        .post(format!("{}/{PHONE_NUMBER_ID}/media", wa.api_base()))
+        .header("authorization", format!("Bearer {token}"))
+        .header("content-type", "multipart/form-data; boundary=B")
+        .body(body)
+        .send()
+        .await
+        .unwrap();
+    let status = resp.status().as_u16();
+    (
+        status,
+        serde_json::from_str(&resp.text().await.unwrap()).unwrap(),
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_users_file_is_had_by_its_id_then_its_url_with_the_token() {
+    let wa = FakeWhatsApp::start();
+    let held = wa.hold("image/jpeg", None, b"\xFF\xD8\xFFjpeg".to_vec(), false);
+    let (status, info) = graph(
+        &wa,
+        "GET",
+        &format!("/{}", held.id),
+        Some(ACCESS_TOKEN),
+        None,
+    )
+    .await;
+    assert_eq!(status, 200);
+    let url = info["url"].as_str().unwrap().to_string();
+    assert_eq!(
+        info,
+        json!({"messaging_product": "whatsapp", "url": url, "mime_type": "image/jpeg",
+               "sha256": held.sha256, "file_size": "7", "id": held.id})
+    );
+    let client = reqwest::Client::new();
+    let ok = client
+        .get(&url)
+        .header("authorization", format!("Bearer {ACCESS_TOKEN}"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(ok.status().as_u16(), 200);
+    assert_eq!(ok.bytes().await.unwrap().as_ref(), b"\xFF\xD8\xFFjpeg");
+    // The URL alone, or with another token, gives nothing.
+    assert_eq!(
+        client.get(&url).send().await.unwrap().status().as_u16(),
+        401
+    );
+    let wrong = client
+        .get(&url)
+        .header("authorization", "Bearer nope")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(wrong.status().as_u16(), 401);
+    let (status, _) = graph(&wa, "GET", &format!("/{}", held.id), Some("nope"), None).await;
+    assert_eq!(status, 401);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn uploads_are_checked_like_metas_and_sends_name_them() {
+    let wa = FakeWhatsApp::start();
+    let fields = [("messaging_product", "whatsapp"), ("type", "image/png")];
+    let (status, answer) = upload(
+        &wa,
+        ACCESS_TOKEN,
+        &fields,
+        Some(("c.png", "image/png", b"PNG".to_vec())),
+    )
+    .await;
+    assert_eq!(status, 200, "{answer}");
+    let id = answer["id"].as_str().unwrap().to_string();
+    assert_eq!(wa.media(&id).unwrap().bytes.as_ref(), b"PNG");
+    // Wrong token, no product, no file, a type Meta refuses, too large.
+    assert_eq!(
+        upload(&wa, "nope", &fields, Some(("c.png", "image/png", vec![1])))
+            .await
+            .0,
+        401
+    );
+    let (status, e) = upload(
+        &wa,
+        ACCESS_TOKEN,
+        &[("type", "image/png")],
+        Some(("c.png", "image/png", vec![1])),
+    )
+    .await;
+    assert_eq!(
+        (status, e["error"]["error_data"]["details"].clone()),
+        (400, json!("The parameter messaging_product is required."))
+    );
+    let (status, e) = upload(&wa, ACCESS_TOKEN, &fields, None).await;
+    assert_eq!(
+        (status, e["error"]["error_data"]["details"].clone()),
+        (400, json!("The parameter file is required."))
+    );
+    let gif = [("messaging_product", "whatsapp"), ("type", "image/gif")];
+    let (status, e) = upload(
+        &wa,
+        ACCESS_TOKEN,
+        &gif,
+        Some(("a.gif", "image/gif", vec![1])),
+    )
+    .await;
+    assert_eq!((status, e["error"]["code"].clone()), (400, json!(131053)));
+    let (status, e) = upload(
+        &wa,
+        ACCESS_TOKEN,
+        &fields,
+        Some(("big.png", "image/png", vec![0; 5 * 1024 * 1024 + 1])),
+    )
+    .await;
+    assert_eq!((status, e["error"]["code"].clone()), (400, json!(131053)));
+    // A send names the upload; an unknown id is refused.
+    wa.user_says_silently(ANN);
+    let send_image = |media_id: &str| {
+        json!({"messaging_product": "whatsapp", "recipient_type": "individual", "to": ANN,
+               "type": "image", "image": {"id": media_id, "caption": "chart"}})
+    };
+    let (status, sent) = graph(
+        &wa,
+        "POST",
+        &format!("/{PHONE_NUMBER_ID}/messages"),
+        Some(ACCESS_TOKEN),
+        Some(send_image(&id)),
+    )
+    .await;
+    assert_eq!(status, 200, "{sent}");
+    assert_eq!(wa.sent()[0].body["image"]["id"], json!(id));
+    let (status, e) = graph(
+        &wa,
+        "POST",
+        &format!("/{PHONE_NUMBER_ID}/messages"),
+        Some(ACCESS_TOKEN),
+        Some(send_image("404")),
+    )
+    .await;
+    assert_eq!(status, 400);
+    assert!(e["error"]["error_data"]["details"]
+        .as_str()
+        .unwrap()
+        .contains("not a valid WhatsApp Business Account media attachment ID"));
+}

@@ -1,7 +1,7 @@
 //! The typed client of the gateway (service binding `GATEWAY`): inbound
 //! messages and status changes, each with the channel key.
 
-use gsv_protocol::channels::{InternalCall, CHANNEL_KEY_HEADER};
+use gsv_protocol::channels::{ChannelMediaGetParams, InternalCall, CHANNEL_KEY_HEADER};
 use worker::{Env, Headers, Method, Request, RequestInit};
 
 /// Why a call to the gateway failed.
@@ -47,6 +47,32 @@ impl From<worker::Error> for GatewayCallError {
 }
 
 pub async fn call<P: InternalCall>(env: &Env, params: &P) -> Result<P::Reply, GatewayCallError> {
+    let mut resp = post(
+        env,
+        P::PATH,
+        &serde_json::to_string(params).map_err(worker::Error::from)?,
+    )
+    .await?;
+    if resp.status_code() != 200 {
+        return Err(GatewayCallError::Status(resp.status_code()));
+    }
+    resp.json().await.map_err(GatewayCallError::BadReply)
+}
+
+/// The bytes of a file the gateway asked the channel to send (its R2 key).
+pub async fn read_media(env: &Env, key: &str) -> Result<Vec<u8>, GatewayCallError> {
+    let body = serde_json::to_string(&ChannelMediaGetParams {
+        key: key.to_string(),
+    })
+    .map_err(worker::Error::from)?;
+    let mut resp = post(env, ChannelMediaGetParams::PATH, &body).await?;
+    if resp.status_code() != 200 {
+        return Err(GatewayCallError::Status(resp.status_code()));
+    }
+    Ok(resp.bytes().await?)
+}
+
+async fn post(env: &Env, path: &str, body: &str) -> Result<worker::Response, GatewayCallError> {
     let gateway = env
         .service("GATEWAY")
         .map_err(|_| GatewayCallError::NotConfigured("the GATEWAY service binding"))?;
@@ -57,16 +83,11 @@ pub async fn call<P: InternalCall>(env: &Env, params: &P) -> Result<P::Reply, Ga
     let headers = Headers::new();
     headers.set(CHANNEL_KEY_HEADER, &key)?;
     headers.set("content-type", "application/json")?;
-    let body = serde_json::to_string(params).map_err(worker::Error::from)?;
     let mut init = RequestInit::new();
     init.with_method(Method::Post)
         .with_headers(headers)
-        .with_body(Some(wasm_bindgen::JsValue::from_str(&body)));
+        .with_body(Some(wasm_bindgen::JsValue::from_str(body)));
     // A service binding ignores the host; the path is what the gateway routes.
-    let req = Request::new_with_init(&format!("https://gsv{}", P::PATH), &init)?;
-    let mut resp = gateway.fetch_request(req).await?;
-    if resp.status_code() != 200 {
-        return Err(GatewayCallError::Status(resp.status_code()));
-    }
-    resp.json().await.map_err(GatewayCallError::BadReply)
+    let req = Request::new_with_init(&format!("https://gsv{path}"), &init)?;
+    Ok(gateway.fetch_request(req).await?)
 }

@@ -4,10 +4,11 @@
 //! watchdog that reconnects after an eviction or a lost socket.
 
 use super::driver::{feed, flush_outbox, now_ms, Inner};
+use super::gateway_client;
 use super::rest_client;
 use super::store::Store;
 use crate::gateway::machine::{Input, Machine, Persisted};
-use crate::rest::{create_message, trigger_typing};
+use crate::rest::{create_message, create_message_with_files, trigger_typing, FilePart};
 use gsv_protocol::channels::{
     ChannelLoginResult, ChannelPeer, ChannelSendParams, ChannelSendResult, ChannelStartParams,
     ChannelStatusQuery, ChannelStatusResult, ChannelTypingParams, OkResult,
@@ -181,17 +182,58 @@ impl DiscordGateway {
             .clone()
             .filter(|k| !k.is_empty() && k.chars().count() <= 25)
             .unwrap_or_else(nonce);
-        let request = match create_message(
-            target_channel(&msg.peer),
-            &msg.text,
-            msg.reply_to_id.as_deref(),
-            &nonce,
-        ) {
-            Ok(r) => r,
-            Err(e) => return failed(e.message, e.retryable),
-        };
         let base = rest_client::api_base(&self.inner.env);
-        match rest_client::call(&base, &token, &request).await {
+        let sent = if msg.media.is_empty() {
+            let request = match create_message(
+                target_channel(&msg.peer),
+                &msg.text,
+                msg.reply_to_id.as_deref(),
+                &nonce,
+            ) {
+                Ok(r) => r,
+                Err(e) => return failed(e.message, e.retryable),
+            };
+            rest_client::call(&base, &token, &request).await
+        } else {
+            // Each file is read from the gateway, then all go in one upload.
+            let mut files = Vec::with_capacity(msg.media.len());
+            for m in &msg.media {
+                if m.size > crate::rest::MAX_FILE_BYTES {
+                    return failed(
+                        format!(
+                            "{} is {:.1} MB; Discord takes files of at most 10 MB from a bot",
+                            m.filename,
+                            m.size as f64 / (1024.0 * 1024.0)
+                        ),
+                        false,
+                    );
+                }
+                match gateway_client::read_media(&self.inner.env, &m.key).await {
+                    Ok(bytes) => files.push(FilePart {
+                        filename: m.filename.clone(),
+                        mime_type: m.mime_type.clone(),
+                        bytes,
+                    }),
+                    Err(e) => {
+                        return failed(format!("reading {}: {e}", m.filename), e.worth_retrying())
+                    }
+                }
+            }
+            let boundary = format!("gsv{}", self::nonce());
+            let request = match create_message_with_files(
+                target_channel(&msg.peer),
+                &msg.text,
+                msg.reply_to_id.as_deref(),
+                &nonce,
+                &files,
+                &boundary,
+            ) {
+                Ok(r) => r,
+                Err(e) => return failed(e.message, e.retryable),
+            };
+            rest_client::call_multipart(&base, &token, &request).await
+        };
+        match sent {
             Ok(body) => {
                 #[derive(serde::Deserialize)]
                 struct Created {

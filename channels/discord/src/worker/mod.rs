@@ -51,6 +51,7 @@ async fn fetch(mut req: Request, env: Env, _ctx: Context) -> Result<Response> {
     }
     match path.as_str() {
         "/internal/capabilities" => Response::from_json(&crate::rest::capabilities()),
+        "/internal/media/fetch" => fetch_media(req, &env).await,
         "/internal/status" => {
             let body = req.text().await?;
             let query: ChannelStatusQuery = parse_or_default(&body);
@@ -82,6 +83,36 @@ async fn fetch(mut req: Request, env: Env, _ctx: Context) -> Result<Response> {
             forward(&env, &account_id, sub, body).await
         }
         _ => Response::error("Not found", 404),
+    }
+}
+
+/// An attachment someone sent, downloaded for the gateway and streamed
+/// back (the Worker does it; no account state is needed).
+async fn fetch_media(mut req: Request, env: &Env) -> Result<Response> {
+    use gsv_protocol::channels::{ChannelMediaFetchParams, MediaFetchRefusal};
+    let refuse = |status: u16, error: String, size: Option<u64>| {
+        Ok(Response::from_json(&MediaFetchRefusal { error, size })?.with_status(status))
+    };
+    let Ok(p) = req.json::<ChannelMediaFetchParams>().await else {
+        return refuse(400, "the body must be a media fetch".into(), None);
+    };
+    if let Some(size) = p.media.size.filter(|s| *s > p.max_bytes) {
+        return refuse(413, "larger than the gateway takes".into(), Some(size));
+    }
+    let Some(url) = p.media.url.as_deref() else {
+        return refuse(400, "the attachment has no URL".into(), None);
+    };
+    if !crate::rest::attachment_url_allowed(url, &rest_client::api_base(env)) {
+        return refuse(403, format!("{url} is not a Discord attachment URL"), None);
+    }
+    match rest_client::download(url).await {
+        Ok(resp) if resp.status_code() == 200 => Ok(resp),
+        Ok(resp) => refuse(
+            502,
+            format!("Discord answered {} for the attachment", resp.status_code()),
+            None,
+        ),
+        Err(e) => refuse(502, format!("Discord could not be reached: {e}"), None),
     }
 }
 

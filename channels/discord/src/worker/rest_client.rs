@@ -1,7 +1,9 @@
 //! Performs `rest` requests against `DISCORD_API_BASE`, retrying as
 //! `rest::decide` says.
 
-use crate::rest::{decide, Decision, Method as RestMethod, RestError, RestRequest, RestResponse};
+use crate::rest::{
+    decide, Decision, Method as RestMethod, MultipartRequest, RestError, RestRequest, RestResponse,
+};
 use std::time::Duration;
 use worker::{Delay, Env, Fetch, Headers, Method, Request, RequestInit};
 
@@ -16,12 +18,31 @@ pub fn api_base(env: &Env) -> String {
         .unwrap_or_else(|| DEFAULT_API_BASE.to_string())
 }
 
+/// What goes to Discord: a JSON request or an upload.
+enum Payload<'a> {
+    Json(&'a RestRequest),
+    Multipart(&'a MultipartRequest),
+}
+
 /// Sends `req` until it succeeds or `decide` gives up; the body of the
 /// successful answer.
 pub async fn call(api_base: &str, token: &str, req: &RestRequest) -> Result<String, RestError> {
+    call_payload(api_base, token, Payload::Json(req)).await
+}
+
+/// The same for a message with files.
+pub async fn call_multipart(
+    api_base: &str,
+    token: &str,
+    req: &MultipartRequest,
+) -> Result<String, RestError> {
+    call_payload(api_base, token, Payload::Multipart(req)).await
+}
+
+async fn call_payload(api_base: &str, token: &str, req: Payload<'_>) -> Result<String, RestError> {
     let mut attempt = 0;
     loop {
-        let answer = send_once(api_base, token, req).await;
+        let answer = send_once(api_base, token, &req).await;
         match decide(answer.as_ref(), attempt, js_sys::Math::random()) {
             Decision::Done => return Ok(answer.map(|a| a.body).unwrap_or_default()),
             Decision::RetryAfterMs(ms) => {
@@ -34,8 +55,11 @@ pub async fn call(api_base: &str, token: &str, req: &RestRequest) -> Result<Stri
 }
 
 /// One try; `None` when Discord was not reached.
-async fn send_once(api_base: &str, token: &str, req: &RestRequest) -> Option<RestResponse> {
-    let request = build(api_base, token, req).ok()?;
+async fn send_once(api_base: &str, token: &str, req: &Payload<'_>) -> Option<RestResponse> {
+    let request = match req {
+        Payload::Json(req) => build(api_base, token, req).ok()?,
+        Payload::Multipart(req) => build_multipart(api_base, token, req).ok()?,
+    };
     let mut resp = Fetch::Request(request).send().await.ok()?;
     let headers = resp.headers();
     let number = |name: &str| {
@@ -86,4 +110,31 @@ fn build(api_base: &str, token: &str, req: &RestRequest) -> worker::Result<Reque
         &format!("{}{}", api_base.trim_end_matches('/'), req.path),
         &init,
     )
+}
+
+fn build_multipart(api_base: &str, token: &str, req: &MultipartRequest) -> worker::Result<Request> {
+    let headers = Headers::new();
+    headers.set("authorization", &format!("Bot {token}"))?;
+    headers.set("user-agent", USER_AGENT)?;
+    headers.set("content-type", &req.content_type)?;
+    let mut init = RequestInit::new();
+    init.with_method(Method::Post)
+        .with_headers(headers)
+        .with_body(Some(js_sys::Uint8Array::from(req.body.as_slice()).into()));
+    Request::new_with_init(
+        &format!("{}{}", api_base.trim_end_matches('/'), req.path),
+        &init,
+    )
+}
+
+/// Downloads an attachment (Discord's CDN needs no token): the answer,
+/// its body unread.
+pub async fn download(url: &str) -> worker::Result<worker::Response> {
+    let headers = Headers::new();
+    headers.set("user-agent", USER_AGENT)?;
+    let mut init = RequestInit::new();
+    init.with_method(Method::Get).with_headers(headers);
+    Fetch::Request(Request::new_with_init(url, &init)?)
+        .send()
+        .await
 }

@@ -138,6 +138,7 @@ impl DurableObject for WhatsAppAccount {
             }
             "/send" => Response::from_json(&self.send(serde_json::from_str(&body)?).await),
             "/typing" => Response::from_json(&self.typing(serde_json::from_str(&body)?).await),
+            "/media/fetch" => self.fetch_media(serde_json::from_str(&body)?).await,
             "/accept" => {
                 let a: Accept = serde_json::from_str(&body)?;
                 let taken = self.accept(store, a).await?;

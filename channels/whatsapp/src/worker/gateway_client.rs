@@ -2,7 +2,9 @@
 //! channel key. The calls are the outbox's, stored as path and JSON, so
 //! one untyped post serves them all; each reply says `ok` and maybe why not.
 
-use gsv_protocol::channels::{ChannelStatusParams, InternalCall, CHANNEL_KEY_HEADER};
+use gsv_protocol::channels::{
+    ChannelMediaGetParams, ChannelStatusParams, InternalCall, CHANNEL_KEY_HEADER,
+};
 use serde::Deserialize;
 use worker::{Env, Headers, Method, Request, RequestInit};
 
@@ -71,4 +73,47 @@ pub async fn report_status(env: &Env, params: &ChannelStatusParams) {
     if let Err(e) = post(env, ChannelStatusParams::PATH, &body).await {
         worker::console_error!("whatsapp: reporting status failed: {e}");
     }
+}
+
+/// The bytes of a file the gateway asked the channel to send (its R2
+/// key), read from the gateway.
+pub async fn read_media(env: &Env, key: &str) -> Result<Vec<u8>, String> {
+    let gateway = env
+        .service("GATEWAY")
+        .map_err(|_| "the GATEWAY service binding is not configured".to_string())?;
+    let channel_key = env
+        .secret("GSV_CHANNEL_KEY")
+        .map(|s| s.to_string())
+        .map_err(|_| "GSV_CHANNEL_KEY is not set".to_string())?;
+    let body = serde_json::to_string(&ChannelMediaGetParams {
+        key: key.to_string(),
+    })
+    .map_err(|e| e.to_string())?;
+    let headers = Headers::new();
+    let mut init = RequestInit::new();
+    let sent = async {
+        headers.set(CHANNEL_KEY_HEADER, &channel_key)?;
+        headers.set("content-type", "application/json")?;
+        init.with_method(Method::Post)
+            .with_headers(headers)
+            .with_body(Some(wasm_bindgen::JsValue::from_str(&body)));
+        let req = Request::new_with_init(
+            &format!("https://gsv{}", ChannelMediaGetParams::PATH),
+            &init,
+        )?;
+        gateway.fetch_request(req).await
+    };
+    let mut resp = sent
+        .await
+        .map_err(|e| format!("the gateway could not be reached: {e}"))?;
+    let status = resp.status_code();
+    if status != 200 {
+        let why = resp.text().await.unwrap_or_default();
+        return Err(format!(
+            "the gateway could not give the file {key} ({status}): {why}"
+        ));
+    }
+    resp.bytes()
+        .await
+        .map_err(|e| format!("reading the file {key} from the gateway failed: {e}"))
 }

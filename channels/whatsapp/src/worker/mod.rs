@@ -178,8 +178,13 @@ async fn internal(mut req: Request, env: &Env) -> Result<Response> {
                 None => all_statuses(env).await,
             }
         }
-        "/internal/start" | "/internal/stop" | "/internal/send" | "/internal/typing"
-        | "/internal/login" | "/internal/logout" => {
+        "/internal/start"
+        | "/internal/stop"
+        | "/internal/send"
+        | "/internal/typing"
+        | "/internal/login"
+        | "/internal/logout"
+        | "/internal/media/fetch" => {
             let body = req.text().await?;
             #[derive(Deserialize)]
             #[serde(rename_all = "camelCase")]

@@ -1,11 +1,15 @@
 //! The account's sends: text through the Graph API (once per idempotency
-//! key), the read receipt with typing, and what a refused token does to
-//! the account.
+//! key), a file by upload (`/{phone-number-id}/media`) then a message
+//! naming it, the read receipt with typing, downloads of the files people
+//! send, and what a refused token does to the account.
 
 use super::account_do::{now_ms, WhatsAppAccount};
 use super::gateway_client;
 use super::graph_client::{self, api_base};
-use crate::graph::{self, mark_read_with_typing, send_text, succeeded};
+use crate::graph::{
+    self, mark_read_with_typing, media_info, parse_media_info, send_kind, send_media, send_text,
+    succeeded, upload_media, upload_type, uploaded_media_id, GraphError, GraphRequest,
+};
 use crate::phone::to_wa_id;
 use crate::CHANNEL_ID;
 use gsv_protocol::channels::*;
@@ -60,14 +64,26 @@ impl WhatsAppAccount {
                 };
             }
         }
-        let request = match send_text(
-            &phone,
-            &to_wa_id(&msg.peer.id),
-            &msg.text,
-            msg.reply_to_id.as_deref(),
-        ) {
+        let to = to_wa_id(&msg.peer.id);
+        let request = match msg.media.as_slice() {
+            [] => send_text(&phone, &to, &msg.text, msg.reply_to_id.as_deref()),
+            [file] => self.upload(&phone, &token, &to, file, msg).await,
+            _ => Err(GraphError {
+                message: "WhatsApp sends one file per message (the gateway sends each file as \
+                          its own piece)"
+                    .into(),
+                retryable: false,
+                token_refused: false,
+            }),
+        };
+        let request = match request {
             Ok(r) => r,
-            Err(e) => return send_failed(e.message, e.retryable),
+            Err(e) => {
+                if e.token_refused {
+                    self.token_refused(&e.message).await;
+                }
+                return send_failed(e.message, e.retryable);
+            }
         };
         let answer = match graph_client::call(&api_base(&self.env), &token, &request).await {
             Ok((status, body)) => graph::sent_message_id(status, &body),
@@ -96,6 +112,92 @@ impl WhatsAppAccount {
                 send_failed(e.message, e.retryable)
             }
         }
+    }
+
+    /// Uploads `file` (read from the gateway) and gives the message that
+    /// sends it, with the piece's text as its caption.
+    async fn upload(
+        &self,
+        phone: &str,
+        token: &str,
+        to: &str,
+        file: &OutboundMedia,
+        msg: &ChannelOutboundMessage,
+    ) -> Result<GraphRequest, GraphError> {
+        let fail = |message: String, retryable: bool| GraphError {
+            message,
+            retryable,
+            token_refused: false,
+        };
+        let mime = upload_type(&file.mime_type).map_err(|e| fail(e, false))?;
+        let kind = send_kind(&mime, file.size).map_err(|e| fail(e, false))?;
+        let bytes = gateway_client::read_media(&self.env, &file.key)
+            .await
+            .map_err(|e| fail(e, true))?;
+        let boundary = format!("gsv{:016x}", (js_sys::Math::random() * 1e16) as u64);
+        let (path, content_type, body) =
+            upload_media(phone, &boundary, &mime, &file.filename, &bytes);
+        let base = api_base(&self.env);
+        let media_id = match graph_client::upload(&base, token, &path, &content_type, &body).await {
+            Ok((status, answer)) => uploaded_media_id(status, &answer)?,
+            Err(e) => return Err(fail(e, true)),
+        };
+        Ok(send_media(
+            phone,
+            to,
+            kind,
+            &media_id,
+            &file.filename,
+            Some(msg.text.as_str()),
+            msg.reply_to_id.as_deref(),
+        ))
+    }
+
+    /// A file someone sent (by its media id): `GET /{media-id}` for its
+    /// short-lived URL, then the file from there with the same token,
+    /// streamed back to the gateway. Refused unread when WhatsApp says it
+    /// is larger than the gateway takes.
+    pub(super) async fn fetch_media(&self, p: ChannelMediaFetchParams) -> Result<Response> {
+        let refuse = |status: u16, error: String, size: Option<u64>| {
+            Ok(Response::from_json(&MediaFetchRefusal { error, size })?.with_status(status))
+        };
+        let Some(media_id) = p.media.id.clone().filter(|id| !id.is_empty()) else {
+            return refuse(400, "the media has no WhatsApp media id".into(), None);
+        };
+        let account = self.current().unwrap_or_default();
+        let Some(token) = account.token(self.env_token().as_deref()) else {
+            return refuse(503, "the account has no access token".into(), None);
+        };
+        let base = api_base(&self.env);
+        let info = match graph_client::call(&base, &token, &media_info(&media_id)).await {
+            Ok((status, body)) => parse_media_info(status, &body),
+            Err(e) => return refuse(502, e, None),
+        };
+        let info = match info {
+            Ok(info) => info,
+            Err(e) => {
+                if e.token_refused {
+                    self.token_refused(&e.message).await;
+                }
+                return refuse(502, e.message, None);
+            }
+        };
+        if let Some(size) = info.file_size.filter(|s| *s > p.max_bytes) {
+            return refuse(413, "larger than the gateway takes".into(), Some(size));
+        }
+        let resp = match graph_client::download(&info.url, &token).await {
+            Ok(r) => r,
+            Err(e) => return refuse(502, e, None),
+        };
+        let status = resp.status_code();
+        if status != 200 {
+            let e = graph::failure(status, "");
+            if e.token_refused {
+                self.token_refused(&e.message).await;
+            }
+            return refuse(502, format!("downloading the file: {}", e.message), None);
+        }
+        Ok(resp)
     }
 
     /// Typing on: the chat's last message is marked read and the typing
@@ -155,7 +257,7 @@ impl WhatsAppAccount {
 
     /// Meta refused the token mid-flight: the account says so, and the
     /// gateway hears it.
-    async fn token_refused(&self, error: &str) {
+    pub(super) async fn token_refused(&self, error: &str) {
         let current = self.account.borrow().clone();
         let Some((id, mut account)) = current else {
             return;
