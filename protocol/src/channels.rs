@@ -69,6 +69,7 @@ pub struct ChannelSender {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "lowercase")]
 pub enum MediaType {
     Image,
@@ -83,6 +84,7 @@ pub enum MediaType {
 /// files; `r2Key` names a file already in the gateway's R2 (uploaded to
 /// [`MEDIA_UPLOAD_PATH`](crate::MEDIA_UPLOAD_PATH)).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct ChannelMedia {
     #[serde(rename = "type")]

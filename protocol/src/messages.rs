@@ -85,13 +85,13 @@ pub enum ContentBlock {
     /// voice note's transcript as text and dropped video): what the model
     /// gets of it is decided at each call (a transcript, the text of a
     /// document, a note).
-    #[serde(rename_all = "camelCase")]
     Attachment(Attachment),
 }
 
 /// A stored file the model reads about rather than sees (see
 /// `ContentBlock::Attachment`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct Attachment {
     pub kind: crate::channels::MediaType,
