@@ -79,10 +79,26 @@ function Blocks({ blocks }: { blocks: ContentBlock[] }) {
             {b.text}
           </div>
         ) : (
-          <ImageBlock key={i} block={b} />
+          <FileBlock key={i} block={b} />
         ),
       )}
     </>
+  );
+}
+
+// An image, or a stored file the model reads about (audio with its
+// transcript, video, a document).
+function FileBlock({ block }: { block: Exclude<ContentBlock, { type: "text" }> }) {
+  if (block.type === "image") return <ImageBlock block={block} />;
+  const size = block.size != null ? `, ${Math.max(1, Math.round(block.size / 1024))} KB` : "";
+  return (
+    <div class="attachment small" data-kind={block.kind}>
+      <span class="muted">
+        [{block.kind} {block.filename ?? block.mimeType}
+        {size}]
+      </span>
+      {block.transcript && <div class="plain">“{block.transcript}”</div>}
+    </div>
   );
 }
 
@@ -146,7 +162,7 @@ function ToolResultView({ result }: { result: ToolResultMessage }) {
         b.type === "text" ? (
           <pre key={i}>{b.text}</pre>
         ) : (
-          <ImageBlock key={i} block={b} />
+          <FileBlock key={i} block={b} />
         ),
       )}
     </div>
