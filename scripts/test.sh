@@ -30,3 +30,10 @@ bash scripts/build-web.sh
 echo "[test] building the gsv CLI" >&2
 cargo build -p gsv
 cargo test --workspace "$@"
+# The web UI in a real Chromium (tests/Cargo.toml says why it runs apart):
+# every test must pass, in this run or, if one failed, in a second one.
+echo "[test] the web UI in headless Chromium" >&2
+cargo test -p gsv-e2e --test web_ui "$@" || {
+    echo "[test] a web UI test failed; running the web UI tests once more" >&2
+    cargo test -p gsv-e2e --test web_ui "$@"
+}

@@ -21,6 +21,26 @@ pub struct Browser {
     pub client: Client,
     driver: Option<Child>,
     _profile: tempfile::TempDir,
+    /// One of the few browsers allowed at once (see [`BROWSERS`]).
+    _slot: tokio::sync::SemaphorePermit<'static>,
+}
+
+/// At most two Chromiums at once: the UI tests run in parallel, each with
+/// its own workerd, and on two cores more browsers than that starve the
+/// pages' timers (a streamed answer's Stop then misses its moment).
+static BROWSERS: tokio::sync::Semaphore = tokio::sync::Semaphore::const_new(2);
+
+/// The UI tests run one at a time: each starts a workerd and a Chromium,
+/// and in parallel on two cores their timing-based waits (a streamed
+/// answer's Stop, a fold opening) failed now and then.
+static ONE_TEST: tokio::sync::Semaphore = tokio::sync::Semaphore::const_new(1);
+
+/// Held for the whole of a UI test.
+pub async fn one_at_a_time() -> tokio::sync::SemaphorePermit<'static> {
+    ONE_TEST
+        .acquire()
+        .await
+        .expect("the test semaphore is never closed")
 }
 
 fn find_program(env: &str, candidates: &[&str]) -> Option<PathBuf> {
@@ -50,6 +70,10 @@ impl Browser {
     /// Starts chromedriver and a headless Chromium whose viewport is
     /// `width` × `height` CSS pixels.
     pub async fn start(width: u32, height: u32) -> Self {
+        let slot = BROWSERS
+            .acquire()
+            .await
+            .expect("the browser semaphore is never closed");
         let driver_bin = find_program("GSV_CHROMEDRIVER", &["chromedriver", "/usr/bin/chromedriver"])
             .expect("chromedriver is missing: run scripts/setup.sh (it installs Debian's chromium and chromium-driver)");
         // Debian's /usr/bin/chromium is a wrapper script; the binary itself
@@ -109,6 +133,7 @@ impl Browser {
             client,
             driver: Some(driver),
             _profile: profile,
+            _slot: slot,
         };
         // Headless windows include no browser chrome, but say so exactly.
         me.client.set_window_size(width, height).await.unwrap();

@@ -74,6 +74,7 @@ fn prompts_for(llm: &FakeLlm, text: &str) -> Vec<String> {
 
 #[tokio::test]
 async fn the_gateway_serves_the_ui_beside_its_own_paths() {
+    let _one = gsv_e2e::browser::one_at_a_time().await;
     let gw = Workerd::start_with_web_ui(GatewayOptions::default());
     let port = gw.port;
     // The Worker's routes win over the assets.
@@ -131,6 +132,7 @@ async fn the_gateway_serves_the_ui_beside_its_own_paths() {
 
 #[tokio::test]
 async fn logging_in_wrong_then_right_reconnecting_and_an_unreachable_gateway() {
+    let _one = gsv_e2e::browser::one_at_a_time().await;
     let mut gw = Workerd::start_with_web_ui(GatewayOptions::default());
     let b = Browser::start(DESKTOP.0, DESKTOP.1).await;
     b.goto(&format!("{}/", gw.http_url())).await;
@@ -211,6 +213,7 @@ async fn logging_in_wrong_then_right_reconnecting_and_an_unreachable_gateway() {
 
 #[tokio::test]
 async fn a_streamed_answer_grows_then_ends_and_a_run_can_be_stopped() {
+    let _one = gsv_e2e::browser::one_at_a_time().await;
     let llm = FakeLlm::start().await;
     let gw = Workerd::start_with_web_ui(GatewayOptions::default());
     let mut owner = Client::connect(&gw.url(), Some(TOKEN)).await;
@@ -301,6 +304,7 @@ async fn a_streamed_answer_grows_then_ends_and_a_run_can_be_stopped() {
 
 #[tokio::test]
 async fn markdown_from_the_model_renders_but_its_scripts_never_run() {
+    let _one = gsv_e2e::browser::one_at_a_time().await;
     let llm = FakeLlm::start().await;
     let gw = Workerd::start_with_web_ui(GatewayOptions::default());
     let mut owner = Client::connect(&gw.url(), Some(TOKEN)).await;
@@ -360,6 +364,7 @@ async fn markdown_from_the_model_renders_but_its_scripts_never_run() {
 
 #[tokio::test]
 async fn a_pairing_request_is_approved_from_the_channels_tab() {
+    let _one = gsv_e2e::browser::one_at_a_time().await;
     let llm = FakeLlm::start().await;
     let gw = Workerd::start_with_web_ui(GatewayOptions::default());
     let mut owner = Client::connect(&gw.url(), Some(TOKEN)).await;
@@ -427,6 +432,7 @@ async fn a_pairing_request_is_approved_from_the_channels_tab() {
 
 #[tokio::test]
 async fn editing_soul_md_changes_the_next_prompt_and_a_conflict_is_shown_not_overwritten() {
+    let _one = gsv_e2e::browser::one_at_a_time().await;
     let llm = FakeLlm::start().await;
     let gw = Workerd::start_with_web_ui(GatewayOptions::default());
     let mut owner = Client::connect(&gw.url(), Some(TOKEN)).await;
@@ -530,6 +536,7 @@ async fn editing_soul_md_changes_the_next_prompt_and_a_conflict_is_shown_not_ove
 
 #[tokio::test]
 async fn every_tab_fits_a_phone_without_sideways_scrolling() {
+    let _one = gsv_e2e::browser::one_at_a_time().await;
     let llm = FakeLlm::start().await;
     let gw = Workerd::start_with_web_ui(GatewayOptions::default());
     let mut owner = Client::connect(&gw.url(), Some(TOKEN)).await;
@@ -616,6 +623,7 @@ async fn every_tab_fits_a_phone_without_sideways_scrolling() {
 
 #[tokio::test]
 async fn the_chat_folds_tool_calls_collapses_thinking_and_renders_markdown() {
+    let _one = gsv_e2e::browser::one_at_a_time().await;
     let llm = FakeLlm::start().await;
     let gw = Workerd::start_with_web_ui(GatewayOptions::default());
     let mut owner = Client::connect(&gw.url(), Some(TOKEN)).await;
@@ -689,6 +697,7 @@ async fn the_chat_folds_tool_calls_collapses_thinking_and_renders_markdown() {
 
 #[tokio::test]
 async fn the_sessions_tab_shows_stats_compacts_resets_and_reads_archives() {
+    let _one = gsv_e2e::browser::one_at_a_time().await;
     let llm = FakeLlm::start().await;
     let gw = Workerd::start_with_web_ui(GatewayOptions::default());
     let mut owner = Client::connect(&gw.url(), Some(TOKEN)).await;
@@ -769,6 +778,7 @@ async fn the_sessions_tab_shows_stats_compacts_resets_and_reads_archives() {
 
 #[tokio::test]
 async fn the_nodes_tab_lists_tools_by_node_calls_one_and_reads_its_log() {
+    let _one = gsv_e2e::browser::one_at_a_time().await;
     let gw = Workerd::start_with_web_ui(GatewayOptions::default());
     let mut owner = Client::connect(&gw.url(), Some(TOKEN)).await;
     let node = Node::start(&gw.url(), TOKEN, "laptop");
@@ -832,6 +842,7 @@ async fn the_nodes_tab_lists_tools_by_node_calls_one_and_reads_its_log() {
 
 #[tokio::test]
 async fn the_cron_tab_adds_runs_and_lists_a_job_and_beats_a_heartbeat() {
+    let _one = gsv_e2e::browser::one_at_a_time().await;
     let llm = FakeLlm::start().await;
     let gw = Workerd::start_with_web_ui(GatewayOptions::default());
     let mut owner = Client::connect(&gw.url(), Some(TOKEN)).await;
@@ -890,6 +901,7 @@ async fn the_cron_tab_adds_runs_and_lists_a_job_and_beats_a_heartbeat() {
 
 #[tokio::test]
 async fn the_memory_tab_remembers_finds_opens_deletes_and_repairs() {
+    let _one = gsv_e2e::browser::one_at_a_time().await;
     let gw = Workerd::start_with_web_ui(GatewayOptions::default());
     let mut owner = Client::connect(&gw.url(), Some(TOKEN)).await;
     let porto = owner
@@ -1047,6 +1059,7 @@ async fn the_memory_tab_remembers_finds_opens_deletes_and_repairs() {
 
 #[tokio::test]
 async fn the_config_tab_sets_values_refuses_as_the_cli_does_and_never_shows_secrets() {
+    let _one = gsv_e2e::browser::one_at_a_time().await;
     let llm = FakeLlm::start().await;
     let gw = Workerd::start_with_web_ui(GatewayOptions::default());
     let mut owner = Client::connect(&gw.url(), Some(TOKEN)).await;
@@ -1137,6 +1150,7 @@ async fn the_config_tab_sets_values_refuses_as_the_cli_does_and_never_shows_secr
 
 #[tokio::test]
 async fn the_chat_pages_back_through_a_long_history() {
+    let _one = gsv_e2e::browser::one_at_a_time().await;
     let llm = FakeLlm::start().await;
     let gw = Workerd::start_with_web_ui(GatewayOptions::default());
     let mut owner = Client::connect(&gw.url(), Some(TOKEN)).await;
@@ -1186,6 +1200,7 @@ const DOT_PNG: [u8; 67] = [
 
 #[tokio::test]
 async fn an_image_a_tool_returns_is_shown_in_the_chat() {
+    let _one = gsv_e2e::browser::one_at_a_time().await;
     let llm = FakeLlm::start().await;
     let gw = Workerd::start_with_web_ui(GatewayOptions::default());
     let mut owner = Client::connect(&gw.url(), Some(TOKEN)).await;
