@@ -58,20 +58,7 @@ pub fn definitions(is_main: bool) -> Vec<ToolDefinition> {
     if !is_main {
         return Vec::new();
     }
-    let all: Vec<Value> = match serde_json::from_str(DEFINITIONS) {
-        Ok(Value::Array(all)) => all,
-        _ => unreachable!("DEFINITIONS is a valid JSON array (tested)"),
-    };
-    all.into_iter()
-        .map(|mut t| {
-            let text = |v: Value| v.as_str().unwrap_or_default().to_string();
-            ToolDefinition {
-                name: text(t["name"].take()),
-                description: text(t["description"].take()),
-                input_schema: t["inputSchema"].take(),
-            }
-        })
-        .collect()
+    crate::selfreport::definitions_in(DEFINITIONS)
 }
 
 /// A call the Gateway runs for a session, its arguments checked.

@@ -53,20 +53,7 @@ const DEFINITIONS: &str = r#"[
 ]"#;
 
 pub fn definitions() -> Vec<ToolDefinition> {
-    let all: Vec<Value> = match serde_json::from_str(DEFINITIONS) {
-        Ok(Value::Array(all)) => all,
-        _ => unreachable!("DEFINITIONS is a valid JSON array (tested)"),
-    };
-    all.into_iter()
-        .map(|mut t| {
-            let text = |v: Value| v.as_str().unwrap_or_default().to_string();
-            ToolDefinition {
-                name: text(t["name"].take()),
-                description: text(t["description"].take()),
-                input_schema: t["inputSchema"].take(),
-            }
-        })
-        .collect()
+    crate::selfreport::definitions_in(DEFINITIONS)
 }
 
 pub fn is_memory_tool(name: &str) -> bool {

@@ -15,8 +15,8 @@ pub use knowledge::{
     MAX_BULLETS_PER_SECTION, MAX_KNOWLEDGE_BYTES,
 };
 pub use tools::{
-    native_workspace_tools, self_report_tools, DELETE_FILE, EDIT_FILE, LIST_FILES, MY_STATS,
-    READ_FILE, SESSION_LOGS, WHAT_DO_I_KNOW, WHO_AM_I, WRITE_FILE,
+    definitions_in, native_workspace_tools, self_report_tools, DELETE_FILE, EDIT_FILE, LIST_FILES,
+    MY_STATS, READ_FILE, SESSION_LOGS, WHAT_DO_I_KNOW, WHO_AM_I, WRITE_FILE,
 };
 
 use crate::identity::AgentIdentity;

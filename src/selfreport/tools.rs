@@ -79,24 +79,32 @@ const DEFINITIONS: &str = r#"[
  }, "required": ["action"]}}
 ]"#;
 
-/// The definitions named, in [`DEFINITIONS`] order. Read through `Value`,
+/// Tool definitions kept as JSON text (`[{name, description,
+/// inputSchema}]`, a constant each module tests), read through `Value`,
 /// whose parser the Worker has anyway (a `ToolDefinition` deserializer
 /// would add ~7 KB).
-fn definitions(names: &[&str]) -> Vec<ToolDefinition> {
-    let all: Vec<Value> = match serde_json::from_str(DEFINITIONS) {
+pub fn definitions_in(json: &str) -> Vec<ToolDefinition> {
+    let all: Vec<Value> = match serde_json::from_str(json) {
         Ok(Value::Array(all)) => all,
-        _ => unreachable!("DEFINITIONS is a valid JSON array (tested)"),
+        _ => unreachable!("tool definitions are a valid JSON array (tested)"),
     };
     all.into_iter()
-        .filter_map(|mut t| {
+        .map(|mut t| {
             let text = |v: Value| v.as_str().unwrap_or_default().to_string();
-            let name = text(t["name"].take());
-            names.contains(&name.as_str()).then(|| ToolDefinition {
-                name,
+            ToolDefinition {
+                name: text(t["name"].take()),
                 description: text(t["description"].take()),
                 input_schema: t["inputSchema"].take(),
-            })
+            }
         })
+        .collect()
+}
+
+/// The definitions named, in [`DEFINITIONS`] order.
+fn definitions(names: &[&str]) -> Vec<ToolDefinition> {
+    definitions_in(DEFINITIONS)
+        .into_iter()
+        .filter(|t| names.contains(&t.name.as_str()))
         .collect()
 }
 
