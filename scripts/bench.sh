@@ -8,12 +8,21 @@
 # --grep-runs N --compact-messages N --reset-messages N --discord-turns N
 # --cron-burst N --cron-stored N --cron-cap N --whatsapp-turns N
 # --memory-nodes N --memory-searches N --memory-turns N
-# --only turns,concurrent,prompt,tools,grep,lifecycle,discord,whatsapp,cron,memory.
+# --history-messages N --history-turns N
+# --only turns,concurrent,history,prompt,tools,grep,lifecycle,discord,whatsapp,cron,memory.
+# --profile DIR records a CPU profile of the gateway's isolate over the
+# sequential turns (DIR/turns.cpuprofile, for DevTools) and puts its top in
+# the JSON; the gateway is then built keeping the Wasm's function names.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export WRANGLER_SEND_METRICS=false CLOUDFLARE_CF_FETCH_ENABLED=false
 bash scripts/setup.sh >&2 # stdout is the JSON
-bash scripts/build-worker.sh >/dev/null
+if [[ " $* " == *" --profile "* ]]; then
+    # Function names in the profile: the release build strips them.
+    CARGO_PROFILE_RELEASE_STRIP=false bash scripts/build-worker.sh >/dev/null
+else
+    bash scripts/build-worker.sh >/dev/null
+fi
 bash channels/discord/build.sh >/dev/null
 bash channels/whatsapp/build.sh >/dev/null
 cargo build --quiet --release -p gsv

@@ -8,6 +8,10 @@
 //   node scripts/serve.mjs --config FILE [--config FILE ...] --port N [--ip IP] [--persist-to DIR] [--log-level L] [--test-scheduled]
 //                          [--expose WORKER=PORT ...]
 //
+// GSV_INSPECTOR_PORT=N (environment) opens workerd's own inspector on N for
+// the `gsv` Worker (scripts/profile.mjs takes CPU profiles through it). It
+// is workerd's, not wrangler dev's proxy, and only when asked.
+//
 // --test-scheduled serves `/cdn-cgi/handler/scheduled`, which runs the
 // first Worker's cron trigger (the tests use it; a local gateway has no
 // other way to see one).
@@ -53,7 +57,12 @@ const stopWith = (dispose) => {
   process.on("SIGINT", stop);
 };
 
-if (configs.length === 1) {
+// The inspector, when asked for, is opened only for the gateway (`gsv`):
+// the bench's other workerd (the echo worker) runs beside it.
+const inspectorPort = Number(process.env.GSV_INSPECTOR_PORT) || undefined;
+const wantsInspector = inspectorPort && unstable_readConfig({ config: configs[0] }).name === "gsv";
+
+if (configs.length === 1 && !wantsInspector) {
   const worker = await unstable_startWorker({
     config: configs[0],
     dev: {
@@ -91,6 +100,7 @@ if (configs.length === 1) {
     port,
     log: new Log(levels[logLevel] ?? LogLevel.INFO),
     unsafeTriggerHandlers: testScheduled,
+    ...(wantsInspector ? { inspectorPort } : {}),
     ...(persist ? { defaultPersistRoot: path.resolve(persist) } : {}),
   });
   const url = await mf.ready;

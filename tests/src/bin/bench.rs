@@ -24,7 +24,11 @@
 //! - the gzip size of the gateway's wasm and of the Discord channel's.
 //!
 //! Run with `bash scripts/bench.sh` (builds first); see BENCHMARKS.md.
-//! `--only turns,concurrent,prompt,tools,grep,lifecycle,discord,whatsapp,cron,memory` runs some parts
+//! - history: the turn at 1 000 messages of history against the turn at 10;
+//! - what a turn costs: workerd's CPU time per turn, and with `--profile DIR`
+//!   a CPU profile of the gateway's isolate over the turns (`bench/turn_cost.rs`).
+//!
+//! `--only turns,concurrent,history,prompt,tools,grep,lifecycle,discord,whatsapp,cron,memory` runs some parts
 //! (the echo floor always runs: the ratios need it).
 
 // Test support (harness, doubles, bench): a failed unwrap here is a failed
@@ -39,8 +43,12 @@ mod discord;
 mod lifecycle;
 #[path = "bench/memory.rs"]
 mod memory;
+#[path = "bench/procs.rs"]
+mod procs;
 #[path = "bench/reads.rs"]
 mod reads;
+#[path = "bench/turn_cost.rs"]
+mod turn_cost;
 #[path = "bench/whatsapp.rs"]
 mod whatsapp;
 
@@ -101,10 +109,20 @@ async fn main() {
     eprintln!("[bench] starting the echo worker and the gateway");
     let echo = Workerd::start_echo();
     let llm = FakeLlm::start().await;
+    // `--profile DIR`: the gateway's workerd opens its inspector, and the
+    // sequential turns are recorded as a CPU profile (turn_cost.rs).
+    let profile_dir = arg_text("--profile").map(std::path::PathBuf::from);
+    let inspector = profile_dir.as_ref().map(|_| gsv_e2e::harness::free_port());
+    if let Some(port) = inspector {
+        std::env::set_var("GSV_INSPECTOR_PORT", port.to_string());
+    }
     let gw = Workerd::start(GatewayOptions {
         token: Some(TOKEN.into()),
         ..Default::default()
     });
+    // The other parts' gateways run without it.
+    std::env::remove_var("GSV_INSPECTOR_PORT");
+    let gw_pid = gw.pid().expect("the gateway's process");
     let mut admin = Client::connect(&gw.url(), Some(TOKEN)).await;
     admin.use_fake_openai(&llm).await;
 
@@ -135,7 +153,9 @@ async fn main() {
     let mut turn_p50 = None;
     if wants("turns") && turns > 0 {
         eprintln!("[bench] sequential turns: {turns}");
-        let (turn, acks, split) = sequential_turns(&gw.url(), &llm, turns, 20).await;
+        let (turn, acks, split, cost) =
+            sequential_turns(&gw.url(), &llm, turns, 20, gw_pid, inspector, &profile_dir).await;
+        report["turnCost"] = cost;
         report["chatSendAnswer"] = stats(&acks);
         report["turnSplit"] = json!({
             "sendToModelRequest": stats(&split[0]),
@@ -148,14 +168,19 @@ async fn main() {
         report["turn"] = stats(&turn);
         report["turnP50OverEchoP50"] = json!(round2(p50 / floor_p50));
         report["skeletonP50OverEchoP50"] = json!(round2(percentile(&skeleton, 50.0) / floor_p50));
-        report["turnP50OverSkeletonP50"] = json!(round2(p50 / percentile(&skeleton, 50.0)));
-        targets["turnP50AtMost5xEcho"] = json!(p50 <= 5.0 * floor_p50);
+        let over_skeleton = p50 / percentile(&skeleton, 50.0);
+        let p99_over_skeleton = percentile(&turn, 99.0) / percentile(&skeleton, 99.0);
+        report["turnP50OverSkeletonP50"] = json!(round2(over_skeleton));
+        report["turnP99OverSkeletonP99"] = json!(round2(p99_over_skeleton));
+        targets["turnP50AtMost2_5xSkeleton"] = json!(over_skeleton <= 2.5);
+        targets["turnP99AtMost4xSkeletonP99"] = json!(p99_over_skeleton <= 4.0);
     }
 
     if wants("concurrent") && sessions * per_session > 0 {
         eprintln!("[bench] concurrent: {sessions} sessions × {per_session} turns");
         let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
         let probing = spawn_probe(gw.url(), stop.clone());
+        let cpu = turn_cost::CpuMeter::start(gw_pid);
         let started = Instant::now();
         let mut tasks = Vec::new();
         for s in 0..sessions {
@@ -182,7 +207,21 @@ async fn main() {
             "wallSeconds": round2(wall), "turnsPerSecond": round2(conc_turns as f64 / wall),
             "latency": stats(&conc_samples),
             "clientRpcDuringMs": stats(&probe),
+            "cost": cpu.per_turn(conc_turns),
         });
+    }
+
+    if wants("history") {
+        report["history"] = turn_cost::history_flat(
+            &gw.url(),
+            arg("--history-messages", 1000),
+            arg("--history-turns", 100),
+        )
+        .await;
+        let ratio = report["history"]["p50BigOverSmall"]
+            .as_f64()
+            .unwrap_or(f64::MAX);
+        targets["turnFlatWithHistoryWithin10Percent"] = json!(ratio <= 1.1);
     }
 
     if wants("prompt") {
@@ -197,6 +236,16 @@ async fn main() {
     if wants("tools") && tool_turns + bash_turns > 0 {
         report["toolRoundTrip"] =
             tool_round_trips(&gw, &llm, tool_turns, bash_turns, floor_p50, turn_p50).await;
+        // A whole turn with one tool call, against the skeleton turn.
+        let skeleton_p50 = percentile(&skeleton, 50.0);
+        for (label, at_most) in [("nativeReadFile", 3.5), ("nodeRead", 5.0)] {
+            let turn = &mut report["toolRoundTrip"][label];
+            if let Some(p50) = turn["turn"]["p50Ms"].as_f64() {
+                let ratio = p50 / skeleton_p50;
+                turn["turnP50OverSkeletonP50"] = json!(round2(ratio));
+                targets[format!("{label}TurnAtMost{at_most}xSkeleton")] = json!(ratio <= at_most);
+            }
+        }
     }
 
     if wants("grep") && grep_files > 0 {
@@ -253,7 +302,7 @@ async fn main() {
     let wasm = std::fs::read(repo_root().join("build").join("index_bg.wasm")).unwrap();
     let wasm_gz = gzip_len(&wasm);
     report["wasm"] = json!({"bytes": wasm.len(), "gzipBytes": wasm_gz});
-    targets["wasmGzipAtMost1MB"] = json!(wasm_gz <= 1_000_000);
+    targets["wasmGzipAtMost600KB"] = json!(wasm_gz <= 600_000);
     discord::channel_wasm(&mut report, &mut targets);
     report["machine"]["loadAverageAtEnd"] = discord::load_average();
     report["targets"] = targets;
@@ -587,7 +636,7 @@ struct Timed {
 /// One Grep through the gateway.
 async fn grep_once(c: &mut Client, node: &Node) -> Timed {
     let logged = node_grep_times(node).len();
-    let cpu_before = node.pid().and_then(process_cpu_ms);
+    let cpu_before = node.pid().and_then(procs::process_cpu_ms);
     let t = Instant::now();
     let res = c
         .request(
@@ -596,7 +645,7 @@ async fn grep_once(c: &mut Client, node: &Node) -> Timed {
         )
         .await;
     let wall_ms = ms(t.elapsed());
-    let cpu_after = node.pid().and_then(process_cpu_ms);
+    let cpu_after = node.pid().and_then(procs::process_cpu_ms);
     assert!(res.ok, "Grep failed: {res:?}");
     let result = &res.payload.unwrap()["result"];
     assert_eq!(result["truncated"], false, "{result}");
@@ -617,18 +666,6 @@ async fn grep_once(c: &mut Client, node: &Node) -> Timed {
         tool_ms,
         cpu_ms: cpu_before.zip(cpu_after).map(|(b, a)| a - b),
     }
-}
-
-/// A process's user + system CPU time so far (all its threads, finished
-/// ones included), from `/proc/PID/stat`; clock-tick resolution (10 ms).
-fn process_cpu_ms(pid: u32) -> Option<f64> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    // Fields after the command name (which may hold spaces), from field 3.
-    let rest = &stat[stat.rfind(')')? + 2..];
-    let fields: Vec<&str> = rest.split(' ').collect();
-    let (utime, stime): (f64, f64) = (fields.get(11)?.parse().ok()?, fields.get(12)?.parse().ok()?);
-    let ticks = unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as f64;
-    Some((utime + stime) * 1000.0 / ticks)
 }
 
 /// CPU time of the children waited for so far.
@@ -715,7 +752,8 @@ async fn echo_floor(url: &str, prefix: &str, n: usize) -> Vec<f64> {
     samples
 }
 
-/// Sequential turns: `(chat.send → final, chat.send → its "started"
+/// Sequential turns (with what they cost the gateway's workerd: its CPU
+/// time per turn, and with `--profile` its CPU profile): `(chat.send → final, chat.send → its "started"
 /// answer, [chat.send → the model request received, → the model's answer
 /// sent whole, → final])` in milliseconds (the split from the fake LLM's
 /// clock, the same process's).
@@ -724,7 +762,10 @@ async fn sequential_turns(
     llm: &FakeLlm,
     n: usize,
     sessions: usize,
-) -> (Vec<f64>, Vec<f64>, [Vec<f64>; 3]) {
+    gw_pid: u32,
+    inspector: Option<u16>,
+    profile_dir: &Option<std::path::PathBuf>,
+) -> (Vec<f64>, Vec<f64>, [Vec<f64>; 3], Value) {
     let mut c = Client::connect(url, Some(TOKEN)).await;
     // Warm-up: wake every session object once.
     for s in 0..sessions {
@@ -732,6 +773,10 @@ async fn sequential_turns(
     }
     let (mut samples, mut acks) = (Vec::with_capacity(n), Vec::with_capacity(n));
     let mut split: [Vec<f64>; 3] = Default::default();
+    let profiler = inspector
+        .zip(profile_dir.as_ref())
+        .map(|(port, dir)| turn_cost::Profiler::start(port, dir, "turns"));
+    let cpu = turn_cost::CpuMeter::start(gw_pid);
     for i in 0..n {
         let key = format!("agent:main:bench:seq:{}", i % sessions);
         llm.clear_requests();
@@ -747,7 +792,11 @@ async fn sequential_turns(
         samples.push(total);
         acks.push(ack);
     }
-    (samples, acks, split)
+    let mut cost = cpu.per_turn(n);
+    if let Some(p) = profiler {
+        cost["profile"] = p.stop();
+    }
+    (samples, acks, split, cost)
 }
 
 /// One `chat.send` of `text` → `final`, in milliseconds.

@@ -248,10 +248,10 @@ impl Rss {
         let flag = stop.clone();
         let thread = std::thread::spawn(move || {
             let Some(pid) = pid else { return (0, 0) };
-            let before = workerd_rss_kb(pid);
+            let before = super::procs::workerd_rss_kb(pid);
             let mut peak = before;
             while !flag.load(Ordering::Relaxed) {
-                peak = peak.max(workerd_rss_kb(pid));
+                peak = peak.max(super::procs::workerd_rss_kb(pid));
                 std::thread::sleep(std::time::Duration::from_millis(10));
             }
             (before, peak)
@@ -265,50 +265,4 @@ impl Rss {
         json!({"beforeMB": round2(before as f64 / 1024.0), "peakMB": round2(peak as f64 / 1024.0),
             "growthMB": round2(peak.saturating_sub(before) as f64 / 1024.0)})
     }
-}
-
-/// VmRSS (kB) summed over the `workerd` processes descending from `root`.
-fn workerd_rss_kb(root: u32) -> u64 {
-    let Ok(entries) = std::fs::read_dir("/proc") else {
-        return 0;
-    };
-    let mut parent = std::collections::HashMap::new();
-    let mut name = std::collections::HashMap::new();
-    for e in entries.flatten() {
-        let Ok(pid) = e.file_name().to_string_lossy().parse::<u32>() else {
-            continue;
-        };
-        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
-            continue;
-        };
-        // `pid (comm) state ppid …`; comm may hold spaces.
-        let (Some(open), Some(close)) = (stat.find('('), stat.rfind(')')) else {
-            continue;
-        };
-        let ppid = stat[close + 2..]
-            .split_whitespace()
-            .nth(1)
-            .and_then(|p| p.parse::<u32>().ok())
-            .unwrap_or(0);
-        parent.insert(pid, ppid);
-        name.insert(pid, stat[open + 1..close].to_string());
-    }
-    let descends = |mut p: u32| {
-        while p > 1 {
-            if p == root {
-                return true;
-            }
-            p = parent.get(&p).copied().unwrap_or(0);
-        }
-        false
-    };
-    name.iter()
-        .filter(|(pid, n)| n.as_str() == "workerd" && descends(**pid))
-        .filter_map(|(pid, _)| std::fs::read_to_string(format!("/proc/{pid}/status")).ok())
-        .filter_map(|s| {
-            s.lines()
-                .find(|l| l.starts_with("VmRSS:"))
-                .and_then(|l| l.split_whitespace().nth(1)?.parse::<u64>().ok())
-        })
-        .sum()
 }

@@ -1,0 +1,106 @@
+//! What a turn costs beyond its latency: the gateway isolate's CPU profile
+//! over the turns (`--profile DIR`, through workerd's inspector and
+//! `scripts/profile.mjs`), workerd's CPU time per turn, and whether the
+//! turn stays flat as the history grows (`--only history`).
+
+use super::{one_turn, percentile, round2, stats, TOKEN};
+use gsv_e2e::harness::repo_root;
+use gsv_e2e::ws::Client;
+use serde_json::{json, Value};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+
+/// A CPU profile being recorded by `scripts/profile.mjs`.
+pub struct Profiler {
+    child: Child,
+    out: PathBuf,
+}
+
+impl Profiler {
+    /// Starts recording the gateway's isolate (its workerd was started with
+    /// `GSV_INSPECTOR_PORT=port`) into `dir/{label}.cpuprofile`.
+    pub fn start(port: u16, dir: &Path, label: &str) -> Self {
+        std::fs::create_dir_all(dir).unwrap();
+        let out = dir.join(format!("{label}.cpuprofile"));
+        let child = Command::new("node")
+            .arg(repo_root().join("scripts").join("profile.mjs"))
+            .args(["--port", &port.to_string(), "--top", "40"])
+            .arg("--out")
+            .arg(&out)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn node scripts/profile.mjs");
+        // The profiler says on stderr once it records.
+        let mut child = child;
+        let mut err = std::io::BufReader::new(child.stderr.take().unwrap());
+        let mut line = String::new();
+        std::io::BufRead::read_line(&mut err, &mut line).unwrap();
+        assert!(line.contains("recording"), "profile.mjs: {line}");
+        Self { child, out }
+    }
+
+    /// Stops recording: the summary (top self time, entry points), with the
+    /// profile's path for DevTools.
+    pub fn stop(self) -> Value {
+        let Self { child, out: path } = self;
+        unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+        let out = child.wait_with_output().unwrap();
+        let mut summary: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+            panic!("profile.mjs: {e}: {}", String::from_utf8_lossy(&out.stdout))
+        });
+        summary["profile"] = json!(path.display().to_string());
+        summary
+    }
+}
+
+/// CPU time of the gateway's workerd over a phase: per turn.
+pub struct CpuMeter {
+    root: u32,
+    at_start: f64,
+}
+
+impl CpuMeter {
+    pub fn start(root: u32) -> Self {
+        Self {
+            root,
+            at_start: super::procs::workerd_cpu_ms(root),
+        }
+    }
+
+    pub fn per_turn(&self, turns: usize) -> Value {
+        let used = super::procs::workerd_cpu_ms(self.root) - self.at_start;
+        json!({"workerdCpuMs": round2(used), "turns": turns,
+               "cpuMsPerTurn": round2(used / turns.max(1) as f64)})
+    }
+}
+
+/// The turn at 1 000 messages of history against the turn at about 10:
+/// one session is filled to `big` messages (two per turn), 50 others to
+/// 10; then `n` turns alternate between the big one and the small ones.
+pub async fn history_flat(url: &str, big: usize, n: usize) -> Value {
+    let mut c = Client::connect(url, Some(TOKEN)).await;
+    let big_key = "agent:main:bench:history:big";
+    eprintln!("[bench] history: filling a session to {big} messages");
+    for i in 0..big / 2 {
+        one_turn(&mut c, big_key, i).await;
+    }
+    let small = |s: usize| format!("agent:main:bench:history:small:{s}");
+    for s in 0..50 {
+        for i in 0..5 {
+            one_turn(&mut c, &small(s), i).await;
+        }
+    }
+    eprintln!("[bench] history: {n} turns at {big} messages and {n} at ~10");
+    let (mut at_big, mut at_small) = (Vec::with_capacity(n), Vec::with_capacity(n));
+    for i in 0..n {
+        at_big.push(one_turn(&mut c, big_key, i).await);
+        at_small.push(one_turn(&mut c, &small(i % 50), i).await);
+    }
+    let ratio = percentile(&at_big, 50.0) / percentile(&at_small, 50.0);
+    json!({
+        "bigHistoryMessages": big, "smallHistoryMessages": 10,
+        "turnAtBig": stats(&at_big), "turnAtSmall": stats(&at_small),
+        "p50BigOverSmall": round2(ratio),
+    })
+}
