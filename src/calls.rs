@@ -52,6 +52,12 @@ impl InternalCall for crate::session::internal::CanonicalKey {
     type Reply = crate::session::internal::CanonicalKey;
 }
 
+/// Session → Gateway: its run wrote the workspace.
+impl InternalCall for crate::session::internal::WorkspaceChanged {
+    const PATH: &'static str = path::WORKSPACE_CHANGED;
+    type Reply = gsv_protocol::WorkspaceRefreshResult;
+}
+
 /// Session → Gateway: the registry's sessions of one agent.
 impl InternalCall for AgentSessionsQuery {
     const PATH: &'static str = path::AGENT_SESSIONS;

@@ -546,6 +546,7 @@ Examples:
   gsv workspace put notes/plan.md plan.md   upload a local file
   echo '- prefers tea' | gsv workspace put memory/prefs.md
   gsv workspace rm notes/plan.md
+  gsv workspace refresh                     after editing files in R2 directly
   gsv workspace ls --agent work             another agent's workspace")]
 pub struct WorkspaceArgs {
     /// Agent whose workspace to use [default: the gateway's default agent, usually main]
@@ -595,6 +596,13 @@ unchanged. The editor variable may hold arguments: EDITOR=\"code --wait\".")]
         /// File to edit, e.g. MEMORY.md
         path: String,
     },
+    /// Make the agent's next runs read the workspace again now
+    #[command(after_help = "\
+Edits made through the gateway (this CLI, the web UI, the agent's own
+tools) are seen by the very next run. Edits made outside it (the R2
+dashboard, `wrangler r2 object put`) are seen within workspace.recheckSeconds
+(60 by default), or at once after this command.")]
+    Refresh,
 }
 
 /// Parses the process arguments, with the list of settings keys (kept in

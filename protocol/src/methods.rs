@@ -445,6 +445,11 @@ pub enum EarlyCall {
     /// The prompt had changed: the call was cancelled and made again with
     /// the new one, before any of its text was shown.
     Discarded,
+    /// Nothing the prompt is made of had changed (no workspace write the
+    /// gateway knows of) and it was checked against R2 less than
+    /// `workspace.recheckSeconds` ago: the call went out with it and
+    /// nothing was read.
+    Reused,
 }
 
 /// `session.history` (params: `SessionGetParams`).
@@ -661,6 +666,17 @@ pub struct WorkspaceDeleteParams {
 pub struct WorkspaceDeleteResult {
     pub path: String,
     pub deleted: bool,
+}
+
+/// `workspace.refresh`: the next run of every session reads the agent's
+/// workspace again, for edits made outside the gateway (the R2 dashboard,
+/// `wrangler r2`), which runs otherwise see within `workspace.recheckSeconds`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[serde(rename_all = "camelCase")]
+pub struct WorkspaceRefreshResult {
+    /// The workspace revision the next runs compare their prompts with.
+    pub revision: String,
 }
 
 #[cfg(test)]

@@ -219,6 +219,7 @@ methods! {
     WorkspaceRead => "workspace.read" (WorkspaceReadParams) -> WorkspaceReadResult, callers: Clients;
     WorkspaceWrite => "workspace.write" (WorkspaceWriteParams) -> WorkspaceWriteResult, callers: Clients;
     WorkspaceDelete => "workspace.delete" (WorkspaceDeleteParams) -> WorkspaceDeleteResult, callers: Clients;
+    WorkspaceRefresh => "workspace.refresh" (NoParams) -> WorkspaceRefreshResult, callers: Clients;
     ChatAbort => "chat.abort" (ChatAbortParams) -> ChatAbortResult, callers: ClientsAndChannels;
     ToolsList => "tools.list" (NoParams) -> ToolsListResult, callers: ClientsAndNodes;
     /// Answered when the node answers.

@@ -25,6 +25,7 @@ fn hello_lists_exactly_the_handled_methods() {
             "workspace.read",
             "workspace.write",
             "workspace.delete",
+            "workspace.refresh",
             "chat.abort",
             "tools.list",
             "tool.invoke",

@@ -46,6 +46,6 @@ pub fn default_config() -> Value {
             "dream": { "enabled": true, "atHour": 3, "minScore": 60 }
         },
         "userTimezone": "UTC",
-        "workspace": { "maxFileChars": 12000, "maxTotalChars": 60000 }
+        "workspace": { "maxFileChars": 12000, "maxTotalChars": 60000, "recheckSeconds": 60 }
     })
 }

@@ -163,7 +163,11 @@ pub const ROOT: Ty = Ty::Obj(&[
     ("userTimezone", Ty::Str),
     (
         "workspace",
-        Ty::Obj(&[("maxFileChars", POS), ("maxTotalChars", POS)]),
+        Ty::Obj(&[
+            ("maxFileChars", POS),
+            ("maxTotalChars", POS),
+            ("recheckSeconds", NONNEG),
+        ]),
     ),
 ]);
 

@@ -18,6 +18,9 @@ pub enum SessionError {
     Invalid(String),
     /// The settings leave the run nothing to call (no key, unknown model).
     Unusable(String),
+    /// A message named a config or node revision this session does not
+    /// have: the gateway sends it again with them whole.
+    Stale(String),
     /// An error already in the wire's shape: another object's answer or a
     /// malformed internal request.
     Wire(ErrorShape),
@@ -38,7 +41,8 @@ impl fmt::Display for SessionError {
             | Self::Busy(m)
             | Self::NotFound(m)
             | Self::Invalid(m)
-            | Self::Unusable(m) => f.write_str(m),
+            | Self::Unusable(m)
+            | Self::Stale(m) => f.write_str(m),
             Self::Wire(e) => f.write_str(&e.message),
         }
     }
@@ -53,6 +57,7 @@ impl From<SessionError> for ErrorShape {
             SessionError::Invalid(m) | SessionError::Unusable(m) => {
                 ErrorShape::new(codes::BAD_REQUEST, m)
             }
+            SessionError::Stale(m) => ErrorShape::new(crate::session::internal::STALE_STATE, m),
             SessionError::Wire(e) => e,
         }
     }
@@ -91,6 +96,10 @@ mod tests {
         assert_eq!(
             ErrorShape::from(SessionError::Storage("disk".into())),
             ErrorShape::new(codes::INTERNAL, "disk")
+        );
+        assert_eq!(
+            ErrorShape::from(SessionError::Stale("no config at r1".into())),
+            ErrorShape::new(crate::session::internal::STALE_STATE, "no config at r1")
         );
         let wire = ErrorShape::new(codes::UNAVAILABLE, "node gone").retryable(true);
         assert_eq!(ErrorShape::from(SessionError::from(wire.clone())), wire);

@@ -64,6 +64,17 @@ pub mod path {
     /// Worker → Gateway: the canonical form of a session key
     /// (`CanonicalKey`), for an upload stored under it.
     pub const CANONICAL_KEY: &str = "/internal/canonical-key";
+    /// Session → Gateway: a run wrote the agent's workspace
+    /// (`WorkspaceChanged`); every session's next run reads it again.
+    pub const WORKSPACE_CHANGED: &str = "/internal/workspace-changed";
+}
+
+/// A Session's word that its run wrote the workspace (its tools' writes
+/// are not the gateway's own, which the gateway counts itself).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct WorkspaceChanged {
+    pub session_key: String,
 }
 
 /// A session key, as named (`CANONICAL_KEY`'s request) or canonical (its
@@ -134,7 +145,13 @@ pub struct SessionExecEvent {
     pub node_id: String,
     pub event: NodeExecEventParams,
     pub nodes: NodeSnapshot,
+    #[serde(default)]
+    pub nodes_rev: String,
 }
+
+/// A session's answer to a message that named a config or node revision
+/// it does not have (it was evicted, or never sent it): send them whole.
+pub const STALE_STATE: i64 = 4090;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -143,10 +160,24 @@ pub struct SessionChatSend {
     pub run_id: String,
     pub message: String,
     /// The effective gateway config (secrets included) at the time of the
-    /// message; the session resolves its run from it.
-    pub config: Value,
+    /// message, when the session may not have `config_rev` yet; the
+    /// session resolves its runs from it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub config: Option<Value>,
+    /// The config's revision: a session that has it keeps it parsed.
     #[serde(default)]
-    pub nodes: NodeSnapshot,
+    pub config_rev: String,
+    /// The node tools and hosts, when the session may not have `nodes_rev`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nodes: Option<NodeSnapshot>,
+    #[serde(default)]
+    pub nodes_rev: String,
+    /// The agent's workspace as the gateway knows it: while it and the
+    /// rest of a run's inputs are unchanged (and the prompt was checked
+    /// against R2 within `workspace.recheckSeconds`), the session's kept
+    /// prompt holds without reading R2.
+    #[serde(default)]
+    pub workspace_rev: String,
     /// Set when the message came from a chat app: the session shows it to
     /// the model in an envelope, the sender's text fenced as data.
     #[serde(default, skip_serializing_if = "Option::is_none")]

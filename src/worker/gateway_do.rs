@@ -26,6 +26,7 @@ mod outbound;
 mod probes;
 mod registry;
 mod requests;
+mod revisions;
 mod session_send;
 mod transfer;
 
@@ -79,6 +80,9 @@ const MIGRATIONS: &[&str] = &[
     channel_store::MEDIA_MIGRATION,
 ];
 
+/// The open sockets with their attachments, shared while unchanged.
+type Sockets = std::rc::Rc<Vec<(WebSocket, Attachment)>>;
+
 /// What a socket is; kept in its attachment so it survives hibernation.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -114,7 +118,9 @@ pub struct Gateway {
     /// Derived from `config`, rebuilt when it changes.
     routing: RefCell<RoutingConfig>,
     /// Open sockets and their attachments; rebuilt after hibernation.
-    sockets: RefCell<Option<Vec<(WebSocket, Attachment)>>>,
+    sockets: RefCell<Option<Sockets>>,
+    /// What sessions are told with each message (revisions.rs).
+    revisions: revisions::Revisions,
     /// File transfers in progress, by transfer id.
     transfers: RefCell<std::collections::HashMap<u32, transfer::Transfer>>,
     next_transfer: std::cell::Cell<u32>,
@@ -142,9 +148,11 @@ impl DurableObject for Gateway {
                     Config::default()
                 }
             };
+        let revisions = revisions::Revisions::new(&config);
         Self {
             state,
             env,
+            revisions,
             routing: RefCell::new(RoutingConfig::from_config(&config)),
             config: RefCell::new(config),
             sockets: RefCell::new(None),
@@ -169,7 +177,7 @@ impl DurableObject for Gateway {
                 };
                 pair.server.serialize_attachment(&att)?;
                 self.state.accept_web_socket(&pair.server);
-                self.sockets.replace(None);
+                self.forget_sockets();
                 self.wake().await;
                 Response::from_websocket(pair.client)
             }
@@ -204,6 +212,11 @@ impl DurableObject for Gateway {
                     .map(|k| crate::session::internal::CanonicalKey {
                         session_key: self.canonical_key(&k.session_key),
                     }),
+            ),
+            path::WORKSPACE_CHANGED => reply(
+                read_json::<crate::session::internal::WorkspaceChanged>(&mut req)
+                    .await
+                    .map(|_| self.workspace_refresh()),
             ),
             path::AGENT_SESSIONS => reply(match read_json::<AgentSessionsQuery>(&mut req).await {
                 Ok(q) => self.agent_sessions(q),
@@ -350,7 +363,7 @@ impl DurableObject for Gateway {
         _reason: String,
         _clean: bool,
     ) -> Result<()> {
-        self.sockets.replace(None);
+        self.forget_sockets();
         self.forget(&ws).await;
         // Completes the closing handshake; the socket may already be gone.
         let code = if (1000..5000).contains(&code) && code != 1005 && code != 1006 {
@@ -363,7 +376,7 @@ impl DurableObject for Gateway {
     }
 
     async fn websocket_error(&self, ws: WebSocket, _error: Error) -> Result<()> {
-        self.sockets.replace(None);
+        self.forget_sockets();
         self.forget(&ws).await;
         Ok(())
     }
@@ -426,11 +439,13 @@ impl Gateway {
         att: &Attachment,
     ) -> std::result::Result<(), ErrorShape> {
         ws.serialize_attachment(att).map_err(internal_error)?;
-        self.sockets.replace(None);
+        self.forget_sockets();
         Ok(())
     }
 
-    fn sockets(&self) -> Vec<(WebSocket, Attachment)> {
+    /// The open sockets, shared: a chat event fanned out to every watcher
+    /// copies no attachment.
+    fn sockets(&self) -> Sockets {
         if let Some(cached) = self.sockets.borrow().as_ref() {
             return cached.clone();
         }
@@ -443,7 +458,15 @@ impl Gateway {
                 Some((ws, att))
             })
             .collect();
+        let list = std::rc::Rc::new(list);
         self.sockets.replace(Some(list.clone()));
         list
+    }
+
+    /// The set of sockets or an attachment changed: the list is read again,
+    /// and so is the node snapshot (a node's socket may be gone).
+    fn forget_sockets(&self) {
+        self.sockets.replace(None);
+        self.revisions.nodes_changed();
     }
 }

@@ -63,6 +63,7 @@ impl ObjectStore for Bucket {
             .execute()
             .await
             .map_err(backend)?;
+        wrote(self, key);
         Ok(object.map(|o| o.etag()))
     }
 
@@ -89,6 +90,9 @@ impl ObjectStore for Bucket {
             .execute()
             .await
             .map_err(backend)?;
+        if object.is_some() {
+            wrote(self, key);
+        }
         Ok(object.map(|o| o.etag()))
     }
 
@@ -109,6 +113,9 @@ impl ObjectStore for Bucket {
             .execute()
             .await
             .map_err(backend)?;
+        if object.is_some() {
+            wrote(self, key);
+        }
         Ok(object.is_some())
     }
 
@@ -117,7 +124,9 @@ impl ObjectStore for Bucket {
     }
 
     async fn remove(&self, key: &str) -> StoreResult<()> {
-        Bucket::delete(self, key).await.map_err(backend)
+        Bucket::delete(self, key).await.map_err(backend)?;
+        wrote(self, key);
+        Ok(())
     }
 
     async fn list_page(
@@ -159,6 +168,16 @@ impl ObjectStore for Bucket {
             prefixes: page.delimited_prefixes(),
             cursor: page.cursor().filter(|_| page.truncated()),
         })
+    }
+}
+
+/// Counts a write or delete of a key a prompt may be made of (an agent's
+/// workspace or skills, the global skills; not archives, memory nodes or
+/// media), whatever its content type.
+fn wrote(bucket: &Bucket, key: &str) {
+    let agent_file = key.starts_with("agents/") && !key.contains("/sessions/");
+    if agent_file || key.starts_with(crate::workspace::paths::GLOBAL_SKILLS_PREFIX) {
+        bucket.texts().count_write();
     }
 }
 

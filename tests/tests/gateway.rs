@@ -69,7 +69,7 @@ async fn handshake_advertises_exactly_what_is_implemented() {
             "features": {
                 "methods": ["connect", "chat.send", "config.get", "config.set", "session.get", "session.preview",
                     "sessions.list", "session.stats", "session.history", "session.patch",
-                    "session.compact", "session.reset", "session.transcript", "skills.status", "skills.update", "workspace.list", "workspace.read", "workspace.write", "workspace.delete",
+                    "session.compact", "session.reset", "session.transcript", "skills.status", "skills.update", "workspace.list", "workspace.read", "workspace.write", "workspace.delete", "workspace.refresh",
                     "chat.abort", "tools.list", "tool.invoke", "tool.result", "tool.request", "logs.get", "logs.result", "node.exec.event", "node.probe.result", "transfer.status",
                     "channels.list", "channel.inbound", "channel.start", "channel.stop", "channel.status", "channel.login", "channel.logout",
                     "pair.list", "pair.approve", "pair.reject",

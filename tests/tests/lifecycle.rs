@@ -162,3 +162,47 @@ async fn a_run_interrupted_by_a_restart_is_resumed_by_the_watchdog() {
         .unwrap();
     assert_eq!(preview["messageCount"], json!(2));
 }
+
+#[tokio::test]
+async fn a_session_evicted_between_turns_answers_with_its_whole_history() {
+    let llm = FakeLlm::start().await;
+    let mut gw = Workerd::start(GatewayOptions::default());
+    let key = "agent:main:evicted";
+    {
+        let mut c = Client::connect(&gw.url(), Some("test-token")).await;
+        c.use_fake_openai(&llm).await;
+        for text in ["one", "two", "three"] {
+            let run = c.chat_send(key, text).await;
+            let events = c.run_events(&run).await;
+            assert_eq!(events.last().unwrap().state, ChatState::Final);
+        }
+    }
+    // Every object and the gateway lose what they kept in memory (the
+    // history, the config and nodes by revision, the prompt).
+    gw.restart();
+    let mut c = Client::connect(&gw.url(), Some("test-token")).await;
+    let run = c.chat_send(key, "four").await;
+    let events = c.run_events(&run).await;
+    assert_eq!(
+        events.last().unwrap().message.as_ref().unwrap().text(),
+        "echo: four"
+    );
+    let sent = llm.requests().last().unwrap().body.clone();
+    let texts: Vec<(String, String)> = sent["messages"].as_array().unwrap()[1..]
+        .iter()
+        .map(|m| {
+            let text = match &m["content"] {
+                serde_json::Value::String(s) => s.clone(),
+                blocks => blocks[0]["text"].as_str().unwrap_or_default().to_string(),
+            };
+            (m["role"].as_str().unwrap().to_string(), text)
+        })
+        .collect();
+    let expected: Vec<(String, String)> = ["one", "two", "three"]
+        .iter()
+        .flat_map(|t| [("user", t.to_string()), ("assistant", format!("echo: {t}"))])
+        .chain([("user", "four".to_string())])
+        .map(|(r, t)| (r.to_string(), t))
+        .collect();
+    assert_eq!(texts, expected);
+}

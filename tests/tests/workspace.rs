@@ -10,6 +10,7 @@ use gsv_e2e::harness::{GatewayOptions, Workerd};
 use gsv_e2e::ws::Client;
 use gsv_protocol::ChatState;
 use serde_json::{json, Value};
+use std::time::Duration;
 
 const TOKEN: &str = "test-token";
 
@@ -493,9 +494,10 @@ async fn a_run_validates_the_workspace_with_listings_in_one_batch() {
     assert!(prompt.contains("Skill beta, version 1."), "{prompt}");
     assert!(!prompt.contains("COMMISSIONING CEREMONY"), "{prompt}");
 
-    // Written outside the gateway, as an operator would: the listings'
-    // etags show what changed, and only that is read again. The model,
-    // called alongside with the previous prompt, is called again.
+    // Written outside the gateway, as an operator would: nothing the
+    // gateway knows of changed, and the prompt was checked against R2 less
+    // than `workspace.recheckSeconds` (60) ago, so the next run takes the
+    // previous prompt as it is and reads nothing.
     let today = today_utc();
     gw.r2_put_outside(
         "agents/main/SOUL.md",
@@ -509,13 +511,27 @@ async fn a_run_validates_the_workspace_with_listings_in_one_batch() {
     chat(&mut c, "main", "three").await;
     assert_eq!(
         last_load(&mut c, "main").await,
-        load(3, 4, 0, 2, 8, (1, 1), Some("discarded"))
+        load(0, 0, 0, 0, 0, (0, 0), Some("reused"))
     );
-    // The early call had the old prompt; the answer came from the new one.
-    let prompts = prompts_for(&llm, "three");
-    assert_eq!(prompts.len(), 2, "{prompts:?}");
-    assert!(!prompts[0].contains("lighthouse keeper"), "{}", prompts[0]);
+    assert_eq!(prompts_for(&llm, "three").len(), 1);
     let prompt = system_prompt_for(&llm, "three");
+    assert!(!prompt.contains("lighthouse keeper"), "{prompt}");
+
+    // `gsv workspace refresh`: the next run reads the workspace again. The
+    // listings' etags show what changed, and only that is read.
+    let out = gsv_e2e::harness::run_gsv(&gw.url(), TOKEN, &["workspace", "refresh"]);
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "The agent's next runs read the workspace again (edits made outside the gateway included).\n"
+    );
+    chat(&mut c, "main", "four").await;
+    assert_eq!(
+        last_load(&mut c, "main").await,
+        load(3, 4, 0, 2, 8, (1, 1), None)
+    );
+    assert_eq!(prompts_for(&llm, "four").len(), 1);
+    let prompt = system_prompt_for(&llm, "four");
     for new in [
         "You answer like a lighthouse keeper.",
         "Skill beta, version 2.",
@@ -525,15 +541,6 @@ async fn a_run_validates_the_workspace_with_listings_in_one_batch() {
         assert!(prompt.contains(new), "{new:?} missing from {prompt}");
     }
     assert!(!prompt.contains("Skill beta, version 1."), "{prompt}");
-
-    // Unchanged since: one batch of listings again, and the call made
-    // alongside them was the answer.
-    chat(&mut c, "main", "four").await;
-    assert_eq!(
-        last_load(&mut c, "main").await,
-        load(0, 4, 0, 1, 10, (2, 0), Some("kept"))
-    );
-    assert_eq!(prompts_for(&llm, "four").len(), 1);
     // The history holds each answer once.
     assert_eq!(
         c.history_roles("main", 100).await,
@@ -557,4 +564,34 @@ async fn a_run_validates_the_workspace_with_listings_in_one_batch() {
         ),
         "{stdout}"
     );
+}
+
+#[tokio::test]
+async fn an_edit_made_outside_the_gateway_reaches_a_prompt_within_recheck_seconds() {
+    let llm = FakeLlm::start().await;
+    let gw = Workerd::start(GatewayOptions::default());
+    let mut c = Client::connect(&gw.url(), Some(TOKEN)).await;
+    c.use_fake_openai(&llm).await;
+    c.config_set("workspace.recheckSeconds", json!(2)).await;
+
+    // The first run writes the first-start templates, so the second reads
+    // the workspace again; after it, nothing the gateway knows of changes.
+    chat(&mut c, "main", "one").await;
+    chat(&mut c, "main", "two").await;
+    let checked = std::time::Instant::now();
+    gw.r2_put_outside(
+        "agents/main/SOUL.md",
+        "# SOUL\nYou answer like a lighthouse keeper.\n",
+    );
+    // Past the bound, the run checks R2: its first call, made alongside
+    // with the previous prompt, is discarded for the new one.
+    tokio::time::sleep(Duration::from_millis(2500).saturating_sub(checked.elapsed())).await;
+    chat(&mut c, "main", "three").await;
+    let load = last_load(&mut c, "main").await;
+    assert_eq!(load["earlyCall"], "discarded", "{load}");
+    assert_eq!(load["r2Gets"], 1, "only SOUL.md is read again: {load}");
+    let prompts = prompts_for(&llm, "three");
+    assert_eq!(prompts.len(), 2, "{prompts:?}");
+    assert!(!prompts[0].contains("lighthouse keeper"), "{}", prompts[0]);
+    assert!(prompts[1].contains("lighthouse keeper"), "{}", prompts[1]);
 }

@@ -371,6 +371,9 @@ pub fn render_stats(s: &SessionStatsResult) -> String {
 
 /// `0 R2 reads, 4 listings in 1 batch (10 files and 3 skills cached, 0 read)`.
 fn workspace_load(l: &WorkspaceLoadStats) -> String {
+    if l.early_call == Some(EarlyCall::Reused) {
+        return "the previous prompt, unchanged: nothing read (checked against R2 within workspace.recheckSeconds)".into();
+    }
     let mut out = format!("{} R2 reads, {} listings", l.r2_gets, l.r2_lists);
     if l.r2_puts > 0 {
         out += &format!(", {} writes", l.r2_puts);
@@ -385,7 +388,7 @@ fn workspace_load(l: &WorkspaceLoadStats) -> String {
         Some(EarlyCall::Discarded) => {
             out += "; the model was called alongside and again, the prompt had changed"
         }
-        None => {}
+        Some(EarlyCall::Reused) | None => {}
     }
     out
 }

@@ -1,4 +1,4 @@
-//! `gsv workspace ls|cat|put|rm|edit`: the agent's workspace files
+//! `gsv workspace ls|cat|put|rm|edit|refresh`: the agent's workspace files
 //! (MEMORY.md, memory/…, skills/…), over the socket.
 
 use super::GatewayTarget;
@@ -6,9 +6,9 @@ use crate::cli::{WorkspaceArgs, WorkspaceCommand};
 use crate::connection::RequestError;
 use anyhow::{anyhow, bail, Context, Result};
 use gsv_protocol::{
-    codes, method, SkillSource, WorkspaceDeleteParams, WorkspaceDeleteResult, WorkspaceListParams,
-    WorkspaceListResult, WorkspaceReadParams, WorkspaceReadResult, WorkspaceWriteParams,
-    WorkspaceWriteResult,
+    codes, method, NoParams, SkillSource, WorkspaceDeleteParams, WorkspaceDeleteResult,
+    WorkspaceListParams, WorkspaceListResult, WorkspaceReadParams, WorkspaceReadResult,
+    WorkspaceWriteParams, WorkspaceWriteResult,
 };
 use std::io::{IsTerminal, Read, Write};
 use std::path::Path;
@@ -93,6 +93,14 @@ pub async fn execute(
             writeln!(io.out, "Deleted {}", deleted.path)?;
         }
         WorkspaceCommand::Edit { path } => edit(target, path, agent_id, editor, io).await?,
+        WorkspaceCommand::Refresh => {
+            let conn = target.connect().await?;
+            conn.call::<method::WorkspaceRefresh>(&NoParams).await?;
+            writeln!(
+                io.out,
+                "The agent's next runs read the workspace again (edits made outside the gateway included)."
+            )?;
+        }
     }
     io.out.flush()?;
     Ok(())

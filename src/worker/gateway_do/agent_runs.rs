@@ -79,20 +79,10 @@ impl Gateway {
         )?;
         self.touch_session(turn.session_key, None, false)?;
         let send = SessionChatSend {
-            session_key: turn.session_key.to_string(),
-            run_id: turn.chat_run_id.to_string(),
-            message: turn.message,
-            config: self.config.borrow().effective().clone(),
-            nodes: self.node_snapshot()?,
-            channel: None,
             directives: turn.directives,
-            relay: None,
-            clock_offset_ms: self.clock_offset.get(),
-            media: vec![],
+            ..self.message_for(turn.session_key, turn.chat_run_id, turn.message)
         };
-        let reply = SessionStub::for_key(&self.env, turn.session_key)
-            .call(&send)
-            .await;
+        let reply = self.send_to_session(send).await;
         match reply {
             Ok(SessionChatSendReply::Started { .. }) => Ok(None),
             Ok(SessionChatSendReply::Command { response, .. }) => {

@@ -55,7 +55,7 @@ impl Gateway {
         };
         let text = frame(evt);
         let mut delivered = 0;
-        for (ws, att) in self.sockets() {
+        for (ws, att) in self.sockets().iter() {
             if att.peer.is_none() || !att.watch.contains(&evt.session_key) {
                 continue;
             }
@@ -93,22 +93,12 @@ impl Gateway {
         self.touch_session(&session_key, None, false)?;
         let media = self.keep_client_media(&p.media, &session_key).await?;
         let send = SessionChatSend {
-            session_key: session_key.clone(),
-            run_id: run_id.clone(),
-            message: p.message,
-            config: self.config.borrow().effective().clone(),
-            nodes: self.node_snapshot()?,
-            channel: None,
-            directives: None,
-            relay: None,
-            clock_offset_ms: self.clock_offset.get(),
             media,
+            ..self.message_for(&session_key, &run_id, p.message)
         };
         // Slash commands and directives are the session's to read: it owns
         // the settings, the run and the history they act on.
-        let reply = SessionStub::for_key(&self.env, &session_key)
-            .call(&send)
-            .await?;
+        let reply = self.send_to_session(send).await?;
         Ok(match reply {
             SessionChatSendReply::Started {
                 queued,

@@ -71,6 +71,7 @@ impl Gateway {
             )
             .map_err(internal_error)?;
         self.routing.replace(RoutingConfig::from_config(&next));
+        self.revisions.config_changed(&next);
         self.config.replace(next);
         Ok(ConfigSetResult {
             ok: true,

@@ -143,12 +143,12 @@ impl Gateway {
     }
 
     fn replace_older(&self, ws: &WebSocket, mode: ClientMode, client_id: &str) {
-        for (other, att) in self.sockets() {
+        for (other, att) in self.sockets().iter() {
             let same = att
                 .peer
                 .as_ref()
                 .is_some_and(|p| p.mode == mode && p.client_id == client_id);
-            if same && &other != ws {
+            if same && other != ws {
                 let reason = match mode {
                     ClientMode::Client => "Replaced by newer client connection",
                     ClientMode::Node => "Replaced by newer node connection",
@@ -157,6 +157,6 @@ impl Gateway {
                 let _ = other.close(Some(close_codes::NORMAL), Some(reason));
             }
         }
-        self.sockets.replace(None);
+        self.forget_sockets();
     }
 }

@@ -326,10 +326,13 @@ impl CronStore {
             "SELECT chat_run_id, kind, ref_id, session_key, started_at, deadline_at, work FROM agent_runs WHERE chat_run_id = ?",
             vec![chat_run_id.into()],
         )?;
-        self.exec(
-            "DELETE FROM agent_runs WHERE chat_run_id = ?",
-            vec![chat_run_id.into()],
-        )?;
+        // Most chat runs are no gateway run of its own: no write for them.
+        if !rows.is_empty() {
+            self.exec(
+                "DELETE FROM agent_runs WHERE chat_run_id = ?",
+                vec![chat_run_id.into()],
+            )?;
+        }
         Ok(rows.into_iter().next())
     }
 

@@ -13,7 +13,6 @@ use crate::channels::pairing::{self, code_reply, Asker, PairRequest};
 use crate::routing::normalize::{normalize_account_id, normalize_channel};
 use crate::routing::{resolve_route, Inbound};
 use crate::session::internal::{ChannelTurn, SessionChatSend, SessionChatSendReply};
-use crate::worker::bindings::SessionStub;
 use crate::worker::rpc::{new_id, now_ms};
 use crate::worker::tz::user_time_zone;
 use gsv_protocol::channels::*;
@@ -222,15 +221,9 @@ impl Gateway {
         };
         self.touch_session(&route.session_key, Some(&label), true)?;
 
-        let config = self.config.borrow().effective().clone();
         let tz = user_time_zone(&self.config.borrow());
         let run_id = new_id();
         let mut send = SessionChatSend {
-            session_key: route.session_key.clone(),
-            run_id: run_id.clone(),
-            message: message_text(msg),
-            config,
-            nodes: self.node_snapshot()?,
             channel: Some(ChannelTurn {
                 channel: channel.to_string(),
                 account_id: account_id.to_string(),
@@ -248,10 +241,7 @@ impl Gateway {
                     )
                 }),
             }),
-            directives: None,
-            relay: None,
-            clock_offset_ms: self.clock_offset.get(),
-            media: Vec::new(),
+            ..self.message_for(&route.session_key, &run_id, message_text(msg))
         };
         // Recorded before the session runs: its first event finds the chat.
         store.save_run(
@@ -274,10 +264,9 @@ impl Gateway {
             .keep_channel_media(channel, account_id, &msg.media, &route.session_key)
             .await;
         send.media = kept.attached;
-        let session = SessionStub::for_key(&self.env, &route.session_key);
         let ((), reply) = futures::join!(
             self.typing(channel, account_id, &msg.peer, true),
-            session.call(&send)
+            self.send_to_session(send)
         );
         // The sender hears which of their files were too large to take.
         for (i, (name, size)) in kept.too_large.iter().enumerate() {

@@ -196,8 +196,9 @@ impl Gateway {
                 };
                 let asker = self
                     .sockets()
-                    .into_iter()
-                    .find(|(_, a)| Some(&a.conn_id) == call.conn_id.as_ref());
+                    .iter()
+                    .find(|(_, a)| Some(&a.conn_id) == call.conn_id.as_ref())
+                    .cloned();
                 asker.is_some_and(|(ws, _)| ws.send_with_str(frame.to_json()).is_ok())
             }
         }

@@ -80,6 +80,7 @@ impl Gateway {
                 ],
             )
             .map_err(internal_error)?;
+        self.revisions.nodes_changed();
         Ok(())
     }
 
@@ -338,8 +339,9 @@ impl Gateway {
                 };
                 let asker = self
                     .sockets()
-                    .into_iter()
-                    .find(|(_, a)| Some(&a.conn_id) == route.conn_id.as_ref());
+                    .iter()
+                    .find(|(_, a)| Some(&a.conn_id) == route.conn_id.as_ref())
+                    .cloned();
                 let delivered = match asker {
                     Some((ws, _)) => ws.send_with_str(frame.to_json()).is_ok(),
                     None => false,
@@ -372,6 +374,7 @@ impl Gateway {
         self.sql()
             .exec("DELETE FROM nodes WHERE node_id = ?", vec![node_id.into()])
             .map_err(internal_error)?;
+        self.revisions.nodes_changed();
         self.node_transfers_gone(node_id);
         self.node_probes_gone(node_id).await?;
         let routes = self.routes("node_id = ?", vec![node_id.into()])?;
@@ -449,11 +452,13 @@ impl Gateway {
                 dropped: None,
             });
         }
+        let (nodes, nodes_rev) = self.nodes_for_sessions()?;
         let ev = SessionExecEvent {
             session_key: row.session_key.clone(),
             node_id: node_id.to_string(),
             event: p.clone(),
-            nodes: self.node_snapshot()?,
+            nodes: (*nodes).clone(),
+            nodes_rev,
         };
         let ack = SessionStub::for_key(&self.env, &row.session_key)
             .call(&ev)

@@ -52,10 +52,10 @@ impl Gateway {
     /// that name (it said so itself), else its Worker's service binding.
     pub(super) fn channel(&self, name: &str) -> Option<Box<dyn Channel>> {
         let prefix = format!("{name}:");
-        let socket = self.sockets().into_iter().find_map(|(ws, att)| {
-            let peer = att.peer?;
+        let socket = self.sockets().iter().find_map(|(ws, att)| {
+            let peer = att.peer.as_ref()?;
             (peer.mode == ClientMode::Channel && peer.client_id.starts_with(&prefix))
-                .then(|| Box::new(SocketChannel::new(name, ws)) as Box<dyn Channel>)
+                .then(|| Box::new(SocketChannel::new(name, ws.clone())) as Box<dyn Channel>)
         });
         if socket.is_some() {
             return socket;

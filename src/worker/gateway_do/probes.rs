@@ -239,8 +239,9 @@ impl Gateway {
         };
         let asker = self
             .sockets()
-            .into_iter()
-            .find(|(_, a)| a.conn_id == update.conn_id);
+            .iter()
+            .find(|(_, a)| a.conn_id == update.conn_id)
+            .cloned();
         if let Some((ws, _)) = asker {
             let _ = ws.send_with_str(frame.to_json());
         }
@@ -334,6 +335,7 @@ impl Gateway {
                     node_id.into(),
                 ],
             )?;
+            self.revisions.nodes_changed();
         }
         Ok(outcome)
     }

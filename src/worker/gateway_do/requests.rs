@@ -151,6 +151,7 @@ impl Gateway {
                 let (bucket, agent) = self.workspace(p.agent_id.as_deref())?;
                 now::<method::WorkspaceDelete>(workspace_rpc::delete(&bucket, &agent, p).await?)
             }
+            R::WorkspaceRefresh(_) => now::<method::WorkspaceRefresh>(self.workspace_refresh()),
             R::ToolsList(_) => now::<method::ToolsList>(self.tools_list()?),
             R::ToolInvoke(p) => {
                 self.tool_invoke(&att, frame_id, p).await?;

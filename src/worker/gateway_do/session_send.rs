@@ -66,18 +66,10 @@ impl Gateway {
         }
         self.touch_session(&target, None, false)?;
         let send = SessionChatSend {
-            session_key: target.clone(),
-            run_id: run_id.clone(),
-            message: message.clone(),
-            config: self.config.borrow().effective().clone(),
-            nodes: self.node_snapshot()?,
-            channel: None,
-            directives: None,
             relay: Some(relay),
-            clock_offset_ms: self.clock_offset.get(),
-            media: vec![],
+            ..self.message_for(&target, &run_id, message.clone())
         };
-        let reply = SessionStub::for_key(&self.env, &target).call(&send).await;
+        let reply = self.send_to_session(send).await;
         match reply {
             Ok(SessionChatSendReply::Started { queued, .. }) if *wait_seconds == 0 => {
                 Ok(GatewayToolReply::Done {

@@ -4,7 +4,7 @@
 //! marked to reset the session first; everything else joins the queue.
 
 use super::core::Origin;
-use super::error::Res;
+use super::error::{Res, SessionError};
 use super::Session;
 use crate::commands::{
     applied_directives, directive_ack, is_empty, model_command, parse_command, parse_directives,
@@ -22,15 +22,14 @@ impl Session {
     pub(super) async fn chat_send(&self, send: SessionChatSend) -> Res<SessionChatSendReply> {
         let core = &self.core;
         let meta = core.store.meta(&send.session_key)?;
-        // The config rides along with every message; activity is stamped
-        // only once the reset policy has looked at the previous one.
-        core.store.save_meta_and_config(&meta, &send.config)?;
-        core.store.save_nodes(&send.nodes)?;
+        // Activity is stamped only once the reset policy has looked at the
+        // previous message.
+        self.take_revisions(&send)?;
         core.clock_offset.set(send.clock_offset_ms);
         if let Some(relay) = &send.relay {
             // Another session's words, not a person's: no commands and no
             // directives are read from them.
-            let config = Config::from_overrides(send.config.clone());
+            let config = core.store.config()?;
             let reset_first = self.reset_is_due(&config)?;
             let reply = core.enqueue(
                 &send.run_id,
@@ -48,8 +47,8 @@ impl Session {
         if let Some(command) = parse_command(&send.message) {
             return self.command(command, &send).await;
         }
-        // The config that just came is the one stored: parsed once here.
-        let config = Config::from_overrides(send.config.clone());
+        // The config named is the one stored, kept parsed.
+        let config = core.store.config()?;
         let current = RunConfig::resolve(&config, &meta.settings).model_selection();
         let d = parse_directives(&send.message);
         let mut applied = applied_directives(&d, &current);
@@ -81,6 +80,41 @@ impl Session {
         )?;
         self.start_queued().await?;
         Ok(reply)
+    }
+
+    /// Takes the config and nodes a message names: stored when they came
+    /// with it (and new here), else they must be the ones this session
+    /// has; and the workspace revision, which the next run compares.
+    fn take_revisions(&self, send: &SessionChatSend) -> Res<()> {
+        let store = &self.core.store;
+        match &send.config {
+            Some(c) if !store.has_config(&send.config_rev)? => {
+                store.save_config(&send.config_rev, c)?
+            }
+            Some(_) => {}
+            None if store.has_config(&send.config_rev)? => {}
+            None => {
+                return Err(SessionError::Stale(format!(
+                    "no config at {}",
+                    send.config_rev
+                )))
+            }
+        }
+        match &send.nodes {
+            Some(n) if !store.has_nodes(&send.nodes_rev)? => {
+                store.save_nodes(&send.nodes_rev, n)?
+            }
+            Some(_) => {}
+            None if store.has_nodes(&send.nodes_rev)? => {}
+            None => {
+                return Err(SessionError::Stale(format!(
+                    "no nodes at {}",
+                    send.nodes_rev
+                )))
+            }
+        }
+        self.core.workspace_rev.replace(send.workspace_rev.clone());
+        Ok(())
     }
 
     /// Whether the session's reset policy ended the conversation before

@@ -7,8 +7,7 @@ use super::error::{Res, SessionError};
 use super::events::EventLink;
 use super::store::{CurrentRun, Queued, SessionStore};
 use crate::agent_tools::session_send::{relayed_text, SessionRelay};
-use crate::config::Config;
-use crate::session::internal::{ChannelTurn, NodeSnapshot, SessionChatSendReply};
+use crate::session::internal::{ChannelTurn, SessionChatSendReply};
 use crate::session::run_config::RunConfig;
 use crate::worker::rpc::now_ms;
 use crate::worker::workspace::prompt_load::RunPrompt;
@@ -44,16 +43,24 @@ pub struct Core {
     /// The gateway's schedule clock offset, as the last message brought it
     /// (0 but under the test harness's clock).
     pub clock_offset: Cell<i64>,
+    /// The workspace revision the last message brought (revisions.rs in
+    /// the gateway): a kept prompt holds while it is the same.
+    pub workspace_rev: RefCell<String>,
+    /// When this instance last checked a prompt against R2 (ms).
+    pub checked_at: Cell<i64>,
 }
 
-/// What a prompt was assembled from, besides the workspace files.
+/// What a prompt was assembled from, besides the workspace files (the
+/// config and nodes by revision).
 #[derive(Clone, PartialEq)]
 pub struct PromptInputs {
     /// `r2::writes()` before the assembly began.
     pub writes: u64,
-    pub config: Config,
+    pub config_rev: String,
     pub rc: RunConfig,
-    pub nodes: NodeSnapshot,
+    pub nodes_rev: String,
+    /// The workspace as the gateway last said it was.
+    pub workspace_rev: String,
     /// Today and yesterday in the user's time zone (the daily memory files).
     pub days: (String, String),
     /// The chat app the run's message came from.
@@ -74,6 +81,8 @@ impl Core {
             paused: Cell::new(false),
             last_prompt: RefCell::new(None),
             clock_offset: Cell::new(0),
+            workspace_rev: RefCell::new(String::new()),
+            checked_at: Cell::new(i64::MIN),
         }
     }
 
@@ -93,6 +102,23 @@ impl Core {
             self.schedule().await;
         }
         Ok(())
+    }
+
+    /// This session's tools wrote to R2: the gateway hears of it, so every
+    /// session's next run reads the workspace again.
+    pub async fn workspace_written(&self) {
+        let call = crate::session::internal::WorkspaceChanged {
+            session_key: self.store.known_key().unwrap_or_default(),
+        };
+        if let Err(e) = crate::worker::bindings::GatewayStub::get(&self.env)
+            .call(&call)
+            .await
+        {
+            worker::console_error!(
+                "session: telling of a workspace write failed: {}",
+                e.message
+            );
+        }
     }
 
     pub async fn emit(&self, evt: ChatEvent) {

@@ -218,7 +218,7 @@ impl Session {
                 dropped: Some(true),
             });
         }
-        store.save_nodes(&ev.nodes)?;
+        store.save_nodes(&ev.nodes_rev, &ev.nodes)?;
         let text = exec_event_message(&ev.node_id, &ev.event);
         store.enqueue(Queued {
             run_id: &new_id(),

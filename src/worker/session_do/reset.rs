@@ -192,7 +192,7 @@ impl Reset<'_> {
         if rc.unusable.is_some() {
             return Ok(());
         }
-        let settings = CompactionSettings::from_config(&store.config()?, &rc.provider, &rc.model);
+        let settings = CompactionSettings::from_config(&*store.config()?, &rc.provider, &rc.model);
         let messages = store.messages()?;
         let existing = summarizer::existing_memories(bucket, &plan.memory_key).await;
         let mut extraction =

@@ -18,6 +18,7 @@ use crate::memory::settings::MemorySettings;
 use crate::schedule::heartbeat::light::heartbeat_session_key;
 use crate::session::coalesce::DeltaCoalescer;
 use crate::session::early_call::{race, Checked};
+use crate::session::internal::NodeSnapshot;
 use crate::session::run::{next_step, RunEvent, RunMachine, RunStep};
 use crate::session::run_config::{with_directives, RunConfig};
 use crate::time::today_and_yesterday;
@@ -108,7 +109,7 @@ type Checking<'a> = Pin<Box<dyn Future<Output = worker::Result<RunPrompt>> + 'a>
 struct Drive<'a> {
     core: &'a Core,
     run: &'a CurrentRun,
-    config: Config,
+    config: Rc<Config>,
     rc: RunConfig,
     inputs: PromptInputs,
     session_key: String,
@@ -123,6 +124,8 @@ struct Drive<'a> {
     history: Vec<Message>,
     /// The model's last answer and the text not yet streamed with it.
     answer: Option<(AssistantMessage, Option<String>)>,
+    /// Its tools wrote to R2 (maybe the workspace: the gateway hears of it).
+    wrote: bool,
 }
 
 /// Takes the current run through model calls and tool calls until it has
@@ -135,43 +138,58 @@ async fn drive_run(core: &Core, run: &CurrentRun) -> bool {
             return true;
         }
     };
-    let mut machine = RunMachine::new(run.iterations, drive.rc.max_iterations);
-    let mut step = machine.next(RunEvent::Started);
-    loop {
-        let event = match step {
-            RunStep::SettleTools => drive.settle_tools().await,
-            RunStep::ReadHistory => drive.read_history(),
-            RunStep::Compact { overflow } => drive.compact(overflow).await,
-            RunStep::CallModel { iteration } => drive.call_model(iteration).await,
-            RunStep::StopRunaway { max_iterations } => {
-                drive.stop_runaway(max_iterations).await;
-                return true;
-            }
-            RunStep::Finish(answer) => {
-                core.finish_run(run, answer, drive.usage, None).await;
-                return true;
-            }
-            RunStep::FinishWithAnswer => {
-                if let Some((answer, tail)) = drive.answer.take() {
-                    core.finish_run(run, answer, drive.usage, tail).await;
+    let done = drive.steps().await;
+    if drive.wrote {
+        core.workspace_written().await;
+    }
+    done
+}
+
+impl Drive<'_> {
+    /// The run's steps as the machine decides them: true once the run
+    /// ended, false while it waits on tool results.
+    async fn steps(&mut self) -> bool {
+        let (core, run, drive) = (self.core, self.run, self);
+        let mut machine = RunMachine::new(run.iterations, drive.rc.max_iterations);
+        let mut step = machine.next(RunEvent::Started);
+        loop {
+            let event = match step {
+                RunStep::SettleTools => drive.settle_tools().await,
+                RunStep::ReadHistory => drive.read_history(),
+                RunStep::Compact { overflow } => drive.compact(overflow).await,
+                RunStep::CallModel { iteration } => drive.call_model(iteration).await,
+                RunStep::StopRunaway { max_iterations } => {
+                    drive.stop_runaway(max_iterations).await;
+                    return true;
                 }
-                return true;
-            }
-            RunStep::Wait => {
-                if !drive.was_kept {
-                    drive.keep_prompt();
+                RunStep::Finish(answer) => {
+                    core.finish_run(run, answer, std::mem::take(&mut drive.usage), None)
+                        .await;
+                    return true;
                 }
-                return false;
+                RunStep::FinishWithAnswer => {
+                    if let Some((answer, tail)) = drive.answer.take() {
+                        core.finish_run(run, answer, std::mem::take(&mut drive.usage), tail)
+                            .await;
+                    }
+                    return true;
+                }
+                RunStep::Wait => {
+                    if !drive.was_kept {
+                        drive.keep_prompt();
+                    }
+                    return false;
+                }
+                RunStep::Stop => return true,
+                RunStep::Fail(error) => {
+                    core.fail_run(run, &error).await;
+                    return true;
+                }
+            };
+            step = machine.next(event);
+            if let RunStep::CallModel { .. } = step {
+                let _ = core.store.set_run_iterations(machine.iterations());
             }
-            RunStep::Stop => return true,
-            RunStep::Fail(error) => {
-                core.fail_run(run, &error).await;
-                return true;
-            }
-        };
-        step = machine.next(event);
-        if let RunStep::CallModel { .. } = step {
-            let _ = core.store.set_run_iterations(machine.iterations());
         }
     }
 }
@@ -183,10 +201,9 @@ impl<'a> Drive<'a> {
     async fn start(core: &'a Core, run: &'a CurrentRun) -> Res<Drive<'a>> {
         let store = &core.store;
         let usage: Usage = serde_json::from_str(&run.usage).unwrap_or_default();
-        let (meta, config, nodes) = match (store.meta(""), store.config(), store.nodes()) {
-            (Ok(m), Ok(c), Ok(n)) => (m, c, n),
-            (Err(e), _, _) | (_, Err(e), _) | (_, _, Err(e)) => return Err(e),
-        };
+        let meta = store.meta("")?;
+        let (config_rev, config) = store.config_entry()?;
+        let (nodes_rev, nodes) = store.nodes_entry()?;
         let overrides: ChatDirectives = run
             .overrides
             .as_deref()
@@ -220,16 +237,20 @@ impl<'a> Drive<'a> {
             }
             Some(_) => Vec::new(),
         };
-        // A new run's first call may go out with this session's previous
-        // prompt while the workspace is checked (see `early_call`), when
-        // nothing this isolate knows of changed since: no workspace write
-        // (the agent's own edits), the same config, model, nodes and day.
-        // Only a change made elsewhere then costs a discarded call.
+        // A new run may take this session's previous prompt when nothing
+        // this isolate knows of changed since: no workspace write here or
+        // at the gateway (the agent's own edits, workspace RPCs), the same
+        // config, model, nodes and day. Checked against R2 within
+        // `workspace.recheckSeconds` it holds as it is; older, the first
+        // call goes out with it while the workspace is checked (see
+        // `early_call`), and only a change made elsewhere costs a
+        // discarded call.
         let inputs = PromptInputs {
             writes: r2::writes(),
-            config: config.clone(),
+            config_rev,
             rc: rc.clone(),
-            nodes,
+            nodes_rev,
+            workspace_rev: core.workspace_rev.borrow().clone(),
             days,
             channel: run.channel.clone(),
             recalled,
@@ -239,18 +260,23 @@ impl<'a> Drive<'a> {
             _ => None,
         };
         let was_kept = kept.is_some();
+        let fresh = now_ms() - core.checked_at.get() < recheck_ms(&config);
         let mut check = None;
         let prompt = match (kept, early) {
             (Some(p), _) => p,
+            (None, Some(p)) if fresh => {
+                loaded(core, &p, &inputs, Some(EarlyCall::Reused), false);
+                p
+            }
             (None, Some(p)) => {
-                check = Some(assemble(core, &config, &inputs, &meta.session_key));
+                check = Some(assemble(core, &config, &nodes, &inputs, &meta.session_key));
                 p
             }
             (None, None) => {
-                let p = assemble(core, &config, &inputs, &meta.session_key)
+                let p = assemble(core, &config, &nodes, &inputs, &meta.session_key)
                     .await
                     .map_err(|e| SessionError::Storage(workspace_error(&e)))?;
-                loaded(core, &p, &inputs, None);
+                loaded(core, &p, &inputs, None, true);
                 p
             }
         };
@@ -270,6 +296,7 @@ impl<'a> Drive<'a> {
             usage,
             history: Vec::new(),
             answer: None,
+            wrote: false,
         })
     }
 
@@ -281,7 +308,14 @@ impl<'a> Drive<'a> {
         }
     }
 
-    async fn settle_tools(&self) -> RunEvent {
+    async fn settle_tools(&mut self) -> RunEvent {
+        let writes = r2::writes();
+        let event = self.settle().await;
+        self.wrote |= r2::writes() != writes;
+        event
+    }
+
+    async fn settle(&self) -> RunEvent {
         let tool_run = ToolRun {
             run_id: &self.run.run_id,
             prompt: &self.prompt,
@@ -393,11 +427,17 @@ impl<'a> Drive<'a> {
                 };
                 match race(call, checking, same, &shown, || cancel.cancel()).await {
                     Checked::Same(result, p) => {
-                        loaded(self.core, &p, &self.inputs, Some(EarlyCall::Kept));
+                        loaded(self.core, &p, &self.inputs, Some(EarlyCall::Kept), true);
                         result
                     }
                     Checked::Changed(p) => {
-                        loaded(self.core, &p, &self.inputs, Some(EarlyCall::Discarded));
+                        loaded(
+                            self.core,
+                            &p,
+                            &self.inputs,
+                            Some(EarlyCall::Discarded),
+                            true,
+                        );
                         self.rc.system_prompt = p.system_prompt.clone();
                         self.prompt = p;
                         return RunEvent::PromptChanged;
@@ -490,11 +530,12 @@ impl<'a> Drive<'a> {
 /// run's `rc` takes the prompt once it is known).
 fn assemble<'a>(
     core: &'a Core,
-    config: &Config,
+    config: &Rc<Config>,
+    nodes: &Rc<NodeSnapshot>,
     inputs: &PromptInputs,
     session_key: &str,
 ) -> Checking<'a> {
-    let (config, rc, nodes) = (config.clone(), inputs.rc.clone(), inputs.nodes.clone());
+    let (config, rc, nodes) = (config.clone(), inputs.rc.clone(), nodes.clone());
     let (key, days) = (session_key.to_string(), inputs.days.clone());
     let (channel, recalled) = (inputs.channel.clone(), inputs.recalled.clone());
     Box::pin(async move {
@@ -513,13 +554,39 @@ fn assemble<'a>(
     })
 }
 
-/// A prompt assembled and checked against R2 from `inputs`: the next run's
-/// early call may use it, `session.stats` reports its load.
-fn loaded(core: &Core, prompt: &RunPrompt, inputs: &PromptInputs, early: Option<EarlyCall>) {
+/// A prompt assembled from `inputs` (`checked`: against R2 just now): the
+/// next run may use it, `session.stats` reports its load.
+fn loaded(
+    core: &Core,
+    prompt: &RunPrompt,
+    inputs: &PromptInputs,
+    early: Option<EarlyCall>,
+    checked: bool,
+) {
     let mut prompt = prompt.clone();
     prompt.load.early_call = early;
+    if checked {
+        core.checked_at.set(now_ms());
+    } else {
+        // Nothing was read for this run.
+        prompt.load = WorkspaceLoadStats {
+            early_call: early,
+            recalled: prompt.load.recalled.clone(),
+            ..Default::default()
+        };
+    }
     *core.last_prompt.borrow_mut() = Some((prompt, inputs.clone()));
 }
+
+/// How long a prompt checked against R2 holds without another check
+/// (`workspace.recheckSeconds`): edits made outside the gateway are seen
+/// within it.
+fn recheck_ms(config: &Config) -> i64 {
+    let seconds = config.u64_at("workspace.recheckSeconds");
+    (seconds.unwrap_or(DEFAULT_RECHECK_SECONDS) as i64).saturating_mul(1000)
+}
+
+const DEFAULT_RECHECK_SECONDS: u64 = 60;
 
 /// Who a run's memory calls act for: the account and agent, and the
 /// person its message came from (none in a group, so a group never

@@ -42,4 +42,8 @@ pub const MIGRATIONS: &[&str] = &["
      ALTER TABLE current_run ADD COLUMN plain TEXT",
     // A message's attachments (`crate::media::Attached` JSON), kept in R2.
     "ALTER TABLE run_queue ADD COLUMN media TEXT",
+    // The revisions of the config and node snapshot stored in `meta`, so
+    // messages may name them instead of carrying them.
+    "ALTER TABLE meta ADD COLUMN config_rev TEXT NOT NULL DEFAULT '';
+     ALTER TABLE meta ADD COLUMN nodes_rev TEXT NOT NULL DEFAULT ''",
 ];

@@ -18,6 +18,7 @@ use gsv_worker_sql::migrate;
 use serde::{de::DeserializeOwned, Deserialize};
 use serde_json::Value;
 use std::cell::RefCell;
+use std::rc::Rc;
 use worker::{SqlStorage, SqlStorageValue};
 
 /// The run in progress (one row).
@@ -106,10 +107,39 @@ struct Count {
     n: i64,
 }
 
+/// What this instance keeps of its tables while it lives, each read once
+/// and kept current by every write here (SQLite stays the truth: a new
+/// instance reads them again; a failed write forgets them).
+#[derive(Default)]
+struct Kept {
+    /// The meta row.
+    meta: Option<SessionMeta>,
+    /// The config stored with the last message, parsed, with its revision.
+    config: Option<(String, Rc<Config>)>,
+    nodes: Option<(String, Rc<NodeSnapshot>)>,
+    /// The current run's row (`Some(None)`: known to be none).
+    run: Option<Option<CurrentRun>>,
+    /// The history, parsed, while it is small enough to keep.
+    history: Option<History>,
+    /// How many messages wait in the queue.
+    queued: Option<i64>,
+    /// The deadlines table (a few rows: the tick, the tool calls').
+    deadlines: Option<Vec<(String, i64)>>,
+}
+
+/// The stored messages by index, and their JSON's size.
+struct History {
+    messages: Vec<(i64, Message)>,
+    bytes: usize,
+}
+
+/// A history past this much JSON is read from SQLite for each model call
+/// rather than kept (the isolate's memory is shared by its objects).
+const KEEP_HISTORY_BYTES: usize = 4 << 20;
+
 pub struct SessionStore {
     sql: SqlStorage,
-    /// The meta row, read once per instance and kept current by every write.
-    meta: RefCell<Option<SessionMeta>>,
+    kept: RefCell<Kept>,
 }
 
 impl SessionStore {
@@ -120,14 +150,20 @@ impl SessionStore {
         }
         Self {
             sql,
-            meta: RefCell::new(None),
+            kept: RefCell::new(Kept::default()),
         }
     }
 
+    /// After a failed write: nothing kept may be trusted.
+    fn forget(&self) {
+        *self.kept.borrow_mut() = Kept::default();
+    }
+
     fn exec(&self, query: &str, bindings: Vec<SqlStorageValue>) -> Res<worker::SqlCursor> {
-        self.sql
-            .exec(query, bindings)
-            .map_err(SessionError::storage)
+        self.sql.exec(query, bindings).map_err(|e| {
+            self.forget();
+            SessionError::storage(e)
+        })
     }
 
     fn rows<T: DeserializeOwned>(
@@ -150,6 +186,9 @@ impl SessionStore {
     // --- the history ---------------------------------------------------
 
     pub fn message_count(&self) -> Res<u64> {
+        if let Some(h) = &self.kept.borrow().history {
+            return Ok(h.messages.len() as u64);
+        }
         self.count("SELECT COUNT(*) AS n FROM messages", vec![])
             .map(|n| n as u64)
     }
@@ -197,33 +236,81 @@ impl SessionStore {
 
     /// The whole history, and the part of it from message index `first_idx`
     /// on (an index, not a position: older messages may be compacted away).
+    /// Read from SQLite once per instance and kept while it is small
+    /// enough; each model call then costs no read.
     pub fn history_from(&self, first_idx: i64) -> Res<(Vec<Message>, Vec<Message>)> {
-        let rows = self.message_rows()?;
-        let mut all = Vec::with_capacity(rows.len());
-        let mut from = Vec::new();
-        for row in rows {
-            let message: Message =
-                serde_json::from_str(&row.data).map_err(SessionError::storage)?;
-            if row.idx >= first_idx {
-                from.push(message.clone());
+        if self.kept.borrow().history.is_none() {
+            let rows = self.message_rows()?;
+            let bytes = rows.iter().map(|r| r.data.len()).sum();
+            let mut messages = Vec::with_capacity(rows.len());
+            for row in rows {
+                let message: Message =
+                    serde_json::from_str(&row.data).map_err(SessionError::storage)?;
+                messages.push((row.idx, message));
             }
-            all.push(message);
+            let history = History { messages, bytes };
+            if history.bytes > KEEP_HISTORY_BYTES {
+                return Ok(split_at(&history.messages, first_idx));
+            }
+            self.kept.borrow_mut().history = Some(history);
         }
-        Ok((all, from))
+        let kept = self.kept.borrow();
+        let history = kept.history.as_ref().map(|h| h.messages.as_slice());
+        Ok(split_at(history.unwrap_or_default(), first_idx))
     }
 
     pub fn append(&self, msg: &Message) -> Res<()> {
         let data = serde_json::to_string(msg).map_err(SessionError::storage)?;
-        self.exec(
-            "INSERT INTO messages (idx, role, data, timestamp) VALUES ((SELECT COALESCE(MAX(idx), -1) + 1 FROM messages), ?, ?, ?)",
-            vec![msg.role().into(), data.into(), msg.timestamp().into()],
-        )?;
+        let len = data.len();
+        // The next index is known when the history is kept.
+        let next = self
+            .kept
+            .borrow()
+            .history
+            .as_ref()
+            .map(|h| h.messages.last().map_or(0, |(idx, _)| idx + 1));
+        match next {
+            Some(idx) => self.exec(
+                "INSERT INTO messages (idx, role, data, timestamp) VALUES (?, ?, ?, ?)",
+                vec![idx.into(), msg.role().into(), data.into(), msg.timestamp().into()],
+            )?,
+            None => self.exec(
+                "INSERT INTO messages (idx, role, data, timestamp) VALUES ((SELECT COALESCE(MAX(idx), -1) + 1 FROM messages), ?, ?, ?)",
+                vec![msg.role().into(), data.into(), msg.timestamp().into()],
+            )?,
+        };
+        let mut kept = self.kept.borrow_mut();
+        if let (Some(idx), Some(h)) = (next, kept.history.as_mut()) {
+            h.messages.push((idx, msg.clone()));
+            h.bytes += len;
+            if h.bytes > KEEP_HISTORY_BYTES {
+                kept.history = None;
+            }
+        }
         Ok(())
+    }
+
+    /// The index the next appended message gets.
+    fn next_idx(&self) -> Res<i64> {
+        if let Some(h) = &self.kept.borrow().history {
+            return Ok(h.messages.last().map_or(0, |(idx, _)| idx + 1));
+        }
+        self.count(
+            "SELECT COALESCE(MAX(idx), -1) + 1 AS n FROM messages",
+            vec![],
+        )
+    }
+
+    /// The history was rewritten (compaction, a transcript, a reset): it is
+    /// read again when next needed.
+    fn history_changed(&self) {
+        self.kept.borrow_mut().history = None;
     }
 
     /// Removes the messages before index `idx` (they are archived).
     pub fn delete_messages_before(&self, idx: i64) -> Res<()> {
         self.exec("DELETE FROM messages WHERE idx < ?", vec![idx.into()])?;
+        self.history_changed();
         Ok(())
     }
 
@@ -236,6 +323,7 @@ impl SessionStore {
             "INSERT INTO messages (idx, role, data, timestamp) VALUES (?, 'user', ?, ?)",
             vec![(first_kept - 1).into(), data.into(), at_ms.into()],
         )?;
+        self.history_changed();
         Ok(())
     }
 
@@ -255,6 +343,7 @@ impl SessionStore {
                     "UPDATE messages SET data = ? WHERE idx = ?",
                     vec![data.into(), row.idx.into()],
                 )?;
+                self.history_changed();
             }
         }
         Ok(())
@@ -262,6 +351,7 @@ impl SessionStore {
 
     pub fn clear_messages(&self) -> Res<()> {
         self.exec("DELETE FROM messages", vec![])?;
+        self.history_changed();
         Ok(())
     }
 
@@ -269,7 +359,7 @@ impl SessionStore {
 
     /// The session's meta, created (and stored at once) on first use.
     pub fn meta(&self, session_key: &str) -> Res<SessionMeta> {
-        if let Some(m) = self.meta.borrow().as_ref() {
+        if let Some(m) = self.kept.borrow().meta.as_ref() {
             return Ok(m.clone());
         }
         #[derive(Deserialize)]
@@ -285,13 +375,17 @@ impl SessionStore {
                 meta
             }
         };
-        self.meta.replace(Some(meta.clone()));
+        self.kept.borrow_mut().meta = Some(meta.clone());
         Ok(meta)
     }
 
     /// The session key of the meta this instance has read, if any.
     pub fn known_key(&self) -> Option<String> {
-        self.meta.borrow().as_ref().map(|m| m.session_key.clone())
+        self.kept
+            .borrow()
+            .meta
+            .as_ref()
+            .map(|m| m.session_key.clone())
     }
 
     pub fn save_meta(&self, meta: &SessionMeta) -> Res<()> {
@@ -300,59 +394,101 @@ impl SessionStore {
             "INSERT INTO meta (id, data, config) VALUES (1, ?, '{}') ON CONFLICT(id) DO UPDATE SET data = excluded.data",
             vec![data.into()],
         )?;
-        self.meta.replace(Some(meta.clone()));
+        self.kept.borrow_mut().meta = Some(meta.clone());
         Ok(())
     }
 
-    /// Stores the meta with the config (overrides JSON) that came with a message.
-    pub fn save_meta_and_config(&self, meta: &SessionMeta, config: &Value) -> Res<()> {
-        let data = serde_json::to_string(meta).map_err(SessionError::storage)?;
-        let cfg = serde_json::to_string(config).map_err(SessionError::storage)?;
+    /// Stores the config (the effective JSON) that came with a message,
+    /// with its revision, and keeps it parsed.
+    pub fn save_config(&self, rev: &str, config: &Value) -> Res<()> {
+        let json = serde_json::to_string(config).map_err(SessionError::storage)?;
         self.exec(
-            "INSERT INTO meta (id, data, config) VALUES (1, ?, ?) ON CONFLICT(id) DO UPDATE SET data = excluded.data, config = excluded.config",
-            vec![data.into(), cfg.into()],
+            "UPDATE meta SET config = ?, config_rev = ? WHERE id = 1",
+            vec![json.into(), rev.into()],
         )?;
-        self.meta.replace(Some(meta.clone()));
+        let parsed = Rc::new(Config::from_overrides(config.clone()));
+        self.kept.borrow_mut().config = Some((rev.to_string(), parsed));
         Ok(())
+    }
+
+    /// Whether the stored config is at revision `rev` (read from SQLite
+    /// once per instance).
+    pub fn has_config(&self, rev: &str) -> Res<bool> {
+        Ok(!rev.is_empty() && self.config_entry()?.0 == rev)
     }
 
     /// The config stored with the last message.
-    pub fn config(&self) -> Res<Config> {
+    pub fn config(&self) -> Res<Rc<Config>> {
+        Ok(self.config_entry()?.1)
+    }
+
+    pub fn config_entry(&self) -> Res<(String, Rc<Config>)> {
+        if let Some(kept) = &self.kept.borrow().config {
+            return Ok(kept.clone());
+        }
         #[derive(Deserialize)]
         struct Row {
             config: String,
+            config_rev: String,
         }
-        let rows: Vec<Row> = self.rows("SELECT config FROM meta WHERE id = 1", vec![])?;
+        let rows: Vec<Row> =
+            self.rows("SELECT config, config_rev FROM meta WHERE id = 1", vec![])?;
         let overrides = rows
             .first()
             .map(|r| serde_json::from_str(&r.config))
             .transpose()
             .map_err(SessionError::storage)?;
-        Ok(Config::from_overrides(overrides.unwrap_or(Value::Null)))
+        let rev = rows
+            .first()
+            .map(|r| r.config_rev.clone())
+            .unwrap_or_default();
+        let entry = (
+            rev,
+            Rc::new(Config::from_overrides(overrides.unwrap_or(Value::Null))),
+        );
+        self.kept.borrow_mut().config = Some(entry.clone());
+        Ok(entry)
     }
 
     /// The run settings from the stored config and session settings.
     pub fn run_config(&self) -> Res<RunConfig> {
         let meta = self.meta("")?;
-        Ok(RunConfig::resolve(&self.config()?, &meta.settings))
+        Ok(RunConfig::resolve(&*self.config()?, &meta.settings))
     }
 
-    pub fn save_nodes(&self, nodes: &NodeSnapshot) -> Res<()> {
+    pub fn save_nodes(&self, rev: &str, nodes: &NodeSnapshot) -> Res<()> {
         let data = serde_json::to_string(nodes).map_err(SessionError::storage)?;
-        self.exec("UPDATE meta SET nodes = ? WHERE id = 1", vec![data.into()])?;
+        self.exec(
+            "UPDATE meta SET nodes = ?, nodes_rev = ? WHERE id = 1",
+            vec![data.into(), rev.into()],
+        )?;
+        self.kept.borrow_mut().nodes = Some((rev.to_string(), Rc::new(nodes.clone())));
         Ok(())
     }
 
-    pub fn nodes(&self) -> Res<NodeSnapshot> {
+    pub fn has_nodes(&self, rev: &str) -> Res<bool> {
+        Ok(!rev.is_empty() && self.nodes_entry()?.0 == rev)
+    }
+
+    pub fn nodes_entry(&self) -> Res<(String, Rc<NodeSnapshot>)> {
+        if let Some(kept) = &self.kept.borrow().nodes {
+            return Ok(kept.clone());
+        }
         #[derive(Deserialize)]
         struct Row {
             nodes: String,
+            nodes_rev: String,
         }
-        let rows: Vec<Row> = self.rows("SELECT nodes FROM meta WHERE id = 1", vec![])?;
-        Ok(rows
-            .first()
-            .and_then(|r| serde_json::from_str(&r.nodes).ok())
-            .unwrap_or_default())
+        let rows: Vec<Row> = self.rows("SELECT nodes, nodes_rev FROM meta WHERE id = 1", vec![])?;
+        let entry = match rows.first() {
+            Some(r) => (
+                r.nodes_rev.clone(),
+                Rc::new(serde_json::from_str(&r.nodes).unwrap_or_default()),
+            ),
+            None => (String::new(), Rc::new(NodeSnapshot::default())),
+        };
+        self.kept.borrow_mut().nodes = Some(entry.clone());
+        Ok(entry)
     }
 
     // --- the queue and the current run -------------------------------------
@@ -373,15 +509,26 @@ impl SessionStore {
                 q.media.into(),
             ],
         )?;
+        if let Some(n) = self.kept.borrow_mut().queued.as_mut() {
+            *n += 1;
+        }
         Ok(())
     }
 
     pub fn queue_len(&self) -> Res<i64> {
-        self.count("SELECT COUNT(*) AS n FROM run_queue", vec![])
+        if let Some(n) = self.kept.borrow().queued {
+            return Ok(n);
+        }
+        let n = self.count("SELECT COUNT(*) AS n FROM run_queue", vec![])?;
+        self.kept.borrow_mut().queued = Some(n);
+        Ok(n)
     }
 
     /// Whether the next queued message asks for an automatic reset first.
     pub fn head_resets_first(&self) -> Res<bool> {
+        if self.queue_len()? == 0 {
+            return Ok(false);
+        }
         let n = self.count(
             "SELECT COUNT(*) AS n FROM run_queue WHERE seq = (SELECT MIN(seq) FROM run_queue) AND reset_first = 1",
             vec![],
@@ -399,19 +546,34 @@ impl SessionStore {
     }
 
     pub fn current_run(&self) -> Res<Option<CurrentRun>> {
+        if let Some(run) = &self.kept.borrow().run {
+            return Ok(run.clone());
+        }
         let rows: Vec<CurrentRun> = self.rows(
             "SELECT run_id, first_idx, usage, iterations, resumes, prompt, overrides, channel, send_depth, person, plain FROM current_run WHERE id = 1",
             vec![],
         )?;
-        Ok(rows.into_iter().next())
+        let run = rows.into_iter().next();
+        self.kept.borrow_mut().run = Some(run.clone());
+        Ok(run)
     }
 
     /// Whether `run_id` is still the current run (not cancelled meanwhile).
     pub fn is_current(&self, run_id: &str) -> bool {
+        if let Some(run) = &self.kept.borrow().run {
+            return run.as_ref().is_some_and(|r| r.run_id == run_id);
+        }
         self.current_run()
             .ok()
             .flatten()
             .is_some_and(|r| r.run_id == run_id)
+    }
+
+    /// Changes the kept current run the way a statement just changed its row.
+    fn kept_run(&self, change: impl FnOnce(&mut CurrentRun)) {
+        if let Some(Some(run)) = self.kept.borrow_mut().run.as_mut() {
+            change(run);
+        }
     }
 
     /// Moves the oldest queued message into the history and makes it the
@@ -435,12 +597,10 @@ impl SessionStore {
             vec![],
         )?;
         let Some(q) = rows.into_iter().next() else {
+            self.kept.borrow_mut().queued = Some(0);
             return Ok(None);
         };
-        let first_idx = self.count(
-            "SELECT COALESCE(MAX(idx), -1) + 1 AS n FROM messages",
-            vec![],
-        )?;
+        let first_idx = self.next_idx()?;
         let now = now_ms();
         // A message with files is stored with them as blocks, by R2 key.
         let media: Vec<crate::media::Attached> = match q.media.as_deref() {
@@ -452,24 +612,42 @@ impl SessionStore {
             timestamp: q.queued_at,
         }))?;
         self.exec("DELETE FROM run_queue WHERE seq = ?", vec![q.seq.into()])?;
+        if let Some(n) = self.kept.borrow_mut().queued.as_mut() {
+            *n -= 1;
+        }
         self.exec(
             "INSERT INTO current_run (id, run_id, first_idx, started_at, usage, overrides, channel, send_depth, person, plain) VALUES (1, ?, ?, ?, '{}', ?, ?, ?, ?, ?)",
             vec![
-                q.run_id.into(),
+                q.run_id.clone().into(),
                 first_idx.into(),
                 now.into(),
-                q.overrides.into(),
-                q.channel.into(),
+                q.overrides.clone().into(),
+                q.channel.clone().into(),
                 q.send_depth.into(),
-                q.person.into(),
-                q.plain.into(),
+                q.person.clone().into(),
+                q.plain.clone().into(),
             ],
         )?;
-        self.current_run()
+        let run = CurrentRun {
+            run_id: q.run_id,
+            first_idx,
+            usage: "{}".into(),
+            iterations: 0,
+            resumes: 0,
+            prompt: None,
+            overrides: q.overrides,
+            channel: q.channel,
+            send_depth: q.send_depth,
+            person: q.person,
+            plain: q.plain,
+        };
+        self.kept.borrow_mut().run = Some(Some(run.clone()));
+        Ok(Some(run))
     }
 
     pub fn end_run(&self) -> Res<()> {
         self.exec("DELETE FROM current_run WHERE id = 1", vec![])?;
+        self.kept.borrow_mut().run = Some(None);
         Ok(())
     }
 
@@ -478,14 +656,16 @@ impl SessionStore {
             "UPDATE current_run SET iterations = ? WHERE id = 1",
             vec![iterations.into()],
         )?;
+        self.kept_run(|r| r.iterations = iterations);
         Ok(())
     }
 
     pub fn set_run_usage(&self, usage_json: String) -> Res<()> {
         self.exec(
             "UPDATE current_run SET usage = ? WHERE id = 1",
-            vec![usage_json.into()],
+            vec![usage_json.clone().into()],
         )?;
+        self.kept_run(|r| r.usage = usage_json);
         Ok(())
     }
 
@@ -493,8 +673,9 @@ impl SessionStore {
     pub fn keep_run_prompt(&self, prompt_json: String) -> Res<()> {
         self.exec(
             "UPDATE current_run SET prompt = ? WHERE id = 1",
-            vec![prompt_json.into()],
+            vec![prompt_json.clone().into()],
         )?;
+        self.kept_run(|r| r.prompt = Some(prompt_json));
         Ok(())
     }
 
@@ -504,6 +685,7 @@ impl SessionStore {
             "UPDATE current_run SET resumes = resumes + 1 WHERE id = 1",
             vec![],
         )?;
+        self.kept_run(|r| r.resumes += 1);
         Ok(())
     }
 
@@ -575,11 +757,38 @@ impl SessionStore {
 
     // --- deadlines (the object's one alarm) --------------------------------
 
+    /// The deadlines table, read once per instance.
+    fn deadlines(&self) -> Res<Vec<(String, i64)>> {
+        if let Some(d) = &self.kept.borrow().deadlines {
+            return Ok(d.clone());
+        }
+        #[derive(Deserialize)]
+        struct Row {
+            kind: String,
+            at_ms: i64,
+        }
+        let rows: Vec<Row> = self.rows("SELECT kind, at_ms FROM deadlines", vec![])?;
+        let all: Vec<(String, i64)> = rows.into_iter().map(|r| (r.kind, r.at_ms)).collect();
+        self.kept.borrow_mut().deadlines = Some(all.clone());
+        Ok(all)
+    }
+
+    /// Changes the kept deadlines the way a statement just changed the table.
+    fn kept_deadlines(&self, change: impl FnOnce(&mut Vec<(String, i64)>)) {
+        if let Some(d) = self.kept.borrow_mut().deadlines.as_mut() {
+            change(d);
+        }
+    }
+
     pub fn set_deadline(&self, kind: &str, at_ms: i64) -> Res<()> {
         self.exec(
             "INSERT INTO deadlines (kind, at_ms) VALUES (?, ?) ON CONFLICT(kind) DO UPDATE SET at_ms = excluded.at_ms",
             vec![kind.into(), at_ms.into()],
         )?;
+        self.kept_deadlines(|d| {
+            d.retain(|(k, _)| k != kind);
+            d.push((kind.to_string(), at_ms));
+        });
         Ok(())
     }
 
@@ -589,52 +798,50 @@ impl SessionStore {
             "INSERT INTO deadlines (kind, at_ms) VALUES (?, ?) ON CONFLICT(kind) DO NOTHING",
             vec![kind.into(), at_ms.into()],
         )?;
+        self.kept_deadlines(|d| {
+            if !d.iter().any(|(k, _)| k == kind) {
+                d.push((kind.to_string(), at_ms));
+            }
+        });
         Ok(())
     }
 
     pub fn deadline(&self, kind: &str) -> Res<Option<i64>> {
-        #[derive(Deserialize)]
-        struct Row {
-            at_ms: i64,
-        }
-        let rows: Vec<Row> = self.rows(
-            "SELECT at_ms FROM deadlines WHERE kind = ?",
-            vec![kind.into()],
-        )?;
-        Ok(rows.first().map(|r| r.at_ms))
+        Ok(self
+            .deadlines()?
+            .iter()
+            .find(|(k, _)| k == kind)
+            .map(|(_, at)| *at))
     }
 
     pub fn delete_deadline(&self, kind: &str) -> Res<()> {
+        if self.deadline(kind)?.is_none() {
+            return Ok(());
+        }
         self.exec("DELETE FROM deadlines WHERE kind = ?", vec![kind.into()])?;
+        self.kept_deadlines(|d| d.retain(|(k, _)| k != kind));
         Ok(())
     }
 
     /// The earliest deadline, if any.
     pub fn next_deadline(&self) -> Option<i64> {
-        #[derive(Deserialize)]
-        struct Next {
-            at: Option<f64>,
-        }
-        self.sql
-            .exec("SELECT MIN(at_ms) AS at FROM deadlines", None)
-            .and_then(|c| c.one::<Next>())
-            .ok()
-            .and_then(|n| n.at)
-            .map(|at| at as i64)
+        let all = self.deadlines().ok()?;
+        all.iter().map(|(_, at)| *at).min()
     }
 
     /// Removes and returns the deadlines that are due.
     pub fn take_due_deadlines(&self, now: i64) -> Res<Vec<String>> {
-        #[derive(Deserialize)]
-        struct Row {
-            kind: String,
+        let due: Vec<String> = self
+            .deadlines()?
+            .into_iter()
+            .filter(|(_, at)| *at <= now)
+            .map(|(k, _)| k)
+            .collect();
+        if !due.is_empty() {
+            self.exec("DELETE FROM deadlines WHERE at_ms <= ?", vec![now.into()])?;
+            self.kept_deadlines(|d| d.retain(|(_, at)| *at > now));
         }
-        let rows: Vec<Row> = self.rows(
-            "SELECT kind FROM deadlines WHERE at_ms <= ?",
-            vec![now.into()],
-        )?;
-        self.exec("DELETE FROM deadlines WHERE at_ms <= ?", vec![now.into()])?;
-        Ok(rows.into_iter().map(|r| r.kind).collect())
+        Ok(due)
     }
 
     // --- background-command events ------------------------------------------
@@ -693,6 +900,17 @@ impl SessionStore {
         }
         Ok(())
     }
+}
+
+/// The messages, and those from index `first_idx` on.
+fn split_at(messages: &[(i64, Message)], first_idx: i64) -> (Vec<Message>, Vec<Message>) {
+    let all = messages.iter().map(|(_, m)| m.clone()).collect();
+    let from = messages
+        .iter()
+        .filter(|(idx, _)| *idx >= first_idx)
+        .map(|(_, m)| m.clone())
+        .collect();
+    (all, from)
 }
 
 #[derive(Deserialize)]

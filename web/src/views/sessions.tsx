@@ -104,7 +104,11 @@ function SessionDetail({ sessionKey, onOpen, onChanged, current }: { sessionKey:
                 <dd>
                   {load.r2Gets} gets, {load.r2Lists} lists, {load.r2Puts} puts in {load.batches} batch{load.batches === 1 ? "" : "es"}; {load.filesCached} files and{" "}
                   {load.skillsCached} skills from cache
-                  {load.earlyCall ? `; early model call ${load.earlyCall}` : ""}
+                  {load.earlyCall === "reused"
+                    ? "; the previous prompt, unchanged: nothing read"
+                    : load.earlyCall
+                      ? `; early model call ${load.earlyCall}`
+                      : ""}
                 </dd>
               </>
             )}
