@@ -29,7 +29,7 @@ impl Provider for Anthropic {
                 ("anthropic-version".to_string(), API_VERSION.to_string()),
                 ("content-type".to_string(), "application/json".to_string()),
             ],
-            body: body::request_body(req).to_string(),
+            body: body::request_json(req),
         }
     }
 

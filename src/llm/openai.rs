@@ -61,7 +61,7 @@ impl Provider for OpenAi {
                 endpoint.base_url.trim_end_matches('/')
             ),
             headers,
-            body: body::request_body(req).to_string(),
+            body: body::request_json(req),
         }
     }
 

@@ -14,6 +14,7 @@ mod cron;
 mod cron_store;
 mod cron_tool;
 mod deadlines;
+mod followed_runs;
 mod gateway_tool;
 mod heartbeat;
 mod inbound;
@@ -121,6 +122,8 @@ pub struct Gateway {
     sockets: RefCell<Option<Sockets>>,
     /// What sessions are told with each message (revisions.rs).
     revisions: revisions::Revisions,
+    /// The runs whose events the gateway acts on (followed_runs.rs).
+    followed: followed_runs::FollowedRuns,
     /// File transfers in progress, by transfer id.
     transfers: RefCell<std::collections::HashMap<u32, transfer::Transfer>>,
     next_transfer: std::cell::Cell<u32>,
@@ -153,6 +156,7 @@ impl DurableObject for Gateway {
             state,
             env,
             revisions,
+            followed: Default::default(),
             routing: RefCell::new(RoutingConfig::from_config(&config)),
             config: RefCell::new(config),
             sockets: RefCell::new(None),
@@ -228,8 +232,10 @@ impl DurableObject for Gateway {
                     Err(e) => return reply::<Value>(Err(e)),
                 };
                 let delivered = self.deliver_chat_event(&evt);
-                self.route_chat_event(&evt).await;
-                self.agent_run_event(&evt).await;
+                if self.may_follow(&evt) {
+                    self.route_chat_event(&evt).await;
+                    self.agent_run_event(&evt).await;
+                }
                 reply(Ok(json!({ "delivered": delivered })))
             }
             path::TEST_CLOCK if clock::test_clock_enabled(&self.env) => {
@@ -317,8 +323,10 @@ impl DurableObject for Gateway {
                 match serde_json::from_str::<ChatEvent>(&text) {
                     Ok(evt) => {
                         self.deliver_chat_event(&evt);
-                        self.route_chat_event(&evt).await;
-                        self.agent_run_event(&evt).await;
+                        if self.may_follow(&evt) {
+                            self.route_chat_event(&evt).await;
+                            self.agent_run_event(&evt).await;
+                        }
                     }
                     Err(e) => console_error!("gateway: bad event on a session link: {e}"),
                 }

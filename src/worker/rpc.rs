@@ -34,20 +34,25 @@ pub async fn call_object<B: Serialize, R: DeserializeOwned>(
     headers
         .set("content-type", "application/json")
         .map_err(internal_error)?;
-    let json = serde_json::to_string(body).map_err(internal_error)?;
+    // Bytes both ways: a JS string would be transcoded to UTF-16 and back.
+    let json = serde_json::to_vec(body).map_err(internal_error)?;
     let mut init = RequestInit::new();
     init.with_method(Method::Post)
         .with_headers(headers)
-        .with_body(Some(json.into()));
+        .with_body(Some(js_sys::Uint8Array::from(json.as_slice()).into()));
     let req = Request::new_with_init(&format!("https://{binding}.internal{path}"), &init)
         .map_err(internal_error)?;
     let mut res = stub.fetch_with_request(req).await.map_err(internal_error)?;
-    let text = res.text().await.map_err(internal_error)?;
+    let bytes = res.bytes().await.map_err(internal_error)?;
     if (200..300).contains(&res.status_code()) {
-        serde_json::from_str(&text).map_err(internal_error)
+        serde_json::from_slice(&bytes).map_err(internal_error)
     } else {
-        Err(serde_json::from_str::<ErrorShape>(&text)
-            .unwrap_or_else(|_| internal_error(format!("{path} failed: {text}"))))
+        Err(
+            serde_json::from_slice::<ErrorShape>(&bytes).unwrap_or_else(|_| {
+                let text = String::from_utf8_lossy(&bytes);
+                internal_error(format!("{path} failed: {text}"))
+            }),
+        )
     }
 }
 
@@ -67,8 +72,8 @@ pub fn reply<T: Serialize>(result: Result<T, ErrorShape>) -> worker::Result<Resp
 
 /// Reads a JSON request body, refusing a malformed one with a 400.
 pub async fn read_json<T: DeserializeOwned>(req: &mut Request) -> Result<T, ErrorShape> {
-    let text = req.text().await.map_err(internal_error)?;
-    serde_json::from_str(&text).map_err(|e| {
+    let bytes = req.bytes().await.map_err(internal_error)?;
+    serde_json::from_slice(&bytes).map_err(|e| {
         ErrorShape::new(
             codes::BAD_REQUEST,
             format!("Malformed internal request: {e}"),

@@ -1,7 +1,8 @@
 //! The Messages API request body.
 
 use gsv_protocol::{AssistantBlock, AssistantMessage, ContentBlock, ToolDefinition, UserContent};
-use serde_json::{json, Map, Value};
+use serde::Serialize;
+use serde_json::{json, Value};
 
 use crate::llm::transcript::{turns, ToolResult, Turn};
 use crate::llm::{LlmRequest, ThinkingLevel};
@@ -14,26 +15,63 @@ const MIN_BUDGET: u64 = 1024;
 /// limit of Anthropic's thinking models (Claude Opus 4/4.1: 32000).
 const MAX_DEFAULT_WITH_THINKING: u64 = 32_000;
 
+/// The body as JSON text. The system prompt and the tools' schemas are
+/// written from where they are (borrowed, not copied into a `Value`): they
+/// are the bulk of a body and the same in every call of a run.
+pub(super) fn request_json(req: &LlmRequest) -> String {
+    serde_json::to_string(&Body::of(req)).unwrap_or_default()
+}
+
+/// The body as a value (the tests read it).
+#[cfg(test)]
 pub(super) fn request_body(req: &LlmRequest) -> Value {
-    let (max_tokens, budget) = max_tokens_and_budget(req.thinking, req.max_tokens);
-    let mut body = Map::new();
-    body.insert("model".into(), json!(req.model));
-    if !req.system_prompt.is_empty() {
-        body.insert("system".into(), json!(req.system_prompt));
+    serde_json::to_value(Body::of(req)).unwrap_or_default()
+}
+
+#[derive(Serialize)]
+struct Body<'a> {
+    model: &'a str,
+    #[serde(skip_serializing_if = "str::is_empty")]
+    system: &'a str,
+    messages: Vec<Value>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    tools: Vec<Tool<'a>>,
+    max_tokens: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    thinking: Option<Thinking>,
+    stream: bool,
+}
+
+#[derive(Serialize)]
+struct Thinking {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    budget_tokens: u64,
+}
+
+#[derive(Serialize)]
+struct Tool<'a> {
+    name: &'a str,
+    description: &'a str,
+    input_schema: &'a Value,
+}
+
+impl<'a> Body<'a> {
+    fn of(req: &'a LlmRequest) -> Self {
+        let (max_tokens, budget) = max_tokens_and_budget(req.thinking, req.max_tokens);
+        Body {
+            model: req.model,
+            system: req.system_prompt,
+            messages: messages(req),
+            tools: req.tools.iter().map(tool).collect(),
+            max_tokens,
+            thinking: budget.map(|budget_tokens| Thinking {
+                kind: "enabled",
+                budget_tokens,
+            }),
+            stream: true,
+        }
     }
-    body.insert("messages".into(), Value::Array(messages(req)));
-    if !req.tools.is_empty() {
-        body.insert("tools".into(), req.tools.iter().map(tool).collect());
-    }
-    body.insert("max_tokens".into(), json!(max_tokens));
-    if let Some(budget) = budget {
-        body.insert(
-            "thinking".into(),
-            json!({ "type": "enabled", "budget_tokens": budget }),
-        );
-    }
-    body.insert("stream".into(), json!(true));
-    Value::Object(body)
 }
 
 fn thinking_budget(level: ThinkingLevel) -> Option<u64> {
@@ -61,8 +99,12 @@ fn max_tokens_and_budget(level: ThinkingLevel, requested: Option<u64>) -> (u64, 
     (max_tokens, (budget >= MIN_BUDGET).then_some(budget))
 }
 
-fn tool(t: &ToolDefinition) -> Value {
-    json!({ "name": t.name, "description": t.description, "input_schema": t.input_schema })
+fn tool(t: &ToolDefinition) -> Tool<'_> {
+    Tool {
+        name: &t.name,
+        description: &t.description,
+        input_schema: &t.input_schema,
+    }
 }
 
 fn messages(req: &LlmRequest) -> Vec<Value> {

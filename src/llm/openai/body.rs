@@ -3,27 +3,105 @@
 use gsv_protocol::{
     join_text, AssistantBlock, AssistantMessage, ContentBlock, ToolDefinition, UserContent,
 };
-use serde_json::{json, Map, Value};
+use serde::Serialize;
+use serde_json::{json, Value};
+use std::borrow::Cow;
 
 use crate::llm::transcript::{turns, ToolResult, Turn};
 use crate::llm::{LlmRequest, ThinkingLevel};
 
+/// The body as JSON text. The system prompt and the tools' schemas are
+/// written from where they are (borrowed, not copied into a `Value`): they
+/// are the bulk of a body and the same in every call of a run.
+pub(super) fn request_json(req: &LlmRequest) -> String {
+    serde_json::to_string(&Body::of(req)).unwrap_or_default()
+}
+
+/// The body as a value (the tests read it).
+#[cfg(test)]
 pub(super) fn request_body(req: &LlmRequest) -> Value {
-    let mut body = Map::new();
-    body.insert("model".into(), json!(req.model));
-    body.insert("messages".into(), Value::Array(messages(req)));
-    body.insert("stream".into(), json!(true));
-    body.insert("stream_options".into(), json!({ "include_usage": true }));
-    if !req.tools.is_empty() {
-        body.insert("tools".into(), req.tools.iter().map(tool).collect());
+    serde_json::to_value(Body::of(req)).unwrap_or_default()
+}
+
+#[derive(Serialize)]
+struct Body<'a> {
+    model: &'a str,
+    messages: Messages<'a>,
+    stream: bool,
+    stream_options: StreamOptions,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    tools: Vec<Tool<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    max_completion_tokens: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    reasoning_effort: Option<&'static str>,
+}
+
+impl<'a> Body<'a> {
+    fn of(req: &'a LlmRequest) -> Self {
+        Body {
+            model: req.model,
+            messages: Messages {
+                system: (!req.system_prompt.is_empty()).then_some(System {
+                    role: "system",
+                    content: req.system_prompt,
+                }),
+                turns: messages(req),
+            },
+            stream: true,
+            stream_options: StreamOptions {
+                include_usage: true,
+            },
+            tools: req.tools.iter().map(tool).collect(),
+            max_completion_tokens: req.max_tokens,
+            reasoning_effort: reasoning_effort(req.thinking),
+        }
     }
-    if let Some(max) = req.max_tokens {
-        body.insert("max_completion_tokens".into(), json!(max));
+}
+
+#[derive(Serialize)]
+struct StreamOptions {
+    include_usage: bool,
+}
+
+/// The system message, then the conversation's.
+struct Messages<'a> {
+    system: Option<System<'a>>,
+    turns: Vec<Msg<'a>>,
+}
+
+#[derive(Serialize)]
+struct System<'a> {
+    role: &'static str,
+    content: &'a str,
+}
+
+impl Serialize for Messages<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeSeq;
+        let mut seq = s.serialize_seq(Some(self.turns.len() + 1))?;
+        if let Some(system) = &self.system {
+            seq.serialize_element(system)?;
+        }
+        for turn in &self.turns {
+            seq.serialize_element(turn)?;
+        }
+        seq.end()
     }
-    if let Some(effort) = reasoning_effort(req.thinking) {
-        body.insert("reasoning_effort".into(), json!(effort));
-    }
-    Value::Object(body)
+}
+
+#[derive(Serialize)]
+struct Tool<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    function: Function<'a>,
+}
+
+#[derive(Serialize)]
+struct Function<'a> {
+    name: &'a str,
+    description: &'a str,
+    parameters: &'a Value,
 }
 
 fn reasoning_effort(level: ThinkingLevel) -> Option<&'static str> {
@@ -37,31 +115,48 @@ fn reasoning_effort(level: ThinkingLevel) -> Option<&'static str> {
     }
 }
 
-fn tool(t: &ToolDefinition) -> Value {
-    json!({
-        "type": "function",
-        "function": { "name": t.name, "description": t.description, "parameters": t.input_schema },
-    })
+fn tool(t: &ToolDefinition) -> Tool<'_> {
+    Tool {
+        kind: "function",
+        function: Function {
+            name: &t.name,
+            description: &t.description,
+            parameters: &t.input_schema,
+        },
+    }
 }
 
-fn messages(req: &LlmRequest) -> Vec<Value> {
-    let mut out = Vec::new();
-    if !req.system_prompt.is_empty() {
-        out.push(json!({ "role": "system", "content": req.system_prompt }));
-    }
+/// The conversation's messages (the system message is written apart).
+fn messages<'a>(req: &'a LlmRequest) -> Vec<Msg<'a>> {
+    let mut out = Vec::with_capacity(req.messages.len());
     for turn in turns(req.messages) {
         match turn {
             Turn::User(u) => out.push(match &u.content {
-                UserContent::Text(text) => json!({ "role": "user", "content": text }),
-                UserContent::Blocks(blocks) => {
-                    json!({ "role": "user", "content": blocks.iter().map(content_part).collect::<Vec<_>>() })
-                }
+                UserContent::Text(text) => Msg::Plain {
+                    role: "user",
+                    content: Cow::Borrowed(text),
+                },
+                UserContent::Blocks(blocks) => Msg::Other(
+                    json!({ "role": "user", "content": blocks.iter().map(content_part).collect::<Vec<_>>() }),
+                ),
             }),
             Turn::Assistant(a) => out.extend(assistant(a)),
             Turn::ToolResults(results) => tool_results(&results, &mut out),
         }
     }
     out
+}
+
+/// One message of the body: plain text (most of a conversation, written
+/// from where it is) or any other shape.
+#[derive(Serialize)]
+#[serde(untagged)]
+enum Msg<'a> {
+    Plain {
+        role: &'static str,
+        content: Cow<'a, str>,
+    },
+    Other(Value),
 }
 
 fn content_part(block: &ContentBlock) -> Value {
@@ -87,8 +182,8 @@ fn content_part(block: &ContentBlock) -> Value {
 }
 
 /// Text and tool calls; thinking cannot be sent back through this API.
-fn assistant(a: &AssistantMessage) -> Option<Value> {
-    let text: String = a
+fn assistant(a: &AssistantMessage) -> Option<Msg<'_>> {
+    let texts: Vec<&str> = a
         .content
         .iter()
         .filter_map(|b| match b {
@@ -96,6 +191,10 @@ fn assistant(a: &AssistantMessage) -> Option<Value> {
             _ => None,
         })
         .collect();
+    let text: Cow<str> = match texts.as_slice() {
+        [one] => Cow::Borrowed(one),
+        many => Cow::Owned(many.concat()),
+    };
     let calls: Vec<Value> = a
         .tool_calls()
         .map(|(id, name, arguments)| {
@@ -109,19 +208,23 @@ fn assistant(a: &AssistantMessage) -> Option<Value> {
     if text.is_empty() && calls.is_empty() {
         return None; // thinking only
     }
+    if calls.is_empty() {
+        return Some(Msg::Plain {
+            role: "assistant",
+            content: text,
+        });
+    }
     let mut message = json!({
         "role": "assistant",
         "content": if text.is_empty() { Value::Null } else { json!(text) },
     });
-    if !calls.is_empty() {
-        message["tool_calls"] = Value::Array(calls);
-    }
-    Some(message)
+    message["tool_calls"] = Value::Array(calls);
+    Some(Msg::Other(message))
 }
 
 /// `tool` messages carry text only, so images from tool results follow in
 /// one user message.
-fn tool_results(results: &[ToolResult], out: &mut Vec<Value>) {
+fn tool_results(results: &[ToolResult], out: &mut Vec<Msg>) {
     let mut images = Vec::new();
     for r in results {
         let text = join_text(&r.content);
@@ -140,13 +243,15 @@ fn tool_results(results: &[ToolResult], out: &mut Vec<Value>) {
         } else {
             text
         };
-        out.push(json!({ "role": "tool", "tool_call_id": r.tool_call_id, "content": text }));
+        out.push(Msg::Other(
+            json!({ "role": "tool", "tool_call_id": r.tool_call_id, "content": text }),
+        ));
     }
     if !images.is_empty() {
         let mut parts =
             vec![json!({ "type": "text", "text": "Attached image(s) from tool result:" })];
         parts.extend(images);
-        out.push(json!({ "role": "user", "content": parts }));
+        out.push(Msg::Other(json!({ "role": "user", "content": parts })));
     }
 }
 

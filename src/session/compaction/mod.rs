@@ -137,17 +137,40 @@ pub fn should_compact(
     system_prompt_tokens: u64,
     last_input_tokens: Option<u64>,
 ) -> Option<CompactionTrigger> {
+    let tokens: Vec<u64> = messages.iter().map(estimate_message_tokens).collect();
+    should_compact_counted(
+        settings,
+        messages,
+        &tokens,
+        system_prompt_tokens,
+        last_input_tokens,
+    )
+}
+
+/// [`should_compact`] with each message's estimate already known
+/// (`message_tokens[i]` for `messages[i]`): a session keeps them with its
+/// history, so a long one is not serialized again for every model call.
+pub fn should_compact_counted(
+    settings: &CompactionSettings,
+    messages: &[Message],
+    message_tokens: &[u64],
+    system_prompt_tokens: u64,
+    last_input_tokens: Option<u64>,
+) -> Option<CompactionTrigger> {
     if !settings.enabled || messages.len() <= 2 {
         return None;
     }
     let threshold = settings.threshold();
-    let estimated_tokens = estimate_messages_tokens(messages) + system_prompt_tokens;
+    let estimated_tokens = message_tokens.iter().sum::<u64>() + system_prompt_tokens;
     if let Some(reported) = last_input_tokens.filter(|n| *n > 0) {
         let since = messages
             .iter()
             .rposition(|m| matches!(m, Message::Assistant(_)))
-            .map_or(messages, |i| &messages[i + 1..]);
-        let tokens = reported + estimate_messages_tokens(since);
+            .map_or(0, |i| i + 1);
+        let tokens = reported
+            + message_tokens[since.min(message_tokens.len())..]
+                .iter()
+                .sum::<u64>();
         if tokens > threshold {
             return Some(CompactionTrigger::ProviderReported {
                 tokens,

@@ -77,6 +77,7 @@ impl Gateway {
             now + turn.timeout_ms,
             turn.work,
         )?;
+        self.follow_run(turn.chat_run_id);
         self.touch_session(turn.session_key, None, false)?;
         let send = SessionChatSend {
             directives: turn.directives,

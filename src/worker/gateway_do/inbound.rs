@@ -254,6 +254,7 @@ impl Gateway {
             now,
             Some(now + TYPING_RENEW_MS),
         )?;
+        self.follow_run(&run_id);
         // Typing comes on while the session takes the message, not
         // before; a message with files shows it while they are fetched
         // too (a second typing call then renews it).

@@ -62,6 +62,7 @@ impl Gateway {
                 deadline,
                 &waiter,
             )?;
+            self.follow_run(&run_id);
             self.schedule_alarm().await;
         }
         self.touch_session(&target, None, false)?;

@@ -13,8 +13,8 @@ use crate::archive::{part_archive_key, part_archive_metadata, ArchiveInfo};
 use crate::config::Config;
 use crate::routing::agent_id_of;
 use crate::session::compaction::{
-    estimate_text_tokens, plan_compaction, should_compact, summary_message, CompactionSettings,
-    CompactionTrigger, Summarization,
+    estimate_text_tokens, plan_compaction, should_compact_counted, summary_message,
+    CompactionSettings, CompactionTrigger, Summarization,
 };
 use crate::session::memory::{compaction_marker, MemorySource, MemoryTarget};
 use crate::session::run_config::RunConfig;
@@ -23,7 +23,8 @@ use crate::worker::tz::user_time_zone;
 use gsv_protocol::Message;
 use worker::{console_error, console_log, Bucket};
 
-/// Compacts the session if `history` (all its messages, as just read)
+/// Compacts the session if `history` (all its messages, as just read,
+/// with each one's token estimate)
 /// needs it: `overflow` when the provider refused the prompt. Returns
 /// whether messages were replaced; `false` also when run `run_id` was
 /// ended meanwhile (nothing is changed then).
@@ -35,7 +36,7 @@ pub async fn maybe_compact(
     run_id: &str,
     config: &Config,
     rc: &RunConfig,
-    history: &[Message],
+    (history, tokens): (&[Message], &[u64]),
     overflow: bool,
 ) -> Res<bool> {
     let settings = CompactionSettings::from_config(config, &rc.provider, &rc.model);
@@ -43,9 +44,10 @@ pub async fn maybe_compact(
     let trigger = match overflow {
         true if settings.enabled => Some(CompactionTrigger::Overflow),
         true => None,
-        false => should_compact(
+        false => should_compact_counted(
             &settings,
             history,
+            tokens,
             estimate_text_tokens(&rc.system_prompt),
             meta.last_input_tokens,
         ),

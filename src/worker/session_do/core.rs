@@ -204,9 +204,7 @@ impl Core {
             false => Some(serde_json::to_string(media).map_err(SessionError::storage)?),
         };
         let now = now_ms();
-        let mut meta = self.store.meta("")?;
-        meta.updated_at = now;
-        self.store.save_meta(&meta)?;
+        self.store.touch(now)?;
         self.store.enqueue(Queued {
             run_id,
             text,

@@ -122,6 +122,8 @@ struct Drive<'a> {
     check: Option<Checking<'a>>,
     usage: Usage,
     history: Vec<Message>,
+    /// The token estimate of each message of `history`.
+    history_tokens: Vec<u64>,
     /// The model's last answer and the text not yet streamed with it.
     answer: Option<(AssistantMessage, Option<String>)>,
     /// Its tools wrote to R2 (maybe the workspace: the gateway hears of it).
@@ -295,6 +297,7 @@ impl<'a> Drive<'a> {
             check,
             usage,
             history: Vec::new(),
+            history_tokens: Vec::new(),
             answer: None,
             wrote: false,
         })
@@ -337,9 +340,10 @@ impl<'a> Drive<'a> {
             return RunEvent::Cancelled;
         }
         match store.history_from(self.run.first_idx) {
-            Ok((history, run_messages)) => {
-                self.history = history;
-                RunEvent::HistoryRead(next_step(&run_messages))
+            Ok(read) => {
+                self.history = read.all;
+                self.history_tokens = read.tokens;
+                RunEvent::HistoryRead(next_step(&read.from))
             }
             Err(e) => RunEvent::Failed(e.to_string()),
         }
@@ -355,7 +359,7 @@ impl<'a> Drive<'a> {
                     &self.run.run_id,
                     &self.config,
                     &self.rc,
-                    &self.history,
+                    (&self.history, &self.history_tokens),
                     overflow,
                 )
                 .await
@@ -477,14 +481,18 @@ impl<'a> Drive<'a> {
                 let _ = store.save_meta(&meta);
             }
         }
-        let _ = store.set_run_usage(serde_json::to_string(&self.usage).unwrap_or_default());
+        let tool_calls = answer.has_tool_calls();
+        // The run's usage is kept for a run that goes on (it may resume
+        // after an eviction); one that ends here reports it in its event.
+        if tool_calls {
+            let _ = store.set_run_usage(serde_json::to_string(&self.usage).unwrap_or_default());
+        }
         if let Err(e) = store
             .append(&Message::Assistant(answer.clone()))
             .and_then(|_| self.tools().store_calls(&answer))
         {
             return RunEvent::Failed(e.to_string());
         }
-        let tool_calls = answer.has_tool_calls();
         if tool_calls && !answer.text().is_empty() {
             self.core
                 .emit(ChatEvent {

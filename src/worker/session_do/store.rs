@@ -7,6 +7,7 @@
 use super::error::{Res, SessionError};
 use super::schema::MIGRATIONS;
 use crate::config::Config;
+use crate::session::compaction::estimate_text_tokens;
 use crate::session::internal::NodeSnapshot;
 use crate::session::meta::SessionMeta;
 use crate::session::reset::ResetPlan;
@@ -121,15 +122,26 @@ struct Kept {
     run: Option<Option<CurrentRun>>,
     /// The history, parsed, while it is small enough to keep.
     history: Option<History>,
-    /// How many messages wait in the queue.
+    /// How many messages wait in the queue, and how many of them are
+    /// marked to reset the session first.
     queued: Option<i64>,
+    reset_marks: Option<i64>,
     /// The deadlines table (a few rows: the tick, the tool calls').
     deadlines: Option<Vec<(String, i64)>>,
+    /// A reset in progress.
+    plan: Option<Option<ResetPlan>>,
+    /// Whether the current turn has tool calls stored.
+    calls: Option<bool>,
+    /// The meta's activity stamp is newer than the stored row: written
+    /// with the meta's next write, at the latest when the run ends.
+    meta_dirty: bool,
 }
 
-/// The stored messages by index, and their JSON's size.
+/// The stored messages by index, each with its token estimate (of its
+/// JSON, as compaction measures), and their JSON's size.
 struct History {
     messages: Vec<(i64, Message)>,
+    tokens: Vec<u64>,
     bytes: usize,
 }
 
@@ -238,30 +250,39 @@ impl SessionStore {
     /// on (an index, not a position: older messages may be compacted away).
     /// Read from SQLite once per instance and kept while it is small
     /// enough; each model call then costs no read.
-    pub fn history_from(&self, first_idx: i64) -> Res<(Vec<Message>, Vec<Message>)> {
+    pub fn history_from(&self, first_idx: i64) -> Res<HistoryRead> {
         if self.kept.borrow().history.is_none() {
             let rows = self.message_rows()?;
             let bytes = rows.iter().map(|r| r.data.len()).sum();
             let mut messages = Vec::with_capacity(rows.len());
+            let mut tokens = Vec::with_capacity(rows.len());
             for row in rows {
                 let message: Message =
                     serde_json::from_str(&row.data).map_err(SessionError::storage)?;
+                tokens.push(estimate_text_tokens(&row.data));
                 messages.push((row.idx, message));
             }
-            let history = History { messages, bytes };
+            let history = History {
+                messages,
+                tokens,
+                bytes,
+            };
             if history.bytes > KEEP_HISTORY_BYTES {
-                return Ok(split_at(&history.messages, first_idx));
+                return Ok(split_at(&history, first_idx));
             }
             self.kept.borrow_mut().history = Some(history);
         }
         let kept = self.kept.borrow();
-        let history = kept.history.as_ref().map(|h| h.messages.as_slice());
-        Ok(split_at(history.unwrap_or_default(), first_idx))
+        match kept.history.as_ref() {
+            Some(history) => Ok(split_at(history, first_idx)),
+            None => Ok(HistoryRead::default()),
+        }
     }
 
     pub fn append(&self, msg: &Message) -> Res<()> {
         let data = serde_json::to_string(msg).map_err(SessionError::storage)?;
         let len = data.len();
+        let tokens = estimate_text_tokens(&data);
         // The next index is known when the history is kept.
         let next = self
             .kept
@@ -282,6 +303,7 @@ impl SessionStore {
         let mut kept = self.kept.borrow_mut();
         if let (Some(idx), Some(h)) = (next, kept.history.as_mut()) {
             h.messages.push((idx, msg.clone()));
+            h.tokens.push(tokens);
             h.bytes += len;
             if h.bytes > KEEP_HISTORY_BYTES {
                 kept.history = None;
@@ -379,6 +401,27 @@ impl SessionStore {
         Ok(meta)
     }
 
+    /// Stamps activity on the kept meta; stored with the meta's next write
+    /// (the run's answer, at the latest its end), which saves a write per
+    /// message.
+    pub fn touch(&self, at_ms: i64) -> Res<()> {
+        let mut meta = self.meta("")?;
+        meta.updated_at = at_ms;
+        let mut kept = self.kept.borrow_mut();
+        kept.meta = Some(meta);
+        kept.meta_dirty = true;
+        Ok(())
+    }
+
+    /// Writes a pending activity stamp.
+    fn flush_meta(&self) -> Res<()> {
+        if !self.kept.borrow().meta_dirty {
+            return Ok(());
+        }
+        let meta = self.meta("")?;
+        self.save_meta(&meta)
+    }
+
     /// The session key of the meta this instance has read, if any.
     pub fn known_key(&self) -> Option<String> {
         self.kept
@@ -394,7 +437,9 @@ impl SessionStore {
             "INSERT INTO meta (id, data, config) VALUES (1, ?, '{}') ON CONFLICT(id) DO UPDATE SET data = excluded.data",
             vec![data.into()],
         )?;
-        self.kept.borrow_mut().meta = Some(meta.clone());
+        let mut kept = self.kept.borrow_mut();
+        kept.meta = Some(meta.clone());
+        kept.meta_dirty = false;
         Ok(())
     }
 
@@ -509,8 +554,12 @@ impl SessionStore {
                 q.media.into(),
             ],
         )?;
-        if let Some(n) = self.kept.borrow_mut().queued.as_mut() {
+        let mut kept = self.kept.borrow_mut();
+        if let Some(n) = kept.queued.as_mut() {
             *n += 1;
+        }
+        if let Some(n) = kept.reset_marks.as_mut() {
+            *n += i64::from(q.reset_first);
         }
         Ok(())
     }
@@ -529,6 +578,21 @@ impl SessionStore {
         if self.queue_len()? == 0 {
             return Ok(false);
         }
+        let known = self.kept.borrow().reset_marks;
+        let marks = match known {
+            Some(n) => n,
+            None => {
+                let n = self.count(
+                    "SELECT COUNT(*) AS n FROM run_queue WHERE reset_first = 1",
+                    vec![],
+                )?;
+                self.kept.borrow_mut().reset_marks = Some(n);
+                n
+            }
+        };
+        if marks == 0 {
+            return Ok(false);
+        }
         let n = self.count(
             "SELECT COUNT(*) AS n FROM run_queue WHERE seq = (SELECT MIN(seq) FROM run_queue) AND reset_first = 1",
             vec![],
@@ -542,6 +606,7 @@ impl SessionStore {
     pub fn begin_auto_reset(&self, plan: &ResetPlan) -> Res<()> {
         self.save_plan(Some(plan))?;
         self.exec("UPDATE run_queue SET reset_first = 0", vec![])?;
+        self.kept.borrow_mut().reset_marks = Some(0);
         Ok(())
     }
 
@@ -591,9 +656,10 @@ impl SessionStore {
             person: Option<String>,
             plain: Option<String>,
             media: Option<String>,
+            reset_first: i64,
         }
         let rows: Vec<Queued> = self.rows(
-            "SELECT seq, run_id, message, queued_at, overrides, channel, send_depth, person, plain, media FROM run_queue ORDER BY seq LIMIT 1",
+            "SELECT seq, run_id, message, queued_at, overrides, channel, send_depth, person, plain, media, reset_first FROM run_queue ORDER BY seq LIMIT 1",
             vec![],
         )?;
         let Some(q) = rows.into_iter().next() else {
@@ -612,9 +678,14 @@ impl SessionStore {
             timestamp: q.queued_at,
         }))?;
         self.exec("DELETE FROM run_queue WHERE seq = ?", vec![q.seq.into()])?;
-        if let Some(n) = self.kept.borrow_mut().queued.as_mut() {
+        let mut kept = self.kept.borrow_mut();
+        if let Some(n) = kept.queued.as_mut() {
             *n -= 1;
         }
+        if let Some(n) = kept.reset_marks.as_mut() {
+            *n -= q.reset_first.min(1);
+        }
+        drop(kept);
         self.exec(
             "INSERT INTO current_run (id, run_id, first_idx, started_at, usage, overrides, channel, send_depth, person, plain) VALUES (1, ?, ?, ?, '{}', ?, ?, ?, ?, ?)",
             vec![
@@ -646,6 +717,7 @@ impl SessionStore {
     }
 
     pub fn end_run(&self) -> Res<()> {
+        self.flush_meta()?;
         self.exec("DELETE FROM current_run WHERE id = 1", vec![])?;
         self.kept.borrow_mut().run = Some(None);
         Ok(())
@@ -707,14 +779,20 @@ impl SessionStore {
                 ],
             )?;
         }
+        self.kept.borrow_mut().calls = None;
         Ok(())
     }
 
     pub fn call_rows(&self) -> Res<Vec<CallRow>> {
-        self.rows(
+        if self.kept.borrow().calls == Some(false) {
+            return Ok(Vec::new());
+        }
+        let rows: Vec<CallRow> = self.rows(
             "SELECT call_id, name, args, dispatched, result FROM tool_calls ORDER BY seq",
             vec![],
-        )
+        )?;
+        self.kept.borrow_mut().calls = Some(!rows.is_empty());
+        Ok(rows)
     }
 
     pub fn mark_dispatched(&self, call_id: &str) -> Res<()> {
@@ -751,7 +829,10 @@ impl SessionStore {
 
     /// The turn is over: its calls and the deadline of `deadline_kind` go.
     pub fn clear_calls(&self, deadline_kind: &str) -> Res<()> {
-        self.exec("DELETE FROM tool_calls", vec![])?;
+        if self.kept.borrow().calls != Some(false) {
+            self.exec("DELETE FROM tool_calls", vec![])?;
+            self.kept.borrow_mut().calls = Some(false);
+        }
         self.delete_deadline(deadline_kind)
     }
 
@@ -870,14 +951,20 @@ impl SessionStore {
     // --- a reset in progress ---------------------------------------------
 
     pub fn load_plan(&self) -> Res<Option<ResetPlan>> {
+        if let Some(plan) = &self.kept.borrow().plan {
+            return Ok(plan.clone());
+        }
         #[derive(Deserialize)]
         struct Row {
             plan: String,
         }
         let rows: Vec<Row> = self.rows("SELECT plan FROM reset_plan WHERE id = 1", vec![])?;
-        rows.first()
+        let plan = rows
+            .first()
             .map(|r| serde_json::from_str(&r.plan).map_err(SessionError::storage))
-            .transpose()
+            .transpose()?;
+        self.kept.borrow_mut().plan = Some(plan.clone());
+        Ok(plan)
     }
 
     /// Whether a reset was interrupted and still has steps to run.
@@ -898,19 +985,33 @@ impl SessionStore {
                 self.exec("DELETE FROM reset_plan WHERE id = 1", vec![])?;
             }
         }
+        self.kept.borrow_mut().plan = Some(plan.cloned());
         Ok(())
     }
 }
 
-/// The messages, and those from index `first_idx` on.
-fn split_at(messages: &[(i64, Message)], first_idx: i64) -> (Vec<Message>, Vec<Message>) {
-    let all = messages.iter().map(|(_, m)| m.clone()).collect();
-    let from = messages
-        .iter()
-        .filter(|(idx, _)| *idx >= first_idx)
-        .map(|(_, m)| m.clone())
-        .collect();
-    (all, from)
+/// A history as a run reads it.
+#[derive(Default)]
+pub struct HistoryRead {
+    /// Every message, oldest first.
+    pub all: Vec<Message>,
+    /// The messages from the run's first index on.
+    pub from: Vec<Message>,
+    /// The token estimate of each of `all`.
+    pub tokens: Vec<u64>,
+}
+
+fn split_at(history: &History, first_idx: i64) -> HistoryRead {
+    HistoryRead {
+        all: history.messages.iter().map(|(_, m)| m.clone()).collect(),
+        from: history
+            .messages
+            .iter()
+            .filter(|(idx, _)| *idx >= first_idx)
+            .map(|(_, m)| m.clone())
+            .collect(),
+        tokens: history.tokens.clone(),
+    }
 }
 
 #[derive(Deserialize)]

@@ -212,10 +212,12 @@ async fn main() {
     }
 
     if wants("history") {
+        let profile = inspector.zip(profile_dir.as_deref());
         report["history"] = turn_cost::history_flat(
             &gw.url(),
             arg("--history-messages", 1000),
             arg("--history-turns", 100),
+            profile,
         )
         .await;
         let ratio = report["history"]["p50BigOverSmall"]

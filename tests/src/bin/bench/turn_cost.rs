@@ -78,7 +78,7 @@ impl CpuMeter {
 /// The turn at 1 000 messages of history against the turn at about 10:
 /// one session is filled to `big` messages (two per turn), 50 others to
 /// 10; then `n` turns alternate between the big one and the small ones.
-pub async fn history_flat(url: &str, big: usize, n: usize) -> Value {
+pub async fn history_flat(url: &str, big: usize, n: usize, profile: Option<(u16, &Path)>) -> Value {
     let mut c = Client::connect(url, Some(TOKEN)).await;
     let big_key = "agent:main:bench:history:big";
     eprintln!("[bench] history: filling a session to {big} messages");
@@ -92,15 +92,20 @@ pub async fn history_flat(url: &str, big: usize, n: usize) -> Value {
         }
     }
     eprintln!("[bench] history: {n} turns at {big} messages and {n} at ~10");
+    let profiler = profile.map(|(port, dir)| Profiler::start(port, dir, "history"));
     let (mut at_big, mut at_small) = (Vec::with_capacity(n), Vec::with_capacity(n));
     for i in 0..n {
         at_big.push(one_turn(&mut c, big_key, i).await);
         at_small.push(one_turn(&mut c, &small(i % 50), i).await);
     }
     let ratio = percentile(&at_big, 50.0) / percentile(&at_small, 50.0);
-    json!({
+    let mut out = json!({
         "bigHistoryMessages": big, "smallHistoryMessages": 10,
         "turnAtBig": stats(&at_big), "turnAtSmall": stats(&at_small),
         "p50BigOverSmall": round2(ratio),
-    })
+    });
+    if let Some(p) = profiler {
+        out["profile"] = p.stop();
+    }
+    out
 }
