@@ -9,6 +9,11 @@ use std::time::{Duration, Instant};
 
 /// The repository root (this crate lives in `tests/`).
 pub fn repo_root() -> PathBuf {
+    // Another checkout's builds, for a before/after comparison in one
+    // sitting (BENCHMARKS.md says how).
+    if let Some(dir) = std::env::var_os("GSV_REPO_ROOT") {
+        return PathBuf::from(dir);
+    }
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .parent()
         .unwrap()
