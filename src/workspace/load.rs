@@ -38,6 +38,10 @@ pub struct RunPrompt {
     /// The store requests made for it (not kept with a waiting run).
     #[serde(skip)]
     pub load: WorkspaceLoadStats,
+    /// The files it was made from, so it can be made again for other
+    /// recalled memories without reading them (not kept with a waiting run).
+    #[serde(skip)]
+    pub workspace: Option<std::rc::Rc<Workspace>>,
 }
 
 /// What a run's prompt is assembled for.
@@ -59,18 +63,15 @@ pub struct RunInputs<'a> {
 pub async fn assemble<S: ObjectStore>(store: &S, run: RunInputs<'_>) -> StoreResult<RunPrompt> {
     let RunInputs {
         config,
-        rc,
         session_key,
         nodes,
         days: (today, yesterday),
-        channel,
-        recalled,
         now_ms,
+        ..
     } = run;
     let routing = RoutingConfig::from_config(config);
     let agent = agent_id_of(session_key);
     let is_main = is_main_session_key(session_key, &routing);
-    let timezone = config.str_at("userTimezone").unwrap_or("UTC");
 
     // The first batch: the listings, and the files never seen here.
     let files = FileSet::new(&agent, today, yesterday);
@@ -162,34 +163,50 @@ pub async fn assemble<S: ObjectStore>(store: &S, run: RunInputs<'_>) -> StoreRes
         true => crate::schedule::heartbeat::light::light(ws),
         false => ws,
     };
+    Ok(render(std::rc::Rc::new(ws), &run, load))
+}
+
+/// The prompt of `run` from its workspace as read: a run whose recalled
+/// memories are all that changed since the last prompt gets it again
+/// without a store request.
+pub fn render(
+    ws: std::rc::Rc<Workspace>,
+    run: &RunInputs<'_>,
+    mut load: WorkspaceLoadStats,
+) -> RunPrompt {
+    let routing = RoutingConfig::from_config(run.config);
+    let agent = agent_id_of(run.session_key);
+    let is_main = is_main_session_key(run.session_key, &routing);
+    let timezone = run.config.str_at("userTimezone").unwrap_or("UTC");
     let mut tools = native_tool_definitions(is_main);
-    tools.extend(nodes.tools.iter().cloned());
-    if !nodes.hosts.is_empty() {
+    tools.extend(run.nodes.tools.iter().cloned());
+    if !run.nodes.hosts.is_empty() {
         tools.push(crate::gateway::transfer::definition());
     }
     let ctx = PromptContext {
         agent_id: &agent,
-        session_key,
+        session_key: run.session_key,
         is_main,
-        model_provider: &rc.provider,
-        model_id: &rc.model,
+        model_provider: &run.rc.provider,
+        model_id: &run.rc.model,
         timezone,
-        channel,
+        channel: run.channel,
         tools: &tools,
-        hosts: &nodes.hosts,
-        base_prompt: &rc.system_prompt,
-        heartbeat_prompt: config.str_at("agents.defaultHeartbeat.prompt"),
-        recalled,
+        hosts: &run.nodes.hosts,
+        base_prompt: &run.rc.system_prompt,
+        heartbeat_prompt: run.config.str_at("agents.defaultHeartbeat.prompt"),
+        recalled: run.recalled,
     };
-    load.recalled = recalled.iter().map(|c| c.uri.clone()).collect();
-    let system_prompt = build_system_prompt(&ws, &ctx, PromptLimits::from_config(config));
-    Ok(RunPrompt {
+    load.recalled = run.recalled.iter().map(|c| c.uri.clone()).collect();
+    let system_prompt = build_system_prompt(&ws, &ctx, PromptLimits::from_config(run.config));
+    RunPrompt {
         system_prompt,
         tools,
         agent_id: agent,
         is_main,
         load,
-    })
+        workspace: Some(ws),
+    }
 }
 
 /// The workspace's own files of a run: the top-level files, then today's

@@ -263,6 +263,26 @@ impl<'a> Drive<'a> {
         };
         let was_kept = kept.is_some();
         let fresh = now_ms() - core.checked_at.get() < recheck_ms(&config);
+        // Only other memories recalled: the same files make it again.
+        let rerendered = match (&kept, &early, run.iterations, &*core.last_prompt.borrow()) {
+            (None, None, 0, Some((p, was))) if fresh && only_recall_differs(was, &inputs) => {
+                p.workspace.clone().map(|ws| {
+                    let run = RunInputs {
+                        config: &config,
+                        rc: &inputs.rc,
+                        session_key: &meta.session_key,
+                        nodes: &nodes,
+                        days: &inputs.days,
+                        channel: inputs.channel.as_deref(),
+                        recalled: &inputs.recalled,
+                        now_ms: prompt_load::now(),
+                    };
+                    crate::workspace::load::render(ws, &run, WorkspaceLoadStats::default())
+                })
+            }
+            _ => None,
+        };
+        let early = early.or(rerendered);
         let mut check = None;
         let prompt = match (kept, early) {
             (Some(p), _) => p,
@@ -584,6 +604,15 @@ fn loaded(
         };
     }
     *core.last_prompt.borrow_mut() = Some((prompt, inputs.clone()));
+}
+
+/// Whether `was` and `now` differ in their recalled memories only.
+fn only_recall_differs(was: &PromptInputs, now: &PromptInputs) -> bool {
+    let same_rest = PromptInputs {
+        recalled: now.recalled.clone(),
+        ..was.clone()
+    };
+    same_rest == *now
 }
 
 /// How long a prompt checked against R2 holds without another check
