@@ -1,0 +1,235 @@
+//! The history: its rows in SQLite, and the parsed messages an instance
+//! keeps while they are few enough.
+
+use super::*;
+
+impl SessionStore {
+    // --- the history ---------------------------------------------------
+
+    pub fn message_count(&self) -> Res<u64> {
+        if let Some(h) = &self.kept.borrow().history {
+            return Ok(h.messages.len() as u64);
+        }
+        self.count("SELECT COUNT(*) AS n FROM messages", vec![])
+            .map(|n| n as u64)
+    }
+
+    /// Every stored message in order: its index and its JSON.
+    pub fn message_rows(&self) -> Res<Vec<MessageRow>> {
+        self.rows("SELECT idx, data FROM messages ORDER BY idx", vec![])
+    }
+
+    /// Every stored message's JSON in order, one row at a time (archives
+    /// stream it without holding the history).
+    pub fn message_data(&self) -> Res<impl Iterator<Item = Res<String>>> {
+        #[derive(Deserialize)]
+        struct Row {
+            data: String,
+        }
+        let cursor = self.exec("SELECT data FROM messages ORDER BY idx", vec![])?;
+        Ok(cursor
+            .next::<Row>()
+            .map(|r| r.map(|r| r.data).map_err(SessionError::storage)))
+    }
+
+    /// Every stored message, parsed.
+    pub fn messages(&self) -> Res<Vec<Message>> {
+        parse_all(self.rows("SELECT data FROM messages ORDER BY idx", vec![])?)
+    }
+
+    /// The last `limit` messages, oldest first.
+    pub fn last_messages(&self, limit: u32) -> Res<Vec<Message>> {
+        let mut m = parse_all(self.rows(
+            "SELECT data FROM messages ORDER BY idx DESC LIMIT ?",
+            vec![i64::from(limit).into()],
+        )?)?;
+        m.reverse();
+        Ok(m)
+    }
+
+    /// A page of the history, oldest first.
+    pub fn message_page(&self, limit: u32, offset: u64) -> Res<Vec<Message>> {
+        parse_all(self.rows(
+            "SELECT data FROM messages ORDER BY idx LIMIT ? OFFSET ?",
+            vec![i64::from(limit).into(), (offset as i64).into()],
+        )?)
+    }
+
+    /// The whole history, and the part of it from message index `first_idx`
+    /// on (an index, not a position: older messages may be compacted away).
+    /// Read from SQLite once per instance and kept while it is small
+    /// enough; each model call then costs no read.
+    pub fn history_from(&self, first_idx: i64) -> Res<HistoryRead> {
+        if self.kept.borrow().history.is_none() {
+            let rows = self.message_rows()?;
+            let bytes = rows.iter().map(|r| r.data.len()).sum();
+            let mut messages = Vec::with_capacity(rows.len());
+            let mut tokens = Vec::with_capacity(rows.len());
+            for row in rows {
+                let message: Message =
+                    serde_json::from_str(&row.data).map_err(SessionError::storage)?;
+                tokens.push(estimate_text_tokens(&row.data));
+                messages.push((row.idx, message));
+            }
+            let history = History {
+                messages,
+                tokens,
+                bytes,
+            };
+            if history.bytes > KEEP_HISTORY_BYTES {
+                return Ok(split_at(&history, first_idx));
+            }
+            self.kept.borrow_mut().history = Some(history);
+        }
+        let kept = self.kept.borrow();
+        match kept.history.as_ref() {
+            Some(history) => Ok(split_at(history, first_idx)),
+            None => Ok(HistoryRead::default()),
+        }
+    }
+
+    pub fn append(&self, msg: &Message) -> Res<()> {
+        let data = serde_json::to_string(msg).map_err(SessionError::storage)?;
+        let len = data.len();
+        let tokens = estimate_text_tokens(&data);
+        // The next index is known when the history is kept.
+        let next = self
+            .kept
+            .borrow()
+            .history
+            .as_ref()
+            .map(|h| h.messages.last().map_or(0, |(idx, _)| idx + 1));
+        match next {
+            Some(idx) => self.exec(
+                "INSERT INTO messages (idx, role, data, timestamp) VALUES (?, ?, ?, ?)",
+                vec![idx.into(), msg.role().into(), data.into(), msg.timestamp().into()],
+            )?,
+            None => self.exec(
+                "INSERT INTO messages (idx, role, data, timestamp) VALUES ((SELECT COALESCE(MAX(idx), -1) + 1 FROM messages), ?, ?, ?)",
+                vec![msg.role().into(), data.into(), msg.timestamp().into()],
+            )?,
+        };
+        let mut kept = self.kept.borrow_mut();
+        if let (Some(idx), Some(h)) = (next, kept.history.as_mut()) {
+            h.messages.push((idx, msg.clone()));
+            h.tokens.push(tokens);
+            h.bytes += len;
+            if h.bytes > KEEP_HISTORY_BYTES {
+                kept.history = None;
+            }
+        }
+        Ok(())
+    }
+
+    /// The index the next appended message gets.
+    pub(super) fn next_idx(&self) -> Res<i64> {
+        if let Some(h) = &self.kept.borrow().history {
+            return Ok(h.messages.last().map_or(0, |(idx, _)| idx + 1));
+        }
+        self.count(
+            "SELECT COALESCE(MAX(idx), -1) + 1 AS n FROM messages",
+            vec![],
+        )
+    }
+
+    /// The history was rewritten (compaction, a transcript, a reset): it is
+    /// read again when next needed.
+    fn history_changed(&self) {
+        self.kept.borrow_mut().history = None;
+    }
+
+    /// Removes the messages before index `idx` (they are archived).
+    pub fn delete_messages_before(&self, idx: i64) -> Res<()> {
+        self.exec("DELETE FROM messages WHERE idx < ?", vec![idx.into()])?;
+        self.history_changed();
+        Ok(())
+    }
+
+    /// Replaces the messages before `first_kept` by `summary`, at the index
+    /// just before it, in one synchronous step.
+    pub fn replace_with_summary(&self, first_kept: i64, summary: &Message, at_ms: i64) -> Res<()> {
+        let data = serde_json::to_string(summary).map_err(SessionError::storage)?;
+        self.delete_messages_before(first_kept)?;
+        self.exec(
+            "INSERT INTO messages (idx, role, data, timestamp) VALUES (?, 'user', ?, ?)",
+            vec![(first_kept - 1).into(), data.into(), at_ms.into()],
+        )?;
+        self.history_changed();
+        Ok(())
+    }
+
+    /// Writes a voice note's transcript (or why there is none) into the
+    /// stored message that holds it (found by its R2 key, a fresh UUID).
+    pub fn save_transcript(&self, key: &str, outcome: &Result<String, String>) -> Res<()> {
+        let rows: Vec<MessageRow> = self.rows(
+            "SELECT idx, data FROM messages WHERE instr(data, ?) > 0",
+            vec![key.into()],
+        )?;
+        for row in rows {
+            let mut message: Message =
+                serde_json::from_str(&row.data).map_err(SessionError::storage)?;
+            if crate::media::hydrate::set_transcript(&mut message, key, outcome) {
+                let data = serde_json::to_string(&message).map_err(SessionError::storage)?;
+                self.exec(
+                    "UPDATE messages SET data = ? WHERE idx = ?",
+                    vec![data.into(), row.idx.into()],
+                )?;
+                self.history_changed();
+            }
+        }
+        Ok(())
+    }
+
+    pub fn clear_messages(&self) -> Res<()> {
+        self.exec("DELETE FROM messages", vec![])?;
+        self.history_changed();
+        Ok(())
+    }
+}
+
+/// The stored messages by index, each with its token estimate (of its
+/// JSON, as compaction measures), and their JSON's size.
+pub(super) struct History {
+    messages: Vec<(i64, Message)>,
+    tokens: Vec<u64>,
+    bytes: usize,
+}
+
+/// A history past this much JSON is read from SQLite for each model call
+/// rather than kept (the isolate's memory is shared by its objects).
+pub(super) const KEEP_HISTORY_BYTES: usize = 4 << 20;
+
+/// A history as a run reads it.
+#[derive(Default)]
+pub struct HistoryRead {
+    /// Every message, oldest first.
+    pub all: Vec<Message>,
+    /// The messages from the run's first index on.
+    pub from: Vec<Message>,
+    /// The token estimate of each of `all`.
+    pub tokens: Vec<u64>,
+}
+
+fn split_at(history: &History, first_idx: i64) -> HistoryRead {
+    HistoryRead {
+        all: history.messages.iter().map(|(_, m)| m.clone()).collect(),
+        from: history
+            .messages
+            .iter()
+            .filter(|(idx, _)| *idx >= first_idx)
+            .map(|(_, m)| m.clone())
+            .collect(),
+        tokens: history.tokens.clone(),
+    }
+}
+
+#[derive(Deserialize)]
+struct DataRow {
+    data: String,
+}
+
+fn parse_all(rows: Vec<DataRow>) -> Res<Vec<Message>> {
+    rows.iter()
+        .map(|r| serde_json::from_str(&r.data).map_err(SessionError::storage))
+        .collect()
+}

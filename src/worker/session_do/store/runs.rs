@@ -1,0 +1,305 @@
+//! The queue, the current run and the current turn's tool calls.
+
+use super::*;
+
+impl SessionStore {
+    // --- the queue and the current run -------------------------------------
+
+    pub fn enqueue(&self, q: Queued<'_>) -> Res<()> {
+        self.exec(
+            "INSERT INTO run_queue (run_id, message, queued_at, overrides, reset_first, channel, send_depth, person, plain, media) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            vec![
+                q.run_id.into(),
+                q.text.into(),
+                q.queued_at.into(),
+                q.overrides.into(),
+                i64::from(q.reset_first).into(),
+                q.channel.map(str::to_string).into(),
+                i64::from(q.send_depth).into(),
+                q.person.map(str::to_string).into(),
+                q.plain.into(),
+                q.media.into(),
+            ],
+        )?;
+        let mut kept = self.kept.borrow_mut();
+        if let Some(n) = kept.queued.as_mut() {
+            *n += 1;
+        }
+        if let Some(n) = kept.reset_marks.as_mut() {
+            *n += i64::from(q.reset_first);
+        }
+        Ok(())
+    }
+
+    pub fn queue_len(&self) -> Res<i64> {
+        if let Some(n) = self.kept.borrow().queued {
+            return Ok(n);
+        }
+        let n = self.count("SELECT COUNT(*) AS n FROM run_queue", vec![])?;
+        self.kept.borrow_mut().queued = Some(n);
+        Ok(n)
+    }
+
+    /// Whether the next queued message asks for an automatic reset first.
+    pub fn head_resets_first(&self) -> Res<bool> {
+        if self.queue_len()? == 0 {
+            return Ok(false);
+        }
+        let known = self.kept.borrow().reset_marks;
+        let marks = match known {
+            Some(n) => n,
+            None => {
+                let n = self.count(
+                    "SELECT COUNT(*) AS n FROM run_queue WHERE reset_first = 1",
+                    vec![],
+                )?;
+                self.kept.borrow_mut().reset_marks = Some(n);
+                n
+            }
+        };
+        if marks == 0 {
+            return Ok(false);
+        }
+        let n = self.count(
+            "SELECT COUNT(*) AS n FROM run_queue WHERE seq = (SELECT MIN(seq) FROM run_queue) AND reset_first = 1",
+            vec![],
+        )?;
+        Ok(n > 0)
+    }
+
+    /// Saves a reset's plan and clears the queue's reset marks in one
+    /// synchronous step: after a crash there is either a plan to resume or
+    /// a marked message to start it again.
+    pub fn begin_auto_reset(&self, plan: &ResetPlan) -> Res<()> {
+        self.save_plan(Some(plan))?;
+        self.exec("UPDATE run_queue SET reset_first = 0", vec![])?;
+        self.kept.borrow_mut().reset_marks = Some(0);
+        Ok(())
+    }
+
+    pub fn current_run(&self) -> Res<Option<CurrentRun>> {
+        if let Some(run) = &self.kept.borrow().run {
+            return Ok(run.clone());
+        }
+        let rows: Vec<CurrentRun> = self.rows(
+            "SELECT run_id, first_idx, usage, iterations, resumes, prompt, overrides, channel, send_depth, person, plain FROM current_run WHERE id = 1",
+            vec![],
+        )?;
+        let run = rows.into_iter().next();
+        self.kept.borrow_mut().run = Some(run.clone());
+        Ok(run)
+    }
+
+    /// Whether `run_id` is still the current run (not cancelled meanwhile).
+    pub fn is_current(&self, run_id: &str) -> bool {
+        if let Some(run) = &self.kept.borrow().run {
+            return run.as_ref().is_some_and(|r| r.run_id == run_id);
+        }
+        self.current_run()
+            .ok()
+            .flatten()
+            .is_some_and(|r| r.run_id == run_id)
+    }
+
+    /// Changes the kept current run the way a statement just changed its row.
+    fn kept_run(&self, change: impl FnOnce(&mut CurrentRun)) {
+        if let Some(Some(run)) = self.kept.borrow_mut().run.as_mut() {
+            change(run);
+        }
+    }
+
+    /// Moves the oldest queued message into the history and makes it the
+    /// current run, in one synchronous step (atomic in the object).
+    pub fn start_next_run(&self) -> Res<Option<CurrentRun>> {
+        #[derive(Deserialize)]
+        struct Queued {
+            seq: i64,
+            run_id: String,
+            message: String,
+            queued_at: i64,
+            overrides: Option<String>,
+            channel: Option<String>,
+            send_depth: i64,
+            person: Option<String>,
+            plain: Option<String>,
+            media: Option<String>,
+            reset_first: i64,
+        }
+        let rows: Vec<Queued> = self.rows(
+            "SELECT seq, run_id, message, queued_at, overrides, channel, send_depth, person, plain, media, reset_first FROM run_queue ORDER BY seq LIMIT 1",
+            vec![],
+        )?;
+        let Some(q) = rows.into_iter().next() else {
+            self.kept.borrow_mut().queued = Some(0);
+            return Ok(None);
+        };
+        let first_idx = self.next_idx()?;
+        let now = now_ms();
+        // A message with files is stored with them as blocks, by R2 key.
+        let media: Vec<crate::media::Attached> = match q.media.as_deref() {
+            Some(json) => serde_json::from_str(json).map_err(SessionError::storage)?,
+            None => Vec::new(),
+        };
+        self.append(&Message::User(UserMessage {
+            content: crate::media::message::user_content(&q.message, &media),
+            timestamp: q.queued_at,
+        }))?;
+        self.exec("DELETE FROM run_queue WHERE seq = ?", vec![q.seq.into()])?;
+        let mut kept = self.kept.borrow_mut();
+        if let Some(n) = kept.queued.as_mut() {
+            *n -= 1;
+        }
+        if let Some(n) = kept.reset_marks.as_mut() {
+            *n -= q.reset_first.min(1);
+        }
+        drop(kept);
+        self.exec(
+            "INSERT INTO current_run (id, run_id, first_idx, started_at, usage, overrides, channel, send_depth, person, plain) VALUES (1, ?, ?, ?, '{}', ?, ?, ?, ?, ?)",
+            vec![
+                q.run_id.clone().into(),
+                first_idx.into(),
+                now.into(),
+                q.overrides.clone().into(),
+                q.channel.clone().into(),
+                q.send_depth.into(),
+                q.person.clone().into(),
+                q.plain.clone().into(),
+            ],
+        )?;
+        let run = CurrentRun {
+            run_id: q.run_id,
+            first_idx,
+            usage: "{}".into(),
+            iterations: 0,
+            resumes: 0,
+            prompt: None,
+            overrides: q.overrides,
+            channel: q.channel,
+            send_depth: q.send_depth,
+            person: q.person,
+            plain: q.plain,
+        };
+        self.kept.borrow_mut().run = Some(Some(run.clone()));
+        Ok(Some(run))
+    }
+
+    pub fn end_run(&self) -> Res<()> {
+        self.flush_meta()?;
+        self.exec("DELETE FROM current_run WHERE id = 1", vec![])?;
+        self.kept.borrow_mut().run = Some(None);
+        Ok(())
+    }
+
+    pub fn set_run_iterations(&self, iterations: i64) -> Res<()> {
+        self.exec(
+            "UPDATE current_run SET iterations = ? WHERE id = 1",
+            vec![iterations.into()],
+        )?;
+        self.kept_run(|r| r.iterations = iterations);
+        Ok(())
+    }
+
+    pub fn set_run_usage(&self, usage_json: String) -> Res<()> {
+        self.exec(
+            "UPDATE current_run SET usage = ? WHERE id = 1",
+            vec![usage_json.clone().into()],
+        )?;
+        self.kept_run(|r| r.usage = usage_json);
+        Ok(())
+    }
+
+    /// Keeps the run's assembled prompt while it waits on tools.
+    pub fn keep_run_prompt(&self, prompt_json: String) -> Res<()> {
+        self.exec(
+            "UPDATE current_run SET prompt = ? WHERE id = 1",
+            vec![prompt_json.clone().into()],
+        )?;
+        self.kept_run(|r| r.prompt = Some(prompt_json));
+        Ok(())
+    }
+
+    /// Counts one more resume of an interrupted run.
+    pub fn count_resume(&self) -> Res<()> {
+        self.exec(
+            "UPDATE current_run SET resumes = resumes + 1 WHERE id = 1",
+            vec![],
+        )?;
+        self.kept_run(|r| r.resumes += 1);
+        Ok(())
+    }
+
+    // --- the current turn's tool calls -------------------------------------
+
+    /// Stores the calls of an assistant turn, in call order.
+    pub fn store_calls<'a>(
+        &self,
+        calls: impl Iterator<Item = (&'a str, &'a str, &'a Value)>,
+    ) -> Res<()> {
+        for (seq, (id, name, args)) in calls.enumerate() {
+            self.exec(
+                "INSERT INTO tool_calls (seq, call_id, name, args) VALUES (?, ?, ?, ?)",
+                vec![
+                    (seq as i64).into(),
+                    id.into(),
+                    name.into(),
+                    args.to_string().into(),
+                ],
+            )?;
+        }
+        self.kept.borrow_mut().calls = None;
+        Ok(())
+    }
+
+    pub fn call_rows(&self) -> Res<Vec<CallRow>> {
+        if self.kept.borrow().calls == Some(false) {
+            return Ok(Vec::new());
+        }
+        let rows: Vec<CallRow> = self.rows(
+            "SELECT call_id, name, args, dispatched, result FROM tool_calls ORDER BY seq",
+            vec![],
+        )?;
+        self.kept.borrow_mut().calls = Some(!rows.is_empty());
+        Ok(rows)
+    }
+
+    pub fn mark_dispatched(&self, call_id: &str) -> Res<()> {
+        self.exec(
+            "UPDATE tool_calls SET dispatched = 1 WHERE call_id = ?",
+            vec![call_id.into()],
+        )?;
+        Ok(())
+    }
+
+    /// Stores a call's result unless it already has one (the first of a
+    /// result, a timeout and a cancellation wins).
+    pub fn save_call_result(&self, call_id: &str, result: &Message) -> Res<()> {
+        let data = serde_json::to_string(result).map_err(SessionError::storage)?;
+        self.exec(
+            "UPDATE tool_calls SET result = ?, dispatched = 1 WHERE call_id = ? AND result IS NULL",
+            vec![data.into(), call_id.into()],
+        )?;
+        Ok(())
+    }
+
+    /// The tool name of call `call_id` if it still waits for its result.
+    pub fn open_call(&self, call_id: &str) -> Res<Option<String>> {
+        #[derive(Deserialize)]
+        struct Open {
+            name: String,
+        }
+        let open: Vec<Open> = self.rows(
+            "SELECT name FROM tool_calls WHERE call_id = ? AND result IS NULL",
+            vec![call_id.into()],
+        )?;
+        Ok(open.into_iter().next().map(|o| o.name))
+    }
+
+    /// The turn is over: its calls and the deadline of `deadline_kind` go.
+    pub fn clear_calls(&self, deadline_kind: &str) -> Res<()> {
+        if self.kept.borrow().calls != Some(false) {
+            self.exec("DELETE FROM tool_calls", vec![])?;
+            self.kept.borrow_mut().calls = Some(false);
+        }
+        self.delete_deadline(deadline_kind)
+    }
+}
