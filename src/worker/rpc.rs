@@ -42,10 +42,9 @@ pub async fn call_object<B: Serialize, R: DeserializeOwned>(
         .with_body(Some(js_sys::Uint8Array::from(json.as_slice()).into()));
     let req = Request::new_with_init(&format!("https://{binding}.internal{path}"), &init)
         .map_err(internal_error)?;
-    let res = stub.fetch_with_request(req).await.map_err(internal_error)?;
-    let status = res.status_code();
-    let bytes = body_bytes(res).await.map_err(internal_error)?;
-    if (200..300).contains(&status) {
+    let mut res = stub.fetch_with_request(req).await.map_err(internal_error)?;
+    let bytes = res.bytes().await.map_err(internal_error)?;
+    if (200..300).contains(&res.status_code()) {
         serde_json::from_slice(&bytes).map_err(internal_error)
     } else {
         Err(
@@ -55,14 +54,6 @@ pub async fn call_object<B: Serialize, R: DeserializeOwned>(
             }),
         )
     }
-}
-
-/// A response's body whole, in one `arrayBuffer()`: `Response::bytes`
-/// reads its stream through a reader, a JS round trip per chunk.
-pub async fn body_bytes(res: Response) -> worker::Result<Vec<u8>> {
-    let raw: worker::web_sys::Response = res.into();
-    let buf = wasm_bindgen_futures::JsFuture::from(raw.array_buffer()?).await?;
-    Ok(js_sys::Uint8Array::new(&buf).to_vec())
 }
 
 /// The answer to an internal call: the value, or the error with its status.
