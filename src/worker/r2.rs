@@ -54,17 +54,7 @@ impl ObjectStore for Bucket {
         body: Vec<u8>,
         content_type: &str,
     ) -> StoreResult<Option<String>> {
-        let metadata = HttpMetadata {
-            content_type: Some(content_type.into()),
-            ..Default::default()
-        };
-        let object = Bucket::put(self, key, body)
-            .http_metadata(metadata)
-            .execute()
-            .await
-            .map_err(backend)?;
-        wrote(self, key);
-        Ok(object.map(|o| o.etag()))
+        put_with(self, key, body, content_type, None).await
     }
 
     async fn put_if_match(
@@ -74,49 +64,24 @@ impl ObjectStore for Bucket {
         content_type: &str,
         expected: &str,
     ) -> StoreResult<Option<String>> {
-        let metadata = HttpMetadata {
-            content_type: Some(content_type.into()),
-            ..Default::default()
-        };
         let only_if = Conditional {
             etag_matches: Some(expected.to_string()),
             ..Default::default()
         };
         // R2 answers a failed condition with no object (a missing key
         // fails it too).
-        let object = Bucket::put(self, key, body)
-            .http_metadata(metadata)
-            .only_if(only_if)
-            .execute()
-            .await
-            .map_err(backend)?;
-        if object.is_some() {
-            wrote(self, key);
-        }
-        Ok(object.map(|o| o.etag()))
+        put_with(self, key, body, content_type, Some(only_if)).await
     }
 
     /// R2's conditional put: `etagDoesNotMatch: "*"` holds only while no
     /// object has the key; a put refused by it answers no object.
     async fn put_new(&self, key: &str, body: Vec<u8>, content_type: &str) -> StoreResult<bool> {
-        let metadata = HttpMetadata {
-            content_type: Some(content_type.into()),
-            ..Default::default()
-        };
         let only_if = Conditional {
             etag_does_not_match: Some("*".into()),
             ..Default::default()
         };
-        let object = Bucket::put(self, key, body)
-            .http_metadata(metadata)
-            .only_if(only_if)
-            .execute()
-            .await
-            .map_err(backend)?;
-        if object.is_some() {
-            wrote(self, key);
-        }
-        Ok(object.is_some())
+        let etag = put_with(self, key, body, content_type, Some(only_if)).await?;
+        Ok(etag.is_some())
     }
 
     async fn exists(&self, key: &str) -> StoreResult<bool> {
@@ -169,6 +134,32 @@ impl ObjectStore for Bucket {
             cursor: page.cursor().filter(|_| page.truncated()),
         })
     }
+}
+
+/// One R2 put with its content type, under `only_if` when given: the new
+/// etag, or `None` when the condition failed (nothing written). A write
+/// made is counted (`wrote`).
+async fn put_with(
+    bucket: &Bucket,
+    key: &str,
+    body: Vec<u8>,
+    content_type: &str,
+    only_if: Option<Conditional>,
+) -> StoreResult<Option<String>> {
+    let metadata = HttpMetadata {
+        content_type: Some(content_type.into()),
+        ..Default::default()
+    };
+    let conditional = only_if.is_some();
+    let mut put = Bucket::put(bucket, key, body).http_metadata(metadata);
+    if let Some(only_if) = only_if {
+        put = put.only_if(only_if);
+    }
+    let object = put.execute().await.map_err(backend)?;
+    if object.is_some() || !conditional {
+        wrote(bucket, key);
+    }
+    Ok(object.map(|o| o.etag()))
 }
 
 /// Counts a write or delete of a key a prompt may be made of (an agent's

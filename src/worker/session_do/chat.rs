@@ -87,32 +87,14 @@ impl Session {
     /// has; and the workspace revision, which the next run compares.
     fn take_revisions(&self, send: &SessionChatSend) -> Res<()> {
         let store = &self.core.store;
-        match &send.config {
-            Some(c) if !store.has_config(&send.config_rev)? => {
-                store.save_config(&send.config_rev, c)?
-            }
-            Some(_) => {}
-            None if store.has_config(&send.config_rev)? => {}
-            None => {
-                return Err(SessionError::Stale(format!(
-                    "no config at {}",
-                    send.config_rev
-                )))
-            }
-        }
-        match &send.nodes {
-            Some(n) if !store.has_nodes(&send.nodes_rev)? => {
-                store.save_nodes(&send.nodes_rev, n)?
-            }
-            Some(_) => {}
-            None if store.has_nodes(&send.nodes_rev)? => {}
-            None => {
-                return Err(SessionError::Stale(format!(
-                    "no nodes at {}",
-                    send.nodes_rev
-                )))
-            }
-        }
+        let has = store.has_config(&send.config_rev)?;
+        take("config", send.config.as_ref(), &send.config_rev, has, |c| {
+            store.save_config(&send.config_rev, c)
+        })?;
+        let has = store.has_nodes(&send.nodes_rev)?;
+        take("nodes", send.nodes.as_ref(), &send.nodes_rev, has, |n| {
+            store.save_nodes(&send.nodes_rev, n)
+        })?;
         self.core.workspace_rev.replace(send.workspace_rev.clone());
         Ok(())
     }
@@ -266,5 +248,22 @@ impl Session {
         core.paused.set(false);
         self.start_loop();
         result
+    }
+}
+
+/// One thing a message names by revision (`has`: the session holds that
+/// revision): stored when it came along and is new here, nothing to do
+/// when held, else the gateway must send it whole.
+fn take<T>(
+    kind: &str,
+    given: Option<&T>,
+    rev: &str,
+    has: bool,
+    save: impl FnOnce(&T) -> Res<()>,
+) -> Res<()> {
+    match (given, has) {
+        (_, true) => Ok(()),
+        (Some(body), false) => save(body),
+        (None, false) => Err(SessionError::Stale(format!("no {kind} at {rev}"))),
     }
 }
