@@ -263,7 +263,8 @@ async fn main() {
             &llm,
             arg("--cron-burst", 1000),
             arg("--cron-stored", 10_000),
-            arg("--cron-cap", 100),
+            arg("--cron-cap", 4),
+            profile_dir.as_deref(),
         )
         .await;
         targets["cronClientRpcP99DuringBurstUnder50Ms"] =
