@@ -165,7 +165,21 @@ impl Core {
         let _ = self.store.end_run();
     }
 
-    /// Queues a message for its run; `overrides` are its directives and
+    /// Whether a message may start its run at once: nothing runs, waits
+    /// or resets, and it asks for no reset first. (The run loop takes a
+    /// run from the queue with no await between finding it empty and
+    /// stopping, so it cannot miss a run started here.)
+    fn idle(&self, busy: bool, reset_first: bool) -> Res<bool> {
+        Ok(!busy
+            && !reset_first
+            && !self.resetting.get()
+            && !self.paused.get()
+            && self.store.queue_len()? == 0
+            && self.store.load_plan()?.is_none())
+    }
+
+    /// Queues a message for its run (or starts the run at once when the
+    /// session is idle); `overrides` are its directives and
     /// `reset_first` makes the loop reset the session before taking it. A
     /// message from a chat app (`turn`) is queued in its envelope, and its
     /// run knows the app; one from another session (`relay`) says so, and
@@ -205,7 +219,7 @@ impl Core {
         };
         let now = now_ms();
         self.store.touch(now)?;
-        self.store.enqueue(Queued {
+        let message = Queued {
             run_id,
             text,
             queued_at: now,
@@ -216,10 +230,15 @@ impl Core {
             person,
             plain: original,
             media: media_json,
-        })?;
-        let waiting = self.store.queue_len()?;
+        };
         let busy = self.store.current_run()?.is_some();
-        let position = (waiting - 1 + i64::from(busy)) as u32;
+        let position = if self.idle(busy, reset_first)? {
+            self.store.start_run_now(message)?;
+            0
+        } else {
+            self.store.enqueue(message)?;
+            (self.store.queue_len()? - 1 + i64::from(busy)) as u32
+        };
         Ok(SessionChatSendReply::Started {
             queued: position > 0,
             queue_position: position,

@@ -55,7 +55,7 @@ pub struct CurrentRun {
     pub plain: Option<String>,
 }
 
-/// A message for the queue, as its run will take it.
+/// A message as its run will take it: queued, or started at once.
 pub struct Queued<'a> {
     pub run_id: &'a str,
     pub text: &'a str,

@@ -112,7 +112,7 @@ impl SessionStore {
     /// current run, in one synchronous step (atomic in the object).
     pub fn start_next_run(&self) -> Res<Option<CurrentRun>> {
         #[derive(Deserialize)]
-        struct Queued {
+        struct Row {
             seq: i64,
             run_id: String,
             message: String,
@@ -125,7 +125,7 @@ impl SessionStore {
             media: Option<String>,
             reset_first: i64,
         }
-        let rows: Vec<Queued> = self.rows(
+        let rows: Vec<Row> = self.rows(
             "SELECT seq, run_id, message, queued_at, overrides, channel, send_depth, person, plain, media, reset_first FROM run_queue ORDER BY seq LIMIT 1",
             vec![],
         )?;
@@ -133,17 +133,6 @@ impl SessionStore {
             self.kept.borrow_mut().queued = Some(0);
             return Ok(None);
         };
-        let first_idx = self.next_idx()?;
-        let now = now_ms();
-        // A message with files is stored with them as blocks, by R2 key.
-        let media: Vec<crate::media::Attached> = match q.media.as_deref() {
-            Some(json) => serde_json::from_str(json).map_err(SessionError::storage)?,
-            None => Vec::new(),
-        };
-        self.append(&Message::User(UserMessage {
-            content: crate::media::message::user_content(&q.message, &media),
-            timestamp: q.queued_at,
-        }))?;
         self.exec("DELETE FROM run_queue WHERE seq = ?", vec![q.seq.into()])?;
         let mut kept = self.kept.borrow_mut();
         if let Some(n) = kept.queued.as_mut() {
@@ -153,34 +142,77 @@ impl SessionStore {
             *n -= q.reset_first.min(1);
         }
         drop(kept);
+        self.begin_run(
+            Queued {
+                run_id: &q.run_id,
+                text: &q.message,
+                queued_at: q.queued_at,
+                overrides: q.overrides.clone(),
+                reset_first: false,
+                channel: q.channel.as_deref(),
+                send_depth: q.send_depth as u32,
+                person: q.person.as_deref(),
+                plain: q.plain.as_deref().unwrap_or(&q.message),
+                media: q.media.clone(),
+            },
+            q.plain.is_some(),
+        )
+        .map(Some)
+    }
+
+    /// A message for an idle session (no run, nothing queued, no reset
+    /// pending) becomes its current run at once: the same rows as going
+    /// through the queue, without writing, reading and deleting its row.
+    pub fn start_run_now(&self, q: Queued<'_>) -> Res<CurrentRun> {
+        self.begin_run(q, true)
+    }
+
+    /// `q` into the history and the current run. `has_plain`: rows queued
+    /// before the plain text was kept have none.
+    fn begin_run(&self, q: Queued<'_>, has_plain: bool) -> Res<CurrentRun> {
+        let first_idx = self.next_idx()?;
+        let now = now_ms();
+        // A message with files is stored with them as blocks, by R2 key.
+        let media: Vec<crate::media::Attached> = match q.media.as_deref() {
+            Some(json) => serde_json::from_str(json).map_err(SessionError::storage)?,
+            None => Vec::new(),
+        };
+        self.append(&Message::User(UserMessage {
+            content: crate::media::message::user_content(q.text, &media),
+            timestamp: q.queued_at,
+        }))?;
+        let plain = has_plain.then(|| q.plain.to_string());
+        let channel = q.channel.map(str::to_string);
+        let person = q.person.map(str::to_string);
+        let send_depth = i64::from(q.send_depth);
         self.exec(
             "INSERT INTO current_run (id, run_id, first_idx, started_at, usage, overrides, channel, send_depth, person, plain) VALUES (1, ?, ?, ?, '{}', ?, ?, ?, ?, ?)",
             vec![
-                q.run_id.clone().into(),
+                q.run_id.into(),
                 first_idx.into(),
                 now.into(),
                 q.overrides.clone().into(),
-                q.channel.clone().into(),
-                q.send_depth.into(),
-                q.person.clone().into(),
-                q.plain.clone().into(),
+                channel.clone().into(),
+                send_depth.into(),
+                person.clone().into(),
+                plain.clone().into(),
             ],
         )?;
         let run = CurrentRun {
-            run_id: q.run_id,
+            run_id: q.run_id.to_string(),
             first_idx,
             usage: "{}".into(),
             iterations: 0,
             resumes: 0,
             prompt: None,
             overrides: q.overrides,
-            channel: q.channel,
-            send_depth: q.send_depth,
-            person: q.person,
-            plain: q.plain,
+            channel,
+            send_depth,
+            person,
+            plain,
         };
         self.kept.borrow_mut().run = Some(Some(run.clone()));
-        Ok(Some(run))
+        Ok(run)
     }
 
     pub fn end_run(&self) -> Res<()> {
