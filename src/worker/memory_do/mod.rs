@@ -273,7 +273,8 @@ impl MemoryIndex {
         level: Option<u8>,
         limit: usize,
     ) -> Res<Vec<MemoryHit>> {
-        if spaces.is_empty() {
+        // Nothing to find: no FTS query, and no embedding of the query.
+        if spaces.is_empty() || self.store.is_empty().map_err(internal)? {
             return Ok(Vec::new());
         }
         let matches: Vec<Match> = match fts_query(query) {

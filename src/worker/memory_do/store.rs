@@ -74,6 +74,10 @@ struct Count {
 
 pub struct IndexStore {
     sql: SqlStorage,
+    /// Whether the index holds no node, once known: a recall on an empty
+    /// index then asks SQLite nothing. Only `upsert` adds nodes, and it
+    /// forgets this first.
+    empty: std::cell::Cell<Option<bool>>,
 }
 
 /// `?, ?, …` for `n` values (n ≥ 1).
@@ -86,7 +90,21 @@ impl IndexStore {
         if let Err(e) = migrate(&sql, MIGRATIONS, now_ms()) {
             worker::console_error!("memory index: migration failed: {e}");
         }
-        Self { sql }
+        Self {
+            sql,
+            empty: std::cell::Cell::new(None),
+        }
+    }
+
+    /// Whether no node is indexed (read once, then kept).
+    pub fn is_empty(&self) -> SqlResult<bool> {
+        if let Some(empty) = self.empty.get() {
+            return Ok(empty);
+        }
+        let rows: Vec<Count> = self.rows("SELECT EXISTS (SELECT 1 FROM nodes) AS n", vec![])?;
+        let empty = rows.first().is_none_or(|c| c.n == 0);
+        self.empty.set(Some(empty));
+        Ok(empty)
     }
 
     fn exec(&self, query: &str, bindings: Vec<SqlStorageValue>) -> SqlResult<worker::SqlCursor> {
@@ -150,6 +168,7 @@ impl IndexStore {
         let Some(first) = records.first() else {
             return Ok(());
         };
+        self.empty.set(Some(false));
         self.remove_node(&first.uri)?;
         let abstract_text = records
             .iter()
