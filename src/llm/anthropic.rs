@@ -4,7 +4,8 @@ mod body;
 mod decoder;
 
 use super::http_error::classify_http_error;
-use super::{Endpoint, HttpRequest, LlmError, LlmRequest, Provider, StreamDecoder};
+use super::{Endpoint, HttpRequest, LlmError, LlmRequest, Prepared, Provider, StreamDecoder};
+use gsv_protocol::ToolDefinition;
 
 pub const API: &str = "anthropic-messages";
 pub const API_VERSION: &str = "2023-06-01";
@@ -31,6 +32,10 @@ impl Provider for Anthropic {
             ],
             body: body::request_json(req),
         }
+    }
+
+    fn prepare(&self, system_prompt: &str, tools: &[ToolDefinition]) -> Prepared {
+        body::prepare(system_prompt, tools)
     }
 
     fn decoder(&self, provider_name: &str, model: &str) -> Box<dyn StreamDecoder> {
@@ -62,6 +67,7 @@ mod tests {
             tools: &[],
             thinking: ThinkingLevel::None,
             max_tokens: None,
+            prepared: None,
         };
         let endpoint = Endpoint {
             base_url: "https://api.anthropic.com".into(),

@@ -67,6 +67,40 @@ pub struct LlmRequest<'a> {
     pub tools: &'a [ToolDefinition],
     pub thinking: ThinkingLevel,
     pub max_tokens: Option<u64>,
+    /// `system_prompt` and `tools` as this provider writes them, when a
+    /// caller kept them from an earlier call: then they are not written again.
+    pub prepared: Option<&'a Prepared>,
+}
+
+/// The parts of a body that stay the same while a prompt does (a large
+/// system prompt, every tool's schema), serialized once for a provider.
+#[derive(Debug)]
+pub struct Prepared {
+    /// The system prompt as a JSON string.
+    pub system: Box<serde_json::value::RawValue>,
+    /// The tools as the provider's JSON array.
+    pub tools: Box<serde_json::value::RawValue>,
+}
+
+impl PartialEq for Prepared {
+    fn eq(&self, other: &Self) -> bool {
+        self.system.get() == other.system.get() && self.tools.get() == other.tools.get()
+    }
+}
+
+/// `value` as JSON text kept for later bodies.
+pub(crate) fn raw<T: Serialize + ?Sized>(value: &T) -> Box<serde_json::value::RawValue> {
+    // Text and schemas (string-keyed maps) always serialize.
+    serde_json::value::to_raw_value(value)
+        .unwrap_or_else(|_| serde_json::value::RawValue::NULL.to_owned())
+}
+
+/// A body field written from where it is, or as kept JSON.
+#[derive(serde::Serialize)]
+#[serde(untagged)]
+pub(crate) enum Kept<'a, T: serde::Serialize> {
+    Fresh(T),
+    Json(&'a serde_json::value::RawValue),
 }
 
 /// An HTTP request for the shell to send (always a POST with a JSON body).
@@ -141,6 +175,8 @@ pub trait Provider {
     /// Default base URL when `providers.<name>.baseUrl` is not configured.
     fn default_base_url(&self) -> &'static str;
     fn build_request(&self, endpoint: &Endpoint, req: &LlmRequest) -> HttpRequest;
+    /// `system_prompt` and `tools` serialized as `build_request` writes them.
+    fn prepare(&self, system_prompt: &str, tools: &[ToolDefinition]) -> Prepared;
     fn decoder(&self, provider_name: &str, model: &str) -> Box<dyn StreamDecoder>;
     /// Classifies a non-2xx answer (status, `Retry-After` header value, body).
     fn classify_error(&self, status: u16, retry_after: Option<&str>, body: &str) -> LlmError;

@@ -7,7 +7,8 @@ mod body;
 mod decoder;
 
 use super::http_error::classify_http_error;
-use super::{Endpoint, HttpRequest, LlmError, LlmRequest, Provider, StreamDecoder};
+use super::{Endpoint, HttpRequest, LlmError, LlmRequest, Prepared, Provider, StreamDecoder};
+use gsv_protocol::ToolDefinition;
 
 pub const API: &str = "openai-completions";
 
@@ -65,6 +66,10 @@ impl Provider for OpenAi {
         }
     }
 
+    fn prepare(&self, system_prompt: &str, tools: &[ToolDefinition]) -> Prepared {
+        body::prepare(system_prompt, tools)
+    }
+
     fn decoder(&self, provider_name: &str, model: &str) -> Box<dyn StreamDecoder> {
         Box::new(decoder::ChatDecoder::new(provider_name, model))
     }
@@ -113,6 +118,7 @@ mod tests {
             tools: &[],
             thinking: ThinkingLevel::None,
             max_tokens: None,
+            prepared: None,
         };
         let openai = OpenAi::for_provider("openai");
         let endpoint = Endpoint {

@@ -5,10 +5,11 @@
 
 use super::rpc::now_ms;
 use crate::llm::{
-    network_error, provider_for, HttpRequest, LlmError, LlmErrorKind, LlmRequest, Provider,
-    RetryPolicy, StreamReader,
+    network_error, provider_for, HttpRequest, LlmError, LlmErrorKind, LlmRequest, Prepared,
+    Provider, RetryPolicy, StreamReader,
 };
 use crate::session::run_config::RunConfig;
+use crate::workspace::load::RunPrompt;
 use futures::future::{select, Either};
 use futures::StreamExt;
 use gsv_protocol::{AssistantMessage, Message, ToolDefinition};
@@ -59,6 +60,28 @@ where
 /// it before the call waits on the model.
 pub fn request_for(rc: &RunConfig, history: &[Message], tools: &[ToolDefinition]) -> HttpRequest {
     let provider = provider_for(&rc.provider, rc.api.as_deref());
+    build(rc, &*provider, history, tools, None)
+}
+
+/// [`request_for`] a run's prompt: its system prompt and tools are
+/// serialized once per prompt and body kind, not for every call.
+pub fn request_for_prompt(rc: &RunConfig, history: &[Message], prompt: &RunPrompt) -> HttpRequest {
+    let provider = provider_for(&rc.provider, rc.api.as_deref());
+    let prepared = (rc.system_prompt == prompt.system_prompt).then(|| {
+        prompt.prepared_for(provider.api(), || {
+            provider.prepare(&prompt.system_prompt, &prompt.tools)
+        })
+    });
+    build(rc, &*provider, history, &prompt.tools, prepared.as_deref())
+}
+
+fn build(
+    rc: &RunConfig,
+    provider: &dyn Provider,
+    history: &[Message],
+    tools: &[ToolDefinition],
+    prepared: Option<&Prepared>,
+) -> HttpRequest {
     let request = LlmRequest {
         model: &rc.model,
         system_prompt: &rc.system_prompt,
@@ -66,6 +89,7 @@ pub fn request_for(rc: &RunConfig, history: &[Message], tools: &[ToolDefinition]
         tools,
         thinking: rc.thinking,
         max_tokens: rc.max_tokens,
+        prepared,
     };
     provider.build_request(&rc.endpoint, &request)
 }

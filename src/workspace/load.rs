@@ -42,6 +42,30 @@ pub struct RunPrompt {
     /// recalled memories without reading them (not kept with a waiting run).
     #[serde(skip)]
     pub workspace: Option<std::rc::Rc<Workspace>>,
+    /// The system prompt and tools as the last provider called with them
+    /// writes them (that provider's body kind), made once per prompt.
+    #[serde(skip)]
+    pub prepared: std::cell::RefCell<Option<(String, std::rc::Rc<crate::llm::Prepared>)>>,
+}
+
+impl RunPrompt {
+    /// The system prompt and tools serialized for the body kind `kind`,
+    /// made by `make` the first time.
+    pub fn prepared_for(
+        &self,
+        kind: &str,
+        make: impl FnOnce() -> crate::llm::Prepared,
+    ) -> std::rc::Rc<crate::llm::Prepared> {
+        let mut kept = self.prepared.borrow_mut();
+        match &*kept {
+            Some((k, p)) if k == kind => p.clone(),
+            _ => {
+                let p = std::rc::Rc::new(make());
+                *kept = Some((kind.to_string(), p.clone()));
+                p
+            }
+        }
+    }
 }
 
 /// What a run's prompt is assembled for.
@@ -206,6 +230,7 @@ pub fn render(
         is_main,
         load,
         workspace: Some(ws),
+        prepared: Default::default(),
     }
 }
 

@@ -5,7 +5,7 @@ use serde::Serialize;
 use serde_json::{json, Value};
 
 use crate::llm::transcript::{turns, ToolResult, Turn};
-use crate::llm::{LlmRequest, ThinkingLevel};
+use crate::llm::{raw, Kept, LlmRequest, Prepared, ThinkingLevel};
 
 /// `max_tokens` when the request sets none (the API requires one).
 const DEFAULT_MAX_TOKENS: u64 = 8192;
@@ -22,6 +22,15 @@ pub(super) fn request_json(req: &LlmRequest) -> String {
     serde_json::to_string(&Body::of(req)).unwrap_or_default()
 }
 
+/// The system prompt and tools as `request_json` writes them.
+pub(super) fn prepare(system_prompt: &str, tools: &[ToolDefinition]) -> Prepared {
+    let tools: Vec<Tool> = tools.iter().map(tool).collect();
+    Prepared {
+        system: raw(&system_prompt),
+        tools: raw(&tools),
+    }
+}
+
 /// The body as a value (the tests read it).
 #[cfg(test)]
 pub(super) fn request_body(req: &LlmRequest) -> Value {
@@ -31,15 +40,29 @@ pub(super) fn request_body(req: &LlmRequest) -> Value {
 #[derive(Serialize)]
 struct Body<'a> {
     model: &'a str,
-    #[serde(skip_serializing_if = "str::is_empty")]
-    system: &'a str,
+    #[serde(skip_serializing_if = "no_system")]
+    system: Kept<'a, &'a str>,
     messages: Vec<Value>,
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    tools: Vec<Tool<'a>>,
+    #[serde(skip_serializing_if = "no_tools")]
+    tools: Kept<'a, Vec<Tool<'a>>>,
     max_tokens: u64,
     #[serde(skip_serializing_if = "Option::is_none")]
     thinking: Option<Thinking>,
     stream: bool,
+}
+
+fn no_system(system: &Kept<&str>) -> bool {
+    match system {
+        Kept::Fresh(text) => text.is_empty(),
+        Kept::Json(json) => json.get() == "\"\"",
+    }
+}
+
+fn no_tools(tools: &Kept<Vec<Tool>>) -> bool {
+    match tools {
+        Kept::Fresh(list) => list.is_empty(),
+        Kept::Json(json) => json.get() == "[]",
+    }
 }
 
 #[derive(Serialize)]
@@ -61,9 +84,15 @@ impl<'a> Body<'a> {
         let (max_tokens, budget) = max_tokens_and_budget(req.thinking, req.max_tokens);
         Body {
             model: req.model,
-            system: req.system_prompt,
+            system: match req.prepared {
+                Some(p) => Kept::Json(&p.system),
+                None => Kept::Fresh(req.system_prompt),
+            },
             messages: messages(req),
-            tools: req.tools.iter().map(tool).collect(),
+            tools: match req.prepared {
+                Some(p) => Kept::Json(&p.tools),
+                None => Kept::Fresh(req.tools.iter().map(tool).collect()),
+            },
             max_tokens,
             thinking: budget.map(|budget_tokens| Thinking {
                 kind: "enabled",

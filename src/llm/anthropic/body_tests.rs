@@ -36,7 +36,40 @@ fn request(messages: &[Message], tools: &[ToolDefinition], thinking: ThinkingLev
         tools,
         thinking,
         max_tokens: None,
+        prepared: None,
     })
+}
+
+/// The kept system prompt and tools make the very body written fresh,
+/// byte for byte, with and without either.
+#[test]
+fn a_body_with_prepared_parts_is_the_same_text() {
+    let messages = vec![Message::User(UserMessage {
+        content: UserContent::Text("hi".into()),
+        timestamp: 1,
+    })];
+    let bash = ToolDefinition {
+        name: "laptop__Bash".into(),
+        description: "Run a shell command".into(),
+        input_schema: json!({"type":"object","properties":{"command":{"type":"string"}}}),
+    };
+    for (system, tools) in [("You are gsv.\nSay \"hi\"", vec![bash]), ("", vec![])] {
+        let fresh = LlmRequest {
+            model: "claude-sonnet-4-5",
+            system_prompt: system,
+            messages: &messages,
+            tools: &tools,
+            thinking: ThinkingLevel::None,
+            max_tokens: None,
+            prepared: None,
+        };
+        let prepared = prepare(system, &tools);
+        let kept = LlmRequest {
+            prepared: Some(&prepared),
+            ..fresh.clone()
+        };
+        assert_eq!(request_json(&kept), request_json(&fresh));
+    }
 }
 
 #[test]
@@ -174,6 +207,7 @@ fn unsigned_thinking_empty_results_and_no_system() {
         tools: &[],
         thinking: ThinkingLevel::None,
         max_tokens: Some(1000),
+        prepared: None,
     });
     assert_eq!(
         body,

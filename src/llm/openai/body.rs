@@ -8,13 +8,22 @@ use serde_json::{json, Value};
 use std::borrow::Cow;
 
 use crate::llm::transcript::{turns, ToolResult, Turn};
-use crate::llm::{LlmRequest, ThinkingLevel};
+use crate::llm::{raw, Kept, LlmRequest, Prepared, ThinkingLevel};
 
 /// The body as JSON text. The system prompt and the tools' schemas are
 /// written from where they are (borrowed, not copied into a `Value`): they
 /// are the bulk of a body and the same in every call of a run.
 pub(super) fn request_json(req: &LlmRequest) -> String {
     serde_json::to_string(&Body::of(req)).unwrap_or_default()
+}
+
+/// The system prompt and tools as `request_json` writes them.
+pub(super) fn prepare(system_prompt: &str, tools: &[ToolDefinition]) -> Prepared {
+    let tools: Vec<Tool> = tools.iter().map(tool).collect();
+    Prepared {
+        system: raw(&system_prompt),
+        tools: raw(&tools),
+    }
 }
 
 /// The body as a value (the tests read it).
@@ -29,8 +38,8 @@ struct Body<'a> {
     messages: Messages<'a>,
     stream: bool,
     stream_options: StreamOptions,
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    tools: Vec<Tool<'a>>,
+    #[serde(skip_serializing_if = "no_tools")]
+    tools: Kept<'a, Vec<Tool<'a>>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     max_completion_tokens: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -44,7 +53,10 @@ impl<'a> Body<'a> {
             messages: Messages {
                 system: (!req.system_prompt.is_empty()).then_some(System {
                     role: "system",
-                    content: req.system_prompt,
+                    content: match req.prepared {
+                        Some(p) => Kept::Json(&p.system),
+                        None => Kept::Fresh(req.system_prompt),
+                    },
                 }),
                 turns: messages(req),
             },
@@ -52,7 +64,10 @@ impl<'a> Body<'a> {
             stream_options: StreamOptions {
                 include_usage: true,
             },
-            tools: req.tools.iter().map(tool).collect(),
+            tools: match req.prepared {
+                Some(p) => Kept::Json(&p.tools),
+                None => Kept::Fresh(req.tools.iter().map(tool).collect()),
+            },
             max_completion_tokens: req.max_tokens,
             reasoning_effort: reasoning_effort(req.thinking),
         }
@@ -70,10 +85,17 @@ struct Messages<'a> {
     turns: Vec<Msg<'a>>,
 }
 
+fn no_tools(tools: &Kept<Vec<Tool>>) -> bool {
+    match tools {
+        Kept::Fresh(list) => list.is_empty(),
+        Kept::Json(json) => json.get() == "[]",
+    }
+}
+
 #[derive(Serialize)]
 struct System<'a> {
     role: &'static str,
-    content: &'a str,
+    content: Kept<'a, &'a str>,
 }
 
 impl Serialize for Messages<'_> {
@@ -324,6 +346,50 @@ mod tests {
         }
     }
 
+    /// The kept system prompt and tools make the very body written fresh,
+    /// byte for byte, with and without either.
+    #[test]
+    fn a_body_with_prepared_parts_is_the_same_text() {
+        let messages = conversation();
+        for (system, tools) in [
+            ("You are gsv.\nSay \"hi\" \u{1F600}", vec![bash_tool()]),
+            ("", vec![]),
+        ] {
+            let fresh = LlmRequest {
+                model: "gpt-5",
+                system_prompt: system,
+                messages: &messages,
+                tools: &tools,
+                thinking: ThinkingLevel::None,
+                max_tokens: None,
+                prepared: None,
+            };
+            let prepared = prepare(system, &tools);
+            let kept = LlmRequest {
+                prepared: Some(&prepared),
+                ..fresh.clone()
+            };
+            assert_eq!(request_json(&kept), request_json(&fresh));
+        }
+        // The kept parts are what is written (the fresh ones are not read).
+        let other = prepare("Other.", &[]);
+        let tools = [bash_tool()];
+        let req = LlmRequest {
+            model: "gpt-5",
+            system_prompt: "You are gsv.",
+            messages: &[],
+            tools: &tools,
+            thinking: ThinkingLevel::None,
+            max_tokens: None,
+            prepared: Some(&other),
+        };
+        assert_eq!(
+            serde_json::from_str::<Value>(&request_json(&req)).unwrap(),
+            json!({"model": "gpt-5", "messages": [{"role": "system", "content": "Other."}],
+                   "stream": true, "stream_options": {"include_usage": true}})
+        );
+    }
+
     #[test]
     fn full_conversation_with_tools_thinking_and_limits() {
         let messages = conversation();
@@ -335,6 +401,7 @@ mod tests {
             tools: &tools,
             thinking: ThinkingLevel::Xhigh,
             max_tokens: Some(4096),
+            prepared: None,
         };
         assert_eq!(
             request_body(&req),
@@ -430,6 +497,7 @@ mod tests {
             tools: &[],
             thinking: ThinkingLevel::None,
             max_tokens: None,
+            prepared: None,
         };
         assert_eq!(
             request_body(&req)["messages"],

@@ -11,8 +11,11 @@ use crate::session::internal::{ChannelTurn, SessionChatSendReply};
 use crate::session::run_config::RunConfig;
 use crate::worker::rpc::now_ms;
 use crate::worker::workspace::prompt_load::RunPrompt;
-use gsv_protocol::{AssistantMessage, ChatDirectives, ChatEvent, ChatState, Usage};
+use gsv_protocol::{
+    AssistantMessage, ChatDirectives, ChatEvent, ChatState, Usage, WorkspaceLoadStats,
+};
 use std::cell::{Cell, RefCell};
+use std::rc::Rc;
 use worker::{Bucket, Env, State};
 
 /// Where a queued message came from, and the files that came with it.
@@ -24,6 +27,14 @@ pub struct Origin<'a> {
     pub relay: Option<&'a SessionRelay>,
     /// Its attachments, already kept in R2.
     pub media: &'a [crate::media::Attached],
+}
+
+/// A prompt as the next run may take it again.
+pub struct LastPrompt {
+    pub prompt: Rc<RunPrompt>,
+    pub inputs: PromptInputs,
+    /// What loading it cost the run that made or reused it.
+    pub load: WorkspaceLoadStats,
 }
 
 pub struct Core {
@@ -38,8 +49,9 @@ pub struct Core {
     /// True while a request is about to reset: the loop starts no new run.
     pub paused: Cell<bool>,
     /// The last prompt this instance assembled and what from (the next
-    /// run's early call; `session.stats` reports its load).
-    pub last_prompt: RefCell<Option<(RunPrompt, PromptInputs)>>,
+    /// run's early call), shared with the runs that use it, and its load
+    /// as `session.stats` reports it.
+    pub last_prompt: RefCell<Option<LastPrompt>>,
     /// The gateway's schedule clock offset, as the last message brought it
     /// (0 but under the test harness's clock).
     pub clock_offset: Cell<i64>,

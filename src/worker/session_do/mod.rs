@@ -284,7 +284,7 @@ impl Session {
                 .last_prompt
                 .borrow()
                 .as_ref()
-                .map(|(p, _)| p.load.clone()),
+                .map(|last| last.load.clone()),
         })
     }
 

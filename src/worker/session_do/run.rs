@@ -5,7 +5,7 @@
 //! file does each step's I/O and reports what it found.
 
 use super::compaction;
-use super::core::{Core, PromptInputs};
+use super::core::{Core, LastPrompt, PromptInputs};
 use super::error::{Res, SessionError};
 use super::reset::Reset;
 use super::store::CurrentRun;
@@ -23,7 +23,7 @@ use crate::session::run::{next_step, RunEvent, RunMachine, RunStep};
 use crate::session::run_config::{with_directives, RunConfig};
 use crate::time::today_and_yesterday;
 use crate::worker::bindings::MemoryStub;
-use crate::worker::llm_call::{complete_request, request_for, Cancel};
+use crate::worker::llm_call::{complete_request, request_for_prompt, Cancel};
 use crate::worker::r2;
 use crate::worker::rpc::now_ms;
 use crate::worker::tz::user_time_zone;
@@ -115,7 +115,8 @@ struct Drive<'a> {
     session_key: String,
     /// Who the run's memory calls act for.
     memory: Caller,
-    prompt: RunPrompt,
+    /// Shared with the session's last prompt while it is the same one.
+    prompt: Rc<RunPrompt>,
     /// The prompt came with the run (it had waited on tools).
     was_kept: bool,
     /// The workspace check behind an early model call, until it is done.
@@ -218,7 +219,8 @@ impl<'a> Drive<'a> {
         let kept = run
             .prompt
             .as_deref()
-            .and_then(|p| serde_json::from_str::<RunPrompt>(p).ok());
+            .and_then(|p| serde_json::from_str::<RunPrompt>(p).ok())
+            .map(Rc::new);
         // The schedule clock: the real one, but under the test harness.
         let now = now_ms() + core.clock_offset.get();
         let days = today_and_yesterday(&*user_time_zone(&config), now);
@@ -258,15 +260,15 @@ impl<'a> Drive<'a> {
             recalled,
         };
         let early = match (&kept, run.iterations, &*core.last_prompt.borrow()) {
-            (None, 0, Some((p, was))) if *was == inputs => Some(p.clone()),
+            (None, 0, Some(last)) if last.inputs == inputs => Some(last.prompt.clone()),
             _ => None,
         };
         let was_kept = kept.is_some();
         let fresh = now_ms() - core.checked_at.get() < recheck_ms(&config);
         // Only other memories recalled: the same files make it again.
         let rerendered = match (&kept, &early, run.iterations, &*core.last_prompt.borrow()) {
-            (None, None, 0, Some((p, was))) if fresh && only_recall_differs(was, &inputs) => {
-                p.workspace.clone().map(|ws| {
+            (None, None, 0, Some(last)) if fresh && only_recall_differs(&last.inputs, &inputs) => {
+                last.prompt.workspace.clone().map(|ws| {
                     let run = RunInputs {
                         config: &config,
                         rc: &inputs.rc,
@@ -277,7 +279,11 @@ impl<'a> Drive<'a> {
                         recalled: &inputs.recalled,
                         now_ms: prompt_load::now(),
                     };
-                    crate::workspace::load::render(ws, &run, WorkspaceLoadStats::default())
+                    Rc::new(crate::workspace::load::render(
+                        ws,
+                        &run,
+                        WorkspaceLoadStats::default(),
+                    ))
                 })
             }
             _ => None,
@@ -298,6 +304,7 @@ impl<'a> Drive<'a> {
                 let p = assemble(core, &config, &nodes, &inputs, &meta.session_key)
                     .await
                     .map_err(|e| SessionError::Storage(workspace_error(&e)))?;
+                let p = Rc::new(p);
                 loaded(core, &p, &inputs, None, true);
                 p
             }
@@ -437,7 +444,7 @@ impl<'a> Drive<'a> {
             }
             Err(e) => return RunEvent::Failed(e.to_string()),
         };
-        let http = request_for(&self.rc, &sent, &self.prompt.tools);
+        let http = request_for_prompt(&self.rc, &sent, &self.prompt);
         // The images inlined for this call live on in the request only.
         drop(sent);
         let cancel = Cancel::default();
@@ -451,10 +458,17 @@ impl<'a> Drive<'a> {
                 };
                 match race(call, checking, same, &shown, || cancel.cancel()).await {
                     Checked::Same(result, p) => {
-                        loaded(self.core, &p, &self.inputs, Some(EarlyCall::Kept), true);
+                        loaded(
+                            self.core,
+                            &Rc::new(p),
+                            &self.inputs,
+                            Some(EarlyCall::Kept),
+                            true,
+                        );
                         result
                     }
                     Checked::Changed(p) => {
+                        let p = Rc::new(p);
                         loaded(
                             self.core,
                             &p,
@@ -530,7 +544,7 @@ impl<'a> Drive<'a> {
     /// Keeps the run's prompt while it waits (a failure only costs a
     /// workspace read when it resumes).
     fn keep_prompt(&self) {
-        if let Ok(json) = serde_json::to_string(&self.prompt) {
+        if let Ok(json) = serde_json::to_string(&*self.prompt) {
             let _ = self.core.store.keep_run_prompt(json);
         }
     }
@@ -586,24 +600,30 @@ fn assemble<'a>(
 /// next run may use it, `session.stats` reports its load.
 fn loaded(
     core: &Core,
-    prompt: &RunPrompt,
+    prompt: &Rc<RunPrompt>,
     inputs: &PromptInputs,
     early: Option<EarlyCall>,
     checked: bool,
 ) {
-    let mut prompt = prompt.clone();
-    prompt.load.early_call = early;
-    if checked {
+    let load = if checked {
         core.checked_at.set(now_ms());
+        WorkspaceLoadStats {
+            early_call: early,
+            ..prompt.load.clone()
+        }
     } else {
         // Nothing was read for this run.
-        prompt.load = WorkspaceLoadStats {
+        WorkspaceLoadStats {
             early_call: early,
             recalled: prompt.load.recalled.clone(),
             ..Default::default()
-        };
-    }
-    *core.last_prompt.borrow_mut() = Some((prompt, inputs.clone()));
+        }
+    };
+    *core.last_prompt.borrow_mut() = Some(LastPrompt {
+        prompt: prompt.clone(),
+        inputs: inputs.clone(),
+        load,
+    });
 }
 
 /// Whether `was` and `now` differ in their recalled memories only.
