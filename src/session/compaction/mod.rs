@@ -75,7 +75,12 @@ impl CompactionSettings {
 /// Tokens of a text: `ceil(len / 4 × 1.2)` with `len` in UTF-16 code units
 /// (JS `length`), computed in integers.
 pub fn estimate_text_tokens(text: &str) -> u64 {
-    let len = text.encode_utf16().count() as u64;
+    // UTF-16 units, as JS counts a string's length; ASCII text (most
+    // prompts) has one per byte, without decoding it.
+    let len = match text.is_ascii() {
+        true => text.len(),
+        false => text.encode_utf16().count(),
+    } as u64;
     (len * 3).div_ceil(10)
 }
 
