@@ -46,4 +46,10 @@ pub const MIGRATIONS: &[&str] = &["
     // messages may name them instead of carrying them.
     "ALTER TABLE meta ADD COLUMN config_rev TEXT NOT NULL DEFAULT '';
      ALTER TABLE meta ADD COLUMN nodes_rev TEXT NOT NULL DEFAULT ''",
+    // The config and the node snapshot in a table of their own, by kind:
+    // the meta row, written every turn, no longer carries them along.
+    "CREATE TABLE snapshots (kind TEXT PRIMARY KEY, rev TEXT NOT NULL, body TEXT NOT NULL);
+     INSERT INTO snapshots (kind, rev, body) SELECT 'config', config_rev, config FROM meta;
+     INSERT INTO snapshots (kind, rev, body) SELECT 'nodes', nodes_rev, nodes FROM meta;
+     UPDATE meta SET config = '{}', config_rev = '', nodes = '{}', nodes_rev = ''",
 ];

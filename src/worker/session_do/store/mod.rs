@@ -262,10 +262,7 @@ impl SessionStore {
     /// with its revision, and keeps it parsed.
     pub fn save_config(&self, rev: &str, config: &Value) -> Res<()> {
         let json = serde_json::to_string(config).map_err(SessionError::storage)?;
-        self.exec(
-            "UPDATE meta SET config = ?, config_rev = ? WHERE id = 1",
-            vec![json.into(), rev.into()],
-        )?;
+        self.save_snapshot("config", rev, json)?;
         let parsed = Rc::new(Config::from_overrides(config.clone()));
         self.kept.borrow_mut().config = Some((rev.to_string(), parsed));
         Ok(())
@@ -286,24 +283,13 @@ impl SessionStore {
         if let Some(kept) = &self.kept.borrow().config {
             return Ok(kept.clone());
         }
-        #[derive(Deserialize)]
-        struct Row {
-            config: String,
-            config_rev: String,
-        }
-        let rows: Vec<Row> =
-            self.rows("SELECT config, config_rev FROM meta WHERE id = 1", vec![])?;
-        let overrides = rows
-            .first()
-            .map(|r| serde_json::from_str(&r.config))
+        let (rev, body) = self.snapshot("config")?.unzip();
+        let overrides = body
+            .map(|b| serde_json::from_str(&b))
             .transpose()
             .map_err(SessionError::storage)?;
-        let rev = rows
-            .first()
-            .map(|r| r.config_rev.clone())
-            .unwrap_or_default();
         let entry = (
-            rev,
+            rev.unwrap_or_default(),
             Rc::new(Config::from_overrides(overrides.unwrap_or(Value::Null))),
         );
         self.kept.borrow_mut().config = Some(entry.clone());
@@ -318,10 +304,7 @@ impl SessionStore {
 
     pub fn save_nodes(&self, rev: &str, nodes: &NodeSnapshot) -> Res<()> {
         let data = serde_json::to_string(nodes).map_err(SessionError::storage)?;
-        self.exec(
-            "UPDATE meta SET nodes = ?, nodes_rev = ? WHERE id = 1",
-            vec![data.into(), rev.into()],
-        )?;
+        self.save_snapshot("nodes", rev, data)?;
         self.kept.borrow_mut().nodes = Some((rev.to_string(), Rc::new(nodes.clone())));
         Ok(())
     }
@@ -334,21 +317,39 @@ impl SessionStore {
         if let Some(kept) = &self.kept.borrow().nodes {
             return Ok(kept.clone());
         }
-        #[derive(Deserialize)]
-        struct Row {
-            nodes: String,
-            nodes_rev: String,
-        }
-        let rows: Vec<Row> = self.rows("SELECT nodes, nodes_rev FROM meta WHERE id = 1", vec![])?;
-        let entry = match rows.first() {
-            Some(r) => (
-                r.nodes_rev.clone(),
-                Rc::new(serde_json::from_str(&r.nodes).unwrap_or_default()),
+        let entry = match self.snapshot("nodes")? {
+            Some((rev, body)) => (
+                rev,
+                Rc::new(serde_json::from_str(&body).unwrap_or_default()),
             ),
             None => (String::new(), Rc::new(NodeSnapshot::default())),
         };
         self.kept.borrow_mut().nodes = Some(entry.clone());
         Ok(entry)
+    }
+
+    /// Stores the config or node snapshot (`kind`) at revision `rev`.
+    fn save_snapshot(&self, kind: &str, rev: &str, body: String) -> Res<()> {
+        self.exec(
+            "INSERT INTO snapshots (kind, rev, body) VALUES (?, ?, ?)
+             ON CONFLICT(kind) DO UPDATE SET rev = excluded.rev, body = excluded.body",
+            vec![kind.into(), rev.into(), body.into()],
+        )?;
+        Ok(())
+    }
+
+    /// The stored snapshot of `kind`: its revision and JSON.
+    fn snapshot(&self, kind: &str) -> Res<Option<(String, String)>> {
+        #[derive(Deserialize)]
+        struct Row {
+            rev: String,
+            body: String,
+        }
+        let rows: Vec<Row> = self.rows(
+            "SELECT rev, body FROM snapshots WHERE kind = ?",
+            vec![kind.into()],
+        )?;
+        Ok(rows.into_iter().next().map(|r| (r.rev, r.body)))
     }
 }
 
