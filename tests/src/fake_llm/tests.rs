@@ -131,6 +131,7 @@ fn request<'a>(model: &'a str, messages: &'a [Message]) -> LlmRequest<'a> {
         tools: &[],
         thinking: ThinkingLevel::None,
         max_tokens: None,
+        prepared: None,
     }
 }
 
