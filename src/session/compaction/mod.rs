@@ -75,13 +75,17 @@ impl CompactionSettings {
 /// Tokens of a text: `ceil(len / 4 × 1.2)` with `len` in UTF-16 code units
 /// (JS `length`), computed in integers.
 pub fn estimate_text_tokens(text: &str) -> u64 {
-    // UTF-16 units, as JS counts a string's length; ASCII text (most
-    // prompts) has one per byte, without decoding it.
-    let len = match text.is_ascii() {
-        true => text.len(),
-        false => text.encode_utf16().count(),
-    } as u64;
+    let len = utf16_len(text) as u64;
     (len * 3).div_ceil(10)
+}
+
+/// UTF-16 units, as JS counts a string's length, from the bytes without
+/// decoding them: one per character (every byte but a continuation byte)
+/// and one more for a character beyond the BMP (a 4-byte lead byte).
+fn utf16_len(text: &str) -> usize {
+    text.bytes()
+        .map(|b| usize::from(b & 0xC0 != 0x80) + usize::from(b >= 0xF0))
+        .sum()
 }
 
 /// Tokens of one message: the estimate of its JSON.

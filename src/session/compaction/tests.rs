@@ -51,8 +51,15 @@ fn token_estimates() {
     assert_eq!(estimate_text_tokens(""), 0);
     assert_eq!(estimate_text_tokens("abcd"), 2);
     assert_eq!(estimate_text_tokens(&"x".repeat(10)), 3);
-    assert_eq!(estimate_text_tokens("éé😀"), 2); // 4 UTF-16 units
-                                                 // Its JSON line is 59 characters: ceil(59 / 4 × 1.2) = 18.
+    // 4 UTF-16 units.
+    assert_eq!(estimate_text_tokens("éé😀"), 2);
+    // Counted from the bytes as JS counts them, over every UTF-8 length.
+    let mixed = "a — é… 😀 中文 \u{10FFFF} z".repeat(50);
+    assert_eq!(
+        estimate_text_tokens(&mixed),
+        (mixed.encode_utf16().count() as u64 * 3).div_ceil(10)
+    );
+    // Its JSON line is 59 characters: ceil(59 / 4 × 1.2) = 18.
     let hello = Message::User(UserMessage {
         content: UserContent::Text("Hello".into()),
         timestamp: 1708300000000,
