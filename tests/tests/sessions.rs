@@ -481,3 +481,37 @@ async fn a_context_overflow_compacts_once_and_the_call_is_repeated() {
         ["too-long message", "fits now"]
     );
 }
+
+#[tokio::test]
+async fn stop_ends_a_streaming_answer_and_nothing_more_of_it_arrives() {
+    let (_gw, llm, mut c) = setup().await;
+    llm.set_token_delay_ms(30);
+    let long: Vec<String> = (1..=200).map(|i| format!("w{i}")).collect();
+    llm.script("keep talking", vec![Step::text(long.join(" "))]);
+    let run = c.chat_send("main", "keep talking").await;
+    // The answer is streaming.
+    loop {
+        let evt = c.next_chat().await;
+        if evt.run_id.as_deref() == Some(run.as_str()) && evt.state == ChatState::Delta {
+            break;
+        }
+    }
+    let res = c.request("chat.abort", json!({"sessionKey": "main"})).await;
+    assert_eq!(res.payload.unwrap()["wasRunning"], json!(true));
+    let events = c.run_events(&run).await;
+    let last = events.last().unwrap();
+    assert_eq!(
+        (last.state, last.error.as_deref()),
+        (ChatState::Error, Some("Run cancelled by user"))
+    );
+    // The model would go on for about 6 s: none of it is shown any more.
+    let mut after = Vec::new();
+    while let Ok(evt) = tokio::time::timeout(Duration::from_secs(2), c.next_chat()).await {
+        after.push(evt);
+    }
+    assert_eq!(after, Vec::new());
+    // The session answers the next message at once.
+    llm.set_token_delay_ms(0);
+    llm.script("still there?", vec![Step::text("Yes.")]);
+    assert_eq!(chat(&mut c, "main", "still there?").await, "Yes.");
+}

@@ -412,9 +412,20 @@ impl<'a> Drive<'a> {
         )));
         // Text is held while an early call's prompt is being checked.
         let shown = Rc::new(Cell::new(self.check.is_none()));
+        let cancel = Cancel::default();
         let on_text = |text: String| {
+            // Stopped (`chat.abort`) while the model answers: nothing more
+            // of it is shown, and the request is aborted so the provider
+            // stops generating.
+            let current = core.store.is_current(&run.run_id);
+            if !current {
+                cancel.cancel();
+            }
             let (coalescer, shown) = (coalescer.clone(), shown.clone());
             async move {
+                if !current {
+                    return;
+                }
                 coalescer.borrow_mut().push(&text);
                 let due = match shown.get() {
                     true => coalescer.borrow_mut().take_due(now_ms()),
@@ -447,7 +458,6 @@ impl<'a> Drive<'a> {
         let http = request_for_prompt(&self.rc, &sent, &self.prompt);
         // The images inlined for this call live on in the request only.
         drop(sent);
-        let cancel = Cancel::default();
         let call = complete_request(&self.rc, &http, &cancel, on_text);
         let result = match self.check.take() {
             None => call.await,
