@@ -88,8 +88,18 @@ impl PartialEq for Prepared {
     }
 }
 
+impl Prepared {
+    /// The system prompt and the tools, each as the provider writes one.
+    pub(crate) fn new<T: Serialize>(system_prompt: &str, tools: impl Iterator<Item = T>) -> Self {
+        Self {
+            system: raw(system_prompt),
+            tools: raw(&tools.collect::<Vec<_>>()),
+        }
+    }
+}
+
 /// `value` as JSON text kept for later bodies.
-pub(crate) fn raw<T: Serialize + ?Sized>(value: &T) -> Box<serde_json::value::RawValue> {
+fn raw<T: Serialize + ?Sized>(value: &T) -> Box<serde_json::value::RawValue> {
     // Text and schemas (string-keyed maps) always serialize.
     serde_json::value::to_raw_value(value)
         .unwrap_or_else(|_| serde_json::value::RawValue::NULL.to_owned())
@@ -101,6 +111,19 @@ pub(crate) fn raw<T: Serialize + ?Sized>(value: &T) -> Box<serde_json::value::Ra
 pub(crate) enum Kept<'a, T: serde::Serialize> {
     Fresh(T),
     Json(&'a serde_json::value::RawValue),
+}
+
+impl<'a, T: Serialize> Kept<'a, T> {
+    /// The kept JSON when there is some, else `fresh()`.
+    pub(crate) fn or_fresh(
+        kept: Option<&'a serde_json::value::RawValue>,
+        fresh: impl FnOnce() -> T,
+    ) -> Self {
+        match kept {
+            Some(json) => Kept::Json(json),
+            None => Kept::Fresh(fresh()),
+        }
+    }
 }
 
 /// An HTTP request for the shell to send (always a POST with a JSON body).

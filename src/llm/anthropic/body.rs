@@ -5,7 +5,7 @@ use serde::Serialize;
 use serde_json::{json, Value};
 
 use crate::llm::transcript::{turns, ToolResult, Turn};
-use crate::llm::{raw, Kept, LlmRequest, Prepared, ThinkingLevel};
+use crate::llm::{Kept, LlmRequest, Prepared, ThinkingLevel};
 
 /// `max_tokens` when the request sets none (the API requires one).
 const DEFAULT_MAX_TOKENS: u64 = 8192;
@@ -24,11 +24,7 @@ pub(super) fn request_json(req: &LlmRequest) -> String {
 
 /// The system prompt and tools as `request_json` writes them.
 pub(super) fn prepare(system_prompt: &str, tools: &[ToolDefinition]) -> Prepared {
-    let tools: Vec<Tool> = tools.iter().map(tool).collect();
-    Prepared {
-        system: raw(&system_prompt),
-        tools: raw(&tools),
-    }
+    Prepared::new(system_prompt, tools.iter().map(tool))
 }
 
 /// The body as a value (the tests read it).
@@ -40,29 +36,15 @@ pub(super) fn request_body(req: &LlmRequest) -> Value {
 #[derive(Serialize)]
 struct Body<'a> {
     model: &'a str,
-    #[serde(skip_serializing_if = "no_system")]
-    system: Kept<'a, &'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    system: Option<Kept<'a, &'a str>>,
     messages: Vec<Value>,
-    #[serde(skip_serializing_if = "no_tools")]
-    tools: Kept<'a, Vec<Tool<'a>>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tools: Option<Kept<'a, Vec<Tool<'a>>>>,
     max_tokens: u64,
     #[serde(skip_serializing_if = "Option::is_none")]
     thinking: Option<Thinking>,
     stream: bool,
-}
-
-fn no_system(system: &Kept<&str>) -> bool {
-    match system {
-        Kept::Fresh(text) => text.is_empty(),
-        Kept::Json(json) => json.get() == "\"\"",
-    }
-}
-
-fn no_tools(tools: &Kept<Vec<Tool>>) -> bool {
-    match tools {
-        Kept::Fresh(list) => list.is_empty(),
-        Kept::Json(json) => json.get() == "[]",
-    }
 }
 
 #[derive(Serialize)]
@@ -84,15 +66,14 @@ impl<'a> Body<'a> {
         let (max_tokens, budget) = max_tokens_and_budget(req.thinking, req.max_tokens);
         Body {
             model: req.model,
-            system: match req.prepared {
-                Some(p) => Kept::Json(&p.system),
-                None => Kept::Fresh(req.system_prompt),
-            },
+            system: (!req.system_prompt.is_empty())
+                .then(|| Kept::or_fresh(req.prepared.map(|p| &*p.system), || req.system_prompt)),
             messages: messages(req),
-            tools: match req.prepared {
-                Some(p) => Kept::Json(&p.tools),
-                None => Kept::Fresh(req.tools.iter().map(tool).collect()),
-            },
+            tools: (!req.tools.is_empty()).then(|| {
+                Kept::or_fresh(req.prepared.map(|p| &*p.tools), || {
+                    req.tools.iter().map(tool).collect()
+                })
+            }),
             max_tokens,
             thinking: budget.map(|budget_tokens| Thinking {
                 kind: "enabled",

@@ -8,7 +8,7 @@ use serde_json::{json, Value};
 use std::borrow::Cow;
 
 use crate::llm::transcript::{turns, ToolResult, Turn};
-use crate::llm::{raw, Kept, LlmRequest, Prepared, ThinkingLevel};
+use crate::llm::{Kept, LlmRequest, Prepared, ThinkingLevel};
 
 /// The body as JSON text. The system prompt and the tools' schemas are
 /// written from where they are (borrowed, not copied into a `Value`): they
@@ -19,11 +19,7 @@ pub(super) fn request_json(req: &LlmRequest) -> String {
 
 /// The system prompt and tools as `request_json` writes them.
 pub(super) fn prepare(system_prompt: &str, tools: &[ToolDefinition]) -> Prepared {
-    let tools: Vec<Tool> = tools.iter().map(tool).collect();
-    Prepared {
-        system: raw(&system_prompt),
-        tools: raw(&tools),
-    }
+    Prepared::new(system_prompt, tools.iter().map(tool))
 }
 
 /// The body as a value (the tests read it).
@@ -38,8 +34,8 @@ struct Body<'a> {
     messages: Messages<'a>,
     stream: bool,
     stream_options: StreamOptions,
-    #[serde(skip_serializing_if = "no_tools")]
-    tools: Kept<'a, Vec<Tool<'a>>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tools: Option<Kept<'a, Vec<Tool<'a>>>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     max_completion_tokens: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -53,10 +49,7 @@ impl<'a> Body<'a> {
             messages: Messages {
                 system: (!req.system_prompt.is_empty()).then_some(System {
                     role: "system",
-                    content: match req.prepared {
-                        Some(p) => Kept::Json(&p.system),
-                        None => Kept::Fresh(req.system_prompt),
-                    },
+                    content: Kept::or_fresh(req.prepared.map(|p| &*p.system), || req.system_prompt),
                 }),
                 turns: messages(req),
             },
@@ -64,10 +57,11 @@ impl<'a> Body<'a> {
             stream_options: StreamOptions {
                 include_usage: true,
             },
-            tools: match req.prepared {
-                Some(p) => Kept::Json(&p.tools),
-                None => Kept::Fresh(req.tools.iter().map(tool).collect()),
-            },
+            tools: (!req.tools.is_empty()).then(|| {
+                Kept::or_fresh(req.prepared.map(|p| &*p.tools), || {
+                    req.tools.iter().map(tool).collect()
+                })
+            }),
             max_completion_tokens: req.max_tokens,
             reasoning_effort: reasoning_effort(req.thinking),
         }
@@ -83,13 +77,6 @@ struct StreamOptions {
 struct Messages<'a> {
     system: Option<System<'a>>,
     turns: Vec<Msg<'a>>,
-}
-
-fn no_tools(tools: &Kept<Vec<Tool>>) -> bool {
-    match tools {
-        Kept::Fresh(list) => list.is_empty(),
-        Kept::Json(json) => json.get() == "[]",
-    }
 }
 
 #[derive(Serialize)]
@@ -373,12 +360,11 @@ mod tests {
         }
         // The kept parts are what is written (the fresh ones are not read).
         let other = prepare("Other.", &[]);
-        let tools = [bash_tool()];
         let req = LlmRequest {
             model: "gpt-5",
             system_prompt: "You are gsv.",
             messages: &[],
-            tools: &tools,
+            tools: &[],
             thinking: ThinkingLevel::None,
             max_tokens: None,
             prepared: Some(&other),
