@@ -53,7 +53,7 @@ mod turn_cost;
 mod whatsapp;
 
 use gsv_e2e::fake_llm::{FakeLlm, Step};
-use gsv_e2e::harness::{gsv_bin, repo_root, GatewayOptions, Node, Workerd};
+use gsv_e2e::harness::{gsv_bin, repo_root, Node, Workerd};
 use gsv_e2e::ws::Client;
 use gsv_protocol::ChatState;
 use serde_json::{json, Value};
@@ -112,16 +112,7 @@ async fn main() {
     // `--profile DIR`: the gateway's workerd opens its inspector, and the
     // sequential turns are recorded as a CPU profile (turn_cost.rs).
     let profile_dir = arg_text("--profile").map(std::path::PathBuf::from);
-    let inspector = profile_dir.as_ref().map(|_| gsv_e2e::harness::free_port());
-    if let Some(port) = inspector {
-        std::env::set_var("GSV_INSPECTOR_PORT", port.to_string());
-    }
-    let gw = Workerd::start(GatewayOptions {
-        token: Some(TOKEN.into()),
-        ..Default::default()
-    });
-    // The other parts' gateways run without it.
-    std::env::remove_var("GSV_INSPECTOR_PORT");
+    let (gw, inspector) = turn_cost::start_gateway(profile_dir.is_some());
     let gw_pid = gw.pid().expect("the gateway's process");
     let mut admin = Client::connect(&gw.url(), Some(TOKEN)).await;
     admin.use_fake_openai(&llm).await;

@@ -125,15 +125,7 @@ pub async fn cron(
     cap: usize,
     profile: Option<&std::path::Path>,
 ) -> Value {
-    let inspector = profile.map(|_| gsv_e2e::harness::free_port());
-    if let Some(port) = inspector {
-        std::env::set_var("GSV_INSPECTOR_PORT", port.to_string());
-    }
-    let gw = Workerd::start(GatewayOptions {
-        token: Some(TOKEN.into()),
-        ..Default::default()
-    });
-    std::env::remove_var("GSV_INSPECTOR_PORT");
+    let (gw, inspector) = super::turn_cost::start_gateway(profile.is_some());
     let mut c = Client::connect(&gw.url(), Some(TOKEN)).await;
     c.use_fake_openai(llm).await;
     c.config_set(

@@ -10,6 +10,22 @@ use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 
+/// A gateway of the bench's own; with `inspector`, its workerd opens the
+/// inspector on a free port (returned) for a [`Profiler`]. Gateways started
+/// after it run without one.
+pub fn start_gateway(inspector: bool) -> (gsv_e2e::harness::Workerd, Option<u16>) {
+    let port = inspector.then(gsv_e2e::harness::free_port);
+    if let Some(port) = port {
+        std::env::set_var("GSV_INSPECTOR_PORT", port.to_string());
+    }
+    let gw = gsv_e2e::harness::Workerd::start(gsv_e2e::harness::GatewayOptions {
+        token: Some(TOKEN.into()),
+        ..Default::default()
+    });
+    std::env::remove_var("GSV_INSPECTOR_PORT");
+    (gw, port)
+}
+
 /// A CPU profile being recorded by `scripts/profile.mjs`.
 pub struct Profiler {
     child: Child,
