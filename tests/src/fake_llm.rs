@@ -81,6 +81,10 @@ pub struct RecordedRequest {
     pub api_key: Option<String>,
     /// When the whole request (head and body) had been read.
     pub received_at: Instant,
+    /// When the fake had parsed and checked it: from `received_at` to this
+    /// is the double's own time before it answers, which a bench leaves out
+    /// of what it puts down to the gateway.
+    pub checked_at: Instant,
     /// When the fake finished sending its answer: the last frame of the
     /// body handed to the connection (the end of an SSE stream, or a JSON
     /// error body). `None` while the answer is still being sent, and for
@@ -478,38 +482,43 @@ async fn reply(state: &Shared, req: Request<Incoming>) -> (Response<Body>, Optio
             return (json_response(400, &body, None), None);
         }
     };
+    let received_at = Instant::now();
+    // Parsed once, checked and read, then moved into the record: no copy of
+    // a body that grows with the conversation (an instant model must not
+    // add its own cost per message to what the bench measures).
     let parsed: Result<Value, String> = serde_json::from_slice(&raw).map_err(|e| e.to_string());
-    let body = parsed
-        .clone()
-        .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(&raw).into_owned()));
+    let checked = match api {
+        Api::Anthropic if !has_version => Err(Rejection {
+            status: 400,
+            body: error_body(api, 400, Some("anthropic-version: header is required")),
+        }),
+        _ => Ok(()),
+    }
+    .and_then(|_| match &parsed {
+        Ok(json) => check_body(api, json),
+        Err(e) => Err(Rejection {
+            status: 400,
+            body: error_body(api, 400, Some(&format!("invalid JSON: {e}"))),
+        }),
+    });
+    let body = parsed.unwrap_or_else(|_| Value::String(String::from_utf8_lossy(&raw).into_owned()));
+    let asked = Asked::of(api, &body);
 
     let (expected_key, token_delay, index) = {
         let mut s = state.lock().unwrap();
         let index = s.cleared + s.requests.len();
         s.requests.push(RecordedRequest {
             api,
-            body: body.clone(),
+            body,
             api_key: api_key.clone(),
-            received_at: Instant::now(),
+            received_at,
+            checked_at: Instant::now(),
             answered_at: None,
         });
         (s.expected_key.clone(), s.token_delay, index)
     };
-    let checked = check_key(api, api_key.as_deref(), expected_key.as_deref())
-        .and_then(|_| match api {
-            Api::Anthropic if !has_version => Err(Rejection {
-                status: 400,
-                body: error_body(api, 400, Some("anthropic-version: header is required")),
-            }),
-            _ => Ok(()),
-        })
-        .and_then(|_| match &parsed {
-            Ok(json) => check_body(api, json),
-            Err(e) => Err(Rejection {
-                status: 400,
-                body: error_body(api, 400, Some(&format!("invalid JSON: {e}"))),
-            }),
-        });
+    // The key is checked first, as the real APIs do.
+    let checked = check_key(api, api_key.as_deref(), expected_key.as_deref()).and(checked);
     if let Err(rejection) = checked {
         return (
             json_response(rejection.status, &rejection.body, None),
@@ -517,13 +526,35 @@ async fn reply(state: &Shared, req: Request<Incoming>) -> (Response<Body>, Optio
         );
     }
 
-    let user_text = last_user_text(api, &body);
-    let step =
-        next_step(state, &user_text).unwrap_or_else(|| Step::Text(format!("echo: {user_text}")));
-    (
-        answer(api, &body, &user_text, step, token_delay).await,
-        Some(index),
-    )
+    let step = next_step(state, &asked.user_text)
+        .unwrap_or_else(|| Step::Text(format!("echo: {}", asked.user_text)));
+    (answer(api, &asked, step, token_delay).await, Some(index))
+}
+
+/// What an answer needs of its request, read before the body is recorded.
+struct Asked {
+    model: String,
+    user_text: String,
+    /// The characters of the system prompt, messages and tools (the usage).
+    prompt_chars: usize,
+    /// OpenAI's `stream_options.include_usage`.
+    include_usage: bool,
+}
+
+impl Asked {
+    fn of(api: Api, body: &Value) -> Self {
+        Self {
+            model: body
+                .get("model")
+                .and_then(Value::as_str)
+                .unwrap_or("fake-model")
+                .to_string(),
+            user_text: last_user_text(api, body),
+            prompt_chars: prompt_chars(body),
+            include_usage: body.pointer("/stream_options/include_usage")
+                == Some(&Value::Bool(true)),
+        }
+    }
 }
 
 /// OpenAI's `POST /v1/audio/transcriptions`, checked as OpenAI checks it.
@@ -613,21 +644,15 @@ fn next_step(state: &Shared, user_text: &str) -> Option<Step> {
         .find_map(|sc| sc.steps.pop_front())
 }
 
-async fn answer(
-    api: Api,
-    body: &Value,
-    user_text: &str,
-    step: Step,
-    token_delay: Duration,
-) -> Response<Body> {
+async fn answer(api: Api, asked: &Asked, step: Step, token_delay: Duration) -> Response<Body> {
     let echo = || Reply {
-        text: format!("echo: {user_text}"),
+        text: format!("echo: {}", asked.user_text),
         ..Default::default()
     };
     let (reply, ending) = match step {
         Step::Delay { ms, then } => {
             tokio::time::sleep(Duration::from_millis(ms)).await;
-            return Box::pin(answer(api, body, user_text, *then, token_delay)).await;
+            return Box::pin(answer(api, asked, *then, token_delay)).await;
         }
         Step::Hang => std::future::pending().await,
         Step::Status {
@@ -665,10 +690,7 @@ async fn answer(
         Step::StreamError => (echo(), Ending::DropConnection),
         Step::ErrorEvent => (echo(), Ending::ErrorEvent),
     };
-    let model = body
-        .get("model")
-        .and_then(Value::as_str)
-        .unwrap_or("fake-model");
+    let model = &asked.model;
     let output_chars = reply.thinking.chars().count()
         + reply.text.chars().count()
         + reply
@@ -677,15 +699,11 @@ async fn answer(
             .map(|(_, name, args)| name.len() + args.to_string().len())
             .sum::<usize>();
     let tokens = TokenCounts {
-        input: estimate_tokens(prompt_chars(body)),
+        input: estimate_tokens(asked.prompt_chars),
         output: estimate_tokens(output_chars),
     };
     let mut frames = match api {
-        Api::OpenAi => {
-            let include_usage =
-                body.pointer("/stream_options/include_usage") == Some(&Value::Bool(true));
-            frames::openai_frames(model, &reply, tokens, include_usage)
-        }
+        Api::OpenAi => frames::openai_frames(model, &reply, tokens, asked.include_usage),
         Api::Anthropic => frames::anthropic_frames(model, &reply, tokens),
     };
     if ending != Ending::Complete {

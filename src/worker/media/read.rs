@@ -15,6 +15,7 @@ use crate::media::hydrate::{
 use crate::media::transcribe::transcriber;
 use crate::session::run_config::RunConfig;
 use gsv_protocol::Message;
+use std::borrow::Cow;
 use std::cell::RefCell;
 use std::collections::HashMap;
 use worker::{console_error, Bucket, Env};
@@ -23,18 +24,20 @@ thread_local! {
     static CACHE: RefCell<MediaCache> = RefCell::new(MediaCache::default());
 }
 
-/// The history as the model call sends it (see `crate::media::hydrate`).
-/// Voice notes not yet transcribed are first (their transcripts go into
-/// `history` and the stored messages).
-pub async fn for_call(
+/// The history as the model call sends it (see `crate::media::hydrate`):
+/// borrowed as it is when it names no file, as most do. Voice notes not yet
+/// transcribed are first (their transcripts go into the sent copy and the
+/// stored messages).
+pub async fn for_call<'h>(
     env: &Env,
     bucket: &Bucket,
     store: &dyn TranscriptStore,
     config: &Config,
     rc: &RunConfig,
-    history: &mut [Message],
-) -> Vec<Message> {
-    let pending = hydrate::untranscribed(history);
+    history: &'h [Message],
+) -> Cow<'h, [Message]> {
+    let mut history = Cow::Borrowed(history);
+    let pending = hydrate::untranscribed(&history);
     if !pending.is_empty() {
         let has_ai = js_sys::Reflect::has(env.as_ref(), &"AI".into()).unwrap_or(false);
         let service = transcriber(config, has_ai);
@@ -46,7 +49,7 @@ pub async fn for_call(
             if let Err(e) = &outcome {
                 console_error!("media: {} not transcribed: {e}", audio.r2_key);
             }
-            for m in history.iter_mut() {
+            for m in history.to_mut().iter_mut() {
                 set_transcript(m, &audio.r2_key, &outcome);
             }
             if let Err(e) = store.save_transcript(&audio.r2_key, &outcome) {
@@ -56,9 +59,9 @@ pub async fn for_call(
     }
     let api = provider_for(&rc.provider, rc.api.as_deref()).api();
     let limits = Limits::for_api(api, rc.max_result_chars);
-    let plan = plan(history, &limits);
-    if plan.read.is_empty() && plan.skipped.is_empty() && !has_attachments(history) {
-        return history.to_vec();
+    let plan = plan(&history, &limits);
+    if plan.read.is_empty() && plan.skipped.is_empty() && !has_attachments(&history) {
+        return history;
     }
     // One after the other: most come from the cache, and a call rarely
     // has more than a few files to read from R2.
@@ -66,7 +69,7 @@ pub async fn for_call(
     for r in &plan.read {
         loaded.insert(r.key.clone(), load(bucket, r).await);
     }
-    apply(history, &plan, &loaded, &limits)
+    Cow::Owned(apply(&history, &plan, &loaded, &limits))
 }
 
 fn has_attachments(history: &[Message]) -> bool {

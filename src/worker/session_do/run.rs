@@ -122,9 +122,11 @@ struct Drive<'a> {
     /// The workspace check behind an early model call, until it is done.
     check: Option<Checking<'a>>,
     usage: Usage,
-    history: Vec<Message>,
+    /// Shared with the store, from reading it until the model call is sent
+    /// (then let go, so storing the answer copies nothing).
+    history: Rc<Vec<Message>>,
     /// The token estimate of each message of `history`.
-    history_tokens: Vec<u64>,
+    history_tokens: Rc<Vec<u64>>,
     /// The model's last answer and the text not yet streamed with it.
     answer: Option<(AssistantMessage, Option<String>)>,
     /// Its tools wrote to R2 (maybe the workspace: the gateway hears of it).
@@ -323,8 +325,8 @@ impl<'a> Drive<'a> {
             prompt,
             check,
             usage,
-            history: Vec::new(),
-            history_tokens: Vec::new(),
+            history: Rc::default(),
+            history_tokens: Rc::default(),
             answer: None,
             wrote: false,
         })
@@ -368,9 +370,10 @@ impl<'a> Drive<'a> {
         }
         match store.history_from(self.run.first_idx) {
             Ok(read) => {
+                let next = next_step(&read.all[read.from..]);
                 self.history = read.all;
                 self.history_tokens = read.tokens;
-                RunEvent::HistoryRead(next_step(&read.from))
+                RunEvent::HistoryRead(next)
             }
             Err(e) => RunEvent::Failed(e.to_string()),
         }
@@ -386,7 +389,7 @@ impl<'a> Drive<'a> {
                     &self.run.run_id,
                     &self.config,
                     &self.rc,
-                    (&self.history, &self.history_tokens),
+                    (&self.history[..], &self.history_tokens[..]),
                     overflow,
                 )
                 .await
@@ -440,6 +443,9 @@ impl<'a> Drive<'a> {
                 }
             }
         };
+        // Read again before the next call (RunStep::ReadHistory).
+        let history = std::mem::take(&mut self.history);
+        self.history_tokens = Rc::default();
         // Files named in the history are read (or noted) for this call.
         let sent = match core.bucket() {
             Ok(bucket) => {
@@ -449,7 +455,7 @@ impl<'a> Drive<'a> {
                     &core.store,
                     &self.config,
                     &self.rc,
-                    &mut self.history,
+                    &history,
                 )
                 .await
             }
@@ -458,6 +464,7 @@ impl<'a> Drive<'a> {
         let http = request_for_prompt(&self.rc, &sent, &self.prompt);
         // The images inlined for this call live on in the request only.
         drop(sent);
+        drop(history);
         let call = complete_request(&self.rc, &http, &cancel, on_text);
         let result = match self.check.take() {
             None => call.await,

@@ -206,6 +206,7 @@ async fn main() {
         let profile = inspector.zip(profile_dir.as_deref());
         report["history"] = turn_cost::history_flat(
             &gw.url(),
+            &llm,
             arg("--history-messages", 1000),
             arg("--history-turns", 100),
             profile,

@@ -415,16 +415,46 @@ pub(crate) fn estimate_tokens(chars: usize) -> u64 {
 
 /// Characters of what the model reads: system prompt, messages and tools.
 pub(crate) fn prompt_chars(body: &Value) -> usize {
-    ["system", "messages", "tools"]
+    let mut count = CharCount(0);
+    for part in ["system", "messages", "tools"]
         .iter()
         .filter_map(|k| body.get(*k))
-        .map(|v| v.to_string().chars().count())
-        .sum()
+    {
+        // Writing to a counter never fails.
+        let _ = serde_json::to_writer(&mut count, part);
+    }
+    count.0
+}
+
+/// Counts the characters of UTF-8 written to it (its bytes but
+/// continuation bytes), keeping none of them.
+struct CharCount(usize);
+
+impl std::io::Write for CharCount {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        self.0 += bytes.iter().filter(|b| (**b as i8) >= -0x40).count();
+        Ok(bytes.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn prompt_chars_counts_the_characters_of_the_json_written() {
+        let body = json!({"model": "m", "system": "Sé brève — 🦀",
+            "messages": [{"role": "user", "content": "naïve \"quoted\"\n"}], "tools": []});
+        let written: usize = ["system", "messages", "tools"]
+            .iter()
+            .map(|k| body[*k].to_string().chars().count())
+            .sum();
+        assert_eq!((prompt_chars(&body), written), (64, 64));
+    }
 
     #[test]
     fn wrong_and_missing_keys() {

@@ -226,7 +226,11 @@ async fn requests_are_recorded_as_sent() {
         &req,
     );
     let recorded = llm.requests();
-    let (received_at, answered_at) = (recorded[0].received_at, recorded[0].answered_at);
+    let (received_at, checked_at, answered_at) = (
+        recorded[0].received_at,
+        recorded[0].checked_at,
+        recorded[0].answered_at,
+    );
     assert_eq!(
         recorded,
         vec![RecordedRequest {
@@ -234,12 +238,14 @@ async fn requests_are_recorded_as_sent() {
             body: serde_json::from_str(&sent.body).unwrap(),
             api_key: Some(FAKE_API_KEY.into()),
             received_at,
+            checked_at,
             answered_at,
         }]
     );
     // Received, then answered (the stream ended) before the call returned.
     let answered_at = answered_at.expect("the answer was sent whole");
-    assert!(before <= received_at && received_at <= answered_at && answered_at <= after);
+    assert!(before <= received_at && received_at <= checked_at);
+    assert!(checked_at <= answered_at && answered_at <= after);
 }
 
 #[tokio::test]

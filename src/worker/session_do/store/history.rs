@@ -55,50 +55,37 @@ impl SessionStore {
         )?)
     }
 
-    /// The whole history, and the part of it from message index `first_idx`
-    /// on (an index, not a position: older messages may be compacted away).
-    /// Read from SQLite once per instance and kept while it is small
-    /// enough; each model call then costs no read.
+    /// The whole history, and where the part of it from message index
+    /// `first_idx` on begins (an index, not a position: older messages may
+    /// be compacted away). Read from SQLite once per instance and kept
+    /// while it is small enough; each model call then costs no read and no
+    /// copy (the run shares the kept messages).
     pub fn history_from(&self, first_idx: i64) -> Res<HistoryRead> {
         if self.kept.borrow().history.is_none() {
             let rows = self.message_rows()?;
-            let bytes = rows.iter().map(|r| r.data.len()).sum();
-            let mut messages = Vec::with_capacity(rows.len());
-            let mut tokens = Vec::with_capacity(rows.len());
+            let mut history = History::default();
             for row in rows {
                 let message: Message =
                     serde_json::from_str(&row.data).map_err(SessionError::storage)?;
-                tokens.push(estimate_text_tokens(&row.data));
-                messages.push((row.idx, message));
+                history.push(row.idx, message, measure(&row.data));
             }
-            let history = History {
-                messages,
-                tokens,
-                bytes,
-            };
             if history.bytes > KEEP_HISTORY_BYTES {
-                return Ok(split_at(&history, first_idx));
+                return Ok(history.read_from(first_idx));
             }
             self.kept.borrow_mut().history = Some(history);
         }
         let kept = self.kept.borrow();
         match kept.history.as_ref() {
-            Some(history) => Ok(split_at(history, first_idx)),
+            Some(history) => Ok(history.read_from(first_idx)),
             None => Ok(HistoryRead::default()),
         }
     }
 
     pub fn append(&self, msg: &Message) -> Res<()> {
         let data = serde_json::to_string(msg).map_err(SessionError::storage)?;
-        let len = data.len();
-        let tokens = estimate_text_tokens(&data);
+        let size = measure(&data);
         // The next index is known when the history is kept.
-        let next = self
-            .kept
-            .borrow()
-            .history
-            .as_ref()
-            .map(|h| h.messages.last().map_or(0, |(idx, _)| idx + 1));
+        let next = self.kept.borrow().history.as_ref().map(History::next_idx);
         match next {
             Some(idx) => self.exec(
                 "INSERT INTO messages (idx, role, data, timestamp) VALUES (?, ?, ?, ?)",
@@ -111,9 +98,7 @@ impl SessionStore {
         };
         let mut kept = self.kept.borrow_mut();
         if let (Some(idx), Some(h)) = (next, kept.history.as_mut()) {
-            h.messages.push((idx, msg.clone()));
-            h.tokens.push(tokens);
-            h.bytes += len;
+            h.push(idx, msg.clone(), size);
             if h.bytes > KEEP_HISTORY_BYTES {
                 kept.history = None;
             }
@@ -124,7 +109,7 @@ impl SessionStore {
     /// The index the next appended message gets.
     pub(super) fn next_idx(&self) -> Res<i64> {
         if let Some(h) = &self.kept.borrow().history {
-            return Ok(h.messages.last().map_or(0, |(idx, _)| idx + 1));
+            return Ok(h.next_idx());
         }
         self.count(
             "SELECT COALESCE(MAX(idx), -1) + 1 AS n FROM messages",
@@ -188,11 +173,42 @@ impl SessionStore {
 }
 
 /// The stored messages by index, each with its token estimate (of its
-/// JSON, as compaction measures), and their JSON's size.
+/// JSON, as compaction measures), and their JSON's size. The messages and
+/// estimates are shared with the run that read them; a run lets go of
+/// them before it stores what comes next, so appending copies nothing.
+#[derive(Default)]
 pub(super) struct History {
-    messages: Vec<(i64, Message)>,
-    tokens: Vec<u64>,
+    idxs: Vec<i64>,
+    messages: Rc<Vec<Message>>,
+    tokens: Rc<Vec<u64>>,
     bytes: usize,
+}
+
+impl History {
+    /// `message` at index `idx`, stored as `data` (its size and estimate).
+    fn push(&mut self, idx: i64, message: Message, (bytes, tokens): (usize, u64)) {
+        self.idxs.push(idx);
+        Rc::make_mut(&mut self.messages).push(message);
+        Rc::make_mut(&mut self.tokens).push(tokens);
+        self.bytes += bytes;
+    }
+
+    fn next_idx(&self) -> i64 {
+        self.idxs.last().map_or(0, |idx| idx + 1)
+    }
+
+    fn read_from(&self, first_idx: i64) -> HistoryRead {
+        HistoryRead {
+            all: self.messages.clone(),
+            from: self.idxs.partition_point(|idx| *idx < first_idx),
+            tokens: self.tokens.clone(),
+        }
+    }
+}
+
+/// A message's JSON: its size and token estimate.
+fn measure(data: &str) -> (usize, u64) {
+    (data.len(), estimate_text_tokens(data))
 }
 
 /// A history past this much JSON is read from SQLite for each model call
@@ -203,24 +219,11 @@ pub(super) const KEEP_HISTORY_BYTES: usize = 4 << 20;
 #[derive(Default)]
 pub struct HistoryRead {
     /// Every message, oldest first.
-    pub all: Vec<Message>,
-    /// The messages from the run's first index on.
-    pub from: Vec<Message>,
+    pub all: Rc<Vec<Message>>,
+    /// The position in `all` of the run's first message.
+    pub from: usize,
     /// The token estimate of each of `all`.
-    pub tokens: Vec<u64>,
-}
-
-fn split_at(history: &History, first_idx: i64) -> HistoryRead {
-    HistoryRead {
-        all: history.messages.iter().map(|(_, m)| m.clone()).collect(),
-        from: history
-            .messages
-            .iter()
-            .filter(|(idx, _)| *idx >= first_idx)
-            .map(|(_, m)| m.clone())
-            .collect(),
-        tokens: history.tokens.clone(),
-    }
+    pub tokens: Rc<Vec<u64>>,
 }
 
 #[derive(Deserialize)]

@@ -4,6 +4,7 @@
 //! turn stays flat as the history grows (`--only history`).
 
 use super::{one_turn, percentile, round2, stats, TOKEN};
+use gsv_e2e::fake_llm::FakeLlm;
 use gsv_e2e::harness::repo_root;
 use gsv_e2e::ws::Client;
 use serde_json::{json, Value};
@@ -94,7 +95,16 @@ impl CpuMeter {
 /// The turn at 1 000 messages of history against the turn at about 10:
 /// one session is filled to `big` messages (two per turn), 50 others to
 /// 10; then `n` turns alternate between the big one and the small ones.
-pub async fn history_flat(url: &str, big: usize, n: usize, profile: Option<(u16, &Path)>) -> Value {
+/// The model double's own time per request (parsing and checking a body
+/// that grows with the history, `RecordedRequest::checked_at`) is reported
+/// apart, and the ratio again without it: the gateway's part.
+pub async fn history_flat(
+    url: &str,
+    llm: &FakeLlm,
+    big: usize,
+    n: usize,
+    profile: Option<(u16, &Path)>,
+) -> Value {
     let mut c = Client::connect(url, Some(TOKEN)).await;
     let big_key = "agent:main:bench:history:big";
     eprintln!("[bench] history: filling a session to {big} messages");
@@ -109,16 +119,36 @@ pub async fn history_flat(url: &str, big: usize, n: usize, profile: Option<(u16,
     }
     eprintln!("[bench] history: {n} turns at {big} messages and {n} at ~10");
     let profiler = profile.map(|(port, dir)| Profiler::start(port, dir, "history"));
+    llm.clear_requests();
     let (mut at_big, mut at_small) = (Vec::with_capacity(n), Vec::with_capacity(n));
     for i in 0..n {
         at_big.push(one_turn(&mut c, big_key, i).await);
         at_small.push(one_turn(&mut c, &small(i % 50), i).await);
     }
+    // One model call per turn, in the order of the turns.
+    let requests = llm.requests();
+    assert_eq!(requests.len(), 2 * n, "one model call per turn");
+    let double = |r: &gsv_e2e::fake_llm::RecordedRequest| {
+        r.checked_at.duration_since(r.received_at).as_secs_f64() * 1000.0
+    };
+    let (double_big, double_small): (Vec<f64>, Vec<f64>) = (
+        requests.iter().step_by(2).map(double).collect(),
+        requests.iter().skip(1).step_by(2).map(double).collect(),
+    );
+    let less = |turns: &[f64], double: &[f64]| -> Vec<f64> {
+        turns.iter().zip(double).map(|(t, d)| t - d).collect()
+    };
+    let (gw_big, gw_small) = (less(&at_big, &double_big), less(&at_small, &double_small));
     let ratio = percentile(&at_big, 50.0) / percentile(&at_small, 50.0);
     let mut out = json!({
         "bigHistoryMessages": big, "smallHistoryMessages": 10,
         "turnAtBig": stats(&at_big), "turnAtSmall": stats(&at_small),
         "p50BigOverSmall": round2(ratio),
+        "modelDoubleAtBig": stats(&double_big), "modelDoubleAtSmall": stats(&double_small),
+        "turnLessModelDoubleAtBig": stats(&gw_big),
+        "turnLessModelDoubleAtSmall": stats(&gw_small),
+        "p50BigOverSmallLessModelDouble":
+            round2(percentile(&gw_big, 50.0) / percentile(&gw_small, 50.0)),
     });
     if let Some(p) = profiler {
         out["profile"] = p.stop();
