@@ -3,6 +3,7 @@
 //! server errors and network failures with backoff — but only before any
 //! text was shown, so a retry never repeats words to the user.
 
+use super::body::BodyReader;
 use super::rpc::now_ms;
 use crate::llm::{
     network_error, provider_for, HttpRequest, LlmError, LlmErrorKind, LlmRequest, Prepared,
@@ -11,7 +12,6 @@ use crate::llm::{
 use crate::session::run_config::RunConfig;
 use crate::workspace::load::RunPrompt;
 use futures::future::{select, Either};
-use futures::StreamExt;
 use gsv_protocol::{AssistantMessage, Message, ToolDefinition};
 use std::cell::RefCell;
 use std::future::Future;
@@ -196,7 +196,7 @@ where
         let body = resp.text().await.unwrap_or_default();
         return Err(provider.classify_error(status, retry_after.as_deref(), &body));
     }
-    let mut body = resp.stream().map_err(broke_off)?;
+    let mut body = BodyReader::new(&resp);
     let mut reader = StreamReader::new(provider.decoder(&rc.provider, &rc.model));
     while let Some(chunk) = body.next().await {
         let visible = reader.push(&chunk.map_err(broke_off)?)?;

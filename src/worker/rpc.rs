@@ -1,6 +1,7 @@
 //! Small helpers shared by the objects: time, ids, and JSON `fetch` calls
 //! between Durable Objects.
 
+use super::body::BodyReader;
 use gsv_protocol::{codes, ErrorShape};
 use serde::{de::DeserializeOwned, Serialize};
 use worker::{Env, Headers, Method, Request, RequestInit, Response};
@@ -42,8 +43,11 @@ pub async fn call_object<B: Serialize, R: DeserializeOwned>(
         .with_body(Some(js_sys::Uint8Array::from(json.as_slice()).into()));
     let req = Request::new_with_init(&format!("https://{binding}.internal{path}"), &init)
         .map_err(internal_error)?;
-    let mut res = stub.fetch_with_request(req).await.map_err(internal_error)?;
-    let bytes = res.bytes().await.map_err(internal_error)?;
+    let res = stub.fetch_with_request(req).await.map_err(internal_error)?;
+    let bytes = BodyReader::new(&res)
+        .read_all()
+        .await
+        .map_err(internal_error)?;
     if (200..300).contains(&res.status_code()) {
         serde_json::from_slice(&bytes).map_err(internal_error)
     } else {
