@@ -126,6 +126,36 @@ impl<'a, T: Serialize> Kept<'a, T> {
     }
 }
 
+/// Test support for both providers: for each `(system prompt, tools)`, the
+/// body written with the parts `prepare` kept is the body written fresh,
+/// byte for byte.
+#[cfg(test)]
+pub(crate) fn assert_kept_parts_write_the_fresh_body(
+    request_json: fn(&LlmRequest) -> String,
+    prepare: fn(&str, &[ToolDefinition]) -> Prepared,
+    model: &str,
+    messages: &[Message],
+    cases: Vec<(&str, Vec<ToolDefinition>)>,
+) {
+    for (system, tools) in cases {
+        let fresh = LlmRequest {
+            model,
+            system_prompt: system,
+            messages,
+            tools: &tools,
+            thinking: ThinkingLevel::None,
+            max_tokens: None,
+            prepared: None,
+        };
+        let prepared = prepare(system, &tools);
+        let kept = LlmRequest {
+            prepared: Some(&prepared),
+            ..fresh.clone()
+        };
+        assert_eq!(request_json(&kept), request_json(&fresh), "{system:?}");
+    }
+}
+
 /// An HTTP request for the shell to send (always a POST with a JSON body).
 #[derive(Debug, Clone, PartialEq)]
 pub struct HttpRequest {

@@ -53,23 +53,13 @@ fn a_body_with_prepared_parts_is_the_same_text() {
         description: "Run a shell command".into(),
         input_schema: json!({"type":"object","properties":{"command":{"type":"string"}}}),
     };
-    for (system, tools) in [("You are gsv.\nSay \"hi\"", vec![bash]), ("", vec![])] {
-        let fresh = LlmRequest {
-            model: "claude-sonnet-4-5",
-            system_prompt: system,
-            messages: &messages,
-            tools: &tools,
-            thinking: ThinkingLevel::None,
-            max_tokens: None,
-            prepared: None,
-        };
-        let prepared = prepare(system, &tools);
-        let kept = LlmRequest {
-            prepared: Some(&prepared),
-            ..fresh.clone()
-        };
-        assert_eq!(request_json(&kept), request_json(&fresh));
-    }
+    crate::llm::assert_kept_parts_write_the_fresh_body(
+        request_json,
+        prepare,
+        "claude-sonnet-4-5",
+        &messages,
+        vec![("You are gsv.\nSay \"hi\"", vec![bash]), ("", vec![])],
+    );
 }
 
 #[test]

@@ -338,26 +338,16 @@ mod tests {
     #[test]
     fn a_body_with_prepared_parts_is_the_same_text() {
         let messages = conversation();
-        for (system, tools) in [
-            ("You are gsv.\nSay \"hi\" \u{1F600}", vec![bash_tool()]),
-            ("", vec![]),
-        ] {
-            let fresh = LlmRequest {
-                model: "gpt-5",
-                system_prompt: system,
-                messages: &messages,
-                tools: &tools,
-                thinking: ThinkingLevel::None,
-                max_tokens: None,
-                prepared: None,
-            };
-            let prepared = prepare(system, &tools);
-            let kept = LlmRequest {
-                prepared: Some(&prepared),
-                ..fresh.clone()
-            };
-            assert_eq!(request_json(&kept), request_json(&fresh));
-        }
+        crate::llm::assert_kept_parts_write_the_fresh_body(
+            request_json,
+            prepare,
+            "gpt-5",
+            &messages,
+            vec![
+                ("You are gsv.\nSay \"hi\" \u{1F600}", vec![bash_tool()]),
+                ("", vec![]),
+            ],
+        );
         // The kept parts are what is written (the fresh ones are not read).
         let other = prepare("Other.", &[]);
         let req = LlmRequest {
