@@ -84,6 +84,12 @@ impl BodyReader {
         }
         Ok(all)
     }
+
+    /// The whole body as UTF-8 text.
+    pub async fn read_text(self) -> worker::Result<String> {
+        String::from_utf8(self.read_all().await?)
+            .map_err(|e| worker::Error::RustError(e.to_string()))
+    }
 }
 
 impl Drop for BodyReader {

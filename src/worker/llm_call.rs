@@ -181,7 +181,7 @@ where
         // by the request: twice the work on the body of every call).
         .with_body(Some(js_sys::Uint8Array::from(http.body.as_bytes()).into()));
     let req = Request::new_with_init(&http.url, &init).map_err(unreached)?;
-    let mut resp = Fetch::Request(req)
+    let resp = Fetch::Request(req)
         .send_with_signal(signal)
         .await
         .map_err(unreached)?;
@@ -193,7 +193,7 @@ where
             Some(ms) => Some(format!("{ms}ms")),
             None => headers.get("retry-after").ok().flatten(),
         };
-        let body = resp.text().await.unwrap_or_default();
+        let body = BodyReader::new(&resp).read_text().await.unwrap_or_default();
         return Err(provider.classify_error(status, retry_after.as_deref(), &body));
     }
     let mut body = BodyReader::new(&resp);

@@ -5,7 +5,7 @@
 //! reachable only from inside the Worker.
 
 mod bindings;
-mod body;
+pub(crate) mod body;
 mod channels;
 mod gateway_do;
 mod llm_call;

@@ -2,6 +2,7 @@
 //! internal paths, each carrying the shared channel key.
 
 use super::{Channel, ChannelResult};
+use crate::worker::body::BodyReader;
 use futures::future::LocalBoxFuture;
 use futures::FutureExt;
 use gsv_protocol::channels::*;
@@ -57,8 +58,11 @@ impl BindingChannel {
             .retryable(true)
         };
         let body = serde_json::to_string(call).map_err(|e| unreachable(e.to_string()))?;
-        let mut res = self.post(C::PATH, body).await?;
-        let text = res.text().await.map_err(|e| unreachable(e.to_string()))?;
+        let res = self.post(C::PATH, body).await?;
+        let text = BodyReader::new(&res)
+            .read_text()
+            .await
+            .map_err(|e| unreachable(e.to_string()))?;
         let status = res.status_code();
         if !(200..300).contains(&status) {
             return Err(ErrorShape::new(

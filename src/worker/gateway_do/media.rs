@@ -10,6 +10,7 @@ use super::Gateway;
 use crate::media::key::{in_session, media_key};
 use crate::media::{mime, too_large_reason, Attached, MediaType, MAX_MEDIA_BYTES};
 use crate::worker::bindings;
+use crate::worker::body::BodyReader;
 use crate::worker::media::{put_bytes, store_response, NewFile, Stored};
 use crate::worker::rpc::{internal_error, new_id};
 use gsv_protocol::channels::{ChannelMedia, ChannelMediaFetchParams, MediaFetchRefusal};
@@ -149,7 +150,7 @@ impl Gateway {
         };
         let status = resp.status_code();
         if !(200..300).contains(&status) {
-            let text = resp.text().await.unwrap_or_default();
+            let text = BodyReader::new(&resp).read_text().await.unwrap_or_default();
             let refusal: MediaFetchRefusal =
                 serde_json::from_str(&text).unwrap_or_else(|_| MediaFetchRefusal {
                     error: format!(

@@ -5,6 +5,7 @@
 use crate::media::transcribe::{
     openai_request, openai_text, upload_name, workers_ai_text, Transcriber,
 };
+use crate::worker::body::BodyReader;
 use futures::future::{select, Either};
 use gsv_protocol::Attachment;
 use std::time::Duration;
@@ -108,7 +109,7 @@ async fn openai(
         .with_headers(headers)
         .with_body(Some(array.into()));
     let req = Request::new_with_init(url, &init).map_err(unreached)?;
-    let mut resp = Fetch::Request(req).send().await.map_err(unreached)?;
-    let text = resp.text().await.unwrap_or_default();
+    let resp = Fetch::Request(req).send().await.map_err(unreached)?;
+    let text = BodyReader::new(&resp).read_text().await.unwrap_or_default();
     openai_text(resp.status_code(), &text)
 }

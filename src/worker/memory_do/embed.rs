@@ -2,6 +2,7 @@
 //! hybrid search (configured with `memory.embeddings`).
 
 use crate::memory::calls::EmbeddingsConfig;
+use crate::worker::body::BodyReader;
 use serde::Deserialize;
 use worker::{Fetch, Headers, Method, Request, RequestInit};
 
@@ -30,11 +31,14 @@ pub async fn embed(cfg: &EmbeddingsConfig, texts: &[String]) -> Result<Vec<Vec<f
         .with_headers(headers)
         .with_body(Some(body.into()));
     let req = Request::new_with_init(&cfg.url, &init).map_err(|e| e.to_string())?;
-    let mut res = Fetch::Request(req)
+    let res = Fetch::Request(req)
         .send()
         .await
         .map_err(|e| format!("embeddings: {e}"))?;
-    let text = res.text().await.map_err(|e| e.to_string())?;
+    let text = BodyReader::new(&res)
+        .read_text()
+        .await
+        .map_err(|e| e.to_string())?;
     if !(200..300).contains(&res.status_code()) {
         return Err(format!(
             "embeddings: HTTP {}: {}",
