@@ -6,4 +6,5 @@ pub mod auth;
 pub mod intake;
 pub mod logs;
 pub mod nodes;
+pub mod touches;
 pub mod transfer;

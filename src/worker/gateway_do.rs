@@ -138,6 +138,8 @@ pub struct Gateway {
     /// The alarm this instance last set (deadlines.rs).
     alarm_set: std::cell::Cell<Option<i64>>,
     in_alarm: std::cell::Cell<bool>,
+    /// Session activity stamps written and kept back (registry.rs).
+    touches: RefCell<crate::gateway::touches::Touches>,
 }
 
 impl DurableObject for Gateway {
@@ -168,6 +170,7 @@ impl DurableObject for Gateway {
             alarm_stats: std::cell::Cell::new((0, 0)),
             alarm_set: std::cell::Cell::new(None),
             in_alarm: std::cell::Cell::new(false),
+            touches: Default::default(),
         }
     }
 
@@ -303,10 +306,13 @@ impl DurableObject for Gateway {
         ws: WebSocket,
         message: WebSocketIncomingMessage,
     ) -> Result<()> {
+        // Read once per message: each read crosses into JS and back.
+        let att: Result<Option<Attachment>> = ws.deserialize_attachment();
         let req = match message {
             WebSocketIncomingMessage::Binary(bytes) => {
-                let att: Option<Attachment> = ws.deserialize_attachment().ok().flatten();
                 let node = att
+                    .ok()
+                    .flatten()
                     .and_then(|a| a.peer)
                     .filter(|p| p.mode == ClientMode::Node)
                     .map(|p| p.client_id);
@@ -319,7 +325,7 @@ impl DurableObject for Gateway {
                     None => send(&ws, &intake_binary(bytes.len())),
                 };
             }
-            WebSocketIncomingMessage::String(text) if is_link(&ws) => {
+            WebSocketIncomingMessage::String(text) if matches!(&att, Ok(Some(a)) if a.link) => {
                 match serde_json::from_str::<ChatEvent>(&text) {
                     Ok(evt) => {
                         self.deliver_chat_event(&evt);
@@ -340,7 +346,7 @@ impl DurableObject for Gateway {
         };
         let id = req.id.clone();
         let connect = req.method == method::Connect::NAME;
-        let frame = match self.handle_request(&ws, req).await {
+        let frame = match self.handle_request(&ws, att, req).await {
             Ok(Reply::Now(payload)) => Frame::ok(id, payload),
             // The handler keeps this frame's id to answer with.
             Ok(Reply::Later) => return Ok(()),
@@ -388,13 +394,6 @@ impl DurableObject for Gateway {
         self.forget(&ws).await;
         Ok(())
     }
-}
-
-fn is_link(ws: &WebSocket) -> bool {
-    ws.deserialize_attachment::<Attachment>()
-        .ok()
-        .flatten()
-        .is_some_and(|a| a.link)
 }
 
 fn send(ws: &WebSocket, frame: &Frame) -> Result<()> {

@@ -12,17 +12,39 @@ type Res<T> = std::result::Result<T, ErrorShape>;
 
 impl Gateway {
     /// Records activity in the session registry; `label` is written only
-    /// when `set_label` (a patch may clear it).
+    /// when `set_label` (a patch may clear it). Activity within a second
+    /// of the last written is kept back (`gateway::touches`).
     pub(super) fn touch_session(&self, key: &str, label: Option<&str>, set_label: bool) -> Res<()> {
-        let sql = self.state.storage().sql();
         let now = now_ms();
-        sql.exec(
-            "INSERT INTO sessions (session_key, created_at, last_active_at, label) VALUES (?, ?, ?, ?)
-             ON CONFLICT(session_key) DO UPDATE SET last_active_at = excluded.last_active_at,
-             label = CASE WHEN ? THEN excluded.label ELSE sessions.label END",
-            vec![key.into(), now.into(), now.into(), label.map(String::from).into(), i64::from(set_label).into()],
-        )
-        .map_err(internal_error)?;
+        let mut touches = self.touches.borrow_mut();
+        if !touches.must_write(key, now, set_label) {
+            return Ok(());
+        }
+        self.state
+            .storage()
+            .sql()
+            .exec(
+                "INSERT INTO sessions (session_key, created_at, last_active_at, label) VALUES (?, ?, ?, ?)
+                 ON CONFLICT(session_key) DO UPDATE SET last_active_at = excluded.last_active_at,
+                 label = CASE WHEN ? THEN excluded.label ELSE sessions.label END",
+                vec![key.into(), now.into(), now.into(), label.map(String::from).into(), i64::from(set_label).into()],
+            )
+            .map_err(internal_error)?;
+        touches.wrote(key, now);
+        Ok(())
+    }
+
+    /// Writes the activity stamps kept back by `touch_session`.
+    fn flush_touches(&self) -> Res<()> {
+        let pending = self.touches.borrow_mut().take_pending();
+        let sql = self.state.storage().sql();
+        for (key, at) in pending {
+            sql.exec(
+                "UPDATE sessions SET last_active_at = ? WHERE session_key = ? AND last_active_at < ?",
+                vec![at.into(), key.into(), at.into()],
+            )
+            .map_err(internal_error)?;
+        }
         Ok(())
     }
 
@@ -63,6 +85,7 @@ impl Gateway {
         struct Count {
             n: i64,
         }
+        self.flush_touches()?;
         let sql = self.state.storage().sql();
         let mut page_bindings = bindings.clone();
         page_bindings.extend([i64::from(limit).into(), i64::from(offset).into()]);

@@ -41,11 +41,14 @@ impl Gateway {
     /// The answer to a request frame. The checks go in v1's order: a
     /// second `connect`, no `connect` yet, the method and the caller's
     /// mode, and only then the params.
-    pub(super) async fn handle_request(&self, ws: &WebSocket, req: RequestFrame) -> Res<Reply> {
-        let mut att: Attachment = ws
-            .deserialize_attachment()
-            .map_err(internal_error)?
-            .unwrap_or_default();
+    /// `att`: the socket's attachment as the message found it.
+    pub(super) async fn handle_request(
+        &self,
+        ws: &WebSocket,
+        att: worker::Result<Option<Attachment>>,
+        req: RequestFrame,
+    ) -> Res<Reply> {
+        let mut att = att.map_err(internal_error)?.unwrap_or_default();
         if req.method == method::Connect::NAME {
             if att.peer.is_some() {
                 return Err(already_connected());

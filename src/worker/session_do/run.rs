@@ -192,9 +192,6 @@ impl Drive<'_> {
                 }
             };
             step = machine.next(event);
-            if let RunStep::CallModel { .. } = step {
-                let _ = core.store.set_run_iterations(machine.iterations());
-            }
         }
     }
 }
@@ -407,7 +404,7 @@ impl<'a> Drive<'a> {
         }
     }
 
-    async fn call_model(&mut self, _iteration: i64) -> RunEvent {
+    async fn call_model(&mut self, iteration: i64) -> RunEvent {
         let (core, run) = (self.core, self.run);
         let coalescer = Rc::new(RefCell::new(DeltaCoalescer::new(
             now_ms(),
@@ -517,12 +514,18 @@ impl<'a> Drive<'a> {
                 }
             }
         };
-        self.store_answer(answer, tail).await
+        self.store_answer(answer, tail, iteration).await
     }
 
     /// Counts the answer's usage, stores it with its calls in one
     /// synchronous step, and shows the text of a turn that goes on.
-    async fn store_answer(&mut self, answer: AssistantMessage, tail: Option<String>) -> RunEvent {
+    /// `iteration`: the model calls answered so far in this run.
+    async fn store_answer(
+        &mut self,
+        answer: AssistantMessage,
+        tail: Option<String>,
+        iteration: i64,
+    ) -> RunEvent {
         let store = &self.core.store;
         if let Some(u) = &answer.usage {
             self.usage.add(u);
@@ -533,10 +536,14 @@ impl<'a> Drive<'a> {
             }
         }
         let tool_calls = answer.has_tool_calls();
-        // The run's usage is kept for a run that goes on (it may resume
-        // after an eviction); one that ends here reports it in its event.
+        // The run's usage and model calls are kept for a run that goes on
+        // (it may resume after an eviction, and `tools.maxIterations`
+        // counts across it); one that ends here reports its usage in its
+        // event. A call cut off by an eviction is not counted: the resumed
+        // run makes it again, and `MAX_RESUMES` bounds how often.
         if tool_calls {
-            let _ = store.set_run_usage(serde_json::to_string(&self.usage).unwrap_or_default());
+            let usage = serde_json::to_string(&self.usage).unwrap_or_default();
+            let _ = store.set_run_progress(usage, iteration);
         }
         if let Err(e) = store
             .append(&Message::Assistant(answer.clone()))

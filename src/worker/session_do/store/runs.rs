@@ -125,6 +125,10 @@ impl SessionStore {
             media: Option<String>,
             reset_first: i64,
         }
+        // Known empty: every queued row is counted as it is written.
+        if self.kept.borrow().queued == Some(0) {
+            return Ok(None);
+        }
         let rows: Vec<Row> = self.rows(
             "SELECT seq, run_id, message, queued_at, overrides, channel, send_depth, person, plain, media, reset_first FROM run_queue ORDER BY seq LIMIT 1",
             vec![],
@@ -222,21 +226,17 @@ impl SessionStore {
         Ok(())
     }
 
-    pub fn set_run_iterations(&self, iterations: i64) -> Res<()> {
+    /// What a run that goes on to tool calls has used so far: its usage
+    /// and the model calls answered.
+    pub fn set_run_progress(&self, usage_json: String, iterations: i64) -> Res<()> {
         self.exec(
-            "UPDATE current_run SET iterations = ? WHERE id = 1",
-            vec![iterations.into()],
+            "UPDATE current_run SET usage = ?, iterations = ? WHERE id = 1",
+            vec![usage_json.clone().into(), iterations.into()],
         )?;
-        self.kept_run(|r| r.iterations = iterations);
-        Ok(())
-    }
-
-    pub fn set_run_usage(&self, usage_json: String) -> Res<()> {
-        self.exec(
-            "UPDATE current_run SET usage = ? WHERE id = 1",
-            vec![usage_json.clone().into()],
-        )?;
-        self.kept_run(|r| r.usage = usage_json);
+        self.kept_run(|r| {
+            r.usage = usage_json;
+            r.iterations = iterations;
+        });
         Ok(())
     }
 
@@ -267,7 +267,9 @@ impl SessionStore {
         &self,
         calls: impl Iterator<Item = (&'a str, &'a str, &'a Value)>,
     ) -> Res<()> {
+        let mut stored = false;
         for (seq, (id, name, args)) in calls.enumerate() {
+            stored = true;
             self.exec(
                 "INSERT INTO tool_calls (seq, call_id, name, args) VALUES (?, ?, ?, ?)",
                 vec![
@@ -278,7 +280,10 @@ impl SessionStore {
                 ],
             )?;
         }
-        self.kept.borrow_mut().calls = None;
+        // An answer without calls leaves a known-empty table known empty.
+        if stored {
+            self.kept.borrow_mut().calls = Some(true);
+        }
         Ok(())
     }
 
