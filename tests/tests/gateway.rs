@@ -472,6 +472,26 @@ async fn sessions_are_listed_patched_and_their_settings_apply() {
     );
     assert!(ib < ia, "most recently active first: {keys:?}");
     assert!(list["count"].as_u64().unwrap() >= 2);
+    // `a` again, within a second of its last write: that activity is kept
+    // back from the registry's table, and written before the next listing.
+    let run = c.chat_send(a, "hello again").await;
+    c.run_events(&run).await;
+    let list = c
+        .request("sessions.list", json!({"limit": 500}))
+        .await
+        .payload
+        .unwrap();
+    let keys: Vec<&str> = list["sessions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["sessionKey"].as_str().unwrap())
+        .collect();
+    let (ia, ib) = (
+        keys.iter().position(|k| *k == a).unwrap(),
+        keys.iter().position(|k| *k == b).unwrap(),
+    );
+    assert!(ia < ib, "the latest message counts: {keys:?}");
 
     let patch = json!({"sessionKey": a, "label": "Kitchen",
         "settings": {"model": {"provider": "openai", "id": "gpt-other"}, "thinkingLevel": "low"},
@@ -523,7 +543,7 @@ async fn sessions_are_listed_patched_and_their_settings_apply() {
             stats["queueSize"].clone(),
             stats["sessionId"].clone()
         ),
-        (json!(2), json!(false), json!(0), info["sessionId"].clone())
+        (json!(4), json!(false), json!(0), info["sessionId"].clone())
     );
     assert!(stats["tokens"]["total"].as_u64().unwrap() > 0);
     let history = c
