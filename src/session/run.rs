@@ -112,8 +112,10 @@ impl RunMachine {
         }
     }
 
-    /// Model calls made so far (stored with the run, so a resumed run
-    /// keeps counting).
+    /// Model calls made so far. The run stores the `iteration` of each
+    /// answered call that goes on to tools, and a resumed run starts from
+    /// it; this reads the same count back in the tests.
+    #[cfg(test)]
     pub fn iterations(&self) -> i64 {
         self.iterations
     }
