@@ -446,6 +446,26 @@ fn gsv_config_round_trip_through_the_cli() {
     assert_eq!(value["openai"], json!("***"));
 }
 
+/// `sessions.list` (up to 500) and its keys, most recently active first.
+async fn registry(c: &mut Client) -> (Value, Vec<String>) {
+    let list = c
+        .request("sessions.list", json!({"limit": 500}))
+        .await
+        .payload
+        .unwrap();
+    let keys = list["sessions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["sessionKey"].as_str().unwrap().to_string())
+        .collect();
+    (list, keys)
+}
+
+fn position(keys: &[String], key: &str) -> usize {
+    keys.iter().position(|k| k == key).unwrap()
+}
+
 #[tokio::test]
 async fn sessions_are_listed_patched_and_their_settings_apply() {
     let s = shared();
@@ -455,42 +475,16 @@ async fn sessions_are_listed_patched_and_their_settings_apply() {
         let run = c.chat_send(key, &format!("hello {key}")).await;
         c.run_events(&run).await;
     }
-    let list = c
-        .request("sessions.list", json!({"limit": 500}))
-        .await
-        .payload
-        .unwrap();
-    let keys: Vec<&str> = list["sessions"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|e| e["sessionKey"].as_str().unwrap())
-        .collect();
-    let (ia, ib) = (
-        keys.iter().position(|k| *k == a).unwrap(),
-        keys.iter().position(|k| *k == b).unwrap(),
-    );
+    let (list, keys) = registry(&mut c).await;
+    let (ia, ib) = (position(&keys, a), position(&keys, b));
     assert!(ib < ia, "most recently active first: {keys:?}");
     assert!(list["count"].as_u64().unwrap() >= 2);
     // `a` again, within a second of its last write: that activity is kept
     // back from the registry's table, and written before the next listing.
     let run = c.chat_send(a, "hello again").await;
     c.run_events(&run).await;
-    let list = c
-        .request("sessions.list", json!({"limit": 500}))
-        .await
-        .payload
-        .unwrap();
-    let keys: Vec<&str> = list["sessions"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|e| e["sessionKey"].as_str().unwrap())
-        .collect();
-    let (ia, ib) = (
-        keys.iter().position(|k| *k == a).unwrap(),
-        keys.iter().position(|k| *k == b).unwrap(),
-    );
+    let (_, keys) = registry(&mut c).await;
+    let (ia, ib) = (position(&keys, a), position(&keys, b));
     assert!(ia < ib, "the latest message counts: {keys:?}");
 
     let patch = json!({"sessionKey": a, "label": "Kitchen",
@@ -517,11 +511,7 @@ async fn sessions_are_listed_patched_and_their_settings_apply() {
             json!({"mode": "idle", "idleMinutes": 30})
         )
     );
-    let list = c
-        .request("sessions.list", json!({"limit": 500}))
-        .await
-        .payload
-        .unwrap();
+    let (list, _) = registry(&mut c).await;
     let entry = list["sessions"]
         .as_array()
         .unwrap()
