@@ -25,6 +25,8 @@ else
 fi
 bash channels/discord/build.sh >/dev/null
 bash channels/whatsapp/build.sh >/dev/null
+# The skeleton turn written with workers-rs (the bench's Rust floor).
+bash tests/support/echo-rs/build.sh >/dev/null
 cargo build --quiet --release -p gsv
 target="${CARGO_TARGET_DIR:-target}"
 export GSV_BIN="$(cd "$target" && pwd)/release/gsv"

@@ -149,12 +149,23 @@ impl Workerd {
 
     /// The benchmark's echo worker (tests/support/echo).
     pub fn start_echo() -> Self {
-        let dir = repo_root().join("tests").join("support").join("echo");
+        Self::start_support("echo", "worker.mjs")
+    }
+
+    /// The same floors written with workers-rs (`tests/support/echo-rs`,
+    /// built by its `build.sh`).
+    pub fn start_echo_rs() -> Self {
+        Self::start_support("echo-rs", "build/index.js")
+    }
+
+    /// A Worker of `tests/support/<name>` whose config's `main` is `main`.
+    fn start_support(name: &str, main: &str) -> Self {
+        let dir = repo_root().join("tests").join("support").join(name);
         let config = std::fs::read_to_string(dir.join("wrangler.toml"))
             .unwrap()
             .replace(
-                "main = \"worker.mjs\"",
-                &format!("main = {:?}", dir.join("worker.mjs").display().to_string()),
+                &format!("main = {main:?}"),
+                &format!("main = {:?}", dir.join(main).display().to_string()),
             );
         Self::start_config(&config, None, None)
     }

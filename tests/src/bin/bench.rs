@@ -1,7 +1,9 @@
 //! `bench`: performance figures for the gateway, measured in one run on this
 //! machine so they can be compared as ratios. Prints JSON.
 //!
-//! - floor: a WebSocket message echoed by a trivial Durable Object;
+//! - floor: a WebSocket message echoed by a trivial Durable Object; the
+//!   skeleton turn (the least a turn must do, in plain JS), and the same
+//!   floors written with workers-rs (`rustSkeleton`);
 //! - turn: `chat.send` → `final` through the real gateway with an instant
 //!   fake LLM, sequentially, spread over several sessions;
 //! - concurrent: 50 sessions × 20 turns at once (turns/s);
@@ -108,6 +110,7 @@ async fn main() {
     }
     eprintln!("[bench] starting the echo worker and the gateway");
     let echo = Workerd::start_echo();
+    let echo_rs = Workerd::start_echo_rs();
     let llm = FakeLlm::start().await;
     // `--profile DIR`: the gateway's workerd opens its inspector, and the
     // sequential turns are recorded as a CPU profile (turn_cost.rs).
@@ -124,7 +127,10 @@ async fn main() {
     let rpc = echo_floor(&echo_url, "rpc:", echo_count / 2).await;
     let model_url = format!("{}/chat/completions ", llm.base_url_openai());
     let model_call = echo_floor(&echo_url, &format!("llm:{model_url}"), echo_count / 2).await;
+    let skeleton_cpu = turn_cost::CpuMeter::start(echo.pid().expect("the echo worker's process"));
     let skeleton = echo_floor(&echo_url, &format!("turn:{model_url}"), echo_count / 2).await;
+    let skeleton_cost = skeleton_cpu.per_turn(echo_count / 2 + ECHO_WARM_UP);
+    let rust = rust_floors(&echo_rs, &model_url, echo_count / 2).await;
 
     let floor_p50 = percentile(&floor, 50.0);
     let mut report = json!({
@@ -138,6 +144,10 @@ async fn main() {
         "doRpcHop": stats(&rpc),
         "modelCallFromDo": stats(&model_call),
         "skeletonTurn": stats(&skeleton),
+        "skeletonTurnCost": skeleton_cost,
+        "rustSkeleton": rust.report,
+        "rustSkeletonTurnP50OverSkeletonP50": round2(percentile(&rust.turn, 50.0) / percentile(&skeleton, 50.0)),
+        "rustSkeletonTurnCpuOverSkeletonCpu": round2(rust.cpu_ms_per_turn / skeleton_cost["cpuMsPerTurn"].as_f64().unwrap_or(f64::NAN)),
     });
     let mut targets = json!({});
 
@@ -162,6 +172,10 @@ async fn main() {
         let over_skeleton = p50 / percentile(&skeleton, 50.0);
         let p99_over_skeleton = percentile(&turn, 99.0) / percentile(&skeleton, 99.0);
         report["turnP50OverSkeletonP50"] = json!(round2(over_skeleton));
+        report["turnP50OverRustSkeletonP50"] = json!(round2(p50 / percentile(&rust.turn, 50.0)));
+        if let Some(cpu) = report["turnCost"]["cpuMsPerTurn"].as_f64() {
+            report["turnCpuOverRustSkeletonCpu"] = json!(round2(cpu / rust.cpu_ms_per_turn));
+        }
         report["turnP99OverSkeletonP99"] = json!(round2(p99_over_skeleton));
         targets["turnP50AtMost2_5xSkeleton"] = json!(over_skeleton <= 2.5);
         targets["turnP99AtMost4xSkeletonP99"] = json!(p99_over_skeleton <= 4.0);
@@ -727,12 +741,47 @@ fn runs_json(samples: &[f64]) -> Value {
     })
 }
 
+/// The round trips `echo_floor` makes before it starts timing.
+const ECHO_WARM_UP: usize = 50;
+
+/// The floors again through the same Worker written with workers-rs
+/// (`tests/support/echo-rs`): how much of the turn is the crate's own.
+struct RustFloors {
+    report: Value,
+    turn: Vec<f64>,
+    cpu_ms_per_turn: f64,
+}
+
+async fn rust_floors(echo_rs: &Workerd, model_url: &str, n: usize) -> RustFloors {
+    let url = format!("ws://127.0.0.1:{}/ws", echo_rs.port);
+    let floor = echo_floor(&url, "", n * 2).await;
+    let hop = echo_floor(&url, "hop:", n).await;
+    let model_call = echo_floor(&url, &format!("llm:{model_url}"), n).await;
+    let cpu = turn_cost::CpuMeter::start(echo_rs.pid().expect("the Rust echo worker's process"));
+    let turn = echo_floor(&url, &format!("turn:{model_url}"), n).await;
+    let cost = cpu.per_turn(n + ECHO_WARM_UP);
+    let wasm =
+        std::fs::read(repo_root().join("tests/support/echo-rs/build/index_bg.wasm")).unwrap();
+    RustFloors {
+        cpu_ms_per_turn: cost["cpuMsPerTurn"].as_f64().unwrap_or(f64::NAN),
+        report: json!({
+            "echoFloor": stats(&floor),
+            "doFetchHop": stats(&hop),
+            "modelCallFromDo": stats(&model_call),
+            "skeletonTurn": stats(&turn),
+            "skeletonTurnCost": cost,
+            "wasm": {"bytes": wasm.len(), "gzipBytes": gzip_len(&wasm)},
+        }),
+        turn,
+    }
+}
+
 /// Round trips through the echo worker; `prefix` picks the path (none, one
 /// object-to-object fetch, or one JS RPC call).
 async fn echo_floor(url: &str, prefix: &str, n: usize) -> Vec<f64> {
     let mut c = Client::open(url).await;
     let mut samples = Vec::with_capacity(n);
-    for i in 0..n + 50 {
+    for i in 0..n + ECHO_WARM_UP {
         let payload = format!(
             "{prefix}{}",
             json!({"type": "req", "id": format!("e{i}"), "method": "echo"})
@@ -740,7 +789,7 @@ async fn echo_floor(url: &str, prefix: &str, n: usize) -> Vec<f64> {
         let t = Instant::now();
         c.send_text(payload).await;
         let _ = c.next_text().await;
-        if i >= 50 {
+        if i >= ECHO_WARM_UP {
             samples.push(ms(t.elapsed()));
         }
     }

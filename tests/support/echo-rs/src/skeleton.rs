@@ -1,0 +1,133 @@
+use worker::*;
+
+/// A minimal streamed OpenAI chat completion, read whole.
+async fn model_call(url: &str, text: &str) -> Result<String> {
+    let body = serde_json::json!({
+        "model": "floor",
+        "stream": true,
+        "messages": [{"role": "user", "content": text}],
+    });
+    let headers = Headers::new();
+    headers.set("content-type", "application/json")?;
+    let mut init = RequestInit::new();
+    init.with_method(Method::Post)
+        .with_headers(headers)
+        .with_body(Some(body.to_string().into()));
+    let req = Request::new_with_init(url, &init)?;
+    Fetch::Request(req).send().await?.text().await
+}
+
+/// "llm:URL rest" → (URL, rest).
+fn target(text: &str) -> (&str, &str) {
+    let body = text.split_once(':').map_or(text, |(_, body)| body);
+    body.split_once(' ').unwrap_or((body, ""))
+}
+
+/// A POST of `text` to the object named "back".
+async fn to_back(env: &Env, path: &str, text: String) -> Result<String> {
+    let stub = env
+        .durable_object("BACK")?
+        .id_from_name("back")?
+        .get_stub()?;
+    let mut init = RequestInit::new();
+    init.with_method(Method::Post).with_body(Some(text.into()));
+    let req = Request::new_with_init(&format!("https://back{path}"), &init)?;
+    stub.fetch_with_request(req).await?.text().await
+}
+
+#[durable_object]
+pub struct Echo {
+    state: State,
+    env: Env,
+}
+
+impl DurableObject for Echo {
+    fn new(state: State, env: Env) -> Self {
+        Self { state, env }
+    }
+
+    async fn fetch(&self, _req: Request) -> Result<Response> {
+        let pair = WebSocketPair::new()?;
+        self.state.accept_web_socket(&pair.server);
+        Response::from_websocket(pair.client)
+    }
+
+    async fn websocket_message(
+        &self,
+        ws: WebSocket,
+        message: WebSocketIncomingMessage,
+    ) -> Result<()> {
+        let text = match message {
+            WebSocketIncomingMessage::String(text) => text,
+            WebSocketIncomingMessage::Binary(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
+        };
+        if text.starts_with("llm:") {
+            let (url, rest) = target(&text);
+            return ws.send_with_str(model_call(url, rest).await?.len().to_string());
+        }
+        if text.starts_with("turn:") {
+            return ws.send_with_str(to_back(&self.env, "/turn", text).await?);
+        }
+        if text.starts_with("hop:") {
+            return ws.send_with_str(to_back(&self.env, "/echo", text).await?);
+        }
+        ws.send_with_str(text)
+    }
+
+    async fn websocket_close(
+        &self,
+        ws: WebSocket,
+        code: usize,
+        _reason: String,
+        _clean: bool,
+    ) -> Result<()> {
+        let code = if code == 1005 { 1000 } else { code as u16 };
+        ws.close(Some(code), Some("closed"))
+    }
+}
+
+#[durable_object]
+pub struct Back {
+    state: State,
+}
+
+impl DurableObject for Back {
+    fn new(state: State, _env: Env) -> Self {
+        let created = state.storage().sql().exec(
+            "CREATE TABLE IF NOT EXISTS messages (idx INTEGER PRIMARY KEY, data TEXT NOT NULL)",
+            None,
+        );
+        if let Err(e) = created {
+            console_error!("messages table: {e}");
+        }
+        Self { state }
+    }
+
+    async fn fetch(&self, mut req: Request) -> Result<Response> {
+        let text = req.text().await?;
+        if req.path() != "/turn" {
+            return Response::ok(text);
+        }
+        let (url, rest) = target(&text);
+        let sql = self.state.storage().sql();
+        sql.exec("INSERT INTO messages (data) VALUES (?)", vec![rest.into()])?;
+        let answer = model_call(url, rest).await?;
+        sql.exec(
+            "INSERT INTO messages (data) VALUES (?)",
+            vec![answer.as_str().into()],
+        )?;
+        Response::ok(answer)
+    }
+}
+
+#[event(fetch)]
+async fn fetch(req: Request, env: Env, _ctx: Context) -> Result<Response> {
+    if req.path() == "/health" {
+        return Response::ok(r#"{"status":"healthy"}"#);
+    }
+    let stub = env
+        .durable_object("ECHO")?
+        .id_from_name("echo")?
+        .get_stub()?;
+    stub.fetch_with_request(req).await
+}
