@@ -756,6 +756,7 @@ async fn rust_floors(echo_rs: &Workerd, model_url: &str, n: usize) -> RustFloors
     let url = format!("ws://127.0.0.1:{}/ws", echo_rs.port);
     let floor = echo_floor(&url, "", n * 2).await;
     let hop = echo_floor(&url, "hop:", n).await;
+    let link = echo_floor(&url, "link:", n).await;
     let model_call = echo_floor(&url, &format!("llm:{model_url}"), n).await;
     let cpu = turn_cost::CpuMeter::start(echo_rs.pid().expect("the Rust echo worker's process"));
     let turn = echo_floor(&url, &format!("turn:{model_url}"), n).await;
@@ -767,6 +768,7 @@ async fn rust_floors(echo_rs: &Workerd, model_url: &str, n: usize) -> RustFloors
         report: json!({
             "echoFloor": stats(&floor),
             "doFetchHop": stats(&hop),
+            "doLinkHop": stats(&link),
             "modelCallFromDo": stats(&model_call),
             "skeletonTurn": stats(&turn),
             "skeletonTurnCost": cost,

@@ -7,7 +7,11 @@
 //! - "llm:URL …": one streamed model call from the object, read whole;
 //! - "turn:URL …": a `fetch()` to a second object, which stores the message
 //!   in SQLite, makes the streamed model call, stores the answer and
-//!   returns it, echoed back on the WebSocket.
+//!   returns it, echoed back on the WebSocket;
+//! - "link:…": the same message sent to the second object over a WebSocket
+//!   it keeps open to the first, and answered on it, as a Session's event
+//!   link could carry requests: one object-to-object exchange with no
+//!   `Request` or `Response`.
 //!
 //! There is no "rpc:…": workers-rs has no JS RPC between objects.
 

@@ -1,3 +1,4 @@
+use futures_util::StreamExt;
 use worker::*;
 
 /// A minimal streamed OpenAI chat completion, read whole.
@@ -46,9 +47,11 @@ impl DurableObject for Echo {
         Self { state, env }
     }
 
-    async fn fetch(&self, _req: Request) -> Result<Response> {
+    async fn fetch(&self, req: Request) -> Result<Response> {
         let pair = WebSocketPair::new()?;
-        self.state.accept_web_socket(&pair.server);
+        // The second object's link (see `open_link`), or a client.
+        let tag = if req.path() == "/link" { LINK } else { CLIENT };
+        self.state.accept_websocket_with_tags(&pair.server, &[tag]);
         Response::from_websocket(pair.client)
     }
 
@@ -71,6 +74,16 @@ impl DurableObject for Echo {
         if text.starts_with("hop:") {
             return ws.send_with_str(to_back(&self.env, "/echo", text).await?);
         }
+        if text.starts_with("link:") {
+            return self.over_link(text).await;
+        }
+        if let Some(answer) = text.strip_prefix(LINKED) {
+            // The second object's answer on the link: to the clients.
+            for client in self.state.get_websockets_with_tag(CLIENT) {
+                let _ = client.send_with_str(answer);
+            }
+            return Ok(());
+        }
         ws.send_with_str(text)
     }
 
@@ -86,13 +99,37 @@ impl DurableObject for Echo {
     }
 }
 
+impl Echo {
+    /// Sends `text` to the second object over the WebSocket it keeps open to
+    /// this one (asking it to open it first); the answer comes back on the
+    /// link as a message of its own, and nothing waits for it here.
+    async fn over_link(&self, text: String) -> Result<()> {
+        let link = match self.state.get_websockets_with_tag(LINK).pop() {
+            Some(link) => link,
+            None => {
+                to_back(&self.env, "/open", String::new()).await?;
+                let link = self.state.get_websockets_with_tag(LINK).pop();
+                link.ok_or_else(|| Error::RustError("the link did not open".into()))?
+            }
+        };
+        link.send_with_str(text)
+    }
+}
+
+/// The tags of the first object's sockets.
+const CLIENT: &str = "client";
+const LINK: &str = "link";
+/// What the second object puts before its answers on the link.
+const LINKED: &str = "linked:";
+
 #[durable_object]
 pub struct Back {
     state: State,
+    env: Env,
 }
 
 impl DurableObject for Back {
-    fn new(state: State, _env: Env) -> Self {
+    fn new(state: State, env: Env) -> Self {
         let created = state.storage().sql().exec(
             "CREATE TABLE IF NOT EXISTS messages (idx INTEGER PRIMARY KEY, data TEXT NOT NULL)",
             None,
@@ -100,11 +137,15 @@ impl DurableObject for Back {
         if let Err(e) = created {
             console_error!("messages table: {e}");
         }
-        Self { state }
+        Self { state, env }
     }
 
     async fn fetch(&self, mut req: Request) -> Result<Response> {
         let text = req.text().await?;
+        if req.path() == "/open" {
+            open_link(&self.env).await?;
+            return Response::ok("");
+        }
         if req.path() != "/turn" {
             return Response::ok(text);
         }
@@ -118,6 +159,36 @@ impl DurableObject for Back {
         )?;
         Response::ok(answer)
     }
+}
+
+/// Opens a WebSocket from the second object to the first, and answers
+/// each message on it, as a Session's event link would carry requests.
+async fn open_link(env: &Env) -> Result<()> {
+    let stub = env
+        .durable_object("ECHO")?
+        .id_from_name("echo")?
+        .get_stub()?;
+    let headers = Headers::new();
+    headers.set("Upgrade", "websocket")?;
+    let mut init = RequestInit::new();
+    init.with_headers(headers);
+    let req = Request::new_with_init("https://echo/link", &init)?;
+    let res = stub.fetch_with_request(req).await?;
+    let ws = res
+        .websocket()
+        .ok_or_else(|| Error::RustError("no link".into()))?;
+    ws.accept()?;
+    wasm_bindgen_futures::spawn_local(async move {
+        let Ok(mut events) = ws.events() else {
+            return;
+        };
+        while let Some(Ok(WebsocketEvent::Message(msg))) = events.next().await {
+            if let Some(text) = msg.text() {
+                let _ = ws.send_with_str(format!("{LINKED}{text}"));
+            }
+        }
+    });
+    Ok(())
 }
 
 #[event(fetch)]
