@@ -121,34 +121,28 @@ async fn main() {
     admin.use_fake_openai(&llm).await;
 
     eprintln!("[bench] echo floor: {echo_count} round trips");
-    let echo_url = format!("ws://127.0.0.1:{}/ws", echo.port);
-    let floor = echo_floor(&echo_url, "", echo_count).await;
-    let hop = echo_floor(&echo_url, "hop:", echo_count / 2).await;
-    let rpc = echo_floor(&echo_url, "rpc:", echo_count / 2).await;
     let model_url = format!("{}/chat/completions ", llm.base_url_openai());
-    let model_call = echo_floor(&echo_url, &format!("llm:{model_url}"), echo_count / 2).await;
-    let skeleton_cpu = turn_cost::CpuMeter::start(echo.pid().expect("the echo worker's process"));
-    let skeleton = echo_floor(&echo_url, &format!("turn:{model_url}"), echo_count / 2).await;
-    let skeleton_cost = skeleton_cpu.per_turn(echo_count / 2 + ECHO_WARM_UP);
-    let rust = rust_floors(&echo_rs, &model_url, echo_count / 2).await;
+    let js = skeleton_floors(&echo, &model_url, echo_count / 2, ("doRpcHop", "rpc:")).await;
+    let rust = skeleton_floors(&echo_rs, &model_url, echo_count / 2, ("doLinkHop", "link:")).await;
+    let (floor, hop, skeleton) = (&js.echo, &js.hop, &js.turn);
 
-    let floor_p50 = percentile(&floor, 50.0);
+    let floor_p50 = percentile(floor, 50.0);
     let mut report = json!({
         "machine": {
             "cores": std::thread::available_parallelism().map(|n| n.get()).unwrap_or(0),
             "loadAverageAtStart": discord::load_average(),
         },
         "gsvBinary": gsv_bin().display().to_string(),
-        "echoFloor": stats(&floor),
-        "doFetchHop": stats(&hop),
-        "doRpcHop": stats(&rpc),
-        "modelCallFromDo": stats(&model_call),
-        "skeletonTurn": stats(&skeleton),
-        "skeletonTurnCost": skeleton_cost,
-        "rustSkeleton": rust.report,
-        "rustSkeletonTurnP50OverSkeletonP50": round2(percentile(&rust.turn, 50.0) / percentile(&skeleton, 50.0)),
-        "rustSkeletonTurnCpuOverSkeletonCpu": round2(rust.cpu_ms_per_turn / skeleton_cost["cpuMsPerTurn"].as_f64().unwrap_or(f64::NAN)),
+        "rustSkeletonTurnP50OverSkeletonP50": round2(percentile(&rust.turn, 50.0) / percentile(skeleton, 50.0)),
+        "rustSkeletonTurnCpuOverSkeletonCpu": round2(rust.cpu_ms_per_turn / js.cpu_ms_per_turn),
     });
+    if let (Some(report), Value::Object(floors)) = (report.as_object_mut(), js.report) {
+        report.extend(floors);
+    }
+    let wasm =
+        std::fs::read(repo_root().join("tests/support/echo-rs/build/index_bg.wasm")).unwrap();
+    report["rustSkeleton"] = rust.report;
+    report["rustSkeleton"]["wasm"] = json!({"bytes": wasm.len(), "gzipBytes": gzip_len(&wasm)});
     let mut targets = json!({});
 
     let mut turn_p50 = None;
@@ -165,12 +159,12 @@ async fn main() {
         });
         let p50 = percentile(&turn, 50.0);
         turn_p50 = Some(p50);
-        report["turnP50OverFetchHopP50"] = json!(round2(p50 / percentile(&hop, 50.0)));
+        report["turnP50OverFetchHopP50"] = json!(round2(p50 / percentile(hop, 50.0)));
         report["turn"] = stats(&turn);
         report["turnP50OverEchoP50"] = json!(round2(p50 / floor_p50));
-        report["skeletonP50OverEchoP50"] = json!(round2(percentile(&skeleton, 50.0) / floor_p50));
-        let over_skeleton = p50 / percentile(&skeleton, 50.0);
-        let p99_over_skeleton = percentile(&turn, 99.0) / percentile(&skeleton, 99.0);
+        report["skeletonP50OverEchoP50"] = json!(round2(percentile(skeleton, 50.0) / floor_p50));
+        let over_skeleton = p50 / percentile(skeleton, 50.0);
+        let p99_over_skeleton = percentile(&turn, 99.0) / percentile(skeleton, 99.0);
         report["turnP50OverSkeletonP50"] = json!(round2(over_skeleton));
         report["turnP50OverRustSkeletonP50"] = json!(round2(p50 / percentile(&rust.turn, 50.0)));
         if let Some(cpu) = report["turnCost"]["cpuMsPerTurn"].as_f64() {
@@ -245,7 +239,7 @@ async fn main() {
         report["toolRoundTrip"] =
             tool_round_trips(&gw, &llm, tool_turns, bash_turns, floor_p50, turn_p50).await;
         // A whole turn with one tool call, against the skeleton turn.
-        let skeleton_p50 = percentile(&skeleton, 50.0);
+        let skeleton_p50 = percentile(skeleton, 50.0);
         for (label, at_most) in [("nativeReadFile", 3.5), ("nodeRead", 5.0)] {
             let turn = &mut report["toolRoundTrip"][label];
             if let Some(p50) = turn["turn"]["p50Ms"].as_f64() {
@@ -744,37 +738,50 @@ fn runs_json(samples: &[f64]) -> Value {
 /// The round trips `echo_floor` makes before it starts timing.
 const ECHO_WARM_UP: usize = 50;
 
-/// The floors again through the same Worker written with workers-rs
-/// (`tests/support/echo-rs`): how much of the turn is the crate's own.
-struct RustFloors {
-    report: Value,
+/// The floors of one skeleton Worker: the JS one (`tests/support/echo`)
+/// or the same written with workers-rs (`tests/support/echo-rs`), which
+/// tells how much of the turn is the crate's own.
+struct Floors {
+    echo: Vec<f64>,
+    hop: Vec<f64>,
     turn: Vec<f64>,
     cpu_ms_per_turn: f64,
+    report: Value,
 }
 
-async fn rust_floors(echo_rs: &Workerd, model_url: &str, n: usize) -> RustFloors {
-    let url = format!("ws://127.0.0.1:{}/ws", echo_rs.port);
-    let floor = echo_floor(&url, "", n * 2).await;
+/// Echo, a `fetch()` hop, the Worker's other hop (`other`: its JSON key
+/// and message prefix), a model call from an object, and the skeleton
+/// turn with the Worker's CPU time per turn; `n` round trips each (the
+/// echo twice as many).
+async fn skeleton_floors(
+    worker: &Workerd,
+    model_url: &str,
+    n: usize,
+    other: (&str, &str),
+) -> Floors {
+    let url = format!("ws://127.0.0.1:{}/ws", worker.port);
+    let echo = echo_floor(&url, "", n * 2).await;
     let hop = echo_floor(&url, "hop:", n).await;
-    let link = echo_floor(&url, "link:", n).await;
+    let other_hop = echo_floor(&url, other.1, n).await;
     let model_call = echo_floor(&url, &format!("llm:{model_url}"), n).await;
-    let cpu = turn_cost::CpuMeter::start(echo_rs.pid().expect("the Rust echo worker's process"));
+    let cpu = turn_cost::CpuMeter::start(worker.pid().expect("the skeleton worker's process"));
     let turn = echo_floor(&url, &format!("turn:{model_url}"), n).await;
     let cost = cpu.per_turn(n + ECHO_WARM_UP);
-    let wasm =
-        std::fs::read(repo_root().join("tests/support/echo-rs/build/index_bg.wasm")).unwrap();
-    RustFloors {
-        cpu_ms_per_turn: cost["cpuMsPerTurn"].as_f64().unwrap_or(f64::NAN),
-        report: json!({
-            "echoFloor": stats(&floor),
-            "doFetchHop": stats(&hop),
-            "doLinkHop": stats(&link),
-            "modelCallFromDo": stats(&model_call),
-            "skeletonTurn": stats(&turn),
-            "skeletonTurnCost": cost,
-            "wasm": {"bytes": wasm.len(), "gzipBytes": gzip_len(&wasm)},
-        }),
+    let cpu_ms_per_turn = cost["cpuMsPerTurn"].as_f64().unwrap_or(f64::NAN);
+    let mut report = json!({
+        "echoFloor": stats(&echo),
+        "doFetchHop": stats(&hop),
+        "modelCallFromDo": stats(&model_call),
+        "skeletonTurn": stats(&turn),
+        "skeletonTurnCost": cost,
+    });
+    report[other.0] = stats(&other_hop);
+    Floors {
+        echo,
+        hop,
         turn,
+        cpu_ms_per_turn,
+        report,
     }
 }
 
