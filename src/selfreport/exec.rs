@@ -38,10 +38,24 @@ pub fn native_tool_definitions(is_main: bool) -> Vec<ToolDefinition> {
     tools
 }
 
+/// Whether `name` is a native tool of such a run. Asked once per tool
+/// call: the names are read from the definitions once per isolate, not
+/// parsed again with every schema each time.
 pub fn is_native(name: &str, is_main: bool) -> bool {
-    native_tool_definitions(is_main)
-        .iter()
-        .any(|t| t.name == name)
+    thread_local! {
+        static NAMES: [std::cell::OnceCell<Vec<String>>; 2] = Default::default();
+    }
+    NAMES.with(|names| {
+        names[is_main as usize]
+            .get_or_init(|| {
+                native_tool_definitions(is_main)
+                    .into_iter()
+                    .map(|t| t.name)
+                    .collect()
+            })
+            .iter()
+            .any(|n| n == name)
+    })
 }
 
 /// The agent a call acts for, what it may see, and where it reads.

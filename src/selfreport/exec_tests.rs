@@ -347,3 +347,23 @@ fn session_logs_reads_archives_and_searches_every_source() {
     // The registry, the stats of `dm`, its preview.
     assert_eq!(others.calls.get(), 3);
 }
+
+#[test]
+fn is_native_names_exactly_the_runs_native_tools() {
+    let names = |is_main| -> Vec<String> {
+        native_tool_definitions(is_main)
+            .into_iter()
+            .map(|t| t.name)
+            .collect()
+    };
+    let (main, other) = (names(true), names(false));
+    let main_only: Vec<&String> = main.iter().filter(|n| !other.contains(n)).collect();
+    assert!(!main_only.is_empty(), "{main:?}");
+    for name in &main {
+        assert!(is_native(name, true), "{name}");
+        assert_eq!(is_native(name, false), other.contains(name), "{name}");
+    }
+    for name in ["laptop__Read", "gsv__Nope", ""] {
+        assert!(!is_native(name, true) && !is_native(name, false), "{name}");
+    }
+}

@@ -236,8 +236,14 @@ async fn main() {
     }
 
     if wants("tools") && tool_turns + bash_turns > 0 {
-        report["toolRoundTrip"] =
-            tool_round_trips(&gw, &llm, tool_turns, bash_turns, floor_p50, turn_p50).await;
+        report["toolRoundTrip"] = tool_round_trips(
+            &gw,
+            &llm,
+            (tool_turns, bash_turns),
+            (floor_p50, turn_p50),
+            inspector.zip(profile_dir.as_deref()),
+        )
+        .await;
         // A whole turn with one tool call, against the skeleton turn.
         let skeleton_p50 = percentile(skeleton, 50.0);
         for (label, at_most) in [("nativeReadFile", 3.5), ("nodeRead", 5.0)] {
@@ -319,11 +325,11 @@ async fn main() {
 async fn tool_round_trips(
     gw: &Workerd,
     llm: &FakeLlm,
-    turns: usize,
-    bash_turns: usize,
-    floor_p50: f64,
-    turn_p50: Option<f64>,
+    (turns, bash_turns): (usize, usize),
+    (floor_p50, turn_p50): (f64, Option<f64>),
+    profile: Option<(u16, &std::path::Path)>,
 ) -> Value {
+    let gw_pid = gw.pid().expect("the gateway's process");
     let node = Node::start(&gw.url(), TOKEN, "laptop");
     std::fs::write(
         node.workspace.join("small.txt"),
@@ -367,7 +373,11 @@ async fn tool_round_trips(
         }
         eprintln!("[bench] tool round trips: {n} × {tool}");
         let clock = (Instant::now(), SystemTime::now());
-        let measured = round_trips(&mut c, llm, label, tool, &args, n, 20).await;
+        let meter = Metering {
+            gw_pid,
+            profile: profile.map(|(port, dir)| (port, dir, label)),
+        };
+        let measured = round_trips(&mut c, llm, (label, tool, &args), n, 20, meter).await;
         let p50 = percentile(&measured.round_trip, 50.0);
         let mut v = json!({
             "tool": tool,
@@ -375,6 +385,7 @@ async fn tool_round_trips(
             "roundTrip": stats(&measured.round_trip),
             "roundTripP50OverEchoP50": round2(p50 / floor_p50),
             "turn": stats(&measured.turn),
+            "cost": measured.cost,
         });
         if let Some(turn_p50) = turn_p50 {
             // The turn is a better-resolved yardstick than the echo (0.1 ms).
@@ -460,6 +471,15 @@ struct RoundTrips {
     turn: Vec<f64>,
     /// (call id, tool-call answer ended, next request received).
     calls: Vec<(String, Instant, Instant)>,
+    /// The gateway's workerd CPU time per measured turn (with its profile).
+    cost: Value,
+}
+
+/// What the measured turns of a tool variant cost the gateway's workerd:
+/// its CPU time, and with `--profile` a CPU profile named for the variant.
+struct Metering<'a> {
+    gw_pid: u32,
+    profile: Option<(u16, &'a std::path::Path, &'a str)>,
 }
 
 /// `n` turns (after one warm-up turn per session) in which the model asks
@@ -467,20 +487,28 @@ struct RoundTrips {
 async fn round_trips(
     c: &mut Client,
     llm: &FakeLlm,
-    label: &str,
-    tool: &str,
-    args: &Value,
+    (label, tool, args): (&str, &str, &Value),
     n: usize,
     sessions: usize,
+    meter: Metering<'_>,
 ) -> RoundTrips {
     let trigger = format!("toolrt-{label}");
     let mut out = RoundTrips {
         round_trip: Vec::with_capacity(n),
         turn: Vec::with_capacity(n),
         calls: Vec::with_capacity(n),
+        cost: Value::Null,
     };
     let mut errors = 0;
+    // Started once every session is warm, stopped after the last turn.
+    let (mut cpu, mut profiler) = (None, None);
     for i in 0..sessions + n {
+        if i == sessions {
+            profiler = meter
+                .profile
+                .map(|(port, dir, name)| turn_cost::Profiler::start(port, dir, name));
+            cpu = Some(turn_cost::CpuMeter::start(meter.gw_pid));
+        }
         let call_id = format!("call_{label}_{i}");
         llm.script(
             &trigger,
@@ -527,6 +555,12 @@ async fn round_trips(
         }
     }
     assert_eq!(errors, 0, "{tool} failed in {errors} turns");
+    if let Some(cpu) = cpu {
+        out.cost = cpu.per_turn(n);
+    }
+    if let Some(p) = profiler {
+        out.cost["profile"] = p.stop();
+    }
     out
 }
 
