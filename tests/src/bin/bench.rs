@@ -244,13 +244,24 @@ async fn main() {
             inspector.zip(profile_dir.as_deref()),
         )
         .await;
+        // The least a turn with one native tool call must do, in the same
+        // plain JS: what a tool turn's ratio to the skeleton turn is made of.
+        eprintln!("[bench] skeleton tool turn: {tool_turns} round trips");
+        let echo_url = format!("ws://127.0.0.1:{}/ws", echo.port);
+        let tool_skeleton =
+            echo_floor(&echo_url, &format!("toolturn:{model_url}"), tool_turns).await;
+        let tool_skeleton_p50 = percentile(&tool_skeleton, 50.0);
+        report["skeletonToolTurn"] = stats(&tool_skeleton);
         // A whole turn with one tool call, against the skeleton turn.
         let skeleton_p50 = percentile(skeleton, 50.0);
+        report["skeletonToolTurnP50OverSkeletonP50"] =
+            json!(round2(tool_skeleton_p50 / skeleton_p50));
         for (label, at_most) in [("nativeReadFile", 3.5), ("nodeRead", 5.0)] {
             let turn = &mut report["toolRoundTrip"][label];
             if let Some(p50) = turn["turn"]["p50Ms"].as_f64() {
                 let ratio = p50 / skeleton_p50;
                 turn["turnP50OverSkeletonP50"] = json!(round2(ratio));
+                turn["turnP50OverSkeletonToolTurnP50"] = json!(round2(p50 / tool_skeleton_p50));
                 targets[format!("{label}TurnAtMost{at_most}xSkeleton")] = json!(ratio <= at_most);
             }
         }

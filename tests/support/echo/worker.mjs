@@ -9,7 +9,10 @@
 // - "turn:URL …" messages: the least a turn must do in this design, in
 //   plain JS: a fetch() to a second object, which stores the message in
 //   SQLite, makes the streamed model call, stores the answer and returns
-//   it, echoed back on the WebSocket.
+//   it, echoed back on the WebSocket;
+// - "toolturn:URL …" messages: the least a turn with one native tool call
+//   must do: the same, then the tool's file read from R2 and stored as its
+//   result, and a second model call with it, whose answer is stored too.
 import { DurableObject } from "cloudflare:workers";
 
 // A minimal streamed OpenAI chat completion, read whole.
@@ -29,6 +32,9 @@ function target(text) {
   return [body.slice(0, space), body.slice(space + 1)];
 }
 
+// About the size of the workspace's IDENTITY.md.
+const IDENTITY = "# IDENTITY.md\n\n" + "- Name: the bench's agent, who reads this file in a tool turn.\n".repeat(5);
+
 export class Echo extends DurableObject {
   async fetch(request) {
     const pair = new WebSocketPair();
@@ -42,9 +48,10 @@ export class Echo extends DurableObject {
       ws.send(String((await modelCall(url, rest)).length));
       return;
     }
-    if (text.startsWith("turn:")) {
+    if (text.startsWith("turn:") || text.startsWith("toolturn:")) {
       const stub = this.env.BACK.get(this.env.BACK.idFromName("back"));
-      const res = await stub.fetch("https://back/turn", { method: "POST", body: text });
+      const path = text.startsWith("turn:") ? "/turn" : "/toolturn";
+      const res = await stub.fetch(`https://back${path}`, { method: "POST", body: text });
       ws.send(await res.text());
       return;
     }
@@ -75,13 +82,30 @@ export class Back extends DurableObject {
   }
   async fetch(request) {
     const text = await request.text();
-    if (new URL(request.url).pathname !== "/turn") return new Response(text);
+    const path = new URL(request.url).pathname;
+    if (path !== "/turn" && path !== "/toolturn") return new Response(text);
     const [url, rest] = target(text);
     const sql = this.ctx.storage.sql;
     sql.exec("INSERT INTO messages (data) VALUES (?)", rest);
-    const answer = await modelCall(url, rest);
+    let answer = await modelCall(url, rest);
     sql.exec("INSERT INTO messages (data) VALUES (?)", answer);
+    if (path === "/toolturn") {
+      const file = await this.readFile();
+      sql.exec("INSERT INTO messages (data) VALUES (?)", file);
+      answer = await modelCall(url, `${rest}\n${file}`);
+      sql.exec("INSERT INTO messages (data) VALUES (?)", answer);
+    }
     return new Response(answer);
+  }
+  // The file a native ReadFile reads, written on first use.
+  async readFile() {
+    const key = "agents/main/IDENTITY.md";
+    let object = await this.env.STORAGE.get(key);
+    if (object === null) {
+      await this.env.STORAGE.put(key, IDENTITY);
+      object = await this.env.STORAGE.get(key);
+    }
+    return await object.text();
   }
 }
 
