@@ -7,6 +7,7 @@ pub mod compaction;
 pub mod early_call;
 pub mod error;
 pub mod internal;
+pub mod link;
 pub mod memory;
 pub mod meta;
 pub mod patch;

@@ -28,6 +28,7 @@ mod probes;
 mod registry;
 mod requests;
 mod revisions;
+mod session_link;
 mod session_send;
 mod transfer;
 
@@ -37,6 +38,7 @@ use crate::config::Config;
 use crate::gateway::intake::{intake_binary, intake_text, Intake};
 use crate::routing::RoutingConfig;
 use crate::session::internal::{path, AgentSessionsQuery, ChannelMessageRequest, ToolRequestReply};
+use crate::session::link::{LinkUp, Up, LINK_SESSION_HEADER};
 use gsv_protocol::channels::{
     ChannelDeliveryParams, ChannelInboundParams, ChannelStatusParams, InternalCall,
 };
@@ -102,6 +104,9 @@ struct Attachment {
     /// An internal event link from a Session object, not a client.
     #[serde(default)]
     link: bool,
+    /// The link's session would close it: nothing more is sent on it.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    closing: bool,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -140,6 +145,8 @@ pub struct Gateway {
     in_alarm: std::cell::Cell<bool>,
     /// Session activity stamps written and kept back (registry.rs).
     touches: RefCell<crate::gateway::touches::Touches>,
+    /// Messages sent on sessions' event links, waiting for their answers.
+    link_calls: session_link::LinkCalls,
 }
 
 impl DurableObject for Gateway {
@@ -171,6 +178,7 @@ impl DurableObject for Gateway {
             alarm_set: std::cell::Cell::new(None),
             in_alarm: std::cell::Cell::new(false),
             touches: Default::default(),
+            link_calls: Default::default(),
         }
     }
 
@@ -196,7 +204,8 @@ impl DurableObject for Gateway {
                     ..Default::default()
                 };
                 pair.server.serialize_attachment(&att)?;
-                self.state.accept_web_socket(&pair.server);
+                let key = req.headers().get(LINK_SESSION_HEADER)?;
+                self.accept_link(&pair.server, key);
                 Response::from_websocket(pair.client)
             }
             path::TOOL_REQUEST => {
@@ -326,7 +335,15 @@ impl DurableObject for Gateway {
                 };
             }
             WebSocketIncomingMessage::String(text) if matches!(&att, Ok(Some(a)) if a.link) => {
-                match serde_json::from_str::<ChatEvent>(&text) {
+                let evt = match LinkUp::read(&text) {
+                    Ok(Up::Event(text)) => serde_json::from_str::<ChatEvent>(text),
+                    Ok(Up::Link(up)) => {
+                        self.link_up(&ws, att.ok().flatten(), up);
+                        return Ok(());
+                    }
+                    Err(e) => Err(e),
+                };
+                match evt {
                     Ok(evt) => {
                         self.deliver_chat_event(&evt);
                         if self.may_follow(&evt) {
@@ -334,7 +351,7 @@ impl DurableObject for Gateway {
                             self.agent_run_event(&evt).await;
                         }
                     }
-                    Err(e) => console_error!("gateway: bad event on a session link: {e}"),
+                    Err(e) => console_error!("gateway: bad message on a session link: {e}"),
                 }
                 return Ok(());
             }
@@ -422,6 +439,10 @@ impl Gateway {
                 .client_gone(&att.conn_id)
                 .and_then(|()| self.client_updates_gone(&att.conn_id))
                 .and_then(|()| self.client_logs_gone(&att.conn_id)),
+            None if att.link => {
+                self.link_closed(&att.conn_id);
+                Ok(())
+            }
             None => Ok(()),
         };
         if let Err(e) = result {

@@ -139,12 +139,11 @@ impl Gateway {
         if !has_nodes {
             send.nodes = Some((*nodes).clone());
         }
-        let stub = SessionStub::for_key(&self.env, &send.session_key);
-        let reply = match stub.call(&send).await {
+        let reply = match self.call_session(&send).await {
             Err(e) if e.code == STALE_STATE => {
                 send.config = Some(self.config.borrow().effective().clone());
                 send.nodes = Some((*nodes).clone());
-                stub.call(&send).await?
+                self.call_session(&send).await?
             }
             other => other?,
         };
@@ -154,6 +153,18 @@ impl Gateway {
         }
         sent.insert(send.session_key, (config_rev, nodes_rev));
         Ok(reply)
+    }
+
+    /// `send` on its session's event link when it is open, else as a request.
+    async fn call_session(&self, send: &SessionChatSend) -> Res<SessionChatSendReply> {
+        match self.send_on_link(send).await {
+            Some(reply) => reply,
+            None => {
+                SessionStub::for_key(&self.env, &send.session_key)
+                    .call(send)
+                    .await
+            }
+        }
     }
 
     /// `workspace.refresh`, and a session's word that it wrote the workspace.

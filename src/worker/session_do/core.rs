@@ -15,7 +15,7 @@ use gsv_protocol::{
     AssistantMessage, ChatDirectives, ChatEvent, ChatState, Usage, WorkspaceLoadStats,
 };
 use std::cell::{Cell, RefCell};
-use std::rc::Rc;
+use std::rc::{Rc, Weak};
 use worker::{Bucket, Env, State};
 
 /// Where a queued message came from, and the files that came with it.
@@ -38,6 +38,9 @@ pub struct LastPrompt {
 }
 
 pub struct Core {
+    pub state: State,
+    /// This core, for the event link's listener (events.rs).
+    pub this: Weak<Core>,
     pub store: SessionStore,
     pub env: Env,
     pub alarm: Alarm,
@@ -82,8 +85,9 @@ pub struct PromptInputs {
 }
 
 impl Core {
-    pub fn new(state: &State, env: Env) -> Self {
+    pub fn new(state: State, env: Env, this: Weak<Core>) -> Self {
         Self {
+            this,
             store: SessionStore::open(state.storage().sql()),
             env,
             alarm: Alarm::new(state.storage()),
@@ -95,6 +99,7 @@ impl Core {
             clock_offset: Cell::new(0),
             workspace_rev: RefCell::new(String::new()),
             checked_at: Cell::new(i64::MIN),
+            state,
         }
     }
 
@@ -133,8 +138,14 @@ impl Core {
         }
     }
 
+    /// Sends `evt` to the Gateway; a link opened for it is listened on,
+    /// since the Gateway sends this session's messages on it too.
     pub async fn emit(&self, evt: ChatEvent) {
-        self.link.emit(&self.env, &evt).await
+        if let Some(opened) = self.link.emit(&self.env, &evt).await {
+            if let Some(core) = self.this.upgrade() {
+                super::link::listen(core, opened);
+            }
+        }
     }
 
     pub fn event(&self, run: &CurrentRun, state: ChatState) -> ChatEvent {

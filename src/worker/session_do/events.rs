@@ -1,9 +1,11 @@
 //! The Session's `chat` events on their way to the Gateway: over an event
 //! link (a WebSocket to the Gateway, opened on first use and kept while
 //! runs go on, so streaming costs no object-to-object request per chunk),
-//! else as one request each.
+//! else as one request each. The Gateway sends the session's messages on
+//! it too while it is open (`session::link`; `link.rs` listens).
 
 use crate::session::internal::path;
+use crate::session::link::{LinkUp, LINK_SESSION_HEADER};
 use crate::worker::bindings::{self, GatewayStub};
 use crate::worker::rpc::now_ms;
 use gsv_protocol::ChatEvent;
@@ -12,25 +14,37 @@ use worker::{console_error, Env, Error, Headers, Request, RequestInit, Result, W
 
 /// The event link stays open this long after the last event, for the next run.
 pub const LINK_IDLE_MS: i64 = 30_000;
+/// A link whose closing the Gateway has not answered in this long is
+/// closed anyway.
+pub const LINK_CLOSE_GRACE_MS: i64 = 10_000;
 
 #[derive(Default)]
 pub struct EventLink {
     ws: RefCell<Option<WebSocket>>,
     /// When the link last carried an event.
     used_at: Cell<i64>,
+    /// When this session said it would close the link (`None`: it did not,
+    /// or used the link again since).
+    closing_at: Cell<Option<i64>>,
 }
 
 impl EventLink {
-    /// Delivers `evt`: over the link (opened on first use), else as a request.
-    pub async fn emit(&self, env: &Env, evt: &ChatEvent) {
+    /// Delivers `evt`: over the link (opened on first use), else as a
+    /// request. Returns a link it opened, for the caller to listen on.
+    pub async fn emit(&self, env: &Env, evt: &ChatEvent) -> Option<WebSocket> {
         let text = match serde_json::to_string(evt) {
             Ok(t) => t,
-            Err(e) => return console_error!("session: event not serializable: {e}"),
+            Err(e) => {
+                console_error!("session: event not serializable: {e}");
+                return None;
+            }
         };
+        let mut opened = None;
         if self.ws.borrow().is_none() {
-            match open_link(env).await {
+            match open_link(env, &evt.session_key).await {
                 Ok(ws) => {
-                    self.ws.replace(Some(ws));
+                    self.ws.replace(Some(ws.clone()));
+                    opened = Some(ws);
                 }
                 Err(e) => console_error!("session: opening the event link failed: {e}"),
             }
@@ -42,12 +56,24 @@ impl EventLink {
             .is_some_and(|ws| ws.send_with_str(&text).is_ok());
         if sent {
             self.used_at.set(now_ms());
-            return;
+            // In use again: it stays open (the Gateway sends no more
+            // messages on it should it have heard it would close).
+            self.closing_at.set(None);
+            return opened;
         }
-        self.ws.replace(None);
+        self.forget_current();
         let r = GatewayStub::get(env).call(evt).await;
         if let Err(e) = r {
             console_error!("session: delivering a chat event failed: {}", e.message);
+        }
+        None
+    }
+
+    /// Sends `text` on the link (an answer to a message that came on it).
+    pub fn send_on(&self, ws: &WebSocket, text: &str) {
+        if let Err(e) = ws.send_with_str(text) {
+            // The Gateway fails what waited once it sees the link close.
+            console_error!("session: answering on the event link failed: {e}");
         }
     }
 
@@ -60,19 +86,73 @@ impl EventLink {
         now - self.used_at.get() >= LINK_IDLE_MS
     }
 
-    /// Closes the link once no run is left, so the object can rest.
+    /// Once no run is left: says the session would close the link (the
+    /// Gateway answers `Closed` once it sends nothing more on it), or
+    /// closes it when that answer has not come within the grace. True
+    /// while the link stays open.
+    pub fn wind_down(&self, now: i64) -> bool {
+        match self.closing_at.get() {
+            Some(at) if now - at >= LINK_CLOSE_GRACE_MS => {
+                self.close();
+                false
+            }
+            Some(_) => true,
+            None => {
+                let closing = serde_json::to_string(&LinkUp::Closing).unwrap_or_default();
+                let sent = self
+                    .ws
+                    .borrow()
+                    .as_ref()
+                    .is_some_and(|ws| ws.send_with_str(&closing).is_ok());
+                match sent {
+                    true => self.closing_at.set(Some(now)),
+                    false => self.close(),
+                }
+                sent
+            }
+        }
+    }
+
+    /// The Gateway sends nothing more on `ws`: it closes, unless it was
+    /// used again since the session said it would close it.
+    pub fn closed_by_gateway(&self, ws: &WebSocket) {
+        if self.closing_at.get().is_some() && self.is_current(ws) {
+            self.close();
+        }
+    }
+
+    /// `ws` closed on the Gateway's side.
+    pub fn gone(&self, ws: &WebSocket) {
+        if self.is_current(ws) {
+            self.forget_current();
+        }
+    }
+
+    fn is_current(&self, ws: &WebSocket) -> bool {
+        self.ws.borrow().as_ref() == Some(ws)
+    }
+
+    fn forget_current(&self) {
+        self.ws.replace(None);
+        self.closing_at.set(None);
+    }
+
+    /// Closes the link, so the object can rest.
     pub fn close(&self) {
         if let Some(ws) = self.ws.take() {
             let _ = ws.close(Some(1000), Some("idle"));
         }
+        self.closing_at.set(None);
     }
 }
 
 /// Opens a WebSocket to the Gateway's internal event-link path.
-async fn open_link(env: &Env) -> Result<WebSocket> {
+async fn open_link(env: &Env, session_key: &str) -> Result<WebSocket> {
     let stub = bindings::gateway_object(env)?;
     let headers = Headers::new();
     headers.set("Upgrade", "websocket")?;
+    // A key a header cannot carry only costs the link its messages.
+    let _ = headers.set(LINK_SESSION_HEADER, session_key);
     let mut init = RequestInit::new();
     init.with_headers(headers);
     let req = Request::new_with_init(

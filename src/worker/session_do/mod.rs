@@ -10,6 +10,7 @@ mod compaction;
 mod core;
 mod error;
 mod events;
+mod link;
 mod reset;
 mod run;
 mod schema;
@@ -40,14 +41,13 @@ const SEEN_EXEC_EVENT_MS: i64 = 24 * 3600 * 1000;
 
 #[durable_object]
 pub struct Session {
-    state: State,
     core: Rc<Core>,
 }
 
 impl DurableObject for Session {
     fn new(state: State, env: Env) -> Self {
-        let core = Rc::new(Core::new(&state, env));
-        Self { state, core }
+        let core = Rc::new_cyclic(|this| Core::new(state, env, this.clone()));
+        Self { core }
     }
 
     async fn fetch(&self, mut req: Request) -> Result<Response> {
@@ -115,6 +115,12 @@ impl DurableObject for Session {
 }
 
 impl Session {
+    /// The object's handlers over its shared parts, for work that arrives
+    /// other than as a request (a message on the event link).
+    fn of(core: Rc<Core>) -> Self {
+        Self { core }
+    }
+
     async fn tick(&self, now: i64) -> Res<()> {
         let core = &self.core;
         let store = &core.store;
@@ -141,9 +147,8 @@ impl Session {
             return Ok(());
         }
         if core.link.is_open() {
-            if core.link.idle_at(now) {
-                core.link.close();
-            } else {
+            let open = !core.link.idle_at(now) || core.link.wind_down(now);
+            if open {
                 store.set_deadline(TICK, now + TICK_MS)?;
             }
         }
@@ -159,7 +164,7 @@ impl Session {
             // workspace reads ran ahead of the answer, which (chat.send's
             // "started") reached the Gateway only once the prompt was loaded,
             // ~16 ms locally instead of ~2 ms.
-            self.state.wait_until(async move {
+            self.core.state.wait_until(async move {
                 Delay::from(std::time::Duration::from_millis(0)).await;
                 run_loop(core).await
             });

@@ -1,0 +1,229 @@
+//! What a Session's event link carries besides its `chat` events. While a
+//! session is busy it keeps a WebSocket open to the Gateway; the Gateway
+//! hands it messages on it too (a `fetch()` between objects costs about
+//! twice a message each way on an open socket), and the session answers
+//! each on the same socket, ahead of that message's run events.
+//!
+//! Closing is a handshake, so no message is ever sent on a link the session
+//! has let go: the session says it is `Closing`, the Gateway stops choosing
+//! the link and answers `Closed`, and every message it sent before that
+//! reached the session first.
+
+use super::internal::{SessionChatSend, SessionChatSendReply};
+use crate::commands::parse_command;
+use gsv_protocol::ErrorShape;
+use serde::{Deserialize, Serialize};
+use std::borrow::Cow;
+
+/// The header naming the session that opens a link (its canonical key).
+pub const LINK_SESSION_HEADER: &str = "x-gsv-session";
+
+/// Gateway → Session on the link. (One lives at a time, for one message:
+/// its size does not matter.)
+#[allow(clippy::large_enum_variant)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "camelCase")]
+pub enum LinkDown<'a> {
+    /// A message for the session, answered by a `Reply` with its `call`.
+    ChatSend {
+        call: u64,
+        send: Cow<'a, SessionChatSend>,
+    },
+    /// The Gateway sends nothing more on this link: the session may close it.
+    Closed,
+}
+
+/// Session → Gateway on the link, other than `chat` events (which travel
+/// as the event's own JSON).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "link", rename_all = "camelCase")]
+pub enum LinkUp {
+    /// The answer to the `ChatSend` numbered `call`.
+    #[serde(rename_all = "camelCase")]
+    Reply {
+        call: u64,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        ok: Option<SessionChatSendReply>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        error: Option<ErrorShape>,
+    },
+    /// The session is idle and would close the link.
+    Closing,
+}
+
+/// What came up a link: a `LinkUp` or a `chat` event.
+pub enum Up<'a> {
+    Link(LinkUp),
+    Event(&'a str),
+}
+
+impl LinkUp {
+    /// The text of a message up a link, told apart by its first bytes: a
+    /// `LinkUp` is written with its tag first, a `chat` event never has it.
+    pub fn read(text: &str) -> Result<Up<'_>, serde_json::Error> {
+        match text.starts_with(r#"{"link":"#) {
+            true => serde_json::from_str(text).map(Up::Link),
+            false => Ok(Up::Event(text)),
+        }
+    }
+
+    pub fn reply(call: u64, result: Result<SessionChatSendReply, ErrorShape>) -> Self {
+        let (ok, error) = match result {
+            Ok(r) => (Some(r), None),
+            Err(e) => (None, Some(e)),
+        };
+        LinkUp::Reply { call, ok, error }
+    }
+}
+
+/// A `Reply`'s outcome; one with neither part is the session's error.
+pub fn reply_result(
+    ok: Option<SessionChatSendReply>,
+    error: Option<ErrorShape>,
+) -> Result<SessionChatSendReply, ErrorShape> {
+    match (ok, error) {
+        (_, Some(e)) => Err(e),
+        (Some(r), None) => Ok(r),
+        (None, None) => Err(ErrorShape::new(
+            gsv_protocol::codes::INTERNAL,
+            "the session's answer on its link was empty",
+        )),
+    }
+}
+
+/// The largest `ChatSend` sent on a link; a larger one (a whole config or
+/// node snapshot can be large) goes as a request, well under the
+/// platform's 1 MiB per WebSocket message.
+pub const MAX_LINK_MESSAGE: usize = 512 * 1024;
+
+/// The longest session key a link is found by (it becomes the socket's
+/// tag, at most 256 characters); a longer one's messages go as requests.
+pub const MAX_LINK_KEY: usize = 200;
+
+/// Whether `send` may go on the session's link. A slash command may take
+/// its time (`/compact` calls the model) and goes as a request, which
+/// waits as long as it needs; a message is answered at once.
+pub fn goes_on_link(send: &SessionChatSend) -> bool {
+    send.session_key.len() <= MAX_LINK_KEY
+        && (send.relay.is_some() || parse_command(&send.message).is_none())
+}
+
+/// The tag of the link of the session `key`.
+pub fn link_tag(key: &str) -> String {
+    format!("link:{key}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use gsv_protocol::codes;
+
+    fn send(message: &str) -> SessionChatSend {
+        SessionChatSend {
+            session_key: "agent:main:main".into(),
+            run_id: "r1".into(),
+            message: message.into(),
+            config: None,
+            config_rev: "c1".into(),
+            nodes: None,
+            nodes_rev: "n1".into(),
+            workspace_rev: "w1".into(),
+            channel: None,
+            directives: None,
+            relay: None,
+            clock_offset_ms: 0,
+            media: vec![],
+        }
+    }
+
+    #[test]
+    fn a_chat_send_goes_down_and_back_whole() {
+        let down = LinkDown::ChatSend {
+            call: 7,
+            send: Cow::Owned(send("hello")),
+        };
+        let text = serde_json::to_string(&down).unwrap();
+        assert_eq!(
+            text,
+            r#"{"kind":"chatSend","call":7,"send":{"sessionKey":"agent:main:main","runId":"r1","message":"hello","configRev":"c1","nodesRev":"n1","workspaceRev":"w1"}}"#
+        );
+        assert_eq!(serde_json::from_str::<LinkDown>(&text).unwrap(), down);
+        assert_eq!(
+            serde_json::from_str::<LinkDown>(r#"{"kind":"closed"}"#).unwrap(),
+            LinkDown::Closed
+        );
+    }
+
+    #[test]
+    fn replies_and_events_are_told_apart() {
+        let started = SessionChatSendReply::Started {
+            queued: false,
+            queue_position: 0,
+            directives: None,
+        };
+        let text = serde_json::to_string(&LinkUp::reply(7, Ok(started.clone()))).unwrap();
+        assert_eq!(
+            text,
+            r#"{"link":"reply","call":7,"ok":{"kind":"started","queued":false,"queuePosition":0}}"#
+        );
+        let Ok(Up::Link(LinkUp::Reply { call, ok, error })) = LinkUp::read(&text) else {
+            panic!("not a reply: {text}");
+        };
+        assert_eq!((call, reply_result(ok, error)), (7, Ok(started)));
+
+        let stale = ErrorShape::new(4090, "no config c1");
+        let text = serde_json::to_string(&LinkUp::reply(8, Err(stale.clone()))).unwrap();
+        let Ok(Up::Link(LinkUp::Reply { call, ok, error })) = LinkUp::read(&text) else {
+            panic!("not a reply: {text}");
+        };
+        assert_eq!((call, reply_result(ok, error)), (8, Err(stale)));
+
+        let closing = serde_json::to_string(&LinkUp::Closing).unwrap();
+        assert_eq!(closing, r#"{"link":"closing"}"#);
+        assert!(matches!(
+            LinkUp::read(&closing),
+            Ok(Up::Link(LinkUp::Closing))
+        ));
+
+        let event = gsv_protocol::ChatEvent {
+            run_id: Some("r1".into()),
+            session_key: "agent:main:main".into(),
+            state: gsv_protocol::ChatState::Delta,
+            delta: Some("hi".into()),
+            message: None,
+            usage: None,
+            error: None,
+        };
+        let text = serde_json::to_string(&event).unwrap();
+        assert!(matches!(LinkUp::read(&text), Ok(Up::Event(t)) if t == text));
+        assert!(LinkUp::read(r#"{"link":"nope"}"#).is_err());
+    }
+
+    #[test]
+    fn an_empty_reply_is_an_error() {
+        assert_eq!(reply_result(None, None).unwrap_err().code, codes::INTERNAL);
+    }
+
+    #[test]
+    fn commands_and_long_keys_go_as_requests() {
+        assert!(goes_on_link(&send("hello")));
+        assert!(goes_on_link(&send("/nope is not a command")));
+        assert!(!goes_on_link(&send("/compact")));
+        assert!(!goes_on_link(&send("/status")));
+        // Another session's words are never read as a command.
+        let relayed = SessionChatSend {
+            relay: Some(crate::agent_tools::session_send::SessionRelay {
+                from: "agent:main:other".into(),
+                depth: 1,
+            }),
+            ..send("/compact")
+        };
+        assert!(goes_on_link(&relayed));
+        let long = SessionChatSend {
+            session_key: "k".repeat(MAX_LINK_KEY + 1),
+            ..send("hello")
+        };
+        assert!(!goes_on_link(&long));
+        assert_eq!(link_tag("agent:main:main"), "link:agent:main:main");
+    }
+}

@@ -1,0 +1,66 @@
+//! The Session's end of its event link, listened on while it is open: the
+//! Gateway sends this session's messages on it (`session::link`), each
+//! answered on the link before its run's first event.
+
+use super::core::Core;
+use super::Session;
+use crate::session::link::{LinkDown, LinkUp};
+use futures::StreamExt;
+use gsv_protocol::{codes, ErrorShape};
+use std::rc::Rc;
+use worker::{console_error, WebSocket, WebsocketEvent};
+
+/// Listens on `ws` until it closes. Messages are taken in the order they
+/// came: each is queued before the next is looked at, as requests are.
+pub fn listen(core: Rc<Core>, ws: WebSocket) {
+    let this = Rc::downgrade(&core);
+    drop(core);
+    wasm_bindgen_futures::spawn_local(async move {
+        let Ok(mut events) = ws.events() else {
+            return;
+        };
+        while let Some(Ok(WebsocketEvent::Message(msg))) = events.next().await {
+            let Some(core) = this.upgrade() else { return };
+            let Some(text) = msg.text() else { continue };
+            match serde_json::from_str::<LinkDown>(&text) {
+                Ok(LinkDown::ChatSend { call, send }) => {
+                    let ws = ws.clone();
+                    wasm_bindgen_futures::spawn_local(answer(core, ws, call, send.into_owned()));
+                }
+                Ok(LinkDown::Closed) => core.link.closed_by_gateway(&ws),
+                Err(e) => console_error!("session: bad message on the event link: {e}"),
+            }
+        }
+        if let Some(core) = this.upgrade() {
+            core.link.gone(&ws);
+        }
+    });
+}
+
+/// Takes a message as `chat.send` does and answers it on the link.
+async fn answer(
+    core: Rc<Core>,
+    ws: WebSocket,
+    call: u64,
+    send: crate::session::internal::SessionChatSend,
+) {
+    // The Gateway found the link by this session's key.
+    let known = core.store.known_key().unwrap_or_default();
+    let result = match send.session_key == known {
+        true => Session::of(core.clone())
+            .chat_send(send)
+            .await
+            .map_err(ErrorShape::from),
+        false => Err(ErrorShape::new(
+            codes::BAD_REQUEST,
+            format!(
+                "a message for {} came on the link of {known}",
+                send.session_key
+            ),
+        )),
+    };
+    match serde_json::to_string(&LinkUp::reply(call, result)) {
+        Ok(text) => core.link.send_on(&ws, &text),
+        Err(e) => console_error!("session: answer not serializable: {e}"),
+    }
+}
