@@ -341,6 +341,61 @@ async fn three_messages_sent_at_once_are_answered_in_order() {
     );
 }
 
+/// After a first turn the session keeps its event link open and the
+/// gateway hands it messages on it: a burst sent then is taken in the
+/// order sent, each answered with its place in the queue, and run in turn.
+#[tokio::test]
+async fn messages_sent_at_once_to_a_busy_link_keep_their_order() {
+    let mut c = client().await;
+    let key = "agent:main:e2e:link-queue";
+    let run = c.chat_send(key, "open the link").await;
+    let events = c.run_events(&run).await;
+    assert_eq!(events.last().unwrap().state, ChatState::Final, "{events:?}");
+    for i in 1..=3 {
+        let frame = Frame::request(
+            format!("l{i}"),
+            "chat.send",
+            Some(json!({
+                "sessionKey": key, "message": format!("linked message {i}"), "runId": format!("link-run-{i}")
+            })),
+        );
+        c.send_text(frame.to_json()).await;
+    }
+    let mut started = Vec::new();
+    for i in 1..=3 {
+        let res = c.response_to(&format!("l{i}")).await;
+        let payload = res.payload.unwrap();
+        started.push((
+            payload["runId"].clone(),
+            payload["queued"].clone(),
+            payload["queuePosition"].clone(),
+        ));
+    }
+    assert_eq!(
+        started,
+        [
+            (json!("link-run-1"), json!(false), Value::Null),
+            (json!("link-run-2"), json!(true), json!(1)),
+            (json!("link-run-3"), json!(true), json!(2)),
+        ]
+    );
+    let mut finals = Vec::new();
+    while finals.len() < 3 {
+        let evt = c.next_chat().await;
+        assert_ne!(evt.state, ChatState::Error, "{evt:?}");
+        if evt.session_key == key && evt.state == ChatState::Final {
+            finals.push((evt.run_id.unwrap(), evt.message.unwrap().text()));
+        }
+    }
+    assert_eq!(
+        finals,
+        (1..=3)
+            .map(|i| (format!("link-run-{i}"), format!("echo: linked message {i}")))
+            .collect::<Vec<_>>()
+    );
+    assert_eq!(c.history_roles(key, 20).await.len(), 8);
+}
+
 #[tokio::test]
 async fn rate_limited_call_is_retried_after_retry_after() {
     let s = shared();
