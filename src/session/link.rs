@@ -19,10 +19,12 @@ use std::borrow::Cow;
 pub const LINK_SESSION_HEADER: &str = "x-gsv-session";
 
 /// Gateway → Session on the link. (One lives at a time, for one message:
-/// its size does not matter.)
+/// its size does not matter.) Both link enums are externally tagged:
+/// read as they stream, with the readers the requests use (`from_slice`),
+/// they add no second copy of the messages' decoders to the Worker.
 #[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "camelCase")]
+#[serde(rename_all = "camelCase")]
 pub enum LinkDown<'a> {
     /// A message for the session, answered by a `Reply` with its `call`.
     ChatSend {
@@ -36,7 +38,7 @@ pub enum LinkDown<'a> {
 /// Session → Gateway on the link, other than `chat` events (which travel
 /// as the event's own JSON).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "link", rename_all = "camelCase")]
+#[serde(rename_all = "camelCase")]
 pub enum LinkUp {
     /// The answer to the `ChatSend` numbered `call`.
     #[serde(rename_all = "camelCase")]
@@ -59,10 +61,11 @@ pub enum Up<'a> {
 
 impl LinkUp {
     /// The text of a message up a link, told apart by its first bytes: a
-    /// `LinkUp` is written with its tag first, a `chat` event never has it.
+    /// `LinkUp` is a string or an object keyed by its variant, a `chat`
+    /// event an object whose fields have other names.
     pub fn read(text: &str) -> Result<Up<'_>, serde_json::Error> {
-        match text.starts_with(r#"{"link":"#) {
-            true => serde_json::from_str(text).map(Up::Link),
+        match text.starts_with('"') || text.starts_with(r#"{"reply":"#) {
+            true => serde_json::from_slice(text.as_bytes()).map(Up::Link),
             false => Ok(Up::Event(text)),
         }
     }
@@ -73,6 +76,13 @@ impl LinkUp {
             Err(e) => (None, Some(e)),
         };
         LinkUp::Reply { call, ok, error }
+    }
+}
+
+impl LinkDown<'_> {
+    /// A message down a link (read as requests are).
+    pub fn read(text: &str) -> Result<LinkDown<'static>, serde_json::Error> {
+        serde_json::from_slice(text.as_bytes())
     }
 }
 
@@ -145,13 +155,12 @@ mod tests {
         let text = serde_json::to_string(&down).unwrap();
         assert_eq!(
             text,
-            r#"{"kind":"chatSend","call":7,"send":{"sessionKey":"agent:main:main","runId":"r1","message":"hello","configRev":"c1","nodesRev":"n1","workspaceRev":"w1"}}"#
+            r#"{"chatSend":{"call":7,"send":{"sessionKey":"agent:main:main","runId":"r1","message":"hello","configRev":"c1","nodesRev":"n1","workspaceRev":"w1"}}}"#
         );
-        assert_eq!(serde_json::from_str::<LinkDown>(&text).unwrap(), down);
-        assert_eq!(
-            serde_json::from_str::<LinkDown>(r#"{"kind":"closed"}"#).unwrap(),
-            LinkDown::Closed
-        );
+        assert_eq!(LinkDown::read(&text).unwrap(), down);
+        let closed = serde_json::to_string(&LinkDown::Closed).unwrap();
+        assert_eq!(closed, r#""closed""#);
+        assert_eq!(LinkDown::read(&closed).unwrap(), LinkDown::Closed);
     }
 
     #[test]
@@ -164,7 +173,7 @@ mod tests {
         let text = serde_json::to_string(&LinkUp::reply(7, Ok(started.clone()))).unwrap();
         assert_eq!(
             text,
-            r#"{"link":"reply","call":7,"ok":{"kind":"started","queued":false,"queuePosition":0}}"#
+            r#"{"reply":{"call":7,"ok":{"kind":"started","queued":false,"queuePosition":0}}}"#
         );
         let Ok(Up::Link(LinkUp::Reply { call, ok, error })) = LinkUp::read(&text) else {
             panic!("not a reply: {text}");
@@ -179,7 +188,7 @@ mod tests {
         assert_eq!((call, reply_result(ok, error)), (8, Err(stale)));
 
         let closing = serde_json::to_string(&LinkUp::Closing).unwrap();
-        assert_eq!(closing, r#"{"link":"closing"}"#);
+        assert_eq!(closing, r#""closing""#);
         assert!(matches!(
             LinkUp::read(&closing),
             Ok(Up::Link(LinkUp::Closing))
@@ -196,7 +205,8 @@ mod tests {
         };
         let text = serde_json::to_string(&event).unwrap();
         assert!(matches!(LinkUp::read(&text), Ok(Up::Event(t)) if t == text));
-        assert!(LinkUp::read(r#"{"link":"nope"}"#).is_err());
+        assert!(LinkUp::read(r#""nope""#).is_err());
+        assert!(LinkUp::read(r#"{"reply":{}}"#).is_err());
     }
 
     #[test]

@@ -22,7 +22,7 @@ pub fn listen(core: Rc<Core>, ws: WebSocket) {
         while let Some(Ok(WebsocketEvent::Message(msg))) = events.next().await {
             let Some(core) = this.upgrade() else { return };
             let Some(text) = msg.text() else { continue };
-            match serde_json::from_str::<LinkDown>(&text) {
+            match LinkDown::read(&text) {
                 Ok(LinkDown::ChatSend { call, send }) => {
                     let ws = ws.clone();
                     wasm_bindgen_futures::spawn_local(answer(core, ws, call, send.into_owned()));
