@@ -892,7 +892,9 @@ async fn sequential_turns(
     }
     let mut cost = cpu.per_turn(n);
     if let Some(p) = profiler {
-        cost["profile"] = p.stop();
+        let profile = p.stop();
+        cost["gatewayObjectPerTurn"] = turn_cost::gateway_object_per_turn(&profile, n);
+        cost["profile"] = profile;
     }
     (samples, acks, split, cost)
 }

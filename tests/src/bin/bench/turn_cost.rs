@@ -71,6 +71,23 @@ impl Profiler {
     }
 }
 
+/// The Gateway object's own work per turn from a profile's summary
+/// (`scripts/profile.mjs`, a profiling build): the frames it takes and
+/// forwards (chiefly `chat.send`), and the `chat` events it fans out.
+/// Profiled time: a mean, not a percentile, and above unprofiled time.
+pub fn gateway_object_per_turn(summary: &Value, turns: usize) -> Value {
+    let per_turn = |key: &str| {
+        summary["gatewayObject"][key]
+            .as_f64()
+            .map(|ms| round3(ms / turns.max(1) as f64))
+    };
+    json!({"framesMs": per_turn("framesMs"), "chatEventsMs": per_turn("chatEventsMs")})
+}
+
+fn round3(x: f64) -> f64 {
+    (x * 1000.0).round() / 1000.0
+}
+
 /// CPU time of the gateway's workerd over a phase: per turn.
 pub struct CpuMeter {
     root: u32,
