@@ -396,6 +396,31 @@ async fn messages_sent_at_once_to_a_busy_link_keep_their_order() {
     assert_eq!(c.history_roles(key, 20).await.len(), 8);
 }
 
+/// An idle session closes its event link by handshake (its watchdog ticks
+/// every 10 s; the link goes once 30 s passed without an event): the next
+/// message, sent after that, goes as a request and runs like any other.
+#[tokio::test]
+async fn a_session_whose_link_closed_when_idle_answers_the_next_message() {
+    let mut c = client().await;
+    let key = "agent:main:e2e:link-idle";
+    let run = c.chat_send(key, "before the quiet").await;
+    let events = c.run_events(&run).await;
+    assert_eq!(events.last().unwrap().state, ChatState::Final, "{events:?}");
+    tokio::time::sleep(Duration::from_secs(45)).await;
+    let run = c.chat_send(key, "after the quiet").await;
+    let events = c.run_events(&run).await;
+    let last = events.last().unwrap();
+    assert_eq!(last.state, ChatState::Final, "{events:?}");
+    assert_eq!(
+        last.message.as_ref().unwrap().text(),
+        "echo: after the quiet"
+    );
+    assert_eq!(
+        c.history_roles(key, 20).await,
+        ["user", "assistant", "user", "assistant"]
+    );
+}
+
 #[tokio::test]
 async fn rate_limited_call_is_retried_after_retry_after() {
     let s = shared();
