@@ -5,7 +5,7 @@
 use super::{Attachment, Gateway};
 use crate::session::internal::{SessionChatSend, SessionChatSendReply};
 use crate::session::link::{
-    goes_on_link, link_tag, reply_result, LinkDown, LinkUp, MAX_LINK_MESSAGE,
+    goes_on_link, link_tag, reply_result, LinkDown, LinkUp, MAX_LINK_KEY, MAX_LINK_MESSAGE,
 };
 use futures::channel::oneshot;
 use futures::future::{select, Either};
@@ -36,7 +36,7 @@ impl Gateway {
     /// it names one short enough to be a tag (then it also carries that
     /// session's messages).
     pub(super) fn accept_link(&self, server: &WebSocket, key: Option<String>) {
-        match key.filter(|k| k.len() <= crate::session::link::MAX_LINK_KEY) {
+        match key.filter(|k| k.len() <= MAX_LINK_KEY) {
             Some(key) => self
                 .state
                 .accept_websocket_with_tags(server, &[&link_tag(&key)]),
@@ -75,14 +75,10 @@ impl Gateway {
         let timeout = Delay::from(std::time::Duration::from_millis(LINK_REPLY_MS));
         Some(match select(rx, timeout).await {
             Either::Left((Ok(result), _)) => result,
-            Either::Left((Err(_), _)) => Err(link_gone()),
+            Either::Left((Err(_), _)) => Err(unanswered(LINK_GONE)),
             Either::Right(_) => {
                 calls.borrow_mut().remove(&call);
-                Err(ErrorShape::new(
-                    codes::UNAVAILABLE,
-                    "the session did not answer in time; the message may have been taken: \
-                     look at the session's history before sending it again",
-                ))
+                Err(unanswered("the session did not answer in time"))
             }
         })
     }
@@ -118,21 +114,15 @@ impl Gateway {
     /// A link closed: what waited on it gets an error (the session may
     /// have taken the message, so it is not sent again).
     pub(super) fn link_closed(&self, conn_id: &str) {
-        let gone: Vec<Waiting> = {
-            let mut waiting = self.link_calls.waiting.borrow_mut();
-            let calls: Vec<u64> = waiting
-                .iter()
-                .filter(|(_, (conn, _))| conn == conn_id)
-                .map(|(call, _)| *call)
-                .collect();
-            calls
-                .iter()
-                .filter_map(|call| waiting.remove(call))
-                .map(|(_, tx)| tx)
-                .collect()
-        };
+        let gone: Vec<Waiting> = self
+            .link_calls
+            .waiting
+            .borrow_mut()
+            .extract_if(|_, (conn, _)| conn == conn_id)
+            .map(|(_, (_, tx))| tx)
+            .collect();
         for tx in gone {
-            let _ = tx.send(Err(link_gone()));
+            let _ = tx.send(Err(unanswered(LINK_GONE)));
         }
     }
 
@@ -147,10 +137,16 @@ impl Gateway {
     }
 }
 
-fn link_gone() -> ErrorShape {
+const LINK_GONE: &str = "the session's link closed before it answered";
+
+/// A message on a link that got no answer (`why`). The session may have
+/// taken it, so it is not sent again; the asker is told how to find out.
+fn unanswered(why: &str) -> ErrorShape {
     ErrorShape::new(
         codes::UNAVAILABLE,
-        "the session's link closed before it answered; the message may have been taken: \
-         look at the session's history before sending it again",
+        format!(
+            "{why}; the message may have been taken: \
+             look at the session's history before sending it again"
+        ),
     )
 }

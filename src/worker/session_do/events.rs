@@ -49,12 +49,7 @@ impl EventLink {
                 Err(e) => console_error!("session: opening the event link failed: {e}"),
             }
         }
-        let sent = self
-            .ws
-            .borrow()
-            .as_ref()
-            .is_some_and(|ws| ws.send_with_str(&text).is_ok());
-        if sent {
+        if self.send(&text) {
             self.used_at.set(now_ms());
             // In use again: it stays open (the Gateway sends no more
             // messages on it should it have heard it would close).
@@ -99,11 +94,7 @@ impl EventLink {
             Some(_) => true,
             None => {
                 let closing = serde_json::to_string(&LinkUp::Closing).unwrap_or_default();
-                let sent = self
-                    .ws
-                    .borrow()
-                    .as_ref()
-                    .is_some_and(|ws| ws.send_with_str(&closing).is_ok());
+                let sent = self.send(&closing);
                 match sent {
                     true => self.closing_at.set(Some(now)),
                     false => self.close(),
@@ -126,6 +117,14 @@ impl EventLink {
         if self.is_current(ws) {
             self.forget_current();
         }
+    }
+
+    /// Sends `text` on the link if one is open; false when none took it.
+    fn send(&self, text: &str) -> bool {
+        self.ws
+            .borrow()
+            .as_ref()
+            .is_some_and(|ws| ws.send_with_str(text).is_ok())
     }
 
     fn is_current(&self, ws: &WebSocket) -> bool {
