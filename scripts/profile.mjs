@@ -3,7 +3,8 @@
 // sent SIGINT or SIGTERM, then writes the profile for DevTools and prints
 // a summary as JSON: the functions with the most self time, the time
 // under each of the Worker's entry points (the Gateway object, the Session
-// object, …), and the Gateway object's own work. The bench runs it around its turns (`--profile DIR`). Usage:
+// object, …), and the Gateway object's own work. The bench runs it around
+// its turns (`--profile DIR`). Usage:
 //   node scripts/profile.mjs --port N --out FILE.cpuprofile [--top 40] [--interval-us 100]
 import { writeFileSync } from "node:fs";
 
@@ -118,6 +119,9 @@ function summary(profile) {
     busyMs: ms(totalUs - idleUs),
     topSelf: sorted(self).slice(0, top).map(([fn, us]) => ({ fn, ms: ms(us), pct: Math.round((1000 * us) / Math.max(1, totalUs - idleUs)) / 10 })),
     entryPoints: sorted(entries).slice(0, top).map(([fn, us]) => ({ fn, ms: ms(us) })),
-    gatewayObject: { framesMs: ms(gateway.framesUs), chatEventsMs: ms(gateway.chatEventsUs) },
+    // null from a build without names (nothing to tell the objects apart by).
+    gatewayObject: profile.nodes.some((n) => name(n).includes("gsv_gateway"))
+      ? { framesMs: ms(gateway.framesUs), chatEventsMs: ms(gateway.chatEventsUs) }
+      : null,
   };
 }

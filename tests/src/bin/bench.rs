@@ -384,7 +384,7 @@ async fn tool_round_trips(
         }
         eprintln!("[bench] tool round trips: {n} × {tool}");
         let clock = (Instant::now(), SystemTime::now());
-        let meter = Metering {
+        let meter = turn_cost::Metering {
             gw_pid,
             profile: profile.map(|(port, dir)| (port, dir, label)),
         };
@@ -486,13 +486,6 @@ struct RoundTrips {
     cost: Value,
 }
 
-/// What the measured turns of a tool variant cost the gateway's workerd:
-/// its CPU time, and with `--profile` a CPU profile named for the variant.
-struct Metering<'a> {
-    gw_pid: u32,
-    profile: Option<(u16, &'a std::path::Path, &'a str)>,
-}
-
 /// `n` turns (after one warm-up turn per session) in which the model asks
 /// for `tool` once, then answers.
 async fn round_trips(
@@ -501,7 +494,7 @@ async fn round_trips(
     (label, tool, args): (&str, &str, &Value),
     n: usize,
     sessions: usize,
-    meter: Metering<'_>,
+    meter: turn_cost::Metering<'_>,
 ) -> RoundTrips {
     let trigger = format!("toolrt-{label}");
     let mut out = RoundTrips {
@@ -512,13 +505,10 @@ async fn round_trips(
     };
     let mut errors = 0;
     // Started once every session is warm, stopped after the last turn.
-    let (mut cpu, mut profiler) = (None, None);
+    let (mut meter, mut metered) = (Some(meter), None);
     for i in 0..sessions + n {
         if i == sessions {
-            profiler = meter
-                .profile
-                .map(|(port, dir, name)| turn_cost::Profiler::start(port, dir, name));
-            cpu = Some(turn_cost::CpuMeter::start(meter.gw_pid));
+            metered = meter.take().map(turn_cost::Metering::start);
         }
         let call_id = format!("call_{label}_{i}");
         llm.script(
@@ -566,11 +556,8 @@ async fn round_trips(
         }
     }
     assert_eq!(errors, 0, "{tool} failed in {errors} turns");
-    if let Some(cpu) = cpu {
-        out.cost = cpu.per_turn(n);
-    }
-    if let Some(p) = profiler {
-        out.cost["profile"] = p.stop();
+    if let Some(metered) = metered {
+        out.cost = metered.stop(n);
     }
     out
 }
@@ -871,10 +858,13 @@ async fn sequential_turns(
     }
     let (mut samples, mut acks) = (Vec::with_capacity(n), Vec::with_capacity(n));
     let mut split: [Vec<f64>; 3] = Default::default();
-    let profiler = inspector
-        .zip(profile_dir.as_ref())
-        .map(|(port, dir)| turn_cost::Profiler::start(port, dir, "turns"));
-    let cpu = turn_cost::CpuMeter::start(gw_pid);
+    let meter = turn_cost::Metering {
+        gw_pid,
+        profile: inspector
+            .zip(profile_dir.as_deref())
+            .map(|(port, dir)| (port, dir, "turns")),
+    }
+    .start();
     for i in 0..n {
         let key = format!("agent:main:bench:seq:{}", i % sessions);
         llm.clear_requests();
@@ -890,13 +880,7 @@ async fn sequential_turns(
         samples.push(total);
         acks.push(ack);
     }
-    let mut cost = cpu.per_turn(n);
-    if let Some(p) = profiler {
-        let profile = p.stop();
-        cost["gatewayObjectPerTurn"] = turn_cost::gateway_object_per_turn(&profile, n);
-        cost["profile"] = profile;
-    }
-    (samples, acks, split, cost)
+    (samples, acks, split, meter.stop(n))
 }
 
 /// One `chat.send` of `text` → `final`, in milliseconds.

@@ -71,11 +71,50 @@ impl Profiler {
     }
 }
 
+/// What a phase of turns costs the gateway's workerd: its CPU time, and
+/// with a profile (the inspector's port, the directory, the profile's
+/// name) a CPU profile of its isolate and the Gateway object's own work.
+pub struct Metering<'a> {
+    pub gw_pid: u32,
+    pub profile: Option<(u16, &'a Path, &'a str)>,
+}
+
+/// A phase being metered.
+pub struct Metered {
+    cpu: CpuMeter,
+    profiler: Option<Profiler>,
+}
+
+impl Metering<'_> {
+    pub fn start(self) -> Metered {
+        Metered {
+            profiler: self
+                .profile
+                .map(|(port, dir, name)| Profiler::start(port, dir, name)),
+            cpu: CpuMeter::start(self.gw_pid),
+        }
+    }
+}
+
+impl Metered {
+    /// The phase's cost per turn over its `turns`.
+    pub fn stop(self, turns: usize) -> Value {
+        let mut cost = self.cpu.per_turn(turns);
+        if let Some(p) = self.profiler {
+            let profile = p.stop();
+            cost["gatewayObjectPerTurn"] = gateway_object_per_turn(&profile, turns);
+            cost["profile"] = profile;
+        }
+        cost
+    }
+}
+
 /// The Gateway object's own work per turn from a profile's summary
 /// (`scripts/profile.mjs`, a profiling build): the frames it takes and
 /// forwards (chiefly `chat.send`), and the `chat` events it fans out.
 /// Profiled time: a mean, not a percentile, and above unprofiled time.
-pub fn gateway_object_per_turn(summary: &Value, turns: usize) -> Value {
+/// Null from a build without function names.
+fn gateway_object_per_turn(summary: &Value, turns: usize) -> Value {
     let per_turn = |key: &str| {
         summary["gatewayObject"][key]
             .as_f64()
