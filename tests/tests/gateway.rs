@@ -293,36 +293,47 @@ async fn chat_streams_deltas_then_a_final_and_keeps_history() {
     assert_eq!(sent.body["stream"], json!(true));
 }
 
-#[tokio::test]
-async fn three_messages_sent_at_once_are_answered_in_order() {
-    let mut c = client().await;
-    let key = "agent:main:e2e:queue";
-    for i in 1..=3 {
-        let frame = Frame::request(
-            format!("q{i}"),
-            "chat.send",
-            Some(json!({
-                "sessionKey": key, "message": format!("queued message {i}"), "runId": format!("run-{i}")
-            })),
-        );
+/// Sends each `(text, run id)` to session `key` as a `chat.send` frame
+/// without waiting, then reads the answers in the order sent: their payloads.
+async fn send_at_once(c: &mut Client, key: &str, messages: &[(String, String)]) -> Vec<Value> {
+    for (text, run_id) in messages {
+        let params = json!({"sessionKey": key, "message": text, "runId": run_id});
+        let frame = Frame::request(format!("send-{run_id}"), "chat.send", Some(params));
         c.send_text(frame.to_json()).await;
     }
-    let mut queued = Vec::new();
-    for i in 1..=3 {
-        let res = c.response_to(&format!("q{i}")).await;
-        queued.push(res.payload.unwrap()["queued"].clone());
+    let mut answers = Vec::new();
+    for (_, run_id) in messages {
+        let res = c.response_to(&format!("send-{run_id}")).await;
+        answers.push(res.payload.unwrap());
     }
-    assert_eq!(queued[0], json!(false));
+    answers
+}
+
+/// The next `n` runs of session `key` to end, as (run id, answer text);
+/// none of the runs seen meanwhile fails.
+async fn finals(c: &mut Client, key: &str, n: usize) -> Vec<(String, String)> {
     let mut finals = Vec::new();
-    while finals.len() < 3 {
+    while finals.len() < n {
         let evt = c.next_chat().await;
         assert_ne!(evt.state, ChatState::Error, "{evt:?}");
         if evt.session_key == key && evt.state == ChatState::Final {
             finals.push((evt.run_id.unwrap(), evt.message.unwrap().text()));
         }
     }
+    finals
+}
+
+#[tokio::test]
+async fn three_messages_sent_at_once_are_answered_in_order() {
+    let mut c = client().await;
+    let key = "agent:main:e2e:queue";
+    let sent: Vec<_> = (1..=3)
+        .map(|i| (format!("queued message {i}"), format!("run-{i}")))
+        .collect();
+    let answers = send_at_once(&mut c, key, &sent).await;
+    assert_eq!(answers[0]["queued"], json!(false));
     assert_eq!(
-        finals,
+        finals(&mut c, key, 3).await,
         (1..=3)
             .map(|i| (format!("run-{i}"), format!("echo: queued message {i}")))
             .collect::<Vec<_>>()
@@ -351,26 +362,20 @@ async fn messages_sent_at_once_to_a_busy_link_keep_their_order() {
     let run = c.chat_send(key, "open the link").await;
     let events = c.run_events(&run).await;
     assert_eq!(events.last().unwrap().state, ChatState::Final, "{events:?}");
-    for i in 1..=3 {
-        let frame = Frame::request(
-            format!("l{i}"),
-            "chat.send",
-            Some(json!({
-                "sessionKey": key, "message": format!("linked message {i}"), "runId": format!("link-run-{i}")
-            })),
-        );
-        c.send_text(frame.to_json()).await;
-    }
-    let mut started = Vec::new();
-    for i in 1..=3 {
-        let res = c.response_to(&format!("l{i}")).await;
-        let payload = res.payload.unwrap();
-        started.push((
-            payload["runId"].clone(),
-            payload["queued"].clone(),
-            payload["queuePosition"].clone(),
-        ));
-    }
+    let sent: Vec<_> = (1..=3)
+        .map(|i| (format!("linked message {i}"), format!("link-run-{i}")))
+        .collect();
+    let started: Vec<_> = send_at_once(&mut c, key, &sent)
+        .await
+        .into_iter()
+        .map(|a| {
+            (
+                a["runId"].clone(),
+                a["queued"].clone(),
+                a["queuePosition"].clone(),
+            )
+        })
+        .collect();
     assert_eq!(
         started,
         [
@@ -379,16 +384,8 @@ async fn messages_sent_at_once_to_a_busy_link_keep_their_order() {
             (json!("link-run-3"), json!(true), json!(2)),
         ]
     );
-    let mut finals = Vec::new();
-    while finals.len() < 3 {
-        let evt = c.next_chat().await;
-        assert_ne!(evt.state, ChatState::Error, "{evt:?}");
-        if evt.session_key == key && evt.state == ChatState::Final {
-            finals.push((evt.run_id.unwrap(), evt.message.unwrap().text()));
-        }
-    }
     assert_eq!(
-        finals,
+        finals(&mut c, key, 3).await,
         (1..=3)
             .map(|i| (format!("link-run-{i}"), format!("echo: linked message {i}")))
             .collect::<Vec<_>>()
