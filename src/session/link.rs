@@ -11,7 +11,7 @@
 
 use super::internal::{SessionChatSend, SessionChatSendReply};
 use crate::commands::parse_command;
-use gsv_protocol::ErrorShape;
+use gsv_protocol::{AckResult, ErrorShape, ToolResultParams};
 use serde::{Deserialize, Serialize};
 use std::borrow::Cow;
 
@@ -31,6 +31,12 @@ pub enum LinkDown<'a> {
         call: u64,
         send: Cow<'a, SessionChatSend>,
     },
+    /// A node's answer to one of the session's tool calls, answered by an
+    /// `Ack` with its `call`.
+    ToolResult {
+        call: u64,
+        result: Cow<'a, ToolResultParams>,
+    },
     /// The Gateway sends nothing more on this link: the session may close it.
     Closed,
 }
@@ -49,6 +55,14 @@ pub enum LinkUp {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         error: Option<ErrorShape>,
     },
+    /// The answer to the `ToolResult` numbered `call`.
+    Ack {
+        call: u64,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        ok: Option<AckResult>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        error: Option<ErrorShape>,
+    },
     /// The session is idle and would close the link.
     Closing,
 }
@@ -64,7 +78,10 @@ impl LinkUp {
     /// `LinkUp` is a string or an object keyed by its variant, a `chat`
     /// event an object whose fields have other names.
     pub fn read(text: &str) -> Result<Up<'_>, serde_json::Error> {
-        match text.starts_with('"') || text.starts_with(r#"{"reply":"#) {
+        let link = text.starts_with('"')
+            || text.starts_with(r#"{"reply":"#)
+            || text.starts_with(r#"{"ack":"#);
+        match link {
             true => serde_json::from_slice(text.as_bytes()).map(Up::Link),
             false => Ok(Up::Event(text)),
         }
@@ -77,6 +94,14 @@ impl LinkUp {
         };
         LinkUp::Reply { call, ok, error }
     }
+
+    pub fn ack(call: u64, result: Result<AckResult, ErrorShape>) -> Self {
+        let (ok, error) = match result {
+            Ok(r) => (Some(r), None),
+            Err(e) => (None, Some(e)),
+        };
+        LinkUp::Ack { call, ok, error }
+    }
 }
 
 impl LinkDown<'_> {
@@ -86,11 +111,9 @@ impl LinkDown<'_> {
     }
 }
 
-/// A `Reply`'s outcome; one with neither part is the session's error.
-pub fn reply_result(
-    ok: Option<SessionChatSendReply>,
-    error: Option<ErrorShape>,
-) -> Result<SessionChatSendReply, ErrorShape> {
+/// A `Reply`'s or an `Ack`'s outcome; one with neither part is the
+/// session's error.
+pub fn reply_result<T>(ok: Option<T>, error: Option<ErrorShape>) -> Result<T, ErrorShape> {
     match (ok, error) {
         (_, Some(e)) => Err(e),
         (Some(r), None) => Ok(r),
@@ -210,8 +233,42 @@ mod tests {
     }
 
     #[test]
+    fn a_tool_result_goes_down_and_its_ack_comes_back() {
+        let result = ToolResultParams {
+            call_id: "c1".into(),
+            result: Some(serde_json::json!("file text")),
+            error: None,
+        };
+        let down = LinkDown::ToolResult {
+            call: 9,
+            result: Cow::Borrowed(&result),
+        };
+        let text = serde_json::to_string(&down).unwrap();
+        assert_eq!(
+            text,
+            r#"{"toolResult":{"call":9,"result":{"callId":"c1","result":"file text"}}}"#
+        );
+        assert_eq!(LinkDown::read(&text).unwrap(), down);
+
+        let dropped = AckResult {
+            ok: true,
+            dropped: Some(true),
+        };
+        let text = serde_json::to_string(&LinkUp::ack(9, Ok(dropped.clone()))).unwrap();
+        assert_eq!(
+            text,
+            r#"{"ack":{"call":9,"ok":{"ok":true,"dropped":true}}}"#
+        );
+        let Ok(Up::Link(LinkUp::Ack { call, ok, error })) = LinkUp::read(&text) else {
+            panic!("not an ack: {text}");
+        };
+        assert_eq!((call, reply_result(ok, error)), (9, Ok(dropped)));
+    }
+
+    #[test]
     fn an_empty_reply_is_an_error() {
-        assert_eq!(reply_result(None, None).unwrap_err().code, codes::INTERNAL);
+        let empty = reply_result::<AckResult>(None, None);
+        assert_eq!(empty.unwrap_err().code, codes::INTERNAL);
     }
 
     #[test]

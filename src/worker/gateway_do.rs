@@ -433,6 +433,8 @@ impl Gateway {
         };
         let result = match &att.peer {
             Some(p) if p.mode == ClientMode::Node => {
+                // Its tools leave the snapshot even if its row stays.
+                self.revisions.nodes_changed();
                 self.node_gone(&p.client_id, &att.conn_id).await
             }
             Some(_) => self
@@ -491,10 +493,9 @@ impl Gateway {
         list
     }
 
-    /// The set of sockets or an attachment changed: the list is read again,
-    /// and so is the node snapshot (a node's socket may be gone).
+    /// The set of sockets or an attachment changed: the list is read again.
+    /// (The node snapshot changes only with a node's: see `forget`.)
     fn forget_sockets(&self) {
         self.sockets.replace(None);
-        self.revisions.nodes_changed();
     }
 }

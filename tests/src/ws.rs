@@ -213,6 +213,26 @@ impl Client {
         }
     }
 
+    /// [`Self::run_events`], keeping other runs' `chat` events for later
+    /// (a run this one started may end first).
+    pub async fn run_events_keeping_others(&mut self, run_id: &str) -> Vec<ChatEvent> {
+        let (mut out, mut kept) = (Vec::new(), Vec::new());
+        loop {
+            let evt = self.next_chat().await;
+            if evt.run_id.as_deref() != Some(run_id) {
+                let payload = serde_json::to_value(&evt).expect("chat event");
+                kept.push(Frame::event("chat", payload));
+                continue;
+            }
+            let done = matches!(evt.state, ChatState::Final | ChatState::Error);
+            out.push(evt);
+            if done {
+                self.events.splice(0..0, kept);
+                return out;
+            }
+        }
+    }
+
     pub async fn chat_send(&mut self, session_key: &str, message: &str) -> String {
         let res = self
             .request(

@@ -8,7 +8,7 @@
 use gsv_e2e::fake_llm::{FakeLlm, Step};
 use gsv_e2e::harness::{run_gsv, GatewayOptions, Node, Workerd};
 use gsv_e2e::ws::{raw_node, Client};
-use gsv_protocol::{ChatEvent, ChatState};
+use gsv_protocol::{ChatEvent, ChatState, Frame};
 use serde_json::{json, Value};
 use std::time::{Duration, Instant};
 
@@ -156,6 +156,55 @@ async fn a_killed_node_fails_its_calls_at_once() {
     assert_eq!(final_text(&events), "The laptop went away.");
     let results = tool_results_sent(&llm);
     assert_eq!(results[0]["content"], "Error: node laptop disconnected");
+}
+
+/// A node that answers one call twice at once: the model hears the first
+/// answer only, and the second is acknowledged as dropped.
+#[tokio::test]
+async fn a_result_given_twice_reaches_the_model_once() {
+    let (llm, gw, mut c) = setup().await;
+    let mut node = raw_node(&gw.url(), TOKEN, "twice").await;
+    c.wait_for_tools(&["twice__Hang"], WAIT_FOR_NODES).await;
+    llm.script(
+        "ask twice",
+        vec![
+            Step::tool_call("call_t", "twice__Hang", json!({})),
+            Step::text("Heard it."),
+        ],
+    );
+    let run = c.chat_send("main", "ask twice").await;
+    loop {
+        match node.next_frame().await.unwrap() {
+            Frame::Evt(e) if e.event == "tool.invoke" => break,
+            _ => {}
+        }
+    }
+    for (id, text) in [("t1", "first"), ("t2", "second")] {
+        let params = json!({"callId": "call_t", "result": text});
+        let frame = Frame::request(id.to_string(), "tool.result", Some(params));
+        node.send_text(frame.to_json()).await;
+    }
+    let mut acks = std::collections::BTreeMap::new();
+    while acks.len() < 2 {
+        if let Frame::Res(res) = node.next_frame().await.unwrap() {
+            acks.insert(res.id, res.payload);
+        }
+    }
+    assert_eq!(
+        acks,
+        [
+            ("t1".to_string(), Some(json!({"ok": true}))),
+            ("t2".to_string(), Some(json!({"ok": true, "dropped": true}))),
+        ]
+        .into()
+    );
+    let events = c.run_events(&run).await;
+    assert_eq!(final_text(&events), "Heard it.");
+    let results = tool_results_sent(&llm);
+    assert_eq!(
+        results.iter().map(|r| &r["content"]).collect::<Vec<_>>(),
+        [&json!("first")]
+    );
 }
 
 #[tokio::test]

@@ -88,6 +88,16 @@ impl Gateway {
         }
     }
 
+    /// A deadline at `at` was just added: the alarm moves only when it is
+    /// set later than that, or not at all. (A deadline removed leaves the
+    /// alarm as it is; it then finds nothing due and is set again.)
+    pub(super) async fn schedule_alarm_by(&self, at: i64) {
+        let earlier = self.alarm_set.get().is_some_and(|set| set <= at);
+        if !earlier || self.in_alarm.get() {
+            self.schedule_alarm().await;
+        }
+    }
+
     /// Everything due at `now`, in order; the alarm is set again after.
     pub(super) async fn run_deadlines(&self, now: i64) {
         if let Err(e) = self.expire(now).await {

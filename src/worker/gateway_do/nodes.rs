@@ -122,20 +122,35 @@ impl Gateway {
 
     /// The open socket of a connected node.
     pub(super) fn live_node_socket(&self, node_id: &str) -> Option<WebSocket> {
-        let live = self.live_nodes().ok()?;
-        live.into_iter()
-            .find(|(id, _)| id == node_id)
-            .map(|(_, n)| n.ws)
+        self.socket_of_node(node_id).ok().flatten()
+    }
+
+    /// The open socket of node `node_id`, found without reading its tools.
+    fn socket_of_node(&self, node_id: &str) -> Res<Option<WebSocket>> {
+        let known = self.known_nodes()?;
+        let Some((_, conn_id)) = known.conns.iter().find(|(id, _)| id == node_id) else {
+            return Ok(None);
+        };
+        let sockets = self.sockets();
+        let found = sockets.iter().find(|(_, a)| &a.conn_id == conn_id);
+        Ok(found.map(|(ws, _)| ws.clone()))
     }
 
     /// The node tools and hosts a run gets.
     pub(super) fn node_snapshot(&self) -> Res<NodeSnapshot> {
+        Ok(self.node_snapshot_with_conns()?.0)
+    }
+
+    /// The node tools and hosts a run gets, and each node's connection.
+    pub(super) fn node_snapshot_with_conns(&self) -> Res<(NodeSnapshot, Vec<(String, String)>)> {
         let mut snapshot = NodeSnapshot::default();
+        let mut conns = Vec::new();
         for (id, node) in self.live_nodes()? {
             snapshot.tools.extend(namespaced(&id, &node.tools));
             snapshot.hosts.push(host_info(&id, &node.runtime));
+            conns.push((id, node.conn_id));
         }
-        Ok(snapshot)
+        Ok((snapshot, conns))
     }
 
     /// The connected nodes as skill eligibility sees them, bin status included.
@@ -178,14 +193,16 @@ impl Gateway {
                 format!("Unknown tool {tool}: node tools are named {{nodeId}}__{{Tool}}"),
             ));
         };
-        let live = self.live_nodes()?;
-        let Some((_, node)) = live.iter().find(|(id, _)| id == node_id) else {
+        // Found in what sessions get, built once per change of the nodes:
+        // the nodes' tools are not read and parsed again for each call.
+        let Some(ws) = self.socket_of_node(node_id)? else {
             return Err(ErrorShape::new(
                 codes::UNAVAILABLE,
                 format!("Node {node_id} is not connected"),
             ));
         };
-        if !node.tools.iter().any(|t| t.name == name) {
+        let nodes = self.known_nodes()?.snapshot;
+        if !nodes.tools.iter().any(|t| t.name == tool) {
             return Err(ErrorShape::new(
                 codes::NOT_FOUND,
                 format!("Node {node_id} has no tool {name}"),
@@ -196,6 +213,7 @@ impl Gateway {
             Asker::Client { conn_id, frame_id } => ("client", None, Some(conn_id), Some(frame_id)),
         };
         let now = now_ms();
+        let deadline_at = now + deadline_ms;
         self.sql()
             .exec(
                 "INSERT OR REPLACE INTO tool_calls (call_id, node_id, kind, session_key, conn_id, frame_id, created_at, deadline_at)
@@ -208,7 +226,7 @@ impl Gateway {
                     conn_id.map(String::from).into(),
                     frame_id.map(String::from).into(),
                     now.into(),
-                    (now + deadline_ms).into(),
+                    deadline_at.into(),
                 ],
             )
             .map_err(internal_error)?;
@@ -218,14 +236,18 @@ impl Gateway {
             args,
         };
         let frame = Frame::event(event::TOOL_INVOKE, to_value(&evt)?);
-        if node.ws.send_with_str(frame.to_json()).is_err() {
+        if ws.send_with_str(frame.to_json()).is_err() {
             self.delete_route(call_id)?;
             return Err(ErrorShape::new(
                 codes::UNAVAILABLE,
                 format!("Node {node_id} is not connected"),
             ));
         }
-        self.schedule_alarm().await;
+        let expires_at = match kind {
+            "client" => deadline_at,
+            _ => deadline_at + ROUTE_GRACE_MS,
+        };
+        self.schedule_alarm_by(expires_at).await;
         Ok(())
     }
 
@@ -314,18 +336,25 @@ impl Gateway {
                 ),
             ));
         }
-        self.delete_route(&route.call_id)?;
         if let Some(session_id) = running_exec_session(&p) {
             if let Some(key) = route.session_key.as_deref() {
                 self.follow_exec(node_id, &session_id, key, &route.call_id)?;
             }
         }
-        self.deliver(&route, p).await
+        // Delivered before the route goes: a write holds back every message
+        // after it until stored. Should this object stop in between, the
+        // result may come again, and the session keeps only the first.
+        let ack = self.deliver(&route, p).await;
+        self.delete_route(&route.call_id)?;
+        ack
     }
 
     async fn deliver(&self, route: &RouteRow, p: ToolResultParams) -> Res<AckResult> {
         match (route.kind.as_str(), &route.session_key) {
-            ("session", Some(key)) => SessionStub::for_key(&self.env, key).call(&p).await,
+            ("session", Some(key)) => match self.tool_result_on_link(key, &p).await {
+                Some(ack) => ack,
+                None => SessionStub::for_key(&self.env, key).call(&p).await,
+            },
             _ => {
                 let frame_id = route.frame_id.clone().unwrap_or_default();
                 let frame = match p.error {

@@ -28,11 +28,21 @@ pub(super) struct Revisions {
     /// session checks its workspace once after it.
     instance: String,
     config: RefCell<String>,
-    nodes: RefCell<Option<(Rc<NodeSnapshot>, String)>>,
+    nodes: RefCell<Option<KnownNodes>>,
     /// Workspace changes heard of (sessions' own writes, `workspace.refresh`).
     workspace_bumps: Cell<u64>,
     /// The (config, nodes) revisions each session was last sent.
     sent: RefCell<HashMap<String, (String, String)>>,
+}
+
+/// The live nodes as sessions get them, with their revision, and each
+/// node's connection (its socket is found without reading its tools).
+#[derive(Clone)]
+pub(super) struct KnownNodes {
+    pub snapshot: Rc<NodeSnapshot>,
+    pub rev: String,
+    /// (node id, connection id).
+    pub conns: Rc<Vec<(String, String)>>,
 }
 
 impl Revisions {
@@ -87,12 +97,21 @@ impl Gateway {
     /// The node tools and hosts a run gets, with their revision; built once
     /// per change of the nodes.
     pub(super) fn nodes_for_sessions(&self) -> Res<(Rc<NodeSnapshot>, String)> {
+        let known = self.known_nodes()?;
+        Ok((known.snapshot, known.rev))
+    }
+
+    /// The live nodes, read and parsed once per change of the nodes.
+    pub(super) fn known_nodes(&self) -> Res<KnownNodes> {
         if let Some(known) = self.revisions.nodes.borrow().as_ref() {
             return Ok(known.clone());
         }
-        let snapshot = self.node_snapshot()?;
-        let rev = revision_of(&serde_json::to_string(&snapshot).unwrap_or_default());
-        let known = (Rc::new(snapshot), rev);
+        let (snapshot, conns) = self.node_snapshot_with_conns()?;
+        let known = KnownNodes {
+            rev: revision_of(&serde_json::to_string(&snapshot).unwrap_or_default()),
+            snapshot: Rc::new(snapshot),
+            conns: Rc::new(conns),
+        };
         self.revisions.nodes.replace(Some(known.clone()));
         Ok(known)
     }

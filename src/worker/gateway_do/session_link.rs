@@ -9,14 +9,22 @@ use crate::session::link::{
 };
 use futures::channel::oneshot;
 use futures::future::{select, Either};
-use gsv_protocol::{codes, ErrorShape};
+use gsv_protocol::{codes, AckResult, ErrorShape, ToolResultParams};
 use std::borrow::Cow;
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 use worker::{console_error, Delay, WebSocket};
 
 type Res<T> = std::result::Result<T, ErrorShape>;
-type Waiting = oneshot::Sender<Res<SessionChatSendReply>>;
+
+/// Who waits for the answer to a message on a link.
+enum Waiting {
+    Reply(oneshot::Sender<Res<SessionChatSendReply>>),
+    Ack(oneshot::Sender<Res<AckResult>>),
+}
+
+/// A message sent on a link that got no answer, and why.
+struct Unanswered(&'static str);
 
 /// How long a message on a link waits for its answer. A session answers a
 /// message at once (commands, which may take long, go as requests); this
@@ -54,31 +62,63 @@ impl Gateway {
         if !goes_on_link(send) {
             return None;
         }
-        let (ws, conn_id) = self.session_link(&send.session_key)?;
-        let call = self.link_calls.next.get() + 1;
-        self.link_calls.next.set(call);
-        let down = LinkDown::ChatSend {
+        let down = |call| LinkDown::ChatSend {
             call,
             send: Cow::Borrowed(send),
         };
-        let text = serde_json::to_string(&down).ok()?;
+        let sent = self.call_on_link(&send.session_key, Waiting::Reply, down);
+        Some(
+            sent.await?
+                .unwrap_or_else(|Unanswered(why)| Err(unanswered(why))),
+        )
+    }
+
+    /// A node's `result` for session `key` over its link, with the
+    /// session's ack; `None` when it was not sent. A result may be given
+    /// twice (the session keeps the first), so one that got no answer is
+    /// `None` too and goes again as a request.
+    pub(super) async fn tool_result_on_link(
+        &self,
+        key: &str,
+        result: &ToolResultParams,
+    ) -> Option<Res<AckResult>> {
+        let down = |call| LinkDown::ToolResult {
+            call,
+            result: Cow::Borrowed(result),
+        };
+        self.call_on_link(key, Waiting::Ack, down).await?.ok()
+    }
+
+    /// Sends the message `down` makes (given its call number) on session
+    /// `key`'s link and waits for its answer; `None` when it was not sent.
+    async fn call_on_link<'a, T>(
+        &self,
+        key: &str,
+        waiting: fn(oneshot::Sender<Res<T>>) -> Waiting,
+        down: impl FnOnce(u64) -> LinkDown<'a>,
+    ) -> Option<Result<Res<T>, Unanswered>> {
+        let (ws, conn_id) = self.session_link(key)?;
+        let call = self.link_calls.next.get() + 1;
+        self.link_calls.next.set(call);
+        let text = serde_json::to_string(&down(call)).ok()?;
         if text.len() > MAX_LINK_MESSAGE {
             return None;
         }
         let (tx, rx) = oneshot::channel();
         let calls = &self.link_calls.waiting;
-        calls.borrow_mut().insert(call, (conn_id, tx));
+        calls.borrow_mut().insert(call, (conn_id, waiting(tx)));
         if ws.send_with_str(&text).is_err() {
             calls.borrow_mut().remove(&call);
             return None;
         }
         let timeout = Delay::from(std::time::Duration::from_millis(LINK_REPLY_MS));
         Some(match select(rx, timeout).await {
-            Either::Left((Ok(result), _)) => result,
-            Either::Left((Err(_), _)) => Err(unanswered(LINK_GONE)),
+            Either::Left((Ok(result), _)) => Ok(result),
+            // Dropped by `link_closed`.
+            Either::Left((Err(_), _)) => Err(Unanswered(LINK_GONE)),
             Either::Right(_) => {
                 calls.borrow_mut().remove(&call);
-                Err(unanswered("the session did not answer in time"))
+                Err(Unanswered("the session did not answer in time"))
             }
         })
     }
@@ -87,10 +127,14 @@ impl Gateway {
     /// whoever waits on it, or the session's wish to close the link.
     pub(super) fn link_up(&self, ws: &WebSocket, att: Option<Attachment>, up: LinkUp) {
         match up {
+            // Nobody waits only if the wait timed out meanwhile.
             LinkUp::Reply { call, ok, error } => {
-                let waiting = self.link_calls.waiting.borrow_mut().remove(&call);
-                if let Some((_, tx)) = waiting {
-                    // Gone only if its wait timed out meanwhile.
+                if let Some(Waiting::Reply(tx)) = self.answered(call) {
+                    let _ = tx.send(reply_result(ok, error));
+                }
+            }
+            LinkUp::Ack { call, ok, error } => {
+                if let Some(Waiting::Ack(tx)) = self.answered(call) {
                     let _ = tx.send(reply_result(ok, error));
                 }
             }
@@ -111,19 +155,16 @@ impl Gateway {
         }
     }
 
-    /// A link closed: what waited on it gets an error (the session may
-    /// have taken the message, so it is not sent again).
+    fn answered(&self, call: u64) -> Option<Waiting> {
+        let waiting = self.link_calls.waiting.borrow_mut().remove(&call);
+        waiting.map(|(_, w)| w)
+    }
+
+    /// A link closed: what waited on it is dropped, and its waiter learns
+    /// the message went unanswered.
     pub(super) fn link_closed(&self, conn_id: &str) {
-        let gone: Vec<Waiting> = self
-            .link_calls
-            .waiting
-            .borrow_mut()
-            .extract_if(|_, (conn, _)| conn == conn_id)
-            .map(|(_, (_, tx))| tx)
-            .collect();
-        for tx in gone {
-            let _ = tx.send(Err(unanswered(LINK_GONE)));
-        }
+        let mut waiting = self.link_calls.waiting.borrow_mut();
+        waiting.retain(|_, (conn, _)| conn != conn_id);
     }
 
     /// The open link of session `key` that still takes messages, with its

@@ -1,6 +1,7 @@
 //! The Session's end of its event link, listened on while it is open: the
-//! Gateway sends this session's messages on it (`session::link`), each
-//! answered on the link before its run's first event.
+//! Gateway sends this session's messages and its node tools' results on
+//! it (`session::link`), each answered on the link (a message before its
+//! run's first event).
 
 use super::core::Core;
 use super::Session;
@@ -26,6 +27,12 @@ pub fn listen(core: Rc<Core>, ws: WebSocket) {
                 Ok(LinkDown::ChatSend { call, send }) => {
                     let ws = ws.clone();
                     wasm_bindgen_futures::spawn_local(answer(core, ws, call, send.into_owned()));
+                }
+                Ok(LinkDown::ToolResult { call, result }) => {
+                    let ack = Session::of(core.clone())
+                        .tool_result(result.into_owned())
+                        .map_err(ErrorShape::from);
+                    reply(&core, &ws, &LinkUp::ack(call, ack));
                 }
                 Ok(LinkDown::Closed) => core.link.closed_by_gateway(&ws),
                 Err(e) => console_error!("session: bad message on the event link: {e}"),
@@ -59,8 +66,12 @@ async fn answer(
             ),
         )),
     };
-    match serde_json::to_string(&LinkUp::reply(call, result)) {
-        Ok(text) => core.link.send_on(&ws, &text),
+    reply(&core, &ws, &LinkUp::reply(call, result));
+}
+
+fn reply(core: &Core, ws: &WebSocket, up: &LinkUp) {
+    match serde_json::to_string(up) {
+        Ok(text) => core.link.send_on(ws, &text),
         Err(e) => console_error!("session: answer not serializable: {e}"),
     }
 }
