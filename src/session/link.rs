@@ -88,18 +88,12 @@ impl LinkUp {
     }
 
     pub fn reply(call: u64, result: Result<SessionChatSendReply, ErrorShape>) -> Self {
-        let (ok, error) = match result {
-            Ok(r) => (Some(r), None),
-            Err(e) => (None, Some(e)),
-        };
+        let (ok, error) = reply_parts(result);
         LinkUp::Reply { call, ok, error }
     }
 
     pub fn ack(call: u64, result: Result<AckResult, ErrorShape>) -> Self {
-        let (ok, error) = match result {
-            Ok(r) => (Some(r), None),
-            Err(e) => (None, Some(e)),
-        };
+        let (ok, error) = reply_parts(result);
         LinkUp::Ack { call, ok, error }
     }
 }
@@ -108,6 +102,14 @@ impl LinkDown<'_> {
     /// A message down a link (read as requests are).
     pub fn read(text: &str) -> Result<LinkDown<'static>, serde_json::Error> {
         serde_json::from_slice(text.as_bytes())
+    }
+}
+
+/// An outcome as a `Reply`'s or an `Ack`'s two parts.
+fn reply_parts<T>(result: Result<T, ErrorShape>) -> (Option<T>, Option<ErrorShape>) {
+    match result {
+        Ok(r) => (Some(r), None),
+        Err(e) => (None, Some(e)),
     }
 }
 

@@ -4,6 +4,7 @@
 //! commands reported back to their session, and the deadlines of calls.
 //! Everything is in SQLite so it survives hibernation and restarts.
 
+use super::revisions::KnownNodes;
 use super::{to_value, Attachment, Gateway};
 use crate::gateway::nodes::{host_info, namespaced, split_tool_name, validate_node};
 use crate::session::internal::{NodeSnapshot, SessionExecEvent};
@@ -122,27 +123,22 @@ impl Gateway {
 
     /// The open socket of a connected node.
     pub(super) fn live_node_socket(&self, node_id: &str) -> Option<WebSocket> {
-        self.socket_of_node(node_id).ok().flatten()
+        let known = self.known_nodes().ok()?;
+        self.socket_in(&known, node_id)
     }
 
-    /// The open socket of node `node_id`, found without reading its tools.
-    fn socket_of_node(&self, node_id: &str) -> Res<Option<WebSocket>> {
-        let known = self.known_nodes()?;
-        let Some((_, conn_id)) = known.conns.iter().find(|(id, _)| id == node_id) else {
-            return Ok(None);
-        };
+    /// The open socket of node `node_id` in `known`, found without reading
+    /// its tools.
+    fn socket_in(&self, known: &KnownNodes, node_id: &str) -> Option<WebSocket> {
+        let (_, conn_id) = known.conns.iter().find(|(id, _)| id == node_id)?;
         let sockets = self.sockets();
         let found = sockets.iter().find(|(_, a)| &a.conn_id == conn_id);
-        Ok(found.map(|(ws, _)| ws.clone()))
+        found.map(|(ws, _)| ws.clone())
     }
 
-    /// The node tools and hosts a run gets.
-    pub(super) fn node_snapshot(&self) -> Res<NodeSnapshot> {
-        Ok(self.node_snapshot_with_conns()?.0)
-    }
-
-    /// The node tools and hosts a run gets, and each node's connection.
-    pub(super) fn node_snapshot_with_conns(&self) -> Res<(NodeSnapshot, Vec<(String, String)>)> {
+    /// The node tools and hosts a run gets, and each node's connection
+    /// (kept as `KnownNodes`, see `known_nodes`).
+    pub(super) fn node_snapshot(&self) -> Res<(NodeSnapshot, Vec<(String, String)>)> {
         let mut snapshot = NodeSnapshot::default();
         let mut conns = Vec::new();
         for (id, node) in self.live_nodes()? {
@@ -155,21 +151,17 @@ impl Gateway {
 
     /// The connected nodes as skill eligibility sees them, bin status included.
     pub(super) fn hosts(&self) -> Res<Vec<crate::skills::HostInfo>> {
-        Ok(self
-            .live_nodes()?
-            .iter()
-            .map(|(id, node)| host_info(id, &node.runtime))
-            .collect())
+        Ok(self.known_nodes()?.snapshot.hosts.clone())
     }
 
     /// `tools.list`: the native tools, then every connected node's.
     pub(super) fn tools_list(&self) -> Res<ToolsListResult> {
         let mut tools = native_tools::definitions(true);
-        let nodes = self.node_snapshot()?;
+        let nodes = self.known_nodes()?.snapshot;
         if !nodes.hosts.is_empty() {
             tools.push(crate::gateway::transfer::definition());
         }
-        tools.extend(nodes.tools);
+        tools.extend(nodes.tools.iter().cloned());
         Ok(ToolsListResult { tools })
     }
 
@@ -195,14 +187,14 @@ impl Gateway {
         };
         // Found in what sessions get, built once per change of the nodes:
         // the nodes' tools are not read and parsed again for each call.
-        let Some(ws) = self.socket_of_node(node_id)? else {
+        let known = self.known_nodes()?;
+        let Some(ws) = self.socket_in(&known, node_id) else {
             return Err(ErrorShape::new(
                 codes::UNAVAILABLE,
                 format!("Node {node_id} is not connected"),
             ));
         };
-        let nodes = self.known_nodes()?.snapshot;
-        if !nodes.tools.iter().any(|t| t.name == tool) {
+        if !known.snapshot.tools.iter().any(|t| t.name == tool) {
             return Err(ErrorShape::new(
                 codes::NOT_FOUND,
                 format!("Node {node_id} has no tool {name}"),

@@ -106,7 +106,7 @@ impl Gateway {
         if let Some(known) = self.revisions.nodes.borrow().as_ref() {
             return Ok(known.clone());
         }
-        let (snapshot, conns) = self.node_snapshot_with_conns()?;
+        let (snapshot, conns) = self.node_snapshot()?;
         let known = KnownNodes {
             rev: revision_of(&serde_json::to_string(&snapshot).unwrap_or_default()),
             snapshot: Rc::new(snapshot),
