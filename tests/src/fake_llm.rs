@@ -35,12 +35,13 @@ pub mod embeddings;
 mod frames;
 #[cfg(test)]
 mod tests;
+mod view;
 
 use std::collections::VecDeque;
 use std::convert::Infallible;
 use std::net::SocketAddr;
 use std::pin::Pin;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
@@ -92,6 +93,36 @@ pub struct RecordedRequest {
     /// round trip is this instant of a tool-call answer to the
     /// `received_at` of the request carrying the results.
     pub answered_at: Option<Instant>,
+}
+
+/// A request as the double keeps it: the bytes, read into a `Value` the
+/// first time a test asks for the requests.
+#[derive(Debug)]
+struct Recorded {
+    api: Api,
+    raw: Bytes,
+    body: OnceLock<Value>,
+    api_key: Option<String>,
+    received_at: Instant,
+    checked_at: Instant,
+    answered_at: Option<Instant>,
+}
+
+impl Recorded {
+    fn public(&self) -> RecordedRequest {
+        let body = self.body.get_or_init(|| {
+            serde_json::from_slice(&self.raw)
+                .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(&self.raw).into_owned()))
+        });
+        RecordedRequest {
+            api: self.api,
+            body: body.clone(),
+            api_key: self.api_key.clone(),
+            received_at: self.received_at,
+            checked_at: self.checked_at,
+            answered_at: self.answered_at,
+        }
+    }
 }
 
 /// One transcription request, as received.
@@ -194,7 +225,7 @@ struct State {
     expected_key: Option<String>,
     token_delay: Duration,
     scripts: Vec<Script>,
-    requests: Vec<RecordedRequest>,
+    requests: Vec<Recorded>,
     /// How many requests [`FakeLlm::clear_requests`] removed in all, so an
     /// answer ending after a clear finds its request (or knows it is gone).
     cleared: usize,
@@ -318,7 +349,7 @@ impl FakeLlm {
 
     /// Every request received so far, in order.
     pub fn requests(&self) -> Vec<RecordedRequest> {
-        self.lock().requests.clone()
+        self.lock().requests.iter().map(Recorded::public).collect()
     }
 
     pub fn clear_requests(&self) {
@@ -483,10 +514,9 @@ async fn reply(state: &Shared, req: Request<Incoming>) -> (Response<Body>, Optio
         }
     };
     let received_at = Instant::now();
-    // Parsed once, checked and read, then moved into the record: no copy of
-    // a body that grows with the conversation (an instant model must not
-    // add its own cost per message to what the bench measures).
-    let parsed: Result<Value, String> = serde_json::from_slice(&raw).map_err(|e| e.to_string());
+    // Read as slices of the bytes, not a `Value`: the double's own time is
+    // in the turn it answers (see view.rs).
+    let parsed = view::Body::parse(&raw);
     let checked = match api {
         Api::Anthropic if !has_version => Err(Rejection {
             status: 400,
@@ -495,21 +525,21 @@ async fn reply(state: &Shared, req: Request<Incoming>) -> (Response<Body>, Optio
         _ => Ok(()),
     }
     .and_then(|_| match &parsed {
-        Ok(json) => check_body(api, json),
+        Ok(fields) => check_body(api, fields),
         Err(e) => Err(Rejection {
             status: 400,
             body: error_body(api, 400, Some(&format!("invalid JSON: {e}"))),
         }),
     });
-    let body = parsed.unwrap_or_else(|_| Value::String(String::from_utf8_lossy(&raw).into_owned()));
-    let asked = Asked::of(api, &body);
+    let asked = Asked::of(api, &parsed.unwrap_or_default());
 
     let (expected_key, token_delay, index) = {
         let mut s = state.lock().unwrap();
         let index = s.cleared + s.requests.len();
-        s.requests.push(RecordedRequest {
+        s.requests.push(Recorded {
             api,
-            body,
+            raw,
+            body: OnceLock::new(),
             api_key: api_key.clone(),
             received_at,
             checked_at: Instant::now(),
@@ -542,17 +572,15 @@ struct Asked {
 }
 
 impl Asked {
-    fn of(api: Api, body: &Value) -> Self {
+    fn of(api: Api, body: &view::Body) -> Self {
         Self {
             model: body
-                .get("model")
-                .and_then(Value::as_str)
-                .unwrap_or("fake-model")
-                .to_string(),
+                .fields
+                .str("model")
+                .map_or_else(|| "fake-model".to_string(), String::from),
             user_text: last_user_text(api, body),
             prompt_chars: prompt_chars(body),
-            include_usage: body.pointer("/stream_options/include_usage")
-                == Some(&Value::Bool(true)),
+            include_usage: view::is_true(body.fields.object("stream_options").get("include_usage")),
         }
     }
 }

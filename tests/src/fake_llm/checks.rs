@@ -3,6 +3,7 @@
 
 use serde_json::{json, Value};
 
+use super::view::{chars, is_string, is_true, u64_of, Body, Fields, Message};
 use super::Api;
 
 /// A rejected request: status and the provider-shaped JSON body.
@@ -135,7 +136,7 @@ fn invalid(api: Api, message: String) -> Rejection {
 }
 
 /// The shape checks the real APIs make that a gateway bug could trip.
-pub(crate) fn check_body(api: Api, body: &Value) -> Result<(), Rejection> {
+pub(crate) fn check_body(api: Api, body: &Body) -> Result<(), Rejection> {
     match api {
         Api::OpenAi => check_openai(body).map_err(|m| invalid(api, m)),
         Api::Anthropic => check_anthropic(body).map_err(|m| invalid(api, m)),
@@ -165,23 +166,23 @@ fn sniffed(bytes: &[u8]) -> Option<&'static str> {
 /// a type it takes that matches the bytes, at most 5 MB) and OpenAI's
 /// `image_url` parts (a data URL of an image type, or an http(s) URL, at
 /// most 20 MB).
-fn check_images(api: Api, body: &Value) -> Result<(), String> {
+fn check_images(api: Api, body: &Body) -> Result<(), String> {
     use base64::Engine;
     let decode = |data: &str| base64::engine::general_purpose::STANDARD.decode(data);
     for (i, m) in messages_of(body)?.iter().enumerate() {
         for (j, b) in blocks(m).iter().enumerate() {
-            match (api, b["type"].as_str()) {
+            match (api, b.str("type").as_deref()) {
                 (Api::Anthropic, Some("image")) => {
                     let at = format!("messages.{i}.content.{j}.image.source");
-                    let source = &b["source"];
-                    if source["type"] != "base64" {
+                    let source = b.object("source");
+                    if source.str("type").as_deref() != Some("base64") {
                         return Err(format!("{at}.type: the fake takes base64 sources only"));
                     }
-                    let media_type = source["media_type"].as_str().unwrap_or_default();
-                    if !IMAGE_TYPES.contains(&media_type) {
+                    let media_type = source.str("media_type").unwrap_or_default();
+                    if !IMAGE_TYPES.contains(&&*media_type) {
                         return Err(format!("{at}.base64.media_type: Input should be 'image/jpeg', 'image/png', 'image/gif' or 'image/webp'"));
                     }
-                    let bytes = decode(source["data"].as_str().unwrap_or_default())
+                    let bytes = decode(&source.str("data").unwrap_or_default())
                         .map_err(|_| format!("{at}.base64: invalid base64 data"))?;
                     if bytes.len() > 5 * 1024 * 1024 {
                         return Err(format!(
@@ -189,12 +190,12 @@ fn check_images(api: Api, body: &Value) -> Result<(), String> {
                             bytes.len()
                         ));
                     }
-                    if sniffed(&bytes) != Some(media_type) {
+                    if sniffed(&bytes) != Some(&*media_type) {
                         return Err(format!("{at}.base64.data: Image does not match the provided media type {media_type}"));
                     }
                 }
                 (Api::OpenAi, Some("image_url")) => {
-                    let url = b["image_url"]["url"].as_str().unwrap_or_default();
+                    let url = b.object("image_url").str("url").unwrap_or_default();
                     if url.starts_with("https://") || url.starts_with("http://") {
                         continue;
                     }
@@ -223,40 +224,39 @@ fn check_images(api: Api, body: &Value) -> Result<(), String> {
     Ok(())
 }
 
-fn messages_of(body: &Value) -> Result<&Vec<Value>, String> {
-    match body.get("messages").and_then(Value::as_array) {
+fn messages_of<'b, 'a>(body: &'b Body<'a>) -> Result<&'b [Message<'a>], String> {
+    match body.messages.as_deref() {
         Some(m) if !m.is_empty() => Ok(m),
         Some(_) => Err("messages: at least one message is required".into()),
         None => Err("messages: Field required".into()),
     }
 }
 
-fn ids<'a>(items: impl Iterator<Item = &'a Value>, key: &str) -> Vec<String> {
-    items
-        .filter_map(|i| i.get(key).and_then(Value::as_str))
-        .map(str::to_string)
-        .collect()
+fn ids<'a, 'b>(items: impl Iterator<Item = &'b Fields<'a>>, key: &str) -> Vec<String>
+where
+    'a: 'b,
+{
+    items.filter_map(|i| i.str(key)).map(String::from).collect()
 }
 
-fn check_openai(body: &Value) -> Result<(), String> {
-    if !body.get("model").is_some_and(Value::is_string) {
+fn check_openai(body: &Body) -> Result<(), String> {
+    if !is_string(body.fields.get("model")) {
         return Err("you must provide a model parameter".into());
     }
-    if body.get("stream") != Some(&json!(true)) {
+    if !is_true(body.fields.get("stream")) {
         return Err("the fake LLM only streams: set \"stream\": true".into());
     }
     let messages = messages_of(body)?;
     let mut open: Vec<String> = Vec::new();
     for (i, m) in messages.iter().enumerate() {
-        let role = m.get("role").and_then(Value::as_str).unwrap_or("");
-        if role == "tool" {
-            let id = m.get("tool_call_id").and_then(Value::as_str).unwrap_or("");
-            if !open.iter().any(|o| o == id) {
+        if m.str("role").as_deref() == Some("tool") {
+            let id = m.str("tool_call_id").unwrap_or_default();
+            if !open.iter().any(|o| *o == id) {
                 return Err("Invalid parameter: messages with role 'tool' must be a response to a preceeding \
                             message with 'tool_calls'."
                     .into());
             }
-            open.retain(|o| o != id);
+            open.retain(|o| *o != id);
             continue;
         }
         if !open.is_empty() {
@@ -266,18 +266,15 @@ fn check_openai(body: &Value) -> Result<(), String> {
                 open.join(", ")
             ));
         }
-        let calls = m.get("tool_calls").and_then(Value::as_array);
-        for (j, call) in calls.into_iter().flatten().enumerate() {
-            if !call
-                .pointer("/function/arguments")
-                .is_some_and(Value::is_string)
-            {
+        let calls = m.list("tool_calls").unwrap_or_default();
+        for (j, call) in calls.iter().enumerate() {
+            if !is_string(call.object("function").get("arguments")) {
                 return Err(format!(
                     "Invalid type for 'messages[{i}].tool_calls[{j}].function.arguments': expected a string."
                 ));
             }
         }
-        open = ids(calls.into_iter().flatten(), "id");
+        open = ids(calls.iter(), "id");
     }
     if !open.is_empty() {
         return Err(format!(
@@ -289,33 +286,32 @@ fn check_openai(body: &Value) -> Result<(), String> {
     Ok(())
 }
 
-fn blocks(m: &Value) -> &[Value] {
-    m.get("content")
-        .and_then(Value::as_array)
-        .map(Vec::as_slice)
-        .unwrap_or(&[])
+/// A message's content blocks (none when its content is a string).
+fn blocks<'a>(m: &Message<'a>) -> Vec<Fields<'a>> {
+    m.list("content").unwrap_or_default()
 }
 
-fn of_type<'a>(blocks: &'a [Value], kind: &'a str) -> impl Iterator<Item = &'a Value> + 'a {
+fn of_type<'a, 'b>(
+    blocks: &'b [Fields<'a>],
+    kind: &'b str,
+) -> impl Iterator<Item = &'b Fields<'a>> + 'b {
     blocks
         .iter()
-        .filter(move |b| b.get("type").and_then(Value::as_str) == Some(kind))
+        .filter(move |b| b.str("type").as_deref() == Some(kind))
 }
 
-fn check_anthropic(body: &Value) -> Result<(), String> {
-    if !body.get("model").is_some_and(Value::is_string) {
+fn check_anthropic(body: &Body) -> Result<(), String> {
+    let fields = &body.fields;
+    if !is_string(fields.get("model")) {
         return Err("model: Field required".into());
     }
-    let Some(max_tokens) = body.get("max_tokens").and_then(Value::as_u64) else {
+    let Some(max_tokens) = u64_of(fields.get("max_tokens")) else {
         return Err("max_tokens: Field required".into());
     };
-    if body.get("stream") != Some(&json!(true)) {
+    if !is_true(fields.get("stream")) {
         return Err("the fake LLM only streams: set \"stream\": true".into());
     }
-    if let Some(budget) = body
-        .pointer("/thinking/budget_tokens")
-        .and_then(Value::as_u64)
-    {
+    if let Some(budget) = u64_of(fields.object("thinking").get("budget_tokens")) {
         if budget < 1024 {
             return Err(
                 "thinking.enabled.budget_tokens: Input should be greater than or equal to 1024"
@@ -327,16 +323,15 @@ fn check_anthropic(body: &Value) -> Result<(), String> {
         }
     }
     let messages = messages_of(body)?;
+    let contents: Vec<Vec<Fields>> = messages.iter().map(blocks).collect();
     for (i, m) in messages.iter().enumerate() {
-        let content = blocks(m);
-        if m.get("content").is_some_and(|c| c == "")
-            || of_type(content, "text").any(|b| b["text"] == "")
+        let content = &contents[i];
+        if m.str("content").is_some_and(|c| c.is_empty())
+            || of_type(content, "text").any(|b| b.str("text").is_some_and(|t| t.is_empty()))
         {
             return Err("messages: text content blocks must be non-empty".into());
         }
-        if m.get("content")
-            .is_some_and(|c| c.as_array().is_some_and(Vec::is_empty))
-        {
+        if m.list("content").is_some_and(|c| c.is_empty()) {
             return Err(format!(
                 "messages.{i}: all messages must have non-empty content"
             ));
@@ -350,8 +345,10 @@ fn check_anthropic(body: &Value) -> Result<(), String> {
         }) {
             return Err(format!("messages.{i}.content: tool_use.id: String should match pattern '^[a-zA-Z0-9_-]+$' (got {bad:?})"));
         }
-        let previous_uses = match i.checked_sub(1).map(|p| &messages[p]) {
-            Some(p) if p["role"] == "assistant" => ids(of_type(blocks(p), "tool_use"), "id"),
+        let previous_uses = match i.checked_sub(1) {
+            Some(p) if messages[p].str("role").as_deref() == Some("assistant") => {
+                ids(of_type(&contents[p], "tool_use"), "id")
+            }
             _ => Vec::new(),
         };
         for id in ids(of_type(content, "tool_result"), "tool_use_id") {
@@ -363,15 +360,15 @@ fn check_anthropic(body: &Value) -> Result<(), String> {
             }
         }
         if !uses.is_empty() {
-            let answered = messages
+            let answered = contents
                 .get(i + 1)
-                .map(|n| ids(of_type(blocks(n), "tool_result"), "tool_use_id"));
-            let missing: Vec<&String> = uses
+                .map(|n| ids(of_type(n, "tool_result"), "tool_use_id"));
+            let missing: Vec<&str> = uses
                 .iter()
                 .filter(|u| !answered.as_ref().is_some_and(|a| a.contains(u)))
+                .map(String::as_str)
                 .collect();
             if !missing.is_empty() {
-                let missing: Vec<&str> = missing.iter().map(|s| s.as_str()).collect();
                 return Err(format!(
                     "messages.{i}: `tool_use` ids were found without `tool_result` blocks immediately after: {}. \
                      Each `tool_use` block must have a corresponding `tool_result` block in the next message.",
@@ -385,22 +382,21 @@ fn check_anthropic(body: &Value) -> Result<(), String> {
 
 /// The text of the last user-authored message (tool results are not), which
 /// scripts match their trigger against.
-pub(crate) fn last_user_text(api: Api, body: &Value) -> String {
-    let messages = body
-        .get("messages")
-        .and_then(Value::as_array)
-        .map(Vec::as_slice)
-        .unwrap_or(&[]);
-    messages
+pub(crate) fn last_user_text(api: Api, body: &Body) -> String {
+    body.messages
+        .as_deref()
+        .unwrap_or_default()
         .iter()
         .rev()
-        .filter(|m| m["role"] == "user")
+        .filter(|m| m.str("role").as_deref() == Some("user"))
         .find_map(|m| {
-            if let Some(text) = m["content"].as_str() {
-                return Some(text.to_string());
+            if let Some(text) = m.str("content") {
+                return Some(text.into_owned());
             }
-            let texts: Vec<&str> = of_type(blocks(m), "text")
-                .filter_map(|b| b["text"].as_str())
+            let blocks = blocks(m);
+            let texts: Vec<String> = of_type(&blocks, "text")
+                .filter_map(|b| b.str("text"))
+                .map(String::from)
                 .collect();
             let only_tool_results = api == Api::Anthropic && texts.is_empty();
             (!only_tool_results && !texts.is_empty()).then(|| texts.join("\n"))
@@ -413,37 +409,45 @@ pub(crate) fn estimate_tokens(chars: usize) -> u64 {
     (chars as u64).div_ceil(4).max(1)
 }
 
-/// Characters of what the model reads: system prompt, messages and tools.
-pub(crate) fn prompt_chars(body: &Value) -> usize {
-    let mut count = CharCount(0);
-    for part in ["system", "messages", "tools"]
+/// Characters of what the model reads: system prompt, messages and tools,
+/// as the JSON was written (the gateway writes it compact).
+pub(crate) fn prompt_chars(body: &Body) -> usize {
+    ["system", "messages", "tools"]
         .iter()
-        .filter_map(|k| body.get(*k))
-    {
-        // Writing to a counter never fails.
-        let _ = serde_json::to_writer(&mut count, part);
-    }
-    count.0
-}
-
-/// Counts the characters of UTF-8 written to it (its bytes but
-/// continuation bytes), keeping none of them.
-struct CharCount(usize);
-
-impl std::io::Write for CharCount {
-    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
-        self.0 += bytes.iter().filter(|b| (**b as i8) >= -0x40).count();
-        Ok(bytes.len())
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
+        .filter_map(|k| body.fields.get(k))
+        .map(chars)
+        .sum()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The body as the fake receives it: `value` written as JSON, then read.
+    fn on<T>(value: &Value, read: impl FnOnce(&Body) -> T) -> T {
+        let raw = serde_json::to_vec(value).unwrap();
+        read(&Body::parse(&raw).unwrap())
+    }
+
+    fn check_openai(body: &Value) -> Result<(), String> {
+        on(body, super::check_openai)
+    }
+
+    fn check_anthropic(body: &Value) -> Result<(), String> {
+        on(body, super::check_anthropic)
+    }
+
+    fn check_images(api: Api, body: &Value) -> Result<(), String> {
+        on(body, |b| super::check_images(api, b))
+    }
+
+    fn last_user_text(api: Api, body: &Value) -> String {
+        on(body, |b| super::last_user_text(api, b))
+    }
+
+    fn prompt_chars(body: &Value) -> usize {
+        on(body, super::prompt_chars)
+    }
 
     #[test]
     fn prompt_chars_counts_the_characters_of_the_json_written() {
