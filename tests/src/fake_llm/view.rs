@@ -125,6 +125,35 @@ pub(crate) fn chars(raw: &RawValue) -> usize {
     raw.get().chars().count()
 }
 
+/// A visitor's methods for anything but an object: it has no fields, as
+/// `Value::get` finds nothing in it (an array is read through).
+macro_rules! none_unless_an_object {
+    ($de:lifetime, $t:ty) => {
+        fn visit_seq<A: SeqAccess<$de>>(self, mut seq: A) -> Result<$t, A::Error> {
+            while seq.next_element::<IgnoredAny>()?.is_some() {}
+            Ok(<$t>::default())
+        }
+        fn visit_unit<E>(self) -> Result<$t, E> {
+            Ok(<$t>::default())
+        }
+        fn visit_bool<E>(self, _: bool) -> Result<$t, E> {
+            Ok(<$t>::default())
+        }
+        fn visit_i64<E>(self, _: i64) -> Result<$t, E> {
+            Ok(<$t>::default())
+        }
+        fn visit_u64<E>(self, _: u64) -> Result<$t, E> {
+            Ok(<$t>::default())
+        }
+        fn visit_f64<E>(self, _: f64) -> Result<$t, E> {
+            Ok(<$t>::default())
+        }
+        fn visit_str<E>(self, _: &str) -> Result<$t, E> {
+            Ok(<$t>::default())
+        }
+    };
+}
+
 impl<'de> Deserialize<'de> for Fields<'de> {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         d.deserialize_any(FieldsVisitor)
@@ -148,34 +177,7 @@ impl<'de> Visitor<'de> for FieldsVisitor {
         Ok(Fields(fields))
     }
 
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Fields<'de>, A::Error> {
-        while seq.next_element::<IgnoredAny>()?.is_some() {}
-        Ok(Fields::default())
-    }
-
-    fn visit_unit<E>(self) -> Result<Fields<'de>, E> {
-        Ok(Fields::default())
-    }
-
-    fn visit_bool<E>(self, _: bool) -> Result<Fields<'de>, E> {
-        Ok(Fields::default())
-    }
-
-    fn visit_i64<E>(self, _: i64) -> Result<Fields<'de>, E> {
-        Ok(Fields::default())
-    }
-
-    fn visit_u64<E>(self, _: u64) -> Result<Fields<'de>, E> {
-        Ok(Fields::default())
-    }
-
-    fn visit_f64<E>(self, _: f64) -> Result<Fields<'de>, E> {
-        Ok(Fields::default())
-    }
-
-    fn visit_str<E>(self, _: &str) -> Result<Fields<'de>, E> {
-        Ok(Fields::default())
-    }
+    none_unless_an_object!('de, Fields<'de>);
 }
 
 impl<'de> Deserialize<'de> for Message<'de> {
@@ -203,28 +205,7 @@ impl<'de> Deserialize<'de> for Message<'de> {
                 }
                 Ok(m)
             }
-            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Message<'de>, A::Error> {
-                while seq.next_element::<IgnoredAny>()?.is_some() {}
-                Ok(Message::default())
-            }
-            fn visit_unit<E>(self) -> Result<Message<'de>, E> {
-                Ok(Message::default())
-            }
-            fn visit_bool<E>(self, _: bool) -> Result<Message<'de>, E> {
-                Ok(Message::default())
-            }
-            fn visit_i64<E>(self, _: i64) -> Result<Message<'de>, E> {
-                Ok(Message::default())
-            }
-            fn visit_u64<E>(self, _: u64) -> Result<Message<'de>, E> {
-                Ok(Message::default())
-            }
-            fn visit_f64<E>(self, _: f64) -> Result<Message<'de>, E> {
-                Ok(Message::default())
-            }
-            fn visit_str<E>(self, _: &str) -> Result<Message<'de>, E> {
-                Ok(Message::default())
-            }
+            none_unless_an_object!('de, Message<'de>);
         }
         d.deserialize_any(MessageVisitor)
     }
