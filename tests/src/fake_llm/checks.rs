@@ -2,6 +2,7 @@
 //! malformed history fails here as it would in production.
 
 use serde_json::{json, Value};
+use std::borrow::Cow;
 
 use super::view::{chars, is_string, is_true, u64_of, Body, Fields, Message};
 use super::Api;
@@ -232,10 +233,7 @@ fn messages_of<'b, 'a>(body: &'b Body<'a>) -> Result<&'b [Message<'a>], String> 
     }
 }
 
-fn ids<'a, 'b>(items: impl Iterator<Item = &'b Fields<'a>>, key: &str) -> Vec<String>
-where
-    'a: 'b,
-{
+fn ids<'a: 'b, 'b>(items: impl Iterator<Item = &'b Fields<'a>>, key: &str) -> Vec<String> {
     items.filter_map(|i| i.str(key)).map(String::from).collect()
 }
 
@@ -331,7 +329,8 @@ fn check_anthropic(body: &Body) -> Result<(), String> {
         {
             return Err("messages: text content blocks must be non-empty".into());
         }
-        if m.list("content").is_some_and(|c| c.is_empty()) {
+        let content_is_a_list = m.get("content").is_some_and(|c| c.get().starts_with('['));
+        if content_is_a_list && content.is_empty() {
             return Err(format!(
                 "messages.{i}: all messages must have non-empty content"
             ));
@@ -394,9 +393,8 @@ pub(crate) fn last_user_text(api: Api, body: &Body) -> String {
                 return Some(text.into_owned());
             }
             let blocks = blocks(m);
-            let texts: Vec<String> = of_type(&blocks, "text")
+            let texts: Vec<Cow<str>> = of_type(&blocks, "text")
                 .filter_map(|b| b.str("text"))
-                .map(String::from)
                 .collect();
             let only_tool_results = api == Api::Anthropic && texts.is_empty();
             (!only_tool_results && !texts.is_empty()).then(|| texts.join("\n"))
@@ -423,11 +421,7 @@ pub(crate) fn prompt_chars(body: &Body) -> usize {
 mod tests {
     use super::*;
 
-    /// The body as the fake receives it: `value` written as JSON, then read.
-    fn on<T>(value: &Value, read: impl FnOnce(&Body) -> T) -> T {
-        let raw = serde_json::to_vec(value).unwrap();
-        read(&Body::parse(&raw).unwrap())
-    }
+    use crate::fake_llm::view::on;
 
     fn check_openai(body: &Value) -> Result<(), String> {
         on(body, super::check_openai)
@@ -548,6 +542,10 @@ mod tests {
                 json!([{"role":"user","content":[{"type":"text","text":""}]}])
             )),
             Err("messages: text content blocks must be non-empty".into())
+        );
+        assert_eq!(
+            check_anthropic(&base(json!([{"role":"user","content":[]}]))),
+            Err("messages.0: all messages must have non-empty content".into())
         );
     }
 

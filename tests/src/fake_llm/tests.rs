@@ -161,9 +161,8 @@ fn expected_message(
 
 /// The usage the fake reports for `body` and `output_chars` of answer.
 fn fake_usage(body: &Value, output_chars: usize) -> Usage {
-    let raw = serde_json::to_vec(body).unwrap();
     let (input, output) = (
-        estimate_tokens(prompt_chars(&super::view::Body::parse(&raw).unwrap())),
+        estimate_tokens(super::view::on(body, prompt_chars)),
         estimate_tokens(output_chars),
     );
     Usage {

@@ -31,6 +31,13 @@ impl<'a> Body<'a> {
     }
 }
 
+/// Tests: `value` written as JSON, then read as the fake reads a body.
+#[cfg(test)]
+pub(crate) fn on<T>(value: &serde_json::Value, read: impl FnOnce(&Body) -> T) -> T {
+    let raw = serde_json::to_vec(value).expect("a Value writes as JSON");
+    read(&Body::parse(&raw).expect("written JSON reads back"))
+}
+
 /// A message's fields that the checks read (the others are skipped, not
 /// kept: a history has a thousand of them). Anything but an object has
 /// none.
