@@ -52,7 +52,8 @@ impl InternalCall for crate::session::internal::CanonicalKey {
     type Reply = crate::session::internal::CanonicalKey;
 }
 
-/// Session → Gateway: its run wrote the workspace.
+/// Session → Gateway: its run wrote the workspace; MemoryIndex → Gateway:
+/// the index got its first memory.
 impl InternalCall for crate::session::internal::WorkspaceChanged {
     const PATH: &'static str = path::WORKSPACE_CHANGED;
     type Reply = gsv_protocol::WorkspaceRefreshResult;

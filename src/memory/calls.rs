@@ -156,6 +156,10 @@ pub struct IndexRecall {
 #[serde(rename_all = "camelCase")]
 pub struct RecallReply {
     pub recalled: Vec<Candidate>,
+    /// The index held no memory at all (so it cannot recall one until it
+    /// gets its first: see `KnownEmpty`).
+    #[serde(default)]
+    pub empty: bool,
 }
 
 impl InternalCall for IndexRecall {

@@ -51,6 +51,31 @@ pub fn render(recalled: &[Candidate]) -> String {
     )
 }
 
+/// A recall that found the account's index empty, and what a session
+/// knew then. Until something it would hear of changes, a recall can only
+/// find the index empty again, so the session skips that round trip: the
+/// index tells the gateway when it gets its first memory (a new prompt
+/// revision with the session's next message), the session counts the
+/// memory writes it makes itself, and what it knows expires after
+/// `workspace.recheckSeconds` in case the index's word was lost.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KnownEmpty {
+    /// The prompt revision (the workspace revision) the session had.
+    pub rev: String,
+    /// The session isolate's memory writes (`MemoryStub`'s count).
+    pub writes: u64,
+    pub at_ms: i64,
+}
+
+impl KnownEmpty {
+    /// Whether a recall now would find the index empty too.
+    pub fn holds(&self, rev: &str, writes: u64, now_ms: i64, max_age_ms: i64) -> bool {
+        self.rev == rev
+            && self.writes == writes
+            && (self.at_ms..self.at_ms.saturating_add(max_age_ms)).contains(&now_ms)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -85,5 +110,27 @@ mod tests {
              (abstracts; `gsv__MemoryGet` reads one whole):\n\
              - [preferences] Alice drinks black coffee (ctx://default/users/alice/memories/preferences/coffee)"
         );
+    }
+
+    #[test]
+    fn an_empty_index_is_known_until_the_revision_a_write_or_the_age_changes_it() {
+        let known = KnownEmpty {
+            rev: "gw1.3.0".into(),
+            writes: 2,
+            at_ms: 1_000,
+        };
+        let minute = 60_000;
+        assert!(known.holds("gw1.3.0", 2, 1_000, minute));
+        assert!(known.holds("gw1.3.0", 2, 60_999, minute));
+        // The gateway heard of a first memory (or any workspace change).
+        assert!(!known.holds("gw1.4.0", 2, 2_000, minute));
+        // This session wrote or deleted a memory itself.
+        assert!(!known.holds("gw1.3.0", 3, 2_000, minute));
+        // Too old: the index's word may have been lost.
+        assert!(!known.holds("gw1.3.0", 2, 61_000, minute));
+        // A clock that went back knows nothing.
+        assert!(!known.holds("gw1.3.0", 2, 999, minute));
+        // Rechecking every time (`workspace.recheckSeconds` 0) never skips.
+        assert!(!known.holds("gw1.3.0", 2, 1_000, 0));
     }
 }

@@ -66,14 +66,18 @@ pub mod path {
     pub const CANONICAL_KEY: &str = "/internal/canonical-key";
     /// Session → Gateway: a run wrote the agent's workspace
     /// (`WorkspaceChanged`); every session's next run reads it again.
+    /// Also MemoryIndex → Gateway: the index got its first memory.
     pub const WORKSPACE_CHANGED: &str = "/internal/workspace-changed";
 }
 
 /// A Session's word that its run wrote the workspace (its tools' writes
-/// are not the gateway's own, which the gateway counts itself).
+/// are not the gateway's own, which the gateway counts itself), or a
+/// memory index's that it got its first memory (recalled memories are
+/// prompt inputs too; see `memory::recall::KnownEmpty`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct WorkspaceChanged {
+    /// Empty from a memory index.
     pub session_key: String,
 }
 

@@ -73,6 +73,26 @@ impl<'a> MemoryStub<'a> {
     }
 
     pub async fn call<C: InternalCall>(&self, req: &C) -> Result<C::Reply, ErrorShape> {
+        use crate::memory::calls::path;
+        // Counted before it is sent: a write whose answer was lost may
+        // still have been made.
+        if !matches!(
+            C::PATH,
+            path::GET | path::SEARCH | path::RECALL | path::STATUS | path::STATS
+        ) {
+            MEMORY_WRITES.with(|n| n.set(n.get() + 1));
+        }
         call_object(self.env, MEMORY_INDEX, self.account, C::PATH, req).await
     }
+}
+
+thread_local! {
+    static MEMORY_WRITES: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+/// The calls this isolate made that may change a memory index (every call
+/// but the reads): a session's own memory writes, which no revision from
+/// the gateway tells it of before its next run.
+pub fn memory_writes() -> u64 {
+    MEMORY_WRITES.with(|n| n.get())
 }

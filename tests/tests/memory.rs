@@ -577,3 +577,65 @@ async fn a_resets_extracted_memories_become_memory_nodes() {
     let status = rpc(&mut c, "memory.status", json!({})).await;
     assert_eq!(status["nodes"], json!(2));
 }
+
+/// A session whose recall found the index empty skips the next recalls
+/// while nothing it would hear of changed; a first memory written anywhere
+/// (here by `memory.put`, then the agent's tool in another session) is
+/// still recalled by its very next turn. (Here every object shares one
+/// isolate, whose R2 write count is part of the workspace revision, so the
+/// index's word to the gateway is not the only thing that moves it; on
+/// Cloudflare the objects' isolates are apart and that word carries it.)
+#[tokio::test]
+async fn a_session_that_found_no_memories_recalls_the_first_one_written_anywhere() {
+    let llm = FakeLlm::start().await;
+    let gw = Workerd::start(GatewayOptions::default());
+    let mut c = Client::connect(&gw.url(), Some(TOKEN)).await;
+    c.use_fake_openai(&llm).await;
+    llm.script("sail", vec![Step::text("Ok.")]);
+    chat(&mut c, "main", "sail: when do we leave?").await;
+    chat(&mut c, "main", "sail: and the tide?").await;
+    assert!(!system_prompt_for(&llm, "sail: and the tide?").contains("Recalled memories"));
+
+    let put = rpc(
+        &mut c,
+        "memory.put",
+        json!({"category": "preferences", "title": "dawn",
+               "content": "Sails at dawn with the ebb tide.", "abstract": "Sails at dawn"}),
+    )
+    .await;
+    let dawn = put["uri"].as_str().unwrap().to_string();
+    chat(&mut c, "main", "sail: what time tomorrow?").await;
+    assert!(
+        system_prompt_for(&llm, "sail: what time tomorrow?")
+            .contains(&format!("- [preferences] Sails at dawn ({dawn})")),
+        "{}",
+        system_prompt_for(&llm, "sail: what time tomorrow?")
+    );
+
+    // Emptied, found empty again, then a first memory from a tool call in
+    // another session.
+    rpc(&mut c, "memory.delete", json!({"uri": dawn})).await;
+    chat(&mut c, "main", "sail: anything on dawn?").await;
+    chat(&mut c, "main", "sail: anything at all?").await;
+    assert!(!system_prompt_for(&llm, "sail: anything at all?").contains("Recalled memories"));
+    llm.script(
+        "note the mooring",
+        vec![
+            Step::tool_call(
+                "w1",
+                "gsv__MemoryWrite",
+                json!({"category": "preferences", "title": "mooring",
+                       "content": "The boat is moored at buoy 12.",
+                       "abstract": "Moored at buoy 12"}),
+            ),
+            Step::text("Noted."),
+        ],
+    );
+    assert_eq!(chat(&mut c, "other", "note the mooring").await, "Noted.");
+    chat(&mut c, "main", "sail: where is the mooring buoy?").await;
+    let prompt = system_prompt_for(&llm, "sail: where is the mooring buoy?");
+    assert!(
+        prompt.contains("- [preferences] Moored at buoy 12 ("),
+        "{prompt}"
+    );
+}

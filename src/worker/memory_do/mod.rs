@@ -20,8 +20,9 @@ use crate::memory::recall::{select, Candidate};
 use crate::memory::repair::repair_account;
 use crate::memory::search::fts_query;
 use crate::memory::{MemoryEnv, MemoryError};
+use crate::session::internal::WorkspaceChanged;
 use crate::storage::ObjectStore;
-use crate::worker::bindings::bucket;
+use crate::worker::bindings::{bucket, GatewayStub};
 use crate::worker::rpc::{new_id, now_ms, read_json, reply};
 use crate::workspace::paths::file_key;
 use futures::lock::Mutex;
@@ -332,6 +333,12 @@ impl MemoryIndex {
 
     async fn recall(&self, call: IndexRecall) -> Res<RecallReply> {
         self.admit(&call.caller)?;
+        if self.store.is_empty().map_err(internal)? {
+            return Ok(RecallReply {
+                recalled: Vec::new(),
+                empty: true,
+            });
+        }
         let spaces = call.caller.spaces();
         let hits = self
             .find(&call.caller, &call.query, &spaces, None, None, 8)
@@ -350,7 +357,10 @@ impl MemoryIndex {
                 .count_recall(&c.uri, &call.day, &call.caller.agent_id, call.at_ms)
                 .map_err(internal)?;
         }
-        Ok(RecallReply { recalled })
+        Ok(RecallReply {
+            recalled,
+            empty: false,
+        })
     }
 
     fn status(&self, call: IndexStatus) -> Res<MemoryStatusResult> {
@@ -505,6 +515,7 @@ impl MemoryIndex {
     /// next retry.
     async fn drain(&self, caller: &Caller) -> Res<()> {
         let _one_consumer = self.drains.lock().await;
+        let was_empty = self.store.is_empty().map_err(internal)?;
         let bucket = self.bucket()?;
         let fs = ContextFs::new(&bucket, &Env);
         let now = now_ms();
@@ -553,7 +564,27 @@ impl MemoryIndex {
             .map_err(internal)?;
         }
         self.schedule().await;
+        if was_empty && !self.store.is_empty().map_err(internal)? {
+            self.announce_first_memory().await;
+        }
         Ok(())
+    }
+
+    /// The index got its first memory: the gateway hears of it before the
+    /// write is answered, so a session that found the index empty recalls
+    /// again with its next message (recalled memories are prompt inputs,
+    /// like the workspace). Should this word be lost, sessions see the
+    /// memory within `workspace.recheckSeconds` anyway (`KnownEmpty`).
+    async fn announce_first_memory(&self) {
+        let call = WorkspaceChanged {
+            session_key: String::new(),
+        };
+        if let Err(e) = GatewayStub::get(&self.env).call(&call).await {
+            console_error!(
+                "memory index: telling the gateway of a first memory failed: {}",
+                e.message
+            );
+        }
     }
 
     /// The sink for one event: an upsert's tags and version from its

@@ -96,7 +96,7 @@ impl IndexStore {
         }
     }
 
-    /// Whether no node is indexed (read once, then kept).
+    /// Whether no node is indexed (read once, then kept until a delete).
     pub fn is_empty(&self) -> SqlResult<bool> {
         if let Some(empty) = self.empty.get() {
             return Ok(empty);
@@ -231,7 +231,11 @@ impl IndexStore {
     ) -> SqlResult<()> {
         match payload {
             EventPayload::Upsert(records) => self.upsert(records, tags, version, vectors),
-            EventPayload::Delete => self.remove_node(&event.uri),
+            EventPayload::Delete => {
+                // Maybe the last: the next `is_empty` asks SQLite.
+                self.empty.set(None);
+                self.remove_node(&event.uri)
+            }
             EventPayload::Move { new_uri } => {
                 for table in ["nodes", "records", "vectors"] {
                     self.exec(

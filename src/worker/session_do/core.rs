@@ -63,6 +63,9 @@ pub struct Core {
     pub workspace_rev: RefCell<String>,
     /// When this instance last checked a prompt against R2 (ms).
     pub checked_at: Cell<i64>,
+    /// The last recall found the account's memory index empty: the next
+    /// ones are skipped while that holds.
+    pub known_empty: RefCell<Option<crate::memory::recall::KnownEmpty>>,
 }
 
 /// What a prompt was assembled from, besides the workspace files (the
@@ -99,6 +102,7 @@ impl Core {
             clock_offset: Cell::new(0),
             workspace_rev: RefCell::new(String::new()),
             checked_at: Cell::new(i64::MIN),
+            known_empty: RefCell::new(None),
             state,
         }
     }

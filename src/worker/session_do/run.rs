@@ -13,7 +13,7 @@ use super::tools::{ToolRun, Tools};
 use crate::config::Config;
 use crate::llm::LlmErrorKind;
 use crate::memory::calls::{Caller, IndexRecall};
-use crate::memory::recall::Candidate;
+use crate::memory::recall::{Candidate, KnownEmpty};
 use crate::memory::settings::MemorySettings;
 use crate::schedule::heartbeat::light::heartbeat_session_key;
 use crate::session::coalesce::DeltaCoalescer;
@@ -22,7 +22,7 @@ use crate::session::internal::NodeSnapshot;
 use crate::session::run::{next_step, RunEvent, RunMachine, RunStep};
 use crate::session::run_config::{with_directives, RunConfig};
 use crate::time::today_and_yesterday;
-use crate::worker::bindings::MemoryStub;
+use crate::worker::bindings::{memory_writes, MemoryStub};
 use crate::worker::llm_call::{complete_request, request_for_prompt, Cancel};
 use crate::worker::r2;
 use crate::worker::rpc::now_ms;
@@ -700,6 +700,13 @@ async fn recall(
     if !settings.recall || query.trim().is_empty() || heartbeat {
         return Vec::new();
     }
+    let rev = core.workspace_rev.borrow().clone();
+    let writes = memory_writes();
+    let max_age = recheck_ms(config);
+    let known = core.known_empty.borrow().clone();
+    if known.is_some_and(|k| k.holds(&rev, writes, now, max_age)) {
+        return Vec::new();
+    }
     let call = IndexRecall {
         caller: caller.clone(),
         query: query.to_string(),
@@ -707,10 +714,16 @@ async fn recall(
         day: today.to_string(),
         at_ms: now,
     };
-    match MemoryStub::for_account(&core.env, &caller.account)
+    let reply = MemoryStub::for_account(&core.env, &caller.account)
         .call(&call)
-        .await
-    {
+        .await;
+    let empty = matches!(&reply, Ok(r) if r.empty);
+    core.known_empty.replace(empty.then_some(KnownEmpty {
+        rev,
+        writes,
+        at_ms: now,
+    }));
+    match reply {
         Ok(reply) => reply.recalled,
         Err(e) => {
             console_error!("session: memory recall failed: {}", e.message);
