@@ -3,6 +3,7 @@
 //! and fans `chat` events out to the clients watching a session.
 
 mod agent_runs;
+mod attachments;
 mod channel_store;
 mod channels;
 mod chat;
@@ -147,6 +148,8 @@ pub struct Gateway {
     touches: RefCell<crate::gateway::touches::Touches>,
     /// Messages sent on sessions' event links, waiting for their answers.
     link_calls: session_link::LinkCalls,
+    /// Sockets' attachments as last read (attachments.rs).
+    attachments: attachments::KeptAttachments,
 }
 
 impl DurableObject for Gateway {
@@ -179,6 +182,7 @@ impl DurableObject for Gateway {
             in_alarm: std::cell::Cell::new(false),
             touches: Default::default(),
             link_calls: Default::default(),
+            attachments: Default::default(),
         }
     }
 
@@ -316,7 +320,7 @@ impl DurableObject for Gateway {
         message: WebSocketIncomingMessage,
     ) -> Result<()> {
         // Read once per message: each read crosses into JS and back.
-        let att: Result<Option<Attachment>> = ws.deserialize_attachment();
+        let att: Result<Option<Attachment>> = self.attachments.read(&ws);
         let req = match message {
             WebSocketIncomingMessage::Binary(bytes) => {
                 let node = att
@@ -428,7 +432,7 @@ fn to_value<T: Serialize>(v: &T) -> std::result::Result<Value, ErrorShape> {
 impl Gateway {
     /// A socket closed: what it owed or waited for is settled.
     async fn forget(&self, ws: &WebSocket) {
-        let Some(att) = ws.deserialize_attachment::<Attachment>().ok().flatten() else {
+        let Some(att) = self.attachments.read(ws).ok().flatten() else {
             return;
         };
         let result = match &att.peer {
@@ -484,7 +488,7 @@ impl Gateway {
             .get_websockets()
             .into_iter()
             .filter_map(|ws| {
-                let att = ws.deserialize_attachment::<Attachment>().ok().flatten()?;
+                let att = self.attachments.read(&ws).ok().flatten()?;
                 Some((ws, att))
             })
             .collect();
@@ -497,5 +501,6 @@ impl Gateway {
     /// (The node snapshot changes only with a node's: see `forget`.)
     fn forget_sockets(&self) {
         self.sockets.replace(None);
+        self.attachments.clear();
     }
 }

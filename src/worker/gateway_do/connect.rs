@@ -11,7 +11,7 @@ type Res<T> = std::result::Result<T, ErrorShape>;
 impl Gateway {
     /// After a successful `connect`: a node gets its bins probed.
     pub(super) async fn connected(&self, ws: &WebSocket) {
-        let Some(att) = ws.deserialize_attachment::<Attachment>().ok().flatten() else {
+        let Some(att) = self.attachments.read(ws).ok().flatten() else {
             return;
         };
         let Some(peer) = att.peer.filter(|p| p.mode == ClientMode::Node) else {

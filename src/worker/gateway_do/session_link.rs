@@ -146,8 +146,8 @@ impl Gateway {
                     closing: true,
                     ..att.unwrap_or_default()
                 };
-                if let Err(e) = ws.serialize_attachment(&att) {
-                    return console_error!("gateway: marking a link closing failed: {e}");
+                if let Err(e) = self.save_attachment(ws, &att) {
+                    return console_error!("gateway: marking a link closing failed: {}", e.message);
                 }
                 let closed = serde_json::to_string(&LinkDown::Closed).unwrap_or_default();
                 let _ = ws.send_with_str(closed);
@@ -172,7 +172,7 @@ impl Gateway {
     fn session_link(&self, key: &str) -> Option<(WebSocket, String)> {
         let links = self.state.get_websockets_with_tag(&link_tag(key));
         links.into_iter().rev().find_map(|ws| {
-            let att = ws.deserialize_attachment::<Attachment>().ok().flatten()?;
+            let att = self.attachments.read(&ws).ok().flatten()?;
             (att.link && !att.closing).then_some((ws, att.conn_id))
         })
     }
