@@ -60,6 +60,8 @@ pub fn render(recalled: &[Candidate]) -> String {
 /// `workspace.recheckSeconds` in case the index's word was lost.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct KnownEmpty {
+    /// The account whose index it was (`memory.account` may change).
+    pub account: String,
     /// The prompt revision (the workspace revision) the session had.
     pub rev: String,
     /// The session isolate's memory writes (`MemoryStub`'s count).
@@ -68,9 +70,17 @@ pub struct KnownEmpty {
 }
 
 impl KnownEmpty {
-    /// Whether a recall now would find the index empty too.
-    pub fn holds(&self, rev: &str, writes: u64, now_ms: i64, max_age_ms: i64) -> bool {
-        self.rev == rev
+    /// Whether a recall in `account`'s index now would find it empty too.
+    pub fn holds(
+        &self,
+        account: &str,
+        rev: &str,
+        writes: u64,
+        now_ms: i64,
+        max_age_ms: i64,
+    ) -> bool {
+        self.account == account
+            && self.rev == rev
             && self.writes == writes
             && (self.at_ms..self.at_ms.saturating_add(max_age_ms)).contains(&now_ms)
     }
@@ -115,22 +125,25 @@ mod tests {
     #[test]
     fn an_empty_index_is_known_until_the_revision_a_write_or_the_age_changes_it() {
         let known = KnownEmpty {
+            account: "default".into(),
             rev: "gw1.3.0".into(),
             writes: 2,
             at_ms: 1_000,
         };
         let minute = 60_000;
-        assert!(known.holds("gw1.3.0", 2, 1_000, minute));
-        assert!(known.holds("gw1.3.0", 2, 60_999, minute));
+        assert!(known.holds("default", "gw1.3.0", 2, 1_000, minute));
+        assert!(known.holds("default", "gw1.3.0", 2, 60_999, minute));
         // The gateway heard of a first memory (or any workspace change).
-        assert!(!known.holds("gw1.4.0", 2, 2_000, minute));
+        assert!(!known.holds("default", "gw1.4.0", 2, 2_000, minute));
         // This session wrote or deleted a memory itself.
-        assert!(!known.holds("gw1.3.0", 3, 2_000, minute));
+        assert!(!known.holds("default", "gw1.3.0", 3, 2_000, minute));
+        // Another account's index (`memory.account` changed).
+        assert!(!known.holds("acme", "gw1.3.0", 2, 2_000, minute));
         // Too old: the index's word may have been lost.
-        assert!(!known.holds("gw1.3.0", 2, 61_000, minute));
+        assert!(!known.holds("default", "gw1.3.0", 2, 61_000, minute));
         // A clock that went back knows nothing.
-        assert!(!known.holds("gw1.3.0", 2, 999, minute));
+        assert!(!known.holds("default", "gw1.3.0", 2, 999, minute));
         // Rechecking every time (`workspace.recheckSeconds` 0) never skips.
-        assert!(!known.holds("gw1.3.0", 2, 1_000, 0));
+        assert!(!known.holds("default", "gw1.3.0", 2, 1_000, 0));
     }
 }

@@ -704,7 +704,7 @@ async fn recall(
     let writes = memory_writes();
     let max_age = recheck_ms(config);
     let known = core.known_empty.borrow().clone();
-    if known.is_some_and(|k| k.holds(&rev, writes, now, max_age)) {
+    if known.is_some_and(|k| k.holds(&caller.account, &rev, writes, now, max_age)) {
         return Vec::new();
     }
     let call = IndexRecall {
@@ -718,7 +718,8 @@ async fn recall(
         .call(&call)
         .await;
     let empty = matches!(&reply, Ok(r) if r.empty);
-    core.known_empty.replace(empty.then_some(KnownEmpty {
+    core.known_empty.replace(empty.then(|| KnownEmpty {
+        account: caller.account.clone(),
         rev,
         writes,
         at_ms: now,
