@@ -504,6 +504,16 @@ async fn a_call_in_flight_survives_a_gateway_restart() {
         );
         tokio::time::sleep(Duration::from_millis(250)).await;
     }
+    // The run resumed with the prompt it kept (read back from storage),
+    // not one assembled again: the model got the same system prompt and
+    // tools after the restart as before it.
+    let requests = llm.requests();
+    let [before, after] = [&requests[0].body, &requests[requests.len() - 1].body];
+    assert_eq!(
+        (&after["messages"][0], &after["tools"]),
+        (&before["messages"][0], &before["tools"])
+    );
+    assert_eq!(after["messages"].as_array().unwrap().len(), 4);
 }
 
 #[tokio::test]

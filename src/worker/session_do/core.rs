@@ -66,6 +66,18 @@ pub struct Core {
     /// The last recall found the account's memory index empty: the next
     /// ones are skipped while that holds.
     pub known_empty: RefCell<Option<crate::memory::recall::KnownEmpty>>,
+    /// The prompt last kept for a run waiting on tools.
+    pub kept_prompt: RefCell<Option<KeptPrompt>>,
+}
+
+/// A prompt kept for a run waiting on tools, as it was (with its body
+/// parts serialized), and its revision in the store. The run resumes with
+/// it instead of parsing the stored copy, which is read only after an
+/// eviction; a later run that waits with the same prompt stores only its
+/// revision.
+pub struct KeptPrompt {
+    pub rev: String,
+    pub prompt: Rc<RunPrompt>,
 }
 
 /// What a prompt was assembled from, besides the workspace files (the
@@ -103,6 +115,7 @@ impl Core {
             workspace_rev: RefCell::new(String::new()),
             checked_at: Cell::new(i64::MIN),
             known_empty: RefCell::new(None),
+            kept_prompt: RefCell::new(None),
             state,
         }
     }

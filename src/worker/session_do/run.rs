@@ -5,7 +5,7 @@
 //! file does each step's I/O and reports what it found.
 
 use super::compaction;
-use super::core::{Core, LastPrompt, PromptInputs};
+use super::core::{Core, KeptPrompt, LastPrompt, PromptInputs};
 use super::error::{Res, SessionError};
 use super::reset::Reset;
 use super::store::CurrentRun;
@@ -25,7 +25,7 @@ use crate::time::today_and_yesterday;
 use crate::worker::bindings::{memory_writes, MemoryStub};
 use crate::worker::llm_call::{complete_request, request_for_prompt, Cancel};
 use crate::worker::r2;
-use crate::worker::rpc::now_ms;
+use crate::worker::rpc::{new_id, now_ms};
 use crate::worker::tz::user_time_zone;
 use crate::worker::workspace::prompt_load::{self, RunPrompt};
 use crate::workspace::load::RunInputs;
@@ -215,11 +215,7 @@ impl<'a> Drive<'a> {
         if let Some(reason) = &rc.unusable {
             return Err(SessionError::Unusable(reason.clone()));
         }
-        let kept = run
-            .prompt
-            .as_deref()
-            .and_then(|p| serde_json::from_str::<RunPrompt>(p).ok())
-            .map(Rc::new);
+        let kept = kept_prompt(core, run);
         // The schedule clock: the real one, but under the test harness.
         let now = now_ms() + core.clock_offset.get();
         let days = today_and_yesterday(&*user_time_zone(&config), now);
@@ -568,8 +564,20 @@ impl<'a> Drive<'a> {
     /// Keeps the run's prompt while it waits (a failure only costs a
     /// workspace read when it resumes).
     fn keep_prompt(&self) {
-        if let Ok(json) = serde_json::to_string(&*self.prompt) {
-            let _ = self.core.store.keep_run_prompt(json);
+        let core = self.core;
+        let prompt = &self.prompt;
+        let same = core
+            .kept_prompt
+            .borrow()
+            .as_ref()
+            .and_then(|k| Rc::ptr_eq(&k.prompt, prompt).then(|| k.rev.clone()));
+        let rev = same.unwrap_or_else(new_id);
+        let body = || serde_json::to_string(&**prompt).unwrap_or_default();
+        if core.store.keep_run_prompt(&rev, body).is_ok() {
+            core.kept_prompt.replace(Some(KeptPrompt {
+                rev,
+                prompt: prompt.clone(),
+            }));
         }
     }
 
@@ -648,6 +656,31 @@ fn loaded(
         inputs: inputs.clone(),
         load,
     });
+}
+
+/// The prompt a run waiting on tools kept: as this instance kept it, else
+/// (after an eviction, or a run stored before prompts had revisions) the
+/// stored copy, parsed and then kept here.
+fn kept_prompt(core: &Core, run: &CurrentRun) -> Option<Rc<RunPrompt>> {
+    let rev = run.prompt_rev.as_deref();
+    if let Some(k) = &*core.kept_prompt.borrow() {
+        if rev == Some(k.rev.as_str()) {
+            return Some(k.prompt.clone());
+        }
+    }
+    let json = match (&run.prompt, rev) {
+        (Some(json), _) => json.clone(),
+        (None, Some(rev)) => core.store.kept_prompt_body(rev).ok().flatten()?,
+        (None, None) => return None,
+    };
+    let prompt = Rc::new(serde_json::from_str::<RunPrompt>(&json).ok()?);
+    if let Some(rev) = rev {
+        core.kept_prompt.replace(Some(KeptPrompt {
+            rev: rev.to_string(),
+            prompt: prompt.clone(),
+        }));
+    }
+    Some(prompt)
 }
 
 /// Whether `was` and `now` differ in their recalled memories only.

@@ -52,4 +52,9 @@ pub const MIGRATIONS: &[&str] = &["
      INSERT INTO snapshots (kind, rev, body) SELECT 'config', config_rev, config FROM meta;
      INSERT INTO snapshots (kind, rev, body) SELECT 'nodes', nodes_rev, nodes FROM meta;
      UPDATE meta SET config = '{}', config_rev = '', nodes = '{}', nodes_rev = ''",
+    // A waiting run's prompt in a table of its own, by revision: it is
+    // written once per prompt, not once per wait, and the run row (updated
+    // as the run goes) no longer carries it. The old column is still read.
+    "CREATE TABLE kept_prompts (rev TEXT PRIMARY KEY, body TEXT NOT NULL);
+     ALTER TABLE current_run ADD COLUMN prompt_rev TEXT",
 ];

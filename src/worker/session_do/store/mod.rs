@@ -41,8 +41,13 @@ pub struct CurrentRun {
     pub usage: String,
     pub iterations: i64,
     pub resumes: i64,
-    /// `RunPrompt` JSON, kept while the run waits on tools.
+    /// `RunPrompt` JSON, kept while the run waits on tools (read from
+    /// `kept_prompts` by `prompt_rev`; not filled in once the run is kept
+    /// in memory: the Session keeps the prompt itself then).
     pub prompt: Option<String>,
+    /// The revision of the prompt kept for the run.
+    #[serde(default)]
+    pub prompt_rev: Option<String>,
     /// `ChatDirectives` JSON of the run's message.
     pub overrides: Option<String>,
     /// The chat app the run's message came from.
@@ -141,6 +146,8 @@ struct Kept {
     plan: Option<Option<ResetPlan>>,
     /// Whether the current turn has tool calls stored.
     calls: Option<bool>,
+    /// The revision of the prompt in `kept_prompts` (`Some(None)`: none).
+    kept_prompt: Option<Option<String>>,
     /// The meta's activity stamp is newer than the stored row: written
     /// with the meta's next write, at the latest when the run ends.
     meta_dirty: bool,

@@ -82,7 +82,10 @@ impl SessionStore {
             return Ok(run.clone());
         }
         let rows: Vec<CurrentRun> = self.rows(
-            "SELECT run_id, first_idx, usage, iterations, resumes, prompt, overrides, channel, send_depth, person, plain FROM current_run WHERE id = 1",
+            "SELECT run_id, first_idx, usage, iterations, resumes,
+                 COALESCE(prompt, (SELECT body FROM kept_prompts WHERE rev = current_run.prompt_rev)) AS prompt,
+                 prompt_rev, overrides, channel, send_depth, person, plain
+             FROM current_run WHERE id = 1",
             vec![],
         )?;
         let run = rows.into_iter().next();
@@ -209,6 +212,7 @@ impl SessionStore {
             iterations: 0,
             resumes: 0,
             prompt: None,
+            prompt_rev: None,
             overrides: q.overrides,
             channel,
             send_depth,
@@ -240,14 +244,51 @@ impl SessionStore {
         Ok(())
     }
 
-    /// Keeps the run's assembled prompt while it waits on tools.
-    pub fn keep_run_prompt(&self, prompt_json: String) -> Res<()> {
+    /// Keeps the run's assembled prompt while it waits on tools: the run
+    /// names it by `rev`, and its text (`body`, asked for only then) is
+    /// written when `rev` is not the one stored already, in place of it.
+    pub fn keep_run_prompt(&self, rev: &str, body: impl FnOnce() -> String) -> Res<()> {
+        if self.kept_prompt_rev()?.as_deref() != Some(rev) {
+            self.exec("DELETE FROM kept_prompts", vec![])?;
+            self.exec(
+                "INSERT INTO kept_prompts (rev, body) VALUES (?, ?)",
+                vec![rev.into(), body().into()],
+            )?;
+            self.kept.borrow_mut().kept_prompt = Some(Some(rev.to_string()));
+        }
         self.exec(
-            "UPDATE current_run SET prompt = ? WHERE id = 1",
-            vec![prompt_json.clone().into()],
+            "UPDATE current_run SET prompt = NULL, prompt_rev = ? WHERE id = 1",
+            vec![rev.into()],
         )?;
-        self.kept_run(|r| r.prompt = Some(prompt_json));
+        self.kept_run(|r| r.prompt_rev = Some(rev.to_string()));
         Ok(())
+    }
+
+    /// The stored text of the prompt `rev`.
+    pub fn kept_prompt_body(&self, rev: &str) -> Res<Option<String>> {
+        #[derive(Deserialize)]
+        struct Row {
+            body: String,
+        }
+        let rows: Vec<Row> = self.rows(
+            "SELECT body FROM kept_prompts WHERE rev = ?",
+            vec![rev.into()],
+        )?;
+        Ok(rows.into_iter().next().map(|r| r.body))
+    }
+
+    fn kept_prompt_rev(&self) -> Res<Option<String>> {
+        if let Some(rev) = &self.kept.borrow().kept_prompt {
+            return Ok(rev.clone());
+        }
+        #[derive(Deserialize)]
+        struct Row {
+            rev: String,
+        }
+        let rows: Vec<Row> = self.rows("SELECT rev FROM kept_prompts", vec![])?;
+        let rev = rows.into_iter().next().map(|r| r.rev);
+        self.kept.borrow_mut().kept_prompt = Some(rev.clone());
+        Ok(rev)
     }
 
     /// Counts one more resume of an interrupted run.
