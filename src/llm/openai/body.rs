@@ -156,8 +156,9 @@ fn messages<'a>(req: &'a LlmRequest) -> Vec<Msg<'a>> {
     out
 }
 
-/// One message of the body: plain text (most of a conversation, written
-/// from where it is) or any other shape.
+/// One message of the body: the shapes a conversation is mostly made of
+/// (text, tool calls, tool results), written from where they are, or any
+/// other shape.
 #[derive(Serialize)]
 #[serde(untagged)]
 enum Msg<'a> {
@@ -165,7 +166,33 @@ enum Msg<'a> {
         role: &'static str,
         content: Cow<'a, str>,
     },
+    Calls {
+        role: &'static str,
+        /// `null` when the model said nothing besides its calls.
+        content: Option<Cow<'a, str>>,
+        tool_calls: Vec<Call<'a>>,
+    },
+    Tool {
+        role: &'static str,
+        tool_call_id: &'a str,
+        content: String,
+    },
     Other(Value),
+}
+
+#[derive(Serialize)]
+struct Call<'a> {
+    id: &'a str,
+    #[serde(rename = "type")]
+    kind: &'static str,
+    function: CallFunction<'a>,
+}
+
+#[derive(Serialize)]
+struct CallFunction<'a> {
+    name: &'a str,
+    /// The arguments as JSON text, as the API has them.
+    arguments: String,
 }
 
 fn content_part(block: &ContentBlock) -> Value {
@@ -204,14 +231,15 @@ fn assistant(a: &AssistantMessage) -> Option<Msg<'_>> {
         [one] => Cow::Borrowed(one),
         many => Cow::Owned(many.concat()),
     };
-    let calls: Vec<Value> = a
+    let calls: Vec<Call> = a
         .tool_calls()
-        .map(|(id, name, arguments)| {
-            json!({
-                "id": id,
-                "type": "function",
-                "function": { "name": name, "arguments": arguments.to_string() },
-            })
+        .map(|(id, name, arguments)| Call {
+            id,
+            kind: "function",
+            function: CallFunction {
+                name,
+                arguments: arguments.to_string(),
+            },
         })
         .collect();
     if text.is_empty() && calls.is_empty() {
@@ -223,17 +251,16 @@ fn assistant(a: &AssistantMessage) -> Option<Msg<'_>> {
             content: text,
         });
     }
-    let mut message = json!({
-        "role": "assistant",
-        "content": if text.is_empty() { Value::Null } else { json!(text) },
-    });
-    message["tool_calls"] = Value::Array(calls);
-    Some(Msg::Other(message))
+    Some(Msg::Calls {
+        role: "assistant",
+        content: (!text.is_empty()).then_some(text),
+        tool_calls: calls,
+    })
 }
 
 /// `tool` messages carry text only, so images from tool results follow in
 /// one user message.
-fn tool_results(results: &[ToolResult], out: &mut Vec<Msg>) {
+fn tool_results<'a>(results: &[ToolResult<'a>], out: &mut Vec<Msg<'a>>) {
     let mut images = Vec::new();
     for r in results {
         let text = join_text(&r.content);
@@ -252,9 +279,11 @@ fn tool_results(results: &[ToolResult], out: &mut Vec<Msg>) {
         } else {
             text
         };
-        out.push(Msg::Other(
-            json!({ "role": "tool", "tool_call_id": r.tool_call_id, "content": text }),
-        ));
+        out.push(Msg::Tool {
+            role: "tool",
+            tool_call_id: &r.tool_call_id,
+            content: text,
+        });
     }
     if !images.is_empty() {
         let mut parts =
