@@ -2,7 +2,8 @@
 
 use gsv_protocol::{AssistantBlock, AssistantMessage, ContentBlock, ToolDefinition, UserContent};
 use serde::Serialize;
-use serde_json::{json, Value};
+use serde_json::Value;
+use std::borrow::Cow;
 
 use crate::llm::transcript::{turns, ToolResult, Turn};
 use crate::llm::{Kept, LlmRequest, Prepared, ThinkingLevel};
@@ -17,9 +18,11 @@ const MAX_DEFAULT_WITH_THINKING: u64 = 32_000;
 
 /// The body as JSON text. The system prompt and the tools' schemas are
 /// written from where they are (borrowed, not copied into a `Value`): they
-/// are the bulk of a body and the same in every call of a run.
+/// are the bulk of a body and the same in every call of a run. So are the
+/// messages' texts.
 pub(super) fn request_json(req: &LlmRequest) -> String {
-    serde_json::to_string(&Body::of(req)).unwrap_or_default()
+    let turns = turns(req.messages);
+    serde_json::to_string(&Body::of(req, &turns)).unwrap_or_default()
 }
 
 /// The system prompt and tools as `request_json` writes them.
@@ -30,7 +33,8 @@ pub(super) fn prepare(system_prompt: &str, tools: &[ToolDefinition]) -> Prepared
 /// The body as a value (the tests read it).
 #[cfg(test)]
 pub(super) fn request_body(req: &LlmRequest) -> Value {
-    serde_json::to_value(Body::of(req)).unwrap_or_default()
+    let turns = turns(req.messages);
+    serde_json::to_value(Body::of(req, &turns)).unwrap_or_default()
 }
 
 #[derive(Serialize)]
@@ -38,13 +42,62 @@ struct Body<'a> {
     model: &'a str,
     #[serde(skip_serializing_if = "Option::is_none")]
     system: Option<Kept<'a, &'a str>>,
-    messages: Vec<Value>,
+    messages: Vec<Msg<'a>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     tools: Option<Kept<'a, Vec<Tool<'a>>>>,
     max_tokens: u64,
     #[serde(skip_serializing_if = "Option::is_none")]
     thinking: Option<Thinking>,
     stream: bool,
+}
+
+#[derive(Serialize)]
+struct Msg<'a> {
+    role: &'static str,
+    content: MsgContent<'a>,
+}
+
+#[derive(Serialize)]
+#[serde(untagged)]
+enum MsgContent<'a> {
+    Text(&'a str),
+    Blocks(Vec<Block<'a>>),
+}
+
+/// A content block, written from the message it comes from.
+#[derive(Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum Block<'a> {
+    Text {
+        text: Cow<'a, str>,
+    },
+    Image {
+        source: ImageSource<'a>,
+    },
+    Thinking {
+        thinking: &'a str,
+        signature: &'a str,
+    },
+    ToolUse {
+        id: String,
+        name: &'a str,
+        input: Cow<'a, Value>,
+    },
+    ToolResult {
+        tool_use_id: String,
+        /// Optional in the API; empty is rejected.
+        #[serde(skip_serializing_if = "Vec::is_empty")]
+        content: Vec<Block<'a>>,
+        is_error: bool,
+    },
+}
+
+#[derive(Serialize)]
+struct ImageSource<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    media_type: &'a str,
+    data: &'a str,
 }
 
 #[derive(Serialize)]
@@ -62,13 +115,13 @@ struct Tool<'a> {
 }
 
 impl<'a> Body<'a> {
-    fn of(req: &'a LlmRequest) -> Self {
+    fn of(req: &'a LlmRequest, turns: &'a [Turn<'a>]) -> Self {
         let (max_tokens, budget) = max_tokens_and_budget(req.thinking, req.max_tokens);
         Body {
             model: req.model,
             system: (!req.system_prompt.is_empty())
                 .then(|| Kept::or_fresh(req.prepared.map(|p| &*p.system), || req.system_prompt)),
-            messages: messages(req),
+            messages: messages(turns),
             tools: (!req.tools.is_empty()).then(|| {
                 Kept::or_fresh(req.prepared.map(|p| &*p.tools), || {
                     req.tools.iter().map(tool).collect()
@@ -117,93 +170,105 @@ fn tool(t: &ToolDefinition) -> Tool<'_> {
     }
 }
 
-fn messages(req: &LlmRequest) -> Vec<Value> {
-    let mut out = Vec::new();
-    for turn in turns(req.messages) {
+fn messages<'a>(turns: &'a [Turn<'a>]) -> Vec<Msg<'a>> {
+    let mut out = Vec::with_capacity(turns.len());
+    for turn in turns {
         match turn {
-            Turn::User(u) => out.push(match &u.content {
-                UserContent::Text(text) => json!({ "role": "user", "content": text }),
-                UserContent::Blocks(blocks) => {
-                    json!({ "role": "user", "content": content_blocks(blocks) })
-                }
+            Turn::User(u) => out.push(Msg {
+                role: "user",
+                content: match &u.content {
+                    UserContent::Text(text) => MsgContent::Text(text),
+                    UserContent::Blocks(blocks) => MsgContent::Blocks(content_blocks(blocks)),
+                },
             }),
             Turn::Assistant(a) => out.extend(assistant(a)),
             // All results of one assistant turn go back in one user message.
-            Turn::ToolResults(results) => out.push(json!({
-                "role": "user",
-                "content": results.iter().map(tool_result).collect::<Vec<_>>(),
-            })),
+            Turn::ToolResults(results) => out.push(Msg {
+                role: "user",
+                content: MsgContent::Blocks(results.iter().map(tool_result).collect()),
+            }),
         }
     }
     out
 }
 
 /// Text and image blocks; the API rejects empty text blocks.
-fn content_blocks(blocks: &[ContentBlock]) -> Vec<Value> {
+fn content_blocks(blocks: &[ContentBlock]) -> Vec<Block<'_>> {
     blocks
         .iter()
         .filter_map(|b| match b {
             ContentBlock::Text { text } if text.is_empty() => None,
-            ContentBlock::Text { text } => Some(json!({ "type": "text", "text": text })),
+            ContentBlock::Text { text } => Some(Block::Text {
+                text: Cow::Borrowed(text),
+            }),
             ContentBlock::Image {
                 data: Some(data),
                 mime_type,
                 ..
-            } => Some(json!({
-                "type": "image",
-                "source": { "type": "base64", "media_type": mime_type, "data": data },
-            })),
+            } => Some(Block::Image {
+                source: ImageSource {
+                    kind: "base64",
+                    media_type: mime_type,
+                    data,
+                },
+            }),
             // The shell loads R2 images before calling; say so if one is missing.
-            ContentBlock::Image { data: None, .. } => {
-                Some(json!({ "type": "text", "text": "[image unavailable]" }))
-            }
+            ContentBlock::Image { data: None, .. } => Some(Block::Text {
+                text: Cow::Borrowed("[image unavailable]"),
+            }),
             // The shell turns files into text before calling; the fallback names the file.
-            ContentBlock::Attachment(a) => {
-                Some(json!({ "type": "text", "text": crate::media::notes::unprepared(a) }))
-            }
+            ContentBlock::Attachment(a) => Some(Block::Text {
+                text: Cow::Owned(crate::media::notes::unprepared(a)),
+            }),
         })
         .collect()
 }
 
-fn assistant(a: &AssistantMessage) -> Option<Value> {
-    let blocks: Vec<Value> = a
+fn assistant(a: &AssistantMessage) -> Option<Msg<'_>> {
+    let blocks: Vec<Block> = a
         .content
         .iter()
         .filter_map(|b| match b {
             AssistantBlock::Text { text } if text.is_empty() => None,
-            AssistantBlock::Text { text } => Some(json!({ "type": "text", "text": text })),
+            AssistantBlock::Text { text } => Some(Block::Text {
+                text: Cow::Borrowed(text),
+            }),
             // Only signed thinking can go back (the API verifies it); thinking
             // from another provider is dropped.
             AssistantBlock::Thinking {
                 thinking,
                 thinking_signature: Some(signature),
-            } if !signature.is_empty() => {
-                Some(json!({ "type": "thinking", "thinking": thinking, "signature": signature }))
-            }
+            } if !signature.is_empty() => Some(Block::Thinking {
+                thinking,
+                signature,
+            }),
             AssistantBlock::Thinking { .. } => None,
             AssistantBlock::ToolCall {
                 id,
                 name,
                 arguments,
-            } => Some(json!({
-                "type": "tool_use",
-                "id": tool_use_id(id),
-                "name": name,
-                "input": if arguments.is_object() { arguments.clone() } else { json!({}) },
-            })),
+            } => Some(Block::ToolUse {
+                id: tool_use_id(id),
+                name,
+                input: match arguments.is_object() {
+                    true => Cow::Borrowed(arguments),
+                    false => Cow::Owned(Value::Object(Default::default())),
+                },
+            }),
         })
         .collect();
-    (!blocks.is_empty()).then(|| json!({ "role": "assistant", "content": blocks }))
+    (!blocks.is_empty()).then_some(Msg {
+        role: "assistant",
+        content: MsgContent::Blocks(blocks),
+    })
 }
 
-fn tool_result(r: &ToolResult) -> Value {
-    let mut block = json!({ "type": "tool_result", "tool_use_id": tool_use_id(r.tool_call_id) });
-    let content = content_blocks(&r.content);
-    if !content.is_empty() {
-        block["content"] = Value::Array(content); // optional in the API; empty is rejected
+fn tool_result<'a>(r: &'a ToolResult<'a>) -> Block<'a> {
+    Block::ToolResult {
+        tool_use_id: tool_use_id(r.tool_call_id),
+        content: content_blocks(&r.content),
+        is_error: r.is_error,
     }
-    block["is_error"] = json!(r.is_error);
-    block
 }
 
 /// The API requires ids matching `^[a-zA-Z0-9_-]+$`; calls made by other

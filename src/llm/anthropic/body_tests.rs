@@ -1,5 +1,6 @@
 use super::*;
 use gsv_protocol::{Message, StopReason, ToolResultMessage, UserMessage};
+use serde_json::json;
 
 fn assistant_msg(content: Vec<AssistantBlock>, stop: StopReason) -> Message {
     Message::Assistant(AssistantMessage {

@@ -281,7 +281,7 @@ fn tool_results<'a>(results: &[ToolResult<'a>], out: &mut Vec<Msg<'a>>) {
         };
         out.push(Msg::Tool {
             role: "tool",
-            tool_call_id: &r.tool_call_id,
+            tool_call_id: r.tool_call_id,
             content: text,
         });
     }
