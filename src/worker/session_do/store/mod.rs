@@ -192,6 +192,16 @@ impl SessionStore {
             .map_err(SessionError::storage)
     }
 
+    /// The column `text` of the first row `query` finds.
+    fn first_text(&self, query: &str, bindings: Vec<SqlStorageValue>) -> Res<Option<String>> {
+        #[derive(Deserialize)]
+        struct Row {
+            text: String,
+        }
+        let rows: Vec<Row> = self.rows(query, bindings)?;
+        Ok(rows.into_iter().next().map(|r| r.text))
+    }
+
     fn count(&self, query: &str, bindings: Vec<SqlStorageValue>) -> Res<i64> {
         self.exec(query, bindings)?
             .one::<Count>()

@@ -266,27 +266,17 @@ impl SessionStore {
 
     /// The stored text of the prompt `rev`.
     pub fn kept_prompt_body(&self, rev: &str) -> Res<Option<String>> {
-        #[derive(Deserialize)]
-        struct Row {
-            body: String,
-        }
-        let rows: Vec<Row> = self.rows(
-            "SELECT body FROM kept_prompts WHERE rev = ?",
+        self.first_text(
+            "SELECT body AS text FROM kept_prompts WHERE rev = ?",
             vec![rev.into()],
-        )?;
-        Ok(rows.into_iter().next().map(|r| r.body))
+        )
     }
 
     fn kept_prompt_rev(&self) -> Res<Option<String>> {
         if let Some(rev) = &self.kept.borrow().kept_prompt {
             return Ok(rev.clone());
         }
-        #[derive(Deserialize)]
-        struct Row {
-            rev: String,
-        }
-        let rows: Vec<Row> = self.rows("SELECT rev FROM kept_prompts", vec![])?;
-        let rev = rows.into_iter().next().map(|r| r.rev);
+        let rev = self.first_text("SELECT rev AS text FROM kept_prompts", vec![])?;
         self.kept.borrow_mut().kept_prompt = Some(rev.clone());
         Ok(rev)
     }
@@ -361,15 +351,10 @@ impl SessionStore {
 
     /// The tool name of call `call_id` if it still waits for its result.
     pub fn open_call(&self, call_id: &str) -> Res<Option<String>> {
-        #[derive(Deserialize)]
-        struct Open {
-            name: String,
-        }
-        let open: Vec<Open> = self.rows(
-            "SELECT name FROM tool_calls WHERE call_id = ? AND result IS NULL",
+        self.first_text(
+            "SELECT name AS text FROM tool_calls WHERE call_id = ? AND result IS NULL",
             vec![call_id.into()],
-        )?;
-        Ok(open.into_iter().next().map(|o| o.name))
+        )
     }
 
     /// The turn is over: its calls and the deadline of `deadline_kind` go.
