@@ -319,7 +319,7 @@ impl DurableObject for Gateway {
         ws: WebSocket,
         message: WebSocketIncomingMessage,
     ) -> Result<()> {
-        // Read once per message: each read crosses into JS and back.
+        // Read once per message (kept while nothing changes: attachments.rs).
         let att: Result<Option<Attachment>> = self.attachments.read(&ws);
         let req = match message {
             WebSocketIncomingMessage::Binary(bytes) => {

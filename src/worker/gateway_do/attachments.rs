@@ -2,9 +2,11 @@
 //! from the runtime crosses into JS and walks a JS object, and a chat turn
 //! reads several (the client's frame, its session's link, the link's
 //! answers); here a socket's JS object leads to its parsed attachment.
-//! Any change of any attachment, and any socket opening or closing, drops
-//! them all, so nothing kept is older than the runtime's copy, which alone
-//! survives hibernation.
+//! Every attachment written drops them all (`save_attachment` through
+//! `forget_sockets`, which also runs as a client's socket opens and any
+//! socket closes), so nothing kept is older than the runtime's copy, which
+//! alone survives hibernation. A socket not read since has nothing kept
+//! to go stale.
 
 use super::Attachment;
 use std::cell::RefCell;

@@ -260,7 +260,10 @@ impl SessionStore {
             "UPDATE current_run SET prompt = NULL, prompt_rev = ? WHERE id = 1",
             vec![rev.into()],
         )?;
-        self.kept_run(|r| r.prompt_rev = Some(rev.to_string()));
+        self.kept_run(|r| {
+            r.prompt = None;
+            r.prompt_rev = Some(rev.to_string());
+        });
         Ok(())
     }
 
