@@ -11,7 +11,7 @@
 
 use super::internal::{SessionChatSend, SessionChatSendReply};
 use crate::commands::parse_command;
-use gsv_protocol::{AckResult, ErrorShape, ToolResultParams};
+use gsv_protocol::{AckResult, ErrorShape, ToolRequestParams, ToolResultParams};
 use serde::{Deserialize, Serialize};
 use std::borrow::Cow;
 
@@ -45,7 +45,7 @@ pub enum LinkDown<'a> {
 /// as the event's own JSON).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub enum LinkUp {
+pub enum LinkUp<'a> {
     /// The answer to the `ChatSend` numbered `call`.
     #[serde(rename_all = "camelCase")]
     Reply {
@@ -63,24 +63,29 @@ pub enum LinkUp {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         error: Option<ErrorShape>,
     },
+    /// A node tool call of the session's current turn. Its result comes
+    /// later as a `ToolResult` (or as a request); so does the Gateway's
+    /// error if it cannot send the call.
+    ToolRequest { request: Cow<'a, ToolRequestParams> },
     /// The session is idle and would close the link.
     Closing,
 }
 
 /// What came up a link: a `LinkUp` or a `chat` event.
 pub enum Up<'a> {
-    Link(LinkUp),
+    Link(LinkUp<'static>),
     Event(&'a str),
 }
 
-impl LinkUp {
+impl LinkUp<'_> {
     /// The text of a message up a link, told apart by its first bytes: a
     /// `LinkUp` is a string or an object keyed by its variant, a `chat`
     /// event an object whose fields have other names.
     pub fn read(text: &str) -> Result<Up<'_>, serde_json::Error> {
         let link = text.starts_with('"')
             || text.starts_with(r#"{"reply":"#)
-            || text.starts_with(r#"{"ack":"#);
+            || text.starts_with(r#"{"ack":"#)
+            || text.starts_with(r#"{"toolRequest":"#);
         match link {
             true => serde_json::from_slice(text.as_bytes()).map(Up::Link),
             false => Ok(Up::Event(text)),
@@ -265,6 +270,28 @@ mod tests {
             panic!("not an ack: {text}");
         };
         assert_eq!((call, reply_result(ok, error)), (9, Ok(dropped)));
+    }
+
+    #[test]
+    fn a_tool_request_goes_up_whole_and_is_told_from_events() {
+        let request = ToolRequestParams {
+            call_id: "c1".into(),
+            tool: "laptop__Read".into(),
+            args: serde_json::json!({"path": "a.txt"}),
+            session_key: "agent:main:main".into(),
+        };
+        let up = LinkUp::ToolRequest {
+            request: Cow::Borrowed(&request),
+        };
+        let text = serde_json::to_string(&up).unwrap();
+        assert_eq!(
+            text,
+            r#"{"toolRequest":{"request":{"callId":"c1","tool":"laptop__Read","args":{"path":"a.txt"},"sessionKey":"agent:main:main"}}}"#
+        );
+        let Ok(Up::Link(read)) = LinkUp::read(&text) else {
+            panic!("not a link message: {text}");
+        };
+        assert_eq!(read, up);
     }
 
     #[test]

@@ -342,7 +342,7 @@ impl DurableObject for Gateway {
                 let evt = match LinkUp::read(&text) {
                     Ok(Up::Event(text)) => serde_json::from_str::<ChatEvent>(text),
                     Ok(Up::Link(up)) => {
-                        self.link_up(&ws, att.ok().flatten(), up);
+                        self.link_up(&ws, att.ok().flatten(), up).await;
                         return Ok(());
                     }
                     Err(e) => Err(e),

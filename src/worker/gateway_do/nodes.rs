@@ -206,10 +206,11 @@ impl Gateway {
         };
         let now = now_ms();
         let deadline_at = now + deadline_ms;
-        self.sql()
+        let stored = self
+            .sql()
             .exec(
-                "INSERT OR REPLACE INTO tool_calls (call_id, node_id, kind, session_key, conn_id, frame_id, created_at, deadline_at)
-                 VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                "INSERT INTO tool_calls (call_id, node_id, kind, session_key, conn_id, frame_id, created_at, deadline_at)
+                 VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(call_id) DO NOTHING",
                 vec![
                     call_id.into(),
                     node_id.into(),
@@ -222,6 +223,9 @@ impl Gateway {
                 ],
             )
             .map_err(internal_error)?;
+        if stored.rows_written() == 0 {
+            return self.already_out(call_id, session_key);
+        }
         let evt = ToolInvokeEvent {
             call_id: call_id.to_string(),
             tool: name.to_string(),
@@ -241,6 +245,25 @@ impl Gateway {
         };
         self.schedule_alarm_by(expires_at).await;
         Ok(())
+    }
+
+    /// A call id that already has a route. A session may send its call
+    /// again when it cannot know the first one arrived (its link closed
+    /// unanswered, or it was evicted before it marked the call sent): that
+    /// call is out already and is not run twice. Anyone else's is refused.
+    fn already_out(&self, call_id: &str, session_key: Option<&str>) -> Res<()> {
+        let route = self.route(call_id)?;
+        match (route, session_key) {
+            (Some(r), Some(key))
+                if r.kind == "session" && r.session_key.as_deref() == Some(key) =>
+            {
+                Ok(())
+            }
+            _ => Err(ErrorShape::new(
+                codes::CONFLICT,
+                format!("Call {call_id} is already out at a node"),
+            )),
+        }
     }
 
     /// `tool.invoke` from a client: answered when the node answers.

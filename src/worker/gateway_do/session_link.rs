@@ -7,9 +7,10 @@ use crate::session::internal::{SessionChatSend, SessionChatSendReply};
 use crate::session::link::{
     goes_on_link, link_tag, reply_result, LinkDown, LinkUp, MAX_LINK_KEY, MAX_LINK_MESSAGE,
 };
+use crate::worker::bindings::SessionStub;
 use futures::channel::oneshot;
 use futures::future::{select, Either};
-use gsv_protocol::{codes, AckResult, ErrorShape, ToolResultParams};
+use gsv_protocol::{codes, AckResult, ErrorShape, ToolRequestParams, ToolResultParams};
 use std::borrow::Cow;
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
@@ -123,10 +124,12 @@ impl Gateway {
         })
     }
 
-    /// A message up a link that is not a `chat` event: an answer for
-    /// whoever waits on it, or the session's wish to close the link.
-    pub(super) fn link_up(&self, ws: &WebSocket, att: Option<Attachment>, up: LinkUp) {
+    /// A message up a link that is not a `chat` event: a node tool call,
+    /// an answer for whoever waits on it, or the session's wish to close
+    /// the link.
+    pub(super) async fn link_up(&self, ws: &WebSocket, att: Option<Attachment>, up: LinkUp<'_>) {
         match up {
+            LinkUp::ToolRequest { request } => self.link_tool_request(request.into_owned()).await,
             // Nobody waits only if the wait timed out meanwhile.
             LinkUp::Reply { call, ok, error } => {
                 if let Some(Waiting::Reply(tx)) = self.answered(call) {
@@ -152,6 +155,31 @@ impl Gateway {
                 let closed = serde_json::to_string(&LinkDown::Closed).unwrap_or_default();
                 let _ = ws.send_with_str(closed);
             }
+        }
+    }
+
+    /// A Session's node tool call on its link. Nothing is answered unless
+    /// the call could not be sent: then the error goes back as the call's
+    /// result, as a node's would.
+    async fn link_tool_request(&self, request: ToolRequestParams) {
+        let (key, call_id) = (request.session_key.clone(), request.call_id.clone());
+        let Err(e) = self.tool_request(request).await else {
+            return;
+        };
+        let failed = ToolResultParams {
+            call_id,
+            result: None,
+            error: Some(e.message),
+        };
+        let ack = match self.tool_result_on_link(&key, &failed).await {
+            Some(ack) => ack,
+            None => SessionStub::for_key(&self.env, &key).call(&failed).await,
+        };
+        if let Err(e) = ack {
+            console_error!(
+                "gateway: failing a session's tool call failed: {}",
+                e.message
+            );
         }
     }
 

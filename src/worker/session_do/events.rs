@@ -5,10 +5,11 @@
 //! it too while it is open (`session::link`; `link.rs` listens).
 
 use crate::session::internal::path;
-use crate::session::link::{LinkUp, LINK_SESSION_HEADER};
+use crate::session::link::{LinkUp, LINK_SESSION_HEADER, MAX_LINK_MESSAGE};
 use crate::worker::bindings::{self, GatewayStub};
 use crate::worker::rpc::now_ms;
-use gsv_protocol::ChatEvent;
+use gsv_protocol::{ChatEvent, ToolRequestParams};
+use std::borrow::Cow;
 use std::cell::{Cell, RefCell};
 use worker::{console_error, Env, Error, Headers, Request, RequestInit, Result, WebSocket};
 
@@ -26,6 +27,10 @@ pub struct EventLink {
     /// When this session said it would close the link (`None`: it did not,
     /// or used the link again since).
     closing_at: Cell<Option<i64>>,
+    /// The node tool calls sent on the current link: should it close, the
+    /// Gateway may not have read them, and those still open go again as
+    /// requests (the Gateway runs a call id once).
+    tool_requests: RefCell<Vec<(WebSocket, ToolRequestParams)>>,
 }
 
 impl EventLink {
@@ -62,6 +67,32 @@ impl EventLink {
             console_error!("session: delivering a chat event failed: {}", e.message);
         }
         None
+    }
+
+    /// Sends a node tool call on the link, if one is open; false when none
+    /// took it (then it goes as a request). The Gateway answers nothing
+    /// unless it could not send the call: then its error comes back as the
+    /// call's result.
+    pub fn send_tool_request(&self, request: &ToolRequestParams) -> bool {
+        let up = LinkUp::ToolRequest {
+            request: Cow::Borrowed(request),
+        };
+        let Some(ws) = self.ws.borrow().clone() else {
+            return false;
+        };
+        let sent = serde_json::to_string(&up)
+            .is_ok_and(|text| text.len() <= MAX_LINK_MESSAGE && ws.send_with_str(&text).is_ok());
+        if sent {
+            self.used_at.set(now_ms());
+            self.closing_at.set(None);
+            self.tool_requests.borrow_mut().push((ws, request.clone()));
+        }
+        sent
+    }
+
+    /// The turn's calls are settled: none sent so far needs sending again.
+    pub fn tool_calls_settled(&self) {
+        self.tool_requests.borrow_mut().clear();
     }
 
     /// Sends `text` on the link (an answer to a message that came on it).
@@ -112,11 +143,16 @@ impl EventLink {
         }
     }
 
-    /// `ws` closed on the Gateway's side.
-    pub fn gone(&self, ws: &WebSocket) {
+    /// `ws` closed on the Gateway's side; the tool calls sent on it, which
+    /// the Gateway may not have read.
+    pub fn gone(&self, ws: &WebSocket) -> Vec<ToolRequestParams> {
         if self.is_current(ws) {
             self.forget_current();
         }
+        let mut requests = self.tool_requests.borrow_mut();
+        let (on_ws, others): (Vec<_>, Vec<_>) = requests.drain(..).partition(|(w, _)| w == ws);
+        *requests = others;
+        on_ws.into_iter().map(|(_, r)| r).collect()
     }
 
     /// Sends `text` on the link if one is open; false when none took it.
@@ -136,12 +172,14 @@ impl EventLink {
         self.closing_at.set(None);
     }
 
-    /// Closes the link, so the object can rest.
+    /// Closes the link, so the object can rest (only once no run is left,
+    /// so no tool call waits on it).
     pub fn close(&self) {
         if let Some(ws) = self.ws.take() {
             let _ = ws.close(Some(1000), Some("idle"));
         }
         self.closing_at.set(None);
+        self.tool_requests.borrow_mut().clear();
     }
 }
 

@@ -6,8 +6,9 @@
 use super::core::Core;
 use super::Session;
 use crate::session::link::{LinkDown, LinkUp};
+use crate::worker::bindings::GatewayStub;
 use futures::StreamExt;
-use gsv_protocol::{codes, ErrorShape};
+use gsv_protocol::{codes, ErrorShape, ToolRequestParams, ToolResultParams};
 use std::rc::Rc;
 use worker::{console_error, WebSocket, WebsocketEvent};
 
@@ -39,9 +40,32 @@ pub fn listen(core: Rc<Core>, ws: WebSocket) {
             }
         }
         if let Some(core) = this.upgrade() {
-            core.link.gone(&ws);
+            let unread = core.link.gone(&ws);
+            resend_tool_requests(core, unread).await;
         }
     });
+}
+
+/// Sends again, as requests, the node tool calls sent on a link that
+/// closed and still open: the Gateway may not have read them, and runs a
+/// call id it already has once. One it cannot send fails with its error.
+async fn resend_tool_requests(core: Rc<Core>, requests: Vec<ToolRequestParams>) {
+    for request in requests {
+        if !matches!(core.store.open_call(&request.call_id), Ok(Some(_))) {
+            continue;
+        }
+        let Err(e) = GatewayStub::get(&core.env).call(&request).await else {
+            continue;
+        };
+        let failed = ToolResultParams {
+            call_id: request.call_id,
+            result: None,
+            error: Some(e.message),
+        };
+        if let Err(e) = Session::of(core.clone()).tool_result(failed) {
+            console_error!("session: failing a tool call failed: {e}");
+        }
+    }
 }
 
 /// Takes a message as `chat.send` does and answers it on the link.

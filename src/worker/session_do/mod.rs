@@ -197,6 +197,7 @@ impl Session {
             store: &self.core.store,
             alarm: &self.core.alarm,
             env: &self.core.env,
+            link: &self.core.link,
         }
     }
 

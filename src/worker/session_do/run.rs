@@ -330,6 +330,7 @@ impl<'a> Drive<'a> {
             store: &self.core.store,
             alarm: &self.core.alarm,
             env: &self.core.env,
+            link: &self.core.link,
         }
     }
 

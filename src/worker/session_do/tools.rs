@@ -8,6 +8,7 @@
 
 use super::alarm::Alarm;
 use super::error::{Res, SessionError};
+use super::events::EventLink;
 use super::store::{CallRow, SessionStore};
 use crate::agent_tools::{self, GatewayTool, GatewayToolCall, GatewayToolReply};
 use crate::gateway::transfer::{TransferArgs, TransferRequest, TRANSFER};
@@ -32,6 +33,8 @@ pub struct Tools<'a> {
     pub store: &'a SessionStore,
     pub alarm: &'a Alarm,
     pub env: &'a Env,
+    /// Node calls go on the event link while it is open.
+    pub link: &'a EventLink,
 }
 
 /// What dispatching needs from the run.
@@ -146,11 +149,14 @@ impl Tools<'_> {
                     args,
                     session_key: t.session_key.to_string(),
                 };
-                GatewayStub::get(self.env)
-                    .call(&request)
-                    .await
-                    .map(|_| ())
-                    .map_err(SessionError::Wire)
+                match self.link.send_tool_request(&request) {
+                    true => Ok(()),
+                    false => GatewayStub::get(self.env)
+                        .call(&request)
+                        .await
+                        .map(|_| ())
+                        .map_err(SessionError::Wire),
+                }
             }
         };
         match sent {
@@ -272,6 +278,7 @@ impl Tools<'_> {
 
     /// The turn is over: its calls and their deadline go.
     pub fn clear(&self) -> Res<()> {
+        self.link.tool_calls_settled();
         self.store.clear_calls(TOOLS_DEADLINE)
     }
 }

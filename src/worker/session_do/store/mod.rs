@@ -89,7 +89,7 @@ pub struct MessageRow {
 }
 
 /// One tool call of the current turn.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Clone, Deserialize)]
 pub struct CallRow {
     pub call_id: String,
     pub name: String,
@@ -144,8 +144,9 @@ struct Kept {
     deadlines: Option<Vec<(String, i64)>>,
     /// A reset in progress.
     plan: Option<Option<ResetPlan>>,
-    /// Whether the current turn has tool calls stored.
-    calls: Option<bool>,
+    /// The current turn's tool calls, in call order (read on each step of
+    /// a turn with tool calls: kept, each write mirrored).
+    calls: Option<Vec<CallRow>>,
     /// The revision of the prompt in `kept_prompts` (`Some(None)`: none).
     kept_prompt: Option<Option<String>>,
     /// The meta's activity stamp is newer than the stored row: written

@@ -301,35 +301,39 @@ impl SessionStore {
         &self,
         calls: impl Iterator<Item = (&'a str, &'a str, &'a Value)>,
     ) -> Res<()> {
-        let mut stored = false;
         for (seq, (id, name, args)) in calls.enumerate() {
-            stored = true;
+            let row = CallRow {
+                call_id: id.to_string(),
+                name: name.to_string(),
+                args: args.to_string(),
+                dispatched: 0,
+                result: None,
+            };
             self.exec(
                 "INSERT INTO tool_calls (seq, call_id, name, args) VALUES (?, ?, ?, ?)",
                 vec![
                     (seq as i64).into(),
                     id.into(),
                     name.into(),
-                    args.to_string().into(),
+                    row.args.as_str().into(),
                 ],
             )?;
-        }
-        // An answer without calls leaves a known-empty table known empty.
-        if stored {
-            self.kept.borrow_mut().calls = Some(true);
+            if let Some(kept) = self.kept.borrow_mut().calls.as_mut() {
+                kept.push(row);
+            }
         }
         Ok(())
     }
 
     pub fn call_rows(&self) -> Res<Vec<CallRow>> {
-        if self.kept.borrow().calls == Some(false) {
-            return Ok(Vec::new());
+        if let Some(rows) = &self.kept.borrow().calls {
+            return Ok(rows.clone());
         }
         let rows: Vec<CallRow> = self.rows(
             "SELECT call_id, name, args, dispatched, result FROM tool_calls ORDER BY seq",
             vec![],
         )?;
-        self.kept.borrow_mut().calls = Some(!rows.is_empty());
+        self.kept.borrow_mut().calls = Some(rows.clone());
         Ok(rows)
     }
 
@@ -338,6 +342,7 @@ impl SessionStore {
             "UPDATE tool_calls SET dispatched = 1 WHERE call_id = ?",
             vec![call_id.into()],
         )?;
+        self.kept_call(call_id, |row| row.dispatched = 1);
         Ok(())
     }
 
@@ -347,24 +352,43 @@ impl SessionStore {
         let data = serde_json::to_string(result).map_err(SessionError::storage)?;
         self.exec(
             "UPDATE tool_calls SET result = ?, dispatched = 1 WHERE call_id = ? AND result IS NULL",
-            vec![data.into(), call_id.into()],
+            vec![data.as_str().into(), call_id.into()],
         )?;
+        self.kept_call(call_id, |row| {
+            if row.result.is_none() {
+                row.result = Some(data);
+                row.dispatched = 1;
+            }
+        });
         Ok(())
     }
 
     /// The tool name of call `call_id` if it still waits for its result.
     pub fn open_call(&self, call_id: &str) -> Res<Option<String>> {
-        self.first_text(
-            "SELECT name AS text FROM tool_calls WHERE call_id = ? AND result IS NULL",
-            vec![call_id.into()],
-        )
+        let rows = self.call_rows()?;
+        let open = rows
+            .into_iter()
+            .find(|r| r.call_id == call_id && !r.answered());
+        Ok(open.map(|r| r.name))
+    }
+
+    /// Mirrors a write to the kept row of call `call_id`.
+    fn kept_call(&self, call_id: &str, write: impl FnOnce(&mut CallRow)) {
+        let mut kept = self.kept.borrow_mut();
+        let row = kept
+            .calls
+            .as_mut()
+            .and_then(|rows| rows.iter_mut().find(|r| r.call_id == call_id));
+        if let Some(row) = row {
+            write(row);
+        }
     }
 
     /// The turn is over: its calls and the deadline of `deadline_kind` go.
     pub fn clear_calls(&self, deadline_kind: &str) -> Res<()> {
-        if self.kept.borrow().calls != Some(false) {
+        if !self.kept.borrow().calls.as_ref().is_some_and(Vec::is_empty) {
             self.exec("DELETE FROM tool_calls", vec![])?;
-            self.kept.borrow_mut().calls = Some(false);
+            self.kept.borrow_mut().calls = Some(Vec::new());
         }
         self.delete_deadline(deadline_kind)
     }
