@@ -150,6 +150,8 @@ pub struct Gateway {
     link_calls: session_link::LinkCalls,
     /// Sockets' attachments as last read (attachments.rs).
     attachments: attachments::KeptAttachments,
+    /// Sessions' node calls answered, their routes not deleted yet (nodes.rs).
+    answered_routes: RefCell<Vec<String>>,
 }
 
 impl DurableObject for Gateway {
@@ -183,6 +185,7 @@ impl DurableObject for Gateway {
             touches: Default::default(),
             link_calls: Default::default(),
             attachments: Default::default(),
+            answered_routes: Default::default(),
         }
     }
 

@@ -657,3 +657,87 @@ async fn a_run_resumed_by_a_node_result_keeps_its_prompt() {
         .unwrap()
         .contains("A soul written mid-run."));
 }
+
+/// Two sessions whose models name their calls alike: the second is refused
+/// instead of taking over the first's route, so each answer reaches the
+/// session that asked. A call id answered is free again for that session's
+/// next turn.
+#[tokio::test]
+async fn a_call_id_out_for_one_session_is_not_taken_by_another() {
+    let (llm, gw, mut c) = setup().await;
+    let mut node = raw_node(&gw.url(), TOKEN, "slow").await;
+    c.wait_for_tools(&["slow__Hang"], WAIT_FOR_NODES).await;
+    llm.script(
+        "first asks",
+        vec![
+            Step::tool_call("call_same", "slow__Hang", json!({"n": 1})),
+            Step::text("First heard it."),
+        ],
+    );
+    llm.script(
+        "second asks",
+        vec![
+            Step::tool_call("call_same", "slow__Hang", json!({"n": 2})),
+            Step::text("Second was refused."),
+        ],
+    );
+    let first = c.chat_send("agent:main:first", "first asks").await;
+    let invoke = loop {
+        match node.next_frame().await.unwrap() {
+            Frame::Evt(e) if e.event == "tool.invoke" => break e.payload.unwrap(),
+            _ => {}
+        }
+    };
+    assert_eq!(
+        invoke,
+        json!({"callId": "call_same", "tool": "Hang", "args": {"n": 1}})
+    );
+    let second = c.chat_send("agent:main:second", "second asks").await;
+    let events = c.run_events(&second).await;
+    assert_eq!(final_text(&events), "Second was refused.");
+    assert_eq!(
+        tool_results_sent(&llm)[0]["content"],
+        "Error: Call call_same is already out at a node"
+    );
+
+    let ack = node
+        .request(
+            "tool.result",
+            json!({"callId": "call_same", "result": "for the first"}),
+        )
+        .await;
+    assert_eq!(ack.payload, Some(json!({"ok": true})));
+    let events = c.run_events(&first).await;
+    assert_eq!(final_text(&events), "First heard it.");
+    assert_eq!(tool_results_sent(&llm)[0]["content"], "for the first");
+
+    // The same id in the first session's next turn goes to the node again.
+    llm.script(
+        "first asks again",
+        vec![
+            Step::tool_call("call_same", "slow__Hang", json!({"n": 3})),
+            Step::text("First heard it again."),
+        ],
+    );
+    let again = c.chat_send("agent:main:first", "first asks again").await;
+    let invoke = loop {
+        match node.next_frame().await.unwrap() {
+            Frame::Evt(e) if e.event == "tool.invoke" => break e.payload.unwrap(),
+            _ => {}
+        }
+    };
+    assert_eq!(
+        invoke,
+        json!({"callId": "call_same", "tool": "Hang", "args": {"n": 3}})
+    );
+    let ack = node
+        .request(
+            "tool.result",
+            json!({"callId": "call_same", "result": "again"}),
+        )
+        .await;
+    assert_eq!(ack.payload, Some(json!({"ok": true})));
+    let events = c.run_events(&again).await;
+    assert_eq!(final_text(&events), "First heard it again.");
+    assert_eq!(tool_results_sent(&llm).last().unwrap()["content"], "again");
+}

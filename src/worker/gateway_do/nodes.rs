@@ -42,6 +42,9 @@ struct RouteRow {
     frame_id: Option<String>,
 }
 
+/// How many answered routes wait to be deleted with the next route written.
+const MAX_ANSWERED_ROUTES: usize = 64;
+
 /// Who waits for a call's result.
 pub(super) enum Asker<'a> {
     Session(&'a str),
@@ -206,6 +209,7 @@ impl Gateway {
         };
         let now = now_ms();
         let deadline_at = now + deadline_ms;
+        self.delete_answered_routes()?;
         let stored = self
             .sql()
             .exec(
@@ -306,15 +310,45 @@ impl Gateway {
         Ok(ToolRequestResult::Sent)
     }
 
-    /// The routes matching `condition` (an SQL `WHERE` clause).
+    /// The routes matching `condition` (an SQL `WHERE` clause), but those
+    /// answered already.
     fn routes(&self, condition: &str, bindings: Vec<SqlStorageValue>) -> Res<Vec<RouteRow>> {
-        self.sql()
+        let rows: Vec<RouteRow> = self
+            .sql()
             .exec(
                 &format!("SELECT call_id, node_id, kind, session_key, conn_id, frame_id FROM tool_calls WHERE {condition}"),
                 bindings,
             )
             .and_then(|c| c.to_array())
-            .map_err(internal_error)
+            .map_err(internal_error)?;
+        let answered = self.answered_routes.borrow();
+        Ok(rows
+            .into_iter()
+            .filter(|r| !answered.contains(&r.call_id))
+            .collect())
+    }
+
+    /// A session's call was answered. Its route goes with the next route
+    /// written (one write then, not two), at the latest at its expiry: an
+    /// answer costs the Gateway no write of its own. Should the object stop
+    /// first, the route stays until it expires, and a result sent again
+    /// for it reaches a session that keeps only the first.
+    fn route_answered(&self, call_id: String) -> Res<()> {
+        let mut answered = self.answered_routes.borrow_mut();
+        answered.push(call_id);
+        if answered.len() >= MAX_ANSWERED_ROUTES {
+            drop(answered);
+            return self.delete_answered_routes();
+        }
+        Ok(())
+    }
+
+    fn delete_answered_routes(&self) -> Res<()> {
+        let answered = self.answered_routes.take();
+        for call_id in &answered {
+            self.delete_route(call_id)?;
+        }
+        Ok(())
     }
 
     fn route(&self, call_id: &str) -> Res<Option<RouteRow>> {
@@ -360,7 +394,10 @@ impl Gateway {
         // after it until stored. Should this object stop in between, the
         // result may come again, and the session keeps only the first.
         let ack = self.deliver(&route, p).await;
-        self.delete_route(&route.call_id)?;
+        match route.kind.as_str() {
+            "session" => self.route_answered(route.call_id)?,
+            _ => self.delete_route(&route.call_id)?,
+        }
         ack
     }
 
@@ -523,6 +560,7 @@ impl Gateway {
     /// Deadlines: client invokes that got no answer are answered with a
     /// timeout; routes and followed commands past their time are forgotten.
     pub(super) async fn expire(&self, now: i64) -> Res<()> {
+        self.delete_answered_routes()?;
         let due = self.routes(
             "(kind = 'client' AND deadline_at <= ?) OR deadline_at <= ?",
             vec![now.into(), (now - ROUTE_GRACE_MS).into()],
