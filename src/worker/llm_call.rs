@@ -60,31 +60,39 @@ where
 /// it before the call waits on the model.
 pub fn request_for(rc: &RunConfig, history: &[Message], tools: &[ToolDefinition]) -> HttpRequest {
     let provider = provider_for(&rc.provider, rc.api.as_deref());
-    build(rc, &*provider, history, tools, None)
+    build(rc, &*provider, &rc.system_prompt, history, tools, None)
 }
 
-/// [`request_for`] a run's prompt: its system prompt and tools are
-/// serialized once per prompt and body kind, not for every call.
+/// [`request_for`] a run's prompt (its system prompt and tools, not
+/// `rc`'s): they are serialized once per prompt and body kind, not for
+/// every call.
 pub fn request_for_prompt(rc: &RunConfig, history: &[Message], prompt: &RunPrompt) -> HttpRequest {
     let provider = provider_for(&rc.provider, rc.api.as_deref());
-    let prepared = (rc.system_prompt == prompt.system_prompt).then(|| {
-        prompt.prepared_for(provider.api(), || {
-            provider.prepare(&prompt.system_prompt, &prompt.tools)
-        })
+    let prepared = prompt.prepared_for(provider.api(), || {
+        provider.prepare(&prompt.system_prompt, &prompt.tools)
     });
-    build(rc, &*provider, history, &prompt.tools, prepared.as_deref())
+    let system = &prompt.system_prompt;
+    build(
+        rc,
+        &*provider,
+        system,
+        history,
+        &prompt.tools,
+        Some(&prepared),
+    )
 }
 
 fn build(
     rc: &RunConfig,
     provider: &dyn Provider,
+    system_prompt: &str,
     history: &[Message],
     tools: &[ToolDefinition],
     prepared: Option<&Prepared>,
 ) -> HttpRequest {
     let request = LlmRequest {
         model: &rc.model,
-        system_prompt: &rc.system_prompt,
+        system_prompt,
         messages: history,
         tools,
         thinking: rc.thinking,

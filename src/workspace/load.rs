@@ -46,9 +46,22 @@ pub struct RunPrompt {
     /// writes them (that provider's body kind), made once per prompt.
     #[serde(skip)]
     pub prepared: std::cell::RefCell<Option<(String, std::rc::Rc<crate::llm::Prepared>)>>,
+    /// The system prompt's token estimate, made once per prompt.
+    #[serde(skip)]
+    system_tokens: std::cell::Cell<Option<u64>>,
 }
 
 impl RunPrompt {
+    /// The system prompt's token estimate (what compaction counts for it).
+    pub fn system_tokens(&self) -> u64 {
+        if let Some(tokens) = self.system_tokens.get() {
+            return tokens;
+        }
+        let tokens = crate::session::compaction::estimate_text_tokens(&self.system_prompt);
+        self.system_tokens.set(Some(tokens));
+        tokens
+    }
+
     /// The system prompt and tools serialized for the body kind `kind`,
     /// made by `make` the first time.
     pub fn prepared_for(
@@ -231,6 +244,7 @@ pub fn render(
         load,
         workspace: Some(ws),
         prepared: Default::default(),
+        system_tokens: Default::default(),
     }
 }
 

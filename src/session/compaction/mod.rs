@@ -83,6 +83,10 @@ pub fn estimate_text_tokens(text: &str) -> u64 {
 /// decoding them: one per character (every byte but a continuation byte)
 /// and one more for a character beyond the BMP (a 4-byte lead byte).
 fn utf16_len(text: &str) -> usize {
+    // Most prompts and messages are ASCII, checked a word at a time.
+    if text.is_ascii() {
+        return text.len();
+    }
     text.bytes()
         .map(|b| usize::from(b & 0xC0 != 0x80) + usize::from(b >= 0xF0))
         .sum()

@@ -13,8 +13,8 @@ use crate::archive::{part_archive_key, part_archive_metadata, ArchiveInfo};
 use crate::config::Config;
 use crate::routing::agent_id_of;
 use crate::session::compaction::{
-    estimate_text_tokens, plan_compaction, should_compact_counted, summary_message,
-    CompactionSettings, CompactionTrigger, Summarization,
+    plan_compaction, should_compact_counted, summary_message, CompactionSettings,
+    CompactionTrigger, Summarization,
 };
 use crate::session::memory::{compaction_marker, MemorySource, MemoryTarget};
 use crate::session::run_config::RunConfig;
@@ -37,6 +37,7 @@ pub async fn maybe_compact(
     config: &Config,
     rc: &RunConfig,
     (history, tokens): (&[Message], &[u64]),
+    system_tokens: u64,
     overflow: bool,
 ) -> Res<bool> {
     let settings = CompactionSettings::from_config(config, &rc.provider, &rc.model);
@@ -48,7 +49,7 @@ pub async fn maybe_compact(
             &settings,
             history,
             tokens,
-            estimate_text_tokens(&rc.system_prompt),
+            system_tokens,
             meta.last_input_tokens,
         ),
     };

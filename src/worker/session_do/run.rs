@@ -304,8 +304,8 @@ impl<'a> Drive<'a> {
                 p
             }
         };
-        let mut rc = rc;
-        rc.system_prompt = prompt.system_prompt.clone();
+        // `rc.system_prompt` stays the base the prompt was built on: the
+        // model is called with the prompt's own (`request_for_prompt`).
         Ok(Drive {
             core,
             run,
@@ -384,6 +384,7 @@ impl<'a> Drive<'a> {
                     &self.config,
                     &self.rc,
                     (&self.history[..], &self.history_tokens[..]),
+                    self.prompt.system_tokens(),
                     overflow,
                 )
                 .await
@@ -487,7 +488,6 @@ impl<'a> Drive<'a> {
                             Some(EarlyCall::Discarded),
                             true,
                         );
-                        self.rc.system_prompt = p.system_prompt.clone();
                         self.prompt = p;
                         return RunEvent::PromptChanged;
                     }
