@@ -167,6 +167,18 @@ impl InternalCall for ToolRequestParams {
     type Reply = ToolRequestReply;
 }
 
+/// Session → Gateway: a node tool call sent again, which the Gateway may
+/// have read already (it went on an event link that closed): one whose
+/// route is still there is not sent to its node twice.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(transparent)]
+pub struct ToolRequestAgain(pub ToolRequestParams);
+
+impl InternalCall for ToolRequestAgain {
+    const PATH: &'static str = path::TOOL_REQUEST_AGAIN;
+    type Reply = ToolRequestReply;
+}
+
 /// Session → Gateway: start a `gsv__Transfer`.
 impl InternalCall for TransferRequest {
     const PATH: &'static str = path::TRANSFER;

@@ -220,5 +220,40 @@ pub fn host_info(node_id: &str, info: &NodeRuntimeInfo) -> HostInfo {
     }
 }
 
+/// Who a route waits for: a session (by key) or a client.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RouteAsker<'a> {
+    Session(&'a str),
+    Client,
+}
+
+/// What a call id that has a route already is to a call being sent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IdTaken {
+    /// The same session sent it again (`again`: its first went on a link
+    /// that closed before it could be known to arrive): it is out, and is
+    /// not run twice.
+    AlreadyOut,
+    /// The same session's new call under its old call's id (some providers
+    /// number their calls anew each turn): the old route, outliving its
+    /// answer across a restart, gives way.
+    Outlived,
+    /// Anyone else's: refused, so no answer reaches the wrong asker.
+    Refused,
+}
+
+/// The call being sent for `asker` (`again`: a second time) meets the
+/// route `existing` of the same id (`None`: it went meanwhile).
+pub fn id_taken(existing: Option<RouteAsker<'_>>, asker: RouteAsker<'_>, again: bool) -> IdTaken {
+    match (existing, asker) {
+        (None, _) => IdTaken::Outlived,
+        (Some(RouteAsker::Session(a)), RouteAsker::Session(b)) if a == b => match again {
+            true => IdTaken::AlreadyOut,
+            false => IdTaken::Outlived,
+        },
+        _ => IdTaken::Refused,
+    }
+}
+
 #[cfg(test)]
 mod tests;

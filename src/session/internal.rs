@@ -30,6 +30,8 @@ pub mod path {
     pub const EVENT_LINK: &str = "/internal/event-link";
     /// Session → Gateway: send a node tool call (`gsv_protocol::ToolRequestParams`).
     pub const TOOL_REQUEST: &str = "/internal/tool-request";
+    /// A node tool call sent again (see `ToolRequestAgain`).
+    pub const TOOL_REQUEST_AGAIN: &str = "/internal/tool-request-again";
     /// Session → Gateway: start a `gsv__Transfer`
     /// (`crate::gateway::transfer::TransferRequest`); its result comes back
     /// later on `TOOL_RESULT`.

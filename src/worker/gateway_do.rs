@@ -215,9 +215,10 @@ impl DurableObject for Gateway {
                 self.accept_link(&pair.server, key);
                 Response::from_websocket(pair.client)
             }
-            path::TOOL_REQUEST => {
+            path::TOOL_REQUEST | path::TOOL_REQUEST_AGAIN => {
+                let again = req.path() == path::TOOL_REQUEST_AGAIN;
                 let result = match read_json::<ToolRequestParams>(&mut req).await {
-                    Ok(p) => self.tool_request(p).await,
+                    Ok(p) => self.tool_request(p, again).await,
                     Err(e) => Err(e),
                 };
                 reply(result)
@@ -459,12 +460,16 @@ impl Gateway {
         }
     }
 
-    /// A Session's node tool call.
+    /// A Session's node tool call (`again`: sent a second time).
     async fn tool_request(
         &self,
         p: ToolRequestParams,
+        again: bool,
     ) -> std::result::Result<ToolRequestReply, ErrorShape> {
-        let asker = nodes::Asker::Session(&p.session_key);
+        let asker = nodes::Asker::Session {
+            key: &p.session_key,
+            again,
+        };
         self.send_tool_call(&p.call_id, &p.tool, p.args, asker)
             .await?;
         Ok(ToolRequestReply::Sent)

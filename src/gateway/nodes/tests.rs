@@ -167,3 +167,18 @@ fn a_runtime_without_a_host_role_is_read_from_its_capabilities() {
         validate_node("laptop", &[tool("Bash"), tool("Read")], Some(&runtime())).unwrap();
     assert!(host_info("laptop", &declared).can_probe_bins());
 }
+
+#[test]
+fn a_taken_call_id_is_the_same_sessions_or_refused() {
+    use RouteAsker::{Client, Session};
+    let a = Session("agent:main:a");
+    let b = Session("agent:main:b");
+    assert_eq!(id_taken(Some(a), a, true), IdTaken::AlreadyOut);
+    assert_eq!(id_taken(Some(a), a, false), IdTaken::Outlived);
+    assert_eq!(id_taken(Some(a), b, true), IdTaken::Refused);
+    assert_eq!(id_taken(Some(a), b, false), IdTaken::Refused);
+    assert_eq!(id_taken(Some(Client), a, true), IdTaken::Refused);
+    assert_eq!(id_taken(Some(a), Client, false), IdTaken::Refused);
+    assert_eq!(id_taken(Some(Client), Client, false), IdTaken::Refused);
+    assert_eq!(id_taken(None, a, true), IdTaken::Outlived);
+}

@@ -6,7 +6,9 @@
 
 use super::revisions::KnownNodes;
 use super::{to_value, Attachment, Gateway};
-use crate::gateway::nodes::{host_info, namespaced, split_tool_name, validate_node};
+use crate::gateway::nodes::{
+    host_info, id_taken, namespaced, split_tool_name, validate_node, IdTaken, RouteAsker,
+};
 use crate::session::internal::{NodeSnapshot, SessionExecEvent};
 use crate::worker::bindings::SessionStub;
 use crate::worker::native_tools;
@@ -47,8 +49,16 @@ const MAX_ANSWERED_ROUTES: usize = 64;
 
 /// Who waits for a call's result.
 pub(super) enum Asker<'a> {
-    Session(&'a str),
-    Client { conn_id: &'a str, frame_id: &'a str },
+    /// A session's call; `again` when the session sends it a second time,
+    /// not knowing whether the first arrived.
+    Session {
+        key: &'a str,
+        again: bool,
+    },
+    Client {
+        conn_id: &'a str,
+        frame_id: &'a str,
+    },
 }
 
 /// A connected node: its registry row, when its socket is live.
@@ -203,32 +213,44 @@ impl Gateway {
                 format!("Node {node_id} has no tool {name}"),
             ));
         }
-        let (kind, session_key, conn_id, frame_id) = match asker {
-            Asker::Session(key) => ("session", Some(key), None, None),
-            Asker::Client { conn_id, frame_id } => ("client", None, Some(conn_id), Some(frame_id)),
+        let (kind, session_key, again, conn_id, frame_id) = match asker {
+            Asker::Session { key, again } => ("session", Some(key), again, None, None),
+            Asker::Client { conn_id, frame_id } => {
+                ("client", None, false, Some(conn_id), Some(frame_id))
+            }
         };
         let now = now_ms();
         let deadline_at = now + deadline_ms;
+        let route = vec![
+            call_id.into(),
+            node_id.into(),
+            kind.into(),
+            session_key.map(String::from).into(),
+            conn_id.map(String::from).into(),
+            frame_id.map(String::from).into(),
+            now.into(),
+            deadline_at.into(),
+        ];
         self.delete_answered_routes()?;
         let stored = self
             .sql()
             .exec(
                 "INSERT INTO tool_calls (call_id, node_id, kind, session_key, conn_id, frame_id, created_at, deadline_at)
                  VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(call_id) DO NOTHING",
-                vec![
-                    call_id.into(),
-                    node_id.into(),
-                    kind.into(),
-                    session_key.map(String::from).into(),
-                    conn_id.map(String::from).into(),
-                    frame_id.map(String::from).into(),
-                    now.into(),
-                    deadline_at.into(),
-                ],
+                route.clone(),
             )
             .map_err(internal_error)?;
         if stored.rows_written() == 0 {
-            return self.already_out(call_id, session_key);
+            if self.already_out(call_id, session_key, again)? {
+                return Ok(());
+            }
+            self.sql()
+                .exec(
+                    "INSERT OR REPLACE INTO tool_calls (call_id, node_id, kind, session_key, conn_id, frame_id, created_at, deadline_at)
+                     VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                    route,
+                )
+                .map_err(internal_error)?;
         }
         let evt = ToolInvokeEvent {
             call_id: call_id.to_string(),
@@ -251,19 +273,22 @@ impl Gateway {
         Ok(())
     }
 
-    /// A call id that already has a route. A session may send its call
-    /// again when it cannot know the first one arrived (its link closed
-    /// unanswered, or it was evicted before it marked the call sent): that
-    /// call is out already and is not run twice. Anyone else's is refused.
-    fn already_out(&self, call_id: &str, session_key: Option<&str>) -> Res<()> {
+    /// Whether a call whose id has a route already is out at its node (an
+    /// error if the id is another asker's; false: the old route gives
+    /// way), as `gateway::nodes::id_taken` says.
+    fn already_out(&self, call_id: &str, session_key: Option<&str>, again: bool) -> Res<bool> {
         let route = self.route(call_id)?;
-        match (route, session_key) {
-            (Some(r), Some(key))
-                if r.kind == "session" && r.session_key.as_deref() == Some(key) =>
-            {
-                Ok(())
-            }
-            _ => Err(ErrorShape::new(
+        let existing = route
+            .as_ref()
+            .map(|r| match (r.kind.as_str(), &r.session_key) {
+                ("session", Some(key)) => RouteAsker::Session(key),
+                _ => RouteAsker::Client,
+            });
+        let asker = session_key.map_or(RouteAsker::Client, RouteAsker::Session);
+        match id_taken(existing, asker, again) {
+            IdTaken::AlreadyOut => Ok(true),
+            IdTaken::Outlived => Ok(false),
+            IdTaken::Refused => Err(ErrorShape::new(
                 codes::CONFLICT,
                 format!("Call {call_id} is already out at a node"),
             )),
@@ -305,7 +330,11 @@ impl Gateway {
             ));
         }
         let key = self.canonical_key(&p.session_key);
-        self.send_tool_call(&p.call_id, &p.tool, p.args, Asker::Session(&key))
+        let asker = Asker::Session {
+            key: &key,
+            again: false,
+        };
+        self.send_tool_call(&p.call_id, &p.tool, p.args, asker)
             .await?;
         Ok(ToolRequestResult::Sent)
     }

@@ -163,7 +163,7 @@ impl Gateway {
     /// result, as a node's would.
     async fn link_tool_request(&self, request: ToolRequestParams) {
         let (key, call_id) = (request.session_key.clone(), request.call_id.clone());
-        let Err(e) = self.tool_request(request).await else {
+        let Err(e) = self.tool_request(request, false).await else {
             return;
         };
         let failed = ToolResultParams {

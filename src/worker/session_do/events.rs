@@ -29,7 +29,7 @@ pub struct EventLink {
     closing_at: Cell<Option<i64>>,
     /// The node tool calls sent on the current link: should it close, the
     /// Gateway may not have read them, and those still open go again as
-    /// requests (the Gateway runs a call id once).
+    /// requests (the Gateway does not send a call it still routes twice).
     tool_requests: RefCell<Vec<(WebSocket, ToolRequestParams)>>,
 }
 

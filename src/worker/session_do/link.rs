@@ -5,6 +5,7 @@
 
 use super::core::Core;
 use super::Session;
+use crate::calls::ToolRequestAgain;
 use crate::session::link::{LinkDown, LinkUp};
 use crate::worker::bindings::GatewayStub;
 use futures::StreamExt;
@@ -47,18 +48,20 @@ pub fn listen(core: Rc<Core>, ws: WebSocket) {
 }
 
 /// Sends again, as requests, the node tool calls sent on a link that
-/// closed and still open: the Gateway may not have read them, and runs a
-/// call id it already has once. One it cannot send fails with its error.
+/// closed and still open: the Gateway may not have read them, and does
+/// not send one it has a route for twice. One it cannot send fails with
+/// its error.
 async fn resend_tool_requests(core: Rc<Core>, requests: Vec<ToolRequestParams>) {
     for request in requests {
         if !matches!(core.store.open_call(&request.call_id), Ok(Some(_))) {
             continue;
         }
-        let Err(e) = GatewayStub::get(&core.env).call(&request).await else {
+        let again = ToolRequestAgain(request);
+        let Err(e) = GatewayStub::get(&core.env).call(&again).await else {
             continue;
         };
         let failed = ToolResultParams {
-            call_id: request.call_id,
+            call_id: again.0.call_id,
             result: None,
             error: Some(e.message),
         };
