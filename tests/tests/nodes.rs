@@ -658,6 +658,34 @@ async fn a_run_resumed_by_a_node_result_keeps_its_prompt() {
         .contains("A soul written mid-run."));
 }
 
+/// The next `tool.invoke` a raw node is sent: its payload.
+async fn next_invoke(node: &mut Client) -> Value {
+    loop {
+        match node.next_frame().await.unwrap() {
+            Frame::Evt(e) if e.event == "tool.invoke" => return e.payload.unwrap(),
+            _ => {}
+        }
+    }
+}
+
+/// Scripts `prompt` as one `slow__Hang` call numbered `n`, then `text`.
+fn script_hang(llm: &FakeLlm, prompt: &str, n: u32, text: &str) {
+    llm.script(
+        prompt,
+        vec![
+            Step::tool_call("call_same", "slow__Hang", json!({"n": n})),
+            Step::text(text),
+        ],
+    );
+}
+
+/// Answers `call_same` with `result`, which a session takes.
+async fn answer_same(node: &mut Client, result: &str) {
+    let params = json!({"callId": "call_same", "result": result});
+    let ack = node.request("tool.result", params).await;
+    assert_eq!(ack.payload, Some(json!({"ok": true})));
+}
+
 /// Two sessions whose models name their calls alike: the second is refused
 /// instead of taking over the first's route, so each answer reaches the
 /// session that asked. A call id answered is free again for that session's
@@ -667,31 +695,11 @@ async fn a_call_id_out_for_one_session_is_not_taken_by_another() {
     let (llm, gw, mut c) = setup().await;
     let mut node = raw_node(&gw.url(), TOKEN, "slow").await;
     c.wait_for_tools(&["slow__Hang"], WAIT_FOR_NODES).await;
-    llm.script(
-        "first asks",
-        vec![
-            Step::tool_call("call_same", "slow__Hang", json!({"n": 1})),
-            Step::text("First heard it."),
-        ],
-    );
-    llm.script(
-        "second asks",
-        vec![
-            Step::tool_call("call_same", "slow__Hang", json!({"n": 2})),
-            Step::text("Second was refused."),
-        ],
-    );
+    let invoke = |n: u32| json!({"callId": "call_same", "tool": "Hang", "args": {"n": n}});
+    script_hang(&llm, "first asks", 1, "First heard it.");
+    script_hang(&llm, "second asks", 2, "Second was refused.");
     let first = c.chat_send("agent:main:first", "first asks").await;
-    let invoke = loop {
-        match node.next_frame().await.unwrap() {
-            Frame::Evt(e) if e.event == "tool.invoke" => break e.payload.unwrap(),
-            _ => {}
-        }
-    };
-    assert_eq!(
-        invoke,
-        json!({"callId": "call_same", "tool": "Hang", "args": {"n": 1}})
-    );
+    assert_eq!(next_invoke(&mut node).await, invoke(1));
     let second = c.chat_send("agent:main:second", "second asks").await;
     let events = c.run_events(&second).await;
     assert_eq!(final_text(&events), "Second was refused.");
@@ -700,44 +708,18 @@ async fn a_call_id_out_for_one_session_is_not_taken_by_another() {
         "Error: Call call_same is already out at a node"
     );
 
-    let ack = node
-        .request(
-            "tool.result",
-            json!({"callId": "call_same", "result": "for the first"}),
-        )
-        .await;
-    assert_eq!(ack.payload, Some(json!({"ok": true})));
+    answer_same(&mut node, "for the first").await;
     let events = c.run_events(&first).await;
     assert_eq!(final_text(&events), "First heard it.");
     assert_eq!(tool_results_sent(&llm)[0]["content"], "for the first");
 
     // The same id in the first session's next turn goes to the node again.
-    llm.script(
-        "first asks again",
-        vec![
-            Step::tool_call("call_same", "slow__Hang", json!({"n": 3})),
-            Step::text("First heard it again."),
-        ],
-    );
+    script_hang(&llm, "first asks again", 3, "First heard it again.");
     let again = c.chat_send("agent:main:first", "first asks again").await;
-    let invoke = loop {
-        match node.next_frame().await.unwrap() {
-            Frame::Evt(e) if e.event == "tool.invoke" => break e.payload.unwrap(),
-            _ => {}
-        }
-    };
-    assert_eq!(
-        invoke,
-        json!({"callId": "call_same", "tool": "Hang", "args": {"n": 3}})
-    );
-    let ack = node
-        .request(
-            "tool.result",
-            json!({"callId": "call_same", "result": "again"}),
-        )
-        .await;
-    assert_eq!(ack.payload, Some(json!({"ok": true})));
+    assert_eq!(next_invoke(&mut node).await, invoke(3));
+    answer_same(&mut node, "again").await;
     let events = c.run_events(&again).await;
     assert_eq!(final_text(&events), "First heard it again.");
-    assert_eq!(tool_results_sent(&llm).last().unwrap()["content"], "again");
+    let results = tool_results_sent(&llm);
+    assert_eq!(results.last().unwrap()["content"], "again");
 }
