@@ -432,10 +432,7 @@ impl Gateway {
 
     async fn deliver(&self, route: &RouteRow, p: ToolResultParams) -> Res<AckResult> {
         match (route.kind.as_str(), &route.session_key) {
-            ("session", Some(key)) => match self.tool_result_on_link(key, &p).await {
-                Some(ack) => ack,
-                None => SessionStub::for_key(&self.env, key).call(&p).await,
-            },
+            ("session", Some(key)) => self.result_to_session(key, &p).await,
             _ => {
                 let frame_id = route.frame_id.clone().unwrap_or_default();
                 let frame = match p.error {

@@ -90,6 +90,19 @@ impl Gateway {
         self.call_on_link(key, Waiting::Ack, down).await?.ok()
     }
 
+    /// A tool call's result for session `key`: on its link when one takes
+    /// it, else as a request.
+    pub(super) async fn result_to_session(
+        &self,
+        key: &str,
+        result: &ToolResultParams,
+    ) -> Res<AckResult> {
+        match self.tool_result_on_link(key, result).await {
+            Some(ack) => ack,
+            None => SessionStub::for_key(&self.env, key).call(result).await,
+        }
+    }
+
     /// Sends the message `down` makes (given its call number) on session
     /// `key`'s link and waits for its answer; `None` when it was not sent.
     async fn call_on_link<'a, T>(
@@ -171,11 +184,7 @@ impl Gateway {
             result: None,
             error: Some(e.message),
         };
-        let ack = match self.tool_result_on_link(&key, &failed).await {
-            Some(ack) => ack,
-            None => SessionStub::for_key(&self.env, &key).call(&failed).await,
-        };
-        if let Err(e) = ack {
+        if let Err(e) = self.result_to_session(&key, &failed).await {
             console_error!(
                 "gateway: failing a session's tool call failed: {}",
                 e.message
