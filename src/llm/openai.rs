@@ -4,6 +4,7 @@
 //! llama.cpp's server and vLLM, so the decoder accepts their variations.
 
 mod body;
+mod chunk;
 mod decoder;
 
 use super::http_error::classify_http_error;

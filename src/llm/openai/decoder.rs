@@ -3,6 +3,7 @@
 use gsv_protocol::{AssistantBlock, AssistantMessage, StopReason, Usage};
 use serde_json::Value;
 
+use super::chunk::Chunk;
 use super::API;
 use crate::llm::http_error::classify_stream_error;
 use crate::llm::{LlmError, LlmErrorKind, SseEvent, StreamDecoder};
@@ -167,51 +168,42 @@ impl StreamDecoder for ChatDecoder {
         if data.is_empty() {
             return Ok(String::new());
         }
-        let chunk: Value = serde_json::from_str(data).map_err(|e| {
+        let chunk = Chunk::parse(data).map_err(|e| {
             LlmError::new(
                 LlmErrorKind::Invalid,
                 format!("{} sent an undecodable stream chunk: {e}", self.provider),
             )
         })?;
-        if let Some(error) = chunk.get("error").filter(|e| !e.is_null()) {
-            return Err(classify_stream_error(&self.provider, error));
+        if let Some(error) = chunk.error.filter(|e| !e.is_null()) {
+            return Err(classify_stream_error(&self.provider, &error));
         }
-        if let Some(usage) = chunk.get("usage").filter(|u| u.is_object()) {
-            self.usage = Some(usage_from(usage));
+        if let Some(usage) = chunk.usage.filter(Value::is_object) {
+            self.usage = Some(usage_from(&usage));
         }
-        let Some(choice) = chunk.pointer("/choices/0") else {
+        let Some(choice) = chunk.choices.into_iter().next() else {
             return Ok(String::new()); // e.g. the final usage-only chunk
         };
-        let mut visible = String::new();
-        let delta = choice.get("delta").unwrap_or(&Value::Null);
-        for key in ["reasoning_content", "reasoning"] {
-            if let Some(thinking) = delta
-                .get(key)
-                .and_then(Value::as_str)
-                .filter(|s| !s.is_empty())
-            {
-                self.push_thinking(thinking);
-                break; // servers sending both send the same text twice
-            }
-        }
-        if let Some(text) = delta
-            .get("content")
-            .and_then(Value::as_str)
-            .filter(|s| !s.is_empty())
-        {
-            self.push_text(text);
-            visible.push_str(text);
-        }
-        for piece in delta
-            .get("tool_calls")
-            .and_then(Value::as_array)
+        let delta = choice.delta;
+        // Servers sending both send the same text twice.
+        let thinking = [delta.reasoning_content, delta.reasoning]
             .into_iter()
             .flatten()
-        {
-            self.push_tool_call(piece);
+            .find(|s| !s.is_empty());
+        if let Some(thinking) = thinking {
+            self.push_thinking(&thinking);
         }
-        if let Some(reason) = choice.get("finish_reason").and_then(Value::as_str) {
-            self.finish_reason = Some(reason.to_string());
+        let mut visible = String::new();
+        if let Some(text) = delta.content.filter(|s| !s.is_empty()) {
+            self.push_text(&text);
+            visible = text;
+        }
+        if let Some(Value::Array(pieces)) = &delta.tool_calls {
+            for piece in pieces {
+                self.push_tool_call(piece);
+            }
+        }
+        if let Some(reason) = choice.finish_reason {
+            self.finish_reason = Some(reason);
         }
         Ok(visible)
     }
