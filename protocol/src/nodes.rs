@@ -109,6 +109,26 @@ pub struct ToolResultParams {
     pub error: Option<String>,
 }
 
+impl ToolResultParams {
+    /// Call `call_id`'s answer: its result, or the error it failed with.
+    pub fn answer(call_id: impl Into<String>, outcome: Result<Value, String>) -> Self {
+        let (result, error) = match outcome {
+            Ok(v) => (Some(v), None),
+            Err(e) => (None, Some(e)),
+        };
+        Self {
+            call_id: call_id.into(),
+            result,
+            error,
+        }
+    }
+
+    /// Call `call_id` failed with `error`.
+    pub fn failed(call_id: impl Into<String>, error: impl Into<String>) -> Self {
+        Self::answer(call_id, Err(error.into()))
+    }
+}
+
 /// `tool.result` / `node.exec.event` answer; `dropped` when nobody waited.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct AckResult {
@@ -301,5 +321,24 @@ mod tests {
         assert_eq!(f, [1, 2, 3, 4, b'a', b'b', b'c']);
         assert_eq!(split_frame(&f), Some((0x0102_0304, &b"abc"[..])));
         assert_eq!(split_frame(&[1, 2, 3]), None);
+    }
+
+    #[test]
+    fn a_tool_result_is_its_result_or_its_error() {
+        use super::ToolResultParams;
+        use serde_json::json;
+        let wire = |p: ToolResultParams| serde_json::to_value(p).unwrap();
+        assert_eq!(
+            wire(ToolResultParams::answer("c1", Ok(json!({"ok": true})))),
+            json!({"callId": "c1", "result": {"ok": true}})
+        );
+        assert_eq!(
+            wire(ToolResultParams::answer("c2", Err("no such file".into()))),
+            json!({"callId": "c2", "error": "no such file"})
+        );
+        assert_eq!(
+            ToolResultParams::failed("c2", "no such file"),
+            ToolResultParams::answer("c2", Err("no such file".into()))
+        );
     }
 }

@@ -307,15 +307,7 @@ fn spawn_call(
             json!({"callId": call.call_id, "tool": call.tool, "ok": outcome.is_ok(),
                    "ms": started.elapsed().as_millis() as u64}),
         );
-        let (result, error) = match outcome {
-            Ok(v) => (Some(v), None),
-            Err(e) => (None, Some(e)),
-        };
-        let params = ToolResultParams {
-            call_id: call.call_id,
-            result,
-            error,
-        };
+        let params = ToolResultParams::answer(call.call_id, outcome);
         let _ = reports.send(Report::Owed(Outgoing::ToolResult(params)));
     });
 }

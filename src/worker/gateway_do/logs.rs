@@ -171,15 +171,8 @@ impl Gateway {
     async fn answer_logs(&self, call: &LogCall, answer: Res<LogsGetResult>) -> bool {
         match (&call.session_key, &call.tool_call_id) {
             (Some(key), Some(tool_call_id)) => {
-                let (result, error) = match answer.and_then(|r| to_value(&r)) {
-                    Ok(v) => (Some(v), None),
-                    Err(e) => (None, Some(e.message)),
-                };
-                let p = ToolResultParams {
-                    call_id: tool_call_id.clone(),
-                    result,
-                    error,
-                };
+                let outcome = answer.and_then(|r| to_value(&r)).map_err(|e| e.message);
+                let p = ToolResultParams::answer(tool_call_id.clone(), outcome);
                 match SessionStub::for_key(&self.env, key).call(&p).await {
                     Ok(ack) => ack.dropped != Some(true),
                     Err(e) => {

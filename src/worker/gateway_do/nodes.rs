@@ -489,11 +489,10 @@ impl Gateway {
         // be told now (the whole runtime is going down), the node may still
         // deliver the real result after it reconnects.
         let failures = routes.iter().map(|route| async move {
-            let p = ToolResultParams {
-                call_id: route.call_id.clone(),
-                result: None,
-                error: Some(format!("node {node_id} disconnected")),
-            };
+            let p = ToolResultParams::failed(
+                route.call_id.clone(),
+                format!("node {node_id} disconnected"),
+            );
             self.deliver(route, p).await?;
             self.delete_route(&route.call_id)
         });
@@ -595,11 +594,10 @@ impl Gateway {
             self.delete_route(&route.call_id)?;
             if route.kind == "client" {
                 let tool = format!("{}__…", route.node_id);
-                let p = ToolResultParams {
-                    call_id: route.call_id.clone(),
-                    result: None,
-                    error: Some(format!("{tool} did not answer in time (timeouts.toolMs)")),
-                };
+                let p = ToolResultParams::failed(
+                    route.call_id.clone(),
+                    format!("{tool} did not answer in time (timeouts.toolMs)"),
+                );
                 self.deliver(&route, p).await?;
             }
         }

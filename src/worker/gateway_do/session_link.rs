@@ -179,11 +179,7 @@ impl Gateway {
         let Err(e) = self.tool_request(request, false).await else {
             return;
         };
-        let failed = ToolResultParams {
-            call_id,
-            result: None,
-            error: Some(e.message),
-        };
+        let failed = ToolResultParams::failed(call_id, e.message);
         if let Err(e) = self.result_to_session(&key, &failed).await {
             console_error!(
                 "gateway: failing a session's tool call failed: {}",

@@ -407,15 +407,7 @@ impl Gateway {
 
 /// Hands the call's outcome to its Session.
 async fn deliver(env: &Env, session_key: &str, call_id: &str, outcome: Res<Value>) {
-    let (result, error) = match outcome {
-        Ok(v) => (Some(v), None),
-        Err(e) => (None, Some(e.message)),
-    };
-    let p = ToolResultParams {
-        call_id: call_id.to_string(),
-        result,
-        error,
-    };
+    let p = ToolResultParams::answer(call_id, outcome.map_err(|e| e.message));
     let r = SessionStub::for_key(env, session_key).call(&p).await;
     if let Err(e) = r {
         console_error!(

@@ -60,11 +60,7 @@ async fn resend_tool_requests(core: Rc<Core>, requests: Vec<ToolRequestParams>) 
         let Err(e) = GatewayStub::get(&core.env).call(&again).await else {
             continue;
         };
-        let failed = ToolResultParams {
-            call_id: again.0.call_id,
-            result: None,
-            error: Some(e.message),
-        };
+        let failed = ToolResultParams::failed(again.0.call_id, e.message);
         if let Err(e) = Session::of(core.clone()).tool_result(failed) {
             console_error!("session: failing a tool call failed: {e}");
         }
