@@ -50,6 +50,7 @@ use requests::Reply;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 use std::cell::RefCell;
+use std::rc::Rc;
 use worker::*;
 
 const MIGRATIONS: &[&str] = &[
@@ -85,7 +86,7 @@ const MIGRATIONS: &[&str] = &[
 ];
 
 /// The open sockets with their attachments, shared while unchanged.
-type Sockets = std::rc::Rc<Vec<(WebSocket, Attachment)>>;
+type Sockets = Rc<Vec<(WebSocket, Rc<Attachment>)>>;
 
 /// What a socket is; kept in its attachment so it survives hibernation.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
@@ -324,13 +325,13 @@ impl DurableObject for Gateway {
         message: WebSocketIncomingMessage,
     ) -> Result<()> {
         // Read once per message (kept while nothing changes: attachments.rs).
-        let att: Result<Option<Attachment>> = self.attachments.read(&ws);
+        let att: Result<Option<Rc<Attachment>>> = self.attachments.read(&ws);
         let req = match message {
             WebSocketIncomingMessage::Binary(bytes) => {
                 let node = att
                     .ok()
                     .flatten()
-                    .and_then(|a| a.peer)
+                    .and_then(|a| a.peer.clone())
                     .filter(|p| p.mode == ClientMode::Node)
                     .map(|p| p.client_id);
                 return match node {
@@ -491,7 +492,7 @@ impl Gateway {
         if let Some(cached) = self.sockets.borrow().as_ref() {
             return cached.clone();
         }
-        let list: Vec<(WebSocket, Attachment)> = self
+        let list: Vec<(WebSocket, Rc<Attachment>)> = self
             .state
             .get_websockets()
             .into_iter()
@@ -500,7 +501,7 @@ impl Gateway {
                 Some((ws, att))
             })
             .collect();
-        let list = std::rc::Rc::new(list);
+        let list = Rc::new(list);
         self.sockets.replace(Some(list.clone()));
         list
     }

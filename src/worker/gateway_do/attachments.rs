@@ -6,10 +6,12 @@
 //! `forget_sockets`, which also runs as a client's socket opens and any
 //! socket closes), so nothing kept is older than the runtime's copy, which
 //! alone survives hibernation. A socket not read since has nothing kept
-//! to go stale.
+//! to go stale. They are shared, not copied: a socket watching many
+//! sessions has a long attachment, read with every frame it sends.
 
 use super::Attachment;
 use std::cell::RefCell;
+use std::rc::Rc;
 use wasm_bindgen::JsValue;
 use worker::WebSocket;
 
@@ -20,12 +22,12 @@ const MAX_KEPT: usize = 10_000;
 pub(super) struct KeptAttachments {
     /// Socket → index into `kept`, so a closed socket's entry goes with it.
     ids: RefCell<Option<js_sys::WeakMap>>,
-    kept: RefCell<Vec<Attachment>>,
+    kept: RefCell<Vec<Rc<Attachment>>>,
 }
 
 impl KeptAttachments {
     /// `ws`'s attachment, from the runtime the first time after a change.
-    pub fn read(&self, ws: &WebSocket) -> worker::Result<Option<Attachment>> {
+    pub fn read(&self, ws: &WebSocket) -> worker::Result<Option<Rc<Attachment>>> {
         let key: &js_sys::Object = AsRef::<worker::web_sys::WebSocket>::as_ref(ws).as_ref();
         let mut ids = self.ids.borrow_mut();
         let ids = ids.get_or_insert_with(js_sys::WeakMap::new);
@@ -34,7 +36,7 @@ impl KeptAttachments {
                 return Ok(Some(att.clone()));
             }
         }
-        let att = ws.deserialize_attachment::<Attachment>()?;
+        let att = ws.deserialize_attachment::<Attachment>()?.map(Rc::new);
         if let Some(att) = &att {
             let mut kept = self.kept.borrow_mut();
             if kept.len() >= MAX_KEPT {

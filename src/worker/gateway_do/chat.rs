@@ -8,6 +8,7 @@ use crate::worker::bindings::SessionStub;
 use crate::worker::rpc::new_id;
 use gsv_protocol::*;
 use serde_json::Value;
+use std::rc::Rc;
 use worker::*;
 
 type Res<T> = std::result::Result<T, ErrorShape>;
@@ -21,7 +22,7 @@ impl Gateway {
     pub(super) fn watch(
         &self,
         ws: &WebSocket,
-        att: &mut Attachment,
+        att: &mut Rc<Attachment>,
         key: &str,
         asked: &str,
     ) -> Res<()> {
@@ -31,6 +32,8 @@ impl Gateway {
         if known && same_alias {
             return Ok(());
         }
+        // Written only when it changes (the one copy a frame may make).
+        let att = Rc::make_mut(att);
         if !known {
             att.watch.push(key.to_string());
             if att.watch.len() > MAX_WATCHED {
@@ -77,7 +80,7 @@ impl Gateway {
     pub(super) async fn chat_send(
         &self,
         ws: &WebSocket,
-        att: &mut Attachment,
+        att: &mut Rc<Attachment>,
         p: ChatSendParams,
     ) -> Res<ChatSendResult> {
         if p.message.trim().is_empty() && p.media.is_empty() {
@@ -139,7 +142,7 @@ impl Gateway {
     pub(super) async fn session_query<C: InternalCall>(
         &self,
         ws: &WebSocket,
-        att: &mut Attachment,
+        att: &mut Rc<Attachment>,
         key: String,
         limit: Option<u32>,
         call: impl FnOnce(SessionQuery) -> C,

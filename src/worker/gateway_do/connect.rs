@@ -14,7 +14,7 @@ impl Gateway {
         let Some(att) = self.attachments.read(ws).ok().flatten() else {
             return;
         };
-        let Some(peer) = att.peer.filter(|p| p.mode == ClientMode::Node) else {
+        let Some(peer) = att.peer.as_ref().filter(|p| p.mode == ClientMode::Node) else {
             return;
         };
         if let Err(e) = self.node_logs_replaced(&peer.client_id, &att.conn_id).await {

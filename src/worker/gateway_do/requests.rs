@@ -13,6 +13,7 @@ use gsv_protocol::method::{self, Method};
 use gsv_protocol::*;
 use serde::{de::DeserializeOwned, Serialize};
 use serde_json::Value;
+use std::rc::Rc;
 use worker::*;
 
 type Res<T> = std::result::Result<T, ErrorShape>;
@@ -45,7 +46,7 @@ impl Gateway {
     pub(super) async fn handle_request(
         &self,
         ws: &WebSocket,
-        att: worker::Result<Option<Attachment>>,
+        att: worker::Result<Option<Rc<Attachment>>>,
         req: RequestFrame,
     ) -> Res<Reply> {
         let mut att = att.map_err(internal_error)?.unwrap_or_default();
@@ -54,7 +55,7 @@ impl Gateway {
                 return Err(already_connected());
             }
             let p = parse_params::<method::Connect>(req.params)?;
-            return now::<method::Connect>(self.handle_connect(ws, &mut att, p)?);
+            return now::<method::Connect>(self.handle_connect(ws, Rc::make_mut(&mut att), p)?);
         }
         let Some(peer) = att.peer.clone() else {
             return Err(ErrorShape::new(
@@ -70,7 +71,7 @@ impl Gateway {
     async fn dispatch(
         &self,
         ws: &WebSocket,
-        mut att: Attachment,
+        mut att: Rc<Attachment>,
         peer: Peer,
         frame_id: &str,
         request: ClientRequest,

@@ -14,6 +14,7 @@ use gsv_protocol::{codes, AckResult, ErrorShape, ToolRequestParams, ToolResultPa
 use std::borrow::Cow;
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
+use std::rc::Rc;
 use worker::{console_error, Delay, WebSocket};
 
 type Res<T> = std::result::Result<T, ErrorShape>;
@@ -140,7 +141,12 @@ impl Gateway {
     /// A message up a link that is not a `chat` event: a node tool call,
     /// an answer for whoever waits on it, or the session's wish to close
     /// the link.
-    pub(super) async fn link_up(&self, ws: &WebSocket, att: Option<Attachment>, up: LinkUp<'_>) {
+    pub(super) async fn link_up(
+        &self,
+        ws: &WebSocket,
+        att: Option<Rc<Attachment>>,
+        up: LinkUp<'_>,
+    ) {
         match up {
             LinkUp::ToolRequest { request } => self.link_tool_request(request.into_owned()).await,
             // Nobody waits only if the wait timed out meanwhile.
@@ -160,7 +166,7 @@ impl Gateway {
                 // sent before it.
                 let att = Attachment {
                     closing: true,
-                    ..att.unwrap_or_default()
+                    ..att.map(Rc::unwrap_or_clone).unwrap_or_default()
                 };
                 if let Err(e) = self.save_attachment(ws, &att) {
                     return console_error!("gateway: marking a link closing failed: {}", e.message);
@@ -206,7 +212,7 @@ impl Gateway {
         let links = self.state.get_websockets_with_tag(&link_tag(key));
         links.into_iter().rev().find_map(|ws| {
             let att = self.attachments.read(&ws).ok().flatten()?;
-            (att.link && !att.closing).then_some((ws, att.conn_id))
+            (att.link && !att.closing).then(|| (ws, att.conn_id.clone()))
         })
     }
 }
