@@ -10,9 +10,10 @@
 # --memory-nodes N --memory-searches N --memory-turns N
 # --history-messages N --history-turns N
 # --only turns,concurrent,history,prompt,tools,grep,lifecycle,discord,whatsapp,cron,memory.
-# --profile DIR records a CPU profile of the gateway's isolate over the
-# sequential turns (DIR/turns.cpuprofile, for DevTools) and puts its top in
-# the JSON; the gateway is then built keeping the Wasm's function names.
+# --profile DIR records CPU profiles of the gateway's isolate, one per
+# phase run (DIR/turns.cpuprofile, concurrent, history, the tool turns,
+# cron-burst; for DevTools) and puts each one's top in the JSON; the
+# gateway is then built keeping the Wasm's function names.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export WRANGLER_SEND_METRICS=false CLOUDFLARE_CF_FETCH_ENABLED=false

@@ -5,7 +5,7 @@
 use crate::skills::HostInfo;
 use gsv_protocol::{capability, HostRole, NodeRuntimeInfo, ToolDefinition};
 use serde_json::Value;
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, VecDeque};
 
 /// Separates the node id from the tool name.
 pub const SEPARATOR: &str = "__";
@@ -252,6 +252,39 @@ pub fn id_taken(existing: Option<RouteAsker<'_>>, asker: RouteAsker<'_>, again: 
             false => IdTaken::Outlived,
         },
         _ => IdTaken::Refused,
+    }
+}
+
+/// Sessions' node calls answered lately. A call a session sends again
+/// (its link closed before the call's answer could be known to arrive)
+/// may meet its route already answered and gone; it is then not run a
+/// second time: its answer is on its way. The oldest are forgotten first.
+#[derive(Debug, Default)]
+pub struct AnsweredCalls {
+    /// `(session key, call id)`, oldest first.
+    calls: VecDeque<(String, String)>,
+}
+
+impl AnsweredCalls {
+    /// More than the calls out at once; a call sent again comes right
+    /// after its link closed.
+    pub const MAX: usize = 256;
+
+    pub fn remember(&mut self, session_key: &str, call_id: &str) {
+        if self.contains(session_key, call_id) {
+            return;
+        }
+        if self.calls.len() == Self::MAX {
+            self.calls.pop_front();
+        }
+        self.calls
+            .push_back((session_key.to_string(), call_id.to_string()));
+    }
+
+    pub fn contains(&self, session_key: &str, call_id: &str) -> bool {
+        self.calls
+            .iter()
+            .any(|(k, id)| k == session_key && id == call_id)
     }
 }
 

@@ -182,3 +182,24 @@ fn a_taken_call_id_is_the_same_sessions_or_refused() {
     assert_eq!(id_taken(Some(Client), Client, false), IdTaken::Refused);
     assert_eq!(id_taken(None, a, true), IdTaken::Outlived);
 }
+
+#[test]
+fn answered_calls_are_each_sessions_and_the_oldest_go_first() {
+    let mut answered = AnsweredCalls::default();
+    answered.remember("agent:main:a", "call_0");
+    answered.remember("agent:main:a", "call_0");
+    assert!(answered.contains("agent:main:a", "call_0"));
+    // Another session's call of the same id is its own.
+    assert!(!answered.contains("agent:main:b", "call_0"));
+    for i in 1..AnsweredCalls::MAX {
+        answered.remember("agent:main:b", &format!("call_{i}"));
+    }
+    assert!(answered.contains("agent:main:a", "call_0"), "256 kept");
+    answered.remember("agent:main:b", "one more");
+    assert!(
+        !answered.contains("agent:main:a", "call_0"),
+        "the oldest went"
+    );
+    assert!(answered.contains("agent:main:b", "call_1"));
+    assert!(answered.contains("agent:main:b", "one more"));
+}

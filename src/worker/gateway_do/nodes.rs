@@ -231,6 +231,10 @@ impl Gateway {
             now.into(),
             deadline_at.into(),
         ];
+        if again && session_key.is_some_and(|k| self.answered_calls.borrow().contains(k, call_id)) {
+            // Answered already: the answer goes to the session on its own.
+            return Ok(());
+        }
         self.delete_answered_routes()?;
         let stored = self
             .sql()
@@ -424,7 +428,13 @@ impl Gateway {
         // result may come again, and the session keeps only the first.
         let ack = self.deliver(&route, p).await;
         match route.kind.as_str() {
-            "session" => self.route_answered(route.call_id)?,
+            "session" => {
+                let key = route.session_key.as_deref().unwrap_or_default();
+                self.answered_calls
+                    .borrow_mut()
+                    .remember(key, &route.call_id);
+                self.route_answered(route.call_id)?
+            }
             _ => self.delete_route(&route.call_id)?,
         }
         ack

@@ -179,6 +179,9 @@ async fn main() {
         eprintln!("[bench] concurrent: {sessions} sessions × {per_session} turns");
         let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
         let probing = spawn_probe(gw.url(), stop.clone());
+        let profiler = inspector
+            .zip(profile_dir.as_deref())
+            .map(|(port, dir)| turn_cost::Profiler::start(port, dir, "concurrent"));
         let cpu = turn_cost::CpuMeter::start(gw_pid);
         let started = Instant::now();
         let mut tasks = Vec::new();
@@ -208,6 +211,9 @@ async fn main() {
             "clientRpcDuringMs": stats(&probe),
             "cost": cpu.per_turn(conc_turns),
         });
+        if let Some(p) = profiler {
+            report["concurrent"]["profile"] = p.stop();
+        }
     }
 
     if wants("history") {
