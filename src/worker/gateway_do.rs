@@ -153,6 +153,8 @@ pub struct Gateway {
     attachments: attachments::KeptAttachments,
     /// Sessions' node calls answered, their routes not deleted yet (nodes.rs).
     answered_routes: RefCell<Vec<String>>,
+    /// The routes of node calls this instance wrote (nodes.rs).
+    kept_routes: nodes::KeptRoutes,
     /// Sessions' node calls answered lately, deleted or not (nodes.rs).
     answered_calls: RefCell<crate::gateway::nodes::AnsweredCalls>,
 }
@@ -189,6 +191,7 @@ impl DurableObject for Gateway {
             link_calls: Default::default(),
             attachments: Default::default(),
             answered_routes: Default::default(),
+            kept_routes: Default::default(),
             answered_calls: Default::default(),
         }
     }

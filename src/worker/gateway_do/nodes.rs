@@ -16,6 +16,8 @@ use crate::worker::rpc::{internal_error, now_ms};
 use gsv_protocol::*;
 use serde::Deserialize;
 use serde_json::Value;
+use std::cell::RefCell;
+use std::collections::HashMap;
 use worker::*;
 
 type Res<T> = std::result::Result<T, ErrorShape>;
@@ -34,7 +36,7 @@ struct NodeRow {
     runtime: String,
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Clone, Deserialize)]
 struct RouteRow {
     call_id: String,
     node_id: String,
@@ -43,6 +45,13 @@ struct RouteRow {
     conn_id: Option<String>,
     frame_id: Option<String>,
 }
+
+/// The routes this instance wrote, as their rows have them: a node's
+/// answer finds its route without a query. Every write to the routes
+/// table is mirrored here; a route written before the object last woke
+/// is read from SQLite.
+#[derive(Default)]
+pub(super) struct KeptRoutes(RefCell<HashMap<String, RouteRow>>);
 
 /// How many answered routes wait to be deleted with the next route written.
 const MAX_ANSWERED_ROUTES: usize = 64;
@@ -236,6 +245,14 @@ impl Gateway {
             return Ok(());
         }
         self.delete_answered_routes()?;
+        let kept = RouteRow {
+            call_id: call_id.to_string(),
+            node_id: node_id.to_string(),
+            kind: kind.to_string(),
+            session_key: session_key.map(String::from),
+            conn_id: conn_id.map(String::from),
+            frame_id: frame_id.map(String::from),
+        };
         let stored = self
             .sql()
             .exec(
@@ -256,6 +273,10 @@ impl Gateway {
                 )
                 .map_err(internal_error)?;
         }
+        self.kept_routes
+            .0
+            .borrow_mut()
+            .insert(kept.call_id.clone(), kept);
         let evt = ToolInvokeEvent {
             call_id: call_id.to_string(),
             tool: name.to_string(),
@@ -385,6 +406,10 @@ impl Gateway {
     }
 
     fn route(&self, call_id: &str) -> Res<Option<RouteRow>> {
+        if let Some(route) = self.kept_routes.0.borrow().get(call_id) {
+            let answered = self.answered_routes.borrow().contains(&route.call_id);
+            return Ok((!answered).then(|| route.clone()));
+        }
         Ok(self
             .routes("call_id = ?", vec![call_id.into()])?
             .into_iter()
@@ -398,6 +423,7 @@ impl Gateway {
                 vec![call_id.into()],
             )
             .map_err(internal_error)?;
+        self.kept_routes.0.borrow_mut().remove(call_id);
         Ok(())
     }
 
@@ -522,6 +548,10 @@ impl Gateway {
                 vec![conn_id.into()],
             )
             .map_err(internal_error)?;
+        self.kept_routes
+            .0
+            .borrow_mut()
+            .retain(|_, r| !(r.kind == "client" && r.conn_id.as_deref() == Some(conn_id)));
         Ok(())
     }
 
