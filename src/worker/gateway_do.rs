@@ -488,6 +488,7 @@ impl Gateway {
         att: &Attachment,
     ) -> std::result::Result<(), ErrorShape> {
         ws.serialize_attachment(att).map_err(internal_error)?;
+        self.attachments.keep(ws, Rc::new(att.clone()));
         self.forget_sockets();
         Ok(())
     }
@@ -512,10 +513,10 @@ impl Gateway {
         list
     }
 
-    /// The set of sockets or an attachment changed: the list is read again.
-    /// (The node snapshot changes only with a node's: see `forget`.)
+    /// The set of sockets or an attachment changed: the list is made again
+    /// (from the attachments kept; see attachments.rs). The node snapshot
+    /// changes only with a node's: see `forget`.
     fn forget_sockets(&self) {
         self.sockets.replace(None);
-        self.attachments.clear();
     }
 }
