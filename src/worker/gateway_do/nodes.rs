@@ -375,11 +375,18 @@ impl Gateway {
             )
             .and_then(|c| c.to_array())
             .map_err(internal_error)?;
-        let answered = self.answered_routes.borrow();
         Ok(rows
             .into_iter()
-            .filter(|r| !answered.contains(&r.call_id))
+            .filter(|r| !self.is_answered(&r.call_id))
             .collect())
+    }
+
+    /// Answered routes not deleted yet are left out of every lookup.
+    fn is_answered(&self, call_id: &str) -> bool {
+        self.answered_routes
+            .borrow()
+            .iter()
+            .any(|answered| answered == call_id)
     }
 
     /// A session's call was answered. Its route goes with the next route
@@ -407,8 +414,7 @@ impl Gateway {
 
     fn route(&self, call_id: &str) -> Res<Option<RouteRow>> {
         if let Some(route) = self.kept_routes.0.borrow().get(call_id) {
-            let answered = self.answered_routes.borrow().contains(&route.call_id);
-            return Ok((!answered).then(|| route.clone()));
+            return Ok((!self.is_answered(call_id)).then(|| route.clone()));
         }
         Ok(self
             .routes("call_id = ?", vec![call_id.into()])?
