@@ -5,7 +5,8 @@ mod decoder;
 
 use super::http_error::classify_http_error;
 use super::{Endpoint, HttpRequest, LlmError, LlmRequest, Prepared, Provider, StreamDecoder};
-use gsv_protocol::ToolDefinition;
+use gsv_protocol::{Message, ToolDefinition};
+use serde_json::value::RawValue;
 
 pub const API: &str = "anthropic-messages";
 pub const API_VERSION: &str = "2023-06-01";
@@ -38,6 +39,10 @@ impl Provider for Anthropic {
         body::prepare(system_prompt, tools)
     }
 
+    fn write_messages(&self, messages: &[Message]) -> Vec<Box<RawValue>> {
+        body::write_messages(messages)
+    }
+
     fn decoder(&self, provider_name: &str, model: &str) -> Box<dyn StreamDecoder> {
         Box::new(decoder::MessagesDecoder::new(provider_name, model))
     }
@@ -68,6 +73,7 @@ mod tests {
             thinking: ThinkingLevel::None,
             max_tokens: None,
             prepared: None,
+            written: None,
         };
         let endpoint = Endpoint {
             base_url: "https://api.anthropic.com".into(),

@@ -13,12 +13,14 @@ pub mod openai;
 pub mod retry;
 pub mod sse;
 mod transcript;
+mod written;
 
 use gsv_protocol::{AssistantMessage, Message, ToolDefinition};
 use serde::{Deserialize, Serialize};
 
 pub use retry::RetryPolicy;
 pub use sse::{SseEvent, SseParser, StreamReader};
+pub use written::{WrittenHistory, WrittenPrefix};
 
 /// How hard the model should think.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
@@ -70,6 +72,9 @@ pub struct LlmRequest<'a> {
     /// `system_prompt` and `tools` as this provider writes them, when a
     /// caller kept them from an earlier call: then they are not written again.
     pub prepared: Option<&'a Prepared>,
+    /// The first messages as this provider writes them, when a caller kept
+    /// them from an earlier call (`WrittenHistory`): the rest is written.
+    pub written: Option<WrittenPrefix<'a>>,
 }
 
 /// The parts of a body that stay the same while a prompt does (a large
@@ -100,7 +105,7 @@ impl Prepared {
 
 /// `value` as JSON text kept for later bodies.
 fn raw<T: Serialize + ?Sized>(value: &T) -> Box<serde_json::value::RawValue> {
-    // Text and schemas (string-keyed maps) always serialize.
+    // Text, schemas and messages (string-keyed maps) always serialize.
     serde_json::value::to_raw_value(value)
         .unwrap_or_else(|_| serde_json::value::RawValue::NULL.to_owned())
 }
@@ -146,6 +151,7 @@ pub(crate) fn assert_kept_parts_write_the_fresh_body(
             thinking: ThinkingLevel::None,
             max_tokens: None,
             prepared: None,
+            written: None,
         };
         let prepared = prepare(system, &tools);
         let kept = LlmRequest {
@@ -230,6 +236,9 @@ pub trait Provider {
     fn build_request(&self, endpoint: &Endpoint, req: &LlmRequest) -> HttpRequest;
     /// `system_prompt` and `tools` serialized as `build_request` writes them.
     fn prepare(&self, system_prompt: &str, tools: &[ToolDefinition]) -> Prepared;
+    /// Each entry of a body's `messages` that `messages` make, as
+    /// `build_request` writes it (for `WrittenHistory`).
+    fn write_messages(&self, messages: &[Message]) -> Vec<Box<serde_json::value::RawValue>>;
     fn decoder(&self, provider_name: &str, model: &str) -> Box<dyn StreamDecoder>;
     /// Classifies a non-2xx answer (status, `Retry-After` header value, body).
     fn classify_error(&self, status: u16, retry_after: Option<&str>, body: &str) -> LlmError;

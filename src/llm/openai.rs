@@ -9,7 +9,8 @@ mod decoder;
 
 use super::http_error::classify_http_error;
 use super::{Endpoint, HttpRequest, LlmError, LlmRequest, Prepared, Provider, StreamDecoder};
-use gsv_protocol::ToolDefinition;
+use gsv_protocol::{Message, ToolDefinition};
+use serde_json::value::RawValue;
 
 pub const API: &str = "openai-completions";
 
@@ -71,6 +72,10 @@ impl Provider for OpenAi {
         body::prepare(system_prompt, tools)
     }
 
+    fn write_messages(&self, messages: &[Message]) -> Vec<Box<RawValue>> {
+        body::write_messages(messages)
+    }
+
     fn decoder(&self, provider_name: &str, model: &str) -> Box<dyn StreamDecoder> {
         Box::new(decoder::ChatDecoder::new(provider_name, model))
     }
@@ -120,6 +125,7 @@ mod tests {
             thinking: ThinkingLevel::None,
             max_tokens: None,
             prepared: None,
+            written: None,
         };
         let openai = OpenAi::for_provider("openai");
         let endpoint = Endpoint {

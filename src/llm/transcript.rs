@@ -71,6 +71,20 @@ pub(crate) fn turns(messages: &[Message]) -> Vec<Turn<'_>> {
     turns
 }
 
+/// Where the history's last assistant message is (0 when it has none).
+/// The history splits there without changing what is sent:
+/// `turns(h[..i]) ++ turns(h[i..]) == turns(h)` whenever `h[i]` is an
+/// assistant message, because one first closes every open call and
+/// places every waiting user message, as the end of a history does, and
+/// then starts from nothing open. So what was written of `h[..i]` stays
+/// written while the history grows.
+pub(crate) fn stable_end(messages: &[Message]) -> usize {
+    messages
+        .iter()
+        .rposition(|m| matches!(m, Message::Assistant(_)))
+        .unwrap_or(0)
+}
+
 fn is_sendable(a: &AssistantMessage) -> bool {
     if matches!(a.stop_reason, Some(StopReason::Error | StopReason::Aborted)) {
         return false; // an incomplete turn; replaying it confuses the model
@@ -165,6 +179,53 @@ mod tests {
             }]),
             is_error: true,
         }
+    }
+
+    /// One of a few messages that exercise every rule: calls answered,
+    /// unanswered, twice or never asked; users while calls are open;
+    /// errored and empty assistant turns.
+    fn message(pick: u8) -> Message {
+        let text = |t: &str| AssistantBlock::Text { text: t.into() };
+        match pick % 9 {
+            0 => user("u"),
+            1 => assistant(vec![text("t")], StopReason::Stop),
+            2 => assistant(vec![call("a")], StopReason::ToolUse),
+            3 => assistant(vec![text("t"), call("a"), call("b")], StopReason::ToolUse),
+            4 => assistant(vec![call("b")], StopReason::Error),
+            5 => assistant(vec![text(" ")], StopReason::Stop),
+            6 => result("a", "1"),
+            7 => result("b", "2"),
+            _ => result("z", "stray"),
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn a_history_splits_at_its_assistant_messages(picks in proptest::collection::vec(0u8..9, 0..24)) {
+            let h: Vec<Message> = picks.into_iter().map(message).collect();
+            let whole = turns(&h);
+            let splits = (0..h.len()).filter(|&i| matches!(h[i], Message::Assistant(_)));
+            for i in splits.chain([0, stable_end(&h)]) {
+                let mut joined = turns(&h[..i]);
+                joined.extend(turns(&h[i..]));
+                proptest::prop_assert_eq!(&joined, &whole, "split at {}", i);
+            }
+        }
+    }
+
+    #[test]
+    fn the_stable_end_is_the_last_assistant_message() {
+        let h = vec![
+            user("hi"),
+            message(2),
+            result("a", "1"),
+            message(1),
+            user("more"),
+        ];
+        assert_eq!(
+            (stable_end(&h), stable_end(&h[..3]), stable_end(&h[..1])),
+            (3, 1, 0)
+        );
     }
 
     #[test]

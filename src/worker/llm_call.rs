@@ -7,7 +7,7 @@ use super::body::BodyReader;
 use super::rpc::now_ms;
 use crate::llm::{
     network_error, provider_for, HttpRequest, LlmError, LlmErrorKind, LlmRequest, Prepared,
-    Provider, RetryPolicy, StreamReader,
+    Provider, RetryPolicy, StreamReader, WrittenHistory, WrittenPrefix,
 };
 use crate::session::run_config::RunConfig;
 use crate::workspace::load::RunPrompt;
@@ -60,17 +60,31 @@ where
 /// it before the call waits on the model.
 pub fn request_for(rc: &RunConfig, history: &[Message], tools: &[ToolDefinition]) -> HttpRequest {
     let provider = provider_for(&rc.provider, rc.api.as_deref());
-    build(rc, &*provider, &rc.system_prompt, history, tools, None)
+    build(
+        rc,
+        &*provider,
+        &rc.system_prompt,
+        history,
+        tools,
+        (None, None),
+    )
 }
 
 /// [`request_for`] a run's prompt (its system prompt and tools, not
 /// `rc`'s): they are serialized once per prompt and body kind, not for
-/// every call.
-pub fn request_for_prompt(rc: &RunConfig, history: &[Message], prompt: &RunPrompt) -> HttpRequest {
+/// every call. With `kept`, a history of that generation is written only
+/// where it grew since the last call (`WrittenHistory`).
+pub fn request_for_prompt(
+    rc: &RunConfig,
+    history: &[Message],
+    prompt: &RunPrompt,
+    kept: Option<(&mut WrittenHistory, u64)>,
+) -> HttpRequest {
     let provider = provider_for(&rc.provider, rc.api.as_deref());
     let prepared = prompt.prepared_for(provider.api(), || {
         provider.prepare(&prompt.system_prompt, &prompt.tools)
     });
+    let written = kept.map(|(kept, generation)| kept.update(&*provider, generation, history));
     let system = &prompt.system_prompt;
     build(
         rc,
@@ -78,7 +92,7 @@ pub fn request_for_prompt(rc: &RunConfig, history: &[Message], prompt: &RunPromp
         system,
         history,
         &prompt.tools,
-        Some(&prepared),
+        (Some(&prepared), written),
     )
 }
 
@@ -88,7 +102,7 @@ fn build(
     system_prompt: &str,
     history: &[Message],
     tools: &[ToolDefinition],
-    prepared: Option<&Prepared>,
+    (prepared, written): (Option<&Prepared>, Option<WrittenPrefix>),
 ) -> HttpRequest {
     let request = LlmRequest {
         model: &rc.model,
@@ -98,6 +112,7 @@ fn build(
         thinking: rc.thinking,
         max_tokens: rc.max_tokens,
         prepared,
+        written,
     };
     provider.build_request(&rc.endpoint, &request)
 }

@@ -1,12 +1,16 @@
 //! The Messages API request body.
 
-use gsv_protocol::{AssistantBlock, AssistantMessage, ContentBlock, ToolDefinition, UserContent};
+use gsv_protocol::{
+    AssistantBlock, AssistantMessage, ContentBlock, Message, ToolDefinition, UserContent,
+};
 use serde::Serialize;
+use serde_json::value::RawValue;
 use serde_json::Value;
 use std::borrow::Cow;
 
 use crate::llm::transcript::{turns, ToolResult, Turn};
-use crate::llm::{Kept, LlmRequest, Prepared, ThinkingLevel};
+use crate::llm::written::{unwritten, write_entries};
+use crate::llm::{raw, Kept, LlmRequest, Prepared, ThinkingLevel, WrittenPrefix};
 
 /// `max_tokens` when the request sets none (the API requires one).
 const DEFAULT_MAX_TOKENS: u64 = 8192;
@@ -21,8 +25,13 @@ const MAX_DEFAULT_WITH_THINKING: u64 = 32_000;
 /// are the bulk of a body and the same in every call of a run. So are the
 /// messages' texts.
 pub(super) fn request_json(req: &LlmRequest) -> String {
-    let turns = turns(req.messages);
+    let turns = turns(unwritten(req.messages, req.written));
     serde_json::to_string(&Body::of(req, &turns)).unwrap_or_default()
+}
+
+/// Each entry `messages` make in a body's `messages`, as written there.
+pub(super) fn write_messages(messages: &[Message]) -> Vec<Box<RawValue>> {
+    messages_of(&turns(messages)).iter().map(raw).collect()
 }
 
 /// The system prompt and tools as `request_json` writes them.
@@ -33,7 +42,7 @@ pub(super) fn prepare(system_prompt: &str, tools: &[ToolDefinition]) -> Prepared
 /// The body as a value (the tests read it).
 #[cfg(test)]
 pub(super) fn request_body(req: &LlmRequest) -> Value {
-    let turns = turns(req.messages);
+    let turns = turns(unwritten(req.messages, req.written));
     serde_json::to_value(Body::of(req, &turns)).unwrap_or_default()
 }
 
@@ -42,13 +51,28 @@ struct Body<'a> {
     model: &'a str,
     #[serde(skip_serializing_if = "Option::is_none")]
     system: Option<Kept<'a, &'a str>>,
-    messages: Vec<Msg<'a>>,
+    messages: Messages<'a>,
     #[serde(skip_serializing_if = "Option::is_none")]
     tools: Option<Kept<'a, Vec<Tool<'a>>>>,
     max_tokens: u64,
     #[serde(skip_serializing_if = "Option::is_none")]
     thinking: Option<Thinking>,
     stream: bool,
+}
+
+/// The messages already written, then the rest.
+struct Messages<'a> {
+    written: Option<WrittenPrefix<'a>>,
+    fresh: Vec<Msg<'a>>,
+}
+
+impl Serialize for Messages<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeSeq;
+        let mut seq = s.serialize_seq(None)?;
+        write_entries(&mut seq, self.written, &self.fresh)?;
+        seq.end()
+    }
 }
 
 #[derive(Serialize)]
@@ -121,7 +145,10 @@ impl<'a> Body<'a> {
             model: req.model,
             system: (!req.system_prompt.is_empty())
                 .then(|| Kept::or_fresh(req.prepared.map(|p| &*p.system), || req.system_prompt)),
-            messages: messages(turns),
+            messages: Messages {
+                written: req.written,
+                fresh: messages_of(turns),
+            },
             tools: (!req.tools.is_empty()).then(|| {
                 Kept::or_fresh(req.prepared.map(|p| &*p.tools), || {
                     req.tools.iter().map(tool).collect()
@@ -170,7 +197,7 @@ fn tool(t: &ToolDefinition) -> Tool<'_> {
     }
 }
 
-fn messages<'a>(turns: &'a [Turn<'a>]) -> Vec<Msg<'a>> {
+fn messages_of<'a>(turns: &'a [Turn<'a>]) -> Vec<Msg<'a>> {
     let mut out = Vec::with_capacity(turns.len());
     for turn in turns {
         match turn {

@@ -38,6 +38,7 @@ fn request(messages: &[Message], tools: &[ToolDefinition], thinking: ThinkingLev
         thinking,
         max_tokens: None,
         prepared: None,
+        written: None,
     })
 }
 
@@ -199,6 +200,7 @@ fn unsigned_thinking_empty_results_and_no_system() {
         thinking: ThinkingLevel::None,
         max_tokens: Some(1000),
         prepared: None,
+        written: None,
     });
     assert_eq!(
         body,

@@ -1,14 +1,16 @@
 //! The Chat Completions request body.
 
 use gsv_protocol::{
-    join_text, AssistantBlock, AssistantMessage, ContentBlock, ToolDefinition, UserContent,
+    join_text, AssistantBlock, AssistantMessage, ContentBlock, Message, ToolDefinition, UserContent,
 };
 use serde::Serialize;
+use serde_json::value::RawValue;
 use serde_json::{json, Value};
 use std::borrow::Cow;
 
 use crate::llm::transcript::{turns, ToolResult, Turn};
-use crate::llm::{Kept, LlmRequest, Prepared, ThinkingLevel};
+use crate::llm::written::{unwritten, write_entries};
+use crate::llm::{raw, Kept, LlmRequest, Prepared, ThinkingLevel, WrittenPrefix};
 
 /// The body as JSON text. The system prompt and the tools' schemas are
 /// written from where they are (borrowed, not copied into a `Value`): they
@@ -20,6 +22,11 @@ pub(super) fn request_json(req: &LlmRequest) -> String {
 /// The system prompt and tools as `request_json` writes them.
 pub(super) fn prepare(system_prompt: &str, tools: &[ToolDefinition]) -> Prepared {
     Prepared::new(system_prompt, tools.iter().map(tool))
+}
+
+/// Each entry `messages` make in a body's `messages`, as written there.
+pub(super) fn write_messages(messages: &[Message]) -> Vec<Box<RawValue>> {
+    msgs(messages).iter().map(raw).collect()
 }
 
 /// The body as a value (the tests read it).
@@ -51,7 +58,8 @@ impl<'a> Body<'a> {
                     role: "system",
                     content: Kept::or_fresh(req.prepared.map(|p| &*p.system), || req.system_prompt),
                 }),
-                turns: messages(req),
+                written: req.written,
+                turns: msgs(unwritten(req.messages, req.written)),
             },
             stream: true,
             stream_options: StreamOptions {
@@ -73,9 +81,11 @@ struct StreamOptions {
     include_usage: bool,
 }
 
-/// The system message, then the conversation's.
+/// The system message, then the conversation's: those already written,
+/// then the rest.
 struct Messages<'a> {
     system: Option<System<'a>>,
+    written: Option<WrittenPrefix<'a>>,
     turns: Vec<Msg<'a>>,
 }
 
@@ -88,13 +98,11 @@ struct System<'a> {
 impl Serialize for Messages<'_> {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeSeq;
-        let mut seq = s.serialize_seq(Some(self.turns.len() + 1))?;
+        let mut seq = s.serialize_seq(None)?;
         if let Some(system) = &self.system {
             seq.serialize_element(system)?;
         }
-        for turn in &self.turns {
-            seq.serialize_element(turn)?;
-        }
+        write_entries(&mut seq, self.written, &self.turns)?;
         seq.end()
     }
 }
@@ -135,10 +143,10 @@ fn tool(t: &ToolDefinition) -> Tool<'_> {
     }
 }
 
-/// The conversation's messages (the system message is written apart).
-fn messages<'a>(req: &'a LlmRequest) -> Vec<Msg<'a>> {
-    let mut out = Vec::with_capacity(req.messages.len());
-    for turn in turns(req.messages) {
+/// The body's entries for `messages` (the system message is written apart).
+fn msgs(messages: &[Message]) -> Vec<Msg<'_>> {
+    let mut out = Vec::with_capacity(messages.len());
+    for turn in turns(messages) {
         match turn {
             Turn::User(u) => out.push(match &u.content {
                 UserContent::Text(text) => Msg::Plain {
@@ -387,6 +395,7 @@ mod tests {
             thinking: ThinkingLevel::None,
             max_tokens: None,
             prepared: Some(&other),
+            written: None,
         };
         assert_eq!(
             serde_json::from_str::<Value>(&request_json(&req)).unwrap(),
@@ -407,6 +416,7 @@ mod tests {
             thinking: ThinkingLevel::Xhigh,
             max_tokens: Some(4096),
             prepared: None,
+            written: None,
         };
         assert_eq!(
             request_body(&req),
@@ -503,6 +513,7 @@ mod tests {
             thinking: ThinkingLevel::None,
             max_tokens: None,
             prepared: None,
+            written: None,
         };
         assert_eq!(
             request_body(&req)["messages"],

@@ -7,6 +7,7 @@ use super::error::{Res, SessionError};
 use super::events::EventLink;
 use super::store::{CurrentRun, Queued, SessionStore};
 use crate::agent_tools::session_send::{relayed_text, SessionRelay};
+use crate::llm::WrittenHistory;
 use crate::session::internal::{ChannelTurn, SessionChatSendReply};
 use crate::session::run_config::RunConfig;
 use crate::worker::rpc::now_ms;
@@ -68,6 +69,9 @@ pub struct Core {
     pub known_empty: RefCell<Option<crate::memory::recall::KnownEmpty>>,
     /// The prompt last kept for a run waiting on tools.
     pub kept_prompt: RefCell<Option<KeptPrompt>>,
+    /// The kept history's messages as the model calls wrote them: the next
+    /// call writes only what was added (`crate::llm::WrittenHistory`).
+    pub written: RefCell<WrittenHistory>,
 }
 
 /// A prompt kept for a run waiting on tools, as it was (with its body
@@ -116,6 +120,7 @@ impl Core {
             checked_at: Cell::new(i64::MIN),
             known_empty: RefCell::new(None),
             kept_prompt: RefCell::new(None),
+            written: RefCell::default(),
             state,
         }
     }

@@ -30,6 +30,7 @@ use crate::worker::tz::user_time_zone;
 use crate::worker::workspace::prompt_load::{self, RunPrompt};
 use crate::workspace::load::RunInputs;
 use gsv_protocol::*;
+use std::borrow::Cow;
 use std::cell::{Cell, RefCell};
 use std::future::Future;
 use std::pin::Pin;
@@ -127,6 +128,8 @@ struct Drive<'a> {
     history: Rc<Vec<Message>>,
     /// The token estimate of each message of `history`.
     history_tokens: Rc<Vec<u64>>,
+    /// The generation of the kept history `history` was read from.
+    history_generation: Option<u64>,
     /// The model's last answer and the text not yet streamed with it.
     answer: Option<(AssistantMessage, Option<String>)>,
     /// Its tools wrote to R2 (maybe the workspace: the gateway hears of it).
@@ -320,6 +323,7 @@ impl<'a> Drive<'a> {
             usage,
             history: Rc::default(),
             history_tokens: Rc::default(),
+            history_generation: None,
             answer: None,
             wrote: false,
         })
@@ -367,6 +371,7 @@ impl<'a> Drive<'a> {
                 let next = next_step(&read.all[read.from..]);
                 self.history = read.all;
                 self.history_tokens = read.tokens;
+                self.history_generation = read.generation;
                 RunEvent::HistoryRead(next)
             }
             Err(e) => RunEvent::Failed(e.to_string()),
@@ -456,7 +461,17 @@ impl<'a> Drive<'a> {
             }
             Err(e) => return RunEvent::Failed(e.to_string()),
         };
-        let http = request_for_prompt(&self.rc, &sent, &self.prompt);
+        // Written from what earlier calls wrote, unless files or
+        // transcripts changed this call's copy of the history.
+        let generation = self.history_generation.take();
+        let http = {
+            let mut written = core.written.borrow_mut();
+            let kept = match (&sent, generation) {
+                (Cow::Borrowed(_), Some(generation)) => Some((&mut *written, generation)),
+                _ => None,
+            };
+            request_for_prompt(&self.rc, &sent, &self.prompt, kept)
+        };
         // The images inlined for this call live on in the request only.
         drop(sent);
         drop(history);

@@ -132,6 +132,7 @@ fn request<'a>(model: &'a str, messages: &'a [Message]) -> LlmRequest<'a> {
         thinking: ThinkingLevel::None,
         max_tokens: None,
         prepared: None,
+        written: None,
     }
 }
 

@@ -72,6 +72,9 @@ impl SessionStore {
             if history.bytes > KEEP_HISTORY_BYTES {
                 return Ok(history.read_from(first_idx));
             }
+            let generation = self.generations.get() + 1;
+            self.generations.set(generation);
+            history.generation = Some(generation);
             self.kept.borrow_mut().history = Some(history);
         }
         let kept = self.kept.borrow();
@@ -182,6 +185,8 @@ pub(super) struct History {
     messages: Rc<Vec<Message>>,
     tokens: Rc<Vec<u64>>,
     bytes: usize,
+    /// Set once kept: from then on it is only appended to.
+    generation: Option<u64>,
 }
 
 impl History {
@@ -202,6 +207,7 @@ impl History {
             all: self.messages.clone(),
             from: self.idxs.partition_point(|idx| *idx < first_idx),
             tokens: self.tokens.clone(),
+            generation: self.generation,
         }
     }
 }
@@ -224,6 +230,9 @@ pub struct HistoryRead {
     pub from: usize,
     /// The token estimate of each of `all`.
     pub tokens: Rc<Vec<u64>>,
+    /// Names the kept history `all` was read from: while it is the same,
+    /// `all` only grew at its end since (`None`: read from SQLite, not kept).
+    pub generation: Option<u64>,
 }
 
 #[derive(Deserialize)]

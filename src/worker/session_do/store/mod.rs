@@ -20,7 +20,7 @@ use gsv_protocol::{ErrorShape, Message, UserMessage};
 use gsv_worker_sql::migrate;
 use serde::{de::DeserializeOwned, Deserialize};
 use serde_json::Value;
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 use worker::{SqlStorage, SqlStorageValue};
 
@@ -157,6 +157,9 @@ struct Kept {
 pub struct SessionStore {
     sql: SqlStorage,
     kept: RefCell<Kept>,
+    /// The generations given to kept histories so far (never reused, even
+    /// when everything kept is forgotten: see `HistoryRead::generation`).
+    generations: Cell<u64>,
 }
 
 impl SessionStore {
@@ -168,6 +171,7 @@ impl SessionStore {
         Self {
             sql,
             kept: RefCell::new(Kept::default()),
+            generations: Cell::new(0),
         }
     }
 
