@@ -3,7 +3,7 @@
 //! cache does not hold at the listed etag read (in one parallel batch).
 
 use crate::skills::{SkillFile, SkillSource};
-use crate::storage::{ObjectStore, StoreResult};
+use crate::storage::{list_or_reuse, ObjectStore, Reuse, StoreResult};
 use crate::workspace::paths::{
     agent_skills_prefix, skill_md_files, ListedSkill, GLOBAL_SKILLS_PREFIX,
 };
@@ -24,28 +24,50 @@ pub(crate) struct SkillListing {
     /// The longest chain of dependent pages (1 unless a listing had more
     /// than one page).
     pub depth: u32,
+    /// When the oldest listing another run took for it was taken.
+    pub reused_from: Option<u64>,
 }
 
 /// Lists every prefix, in parallel.
+/// With `reuse`, a listing another run took may stand for one
+/// (`storage::list_or_reuse`).
 pub(crate) async fn list_skills<S: ObjectStore>(
     store: &S,
     prefixes: &[String],
+    reuse: Option<&Reuse<'_>>,
 ) -> StoreResult<SkillListing> {
-    let lists = join_all(prefixes.iter().map(|p| store.list_objects(p, None))).await;
+    let lists = join_all(prefixes.iter().map(|p| {
+        list_or_reuse(
+            store,
+            reuse,
+            format!("skills|{p}"),
+            store.list_objects(p, None),
+        )
+    }))
+    .await;
     let mut listing = SkillListing {
         found: Vec::new(),
         pages: 0,
         depth: 0,
+        reused_from: None,
     };
     for (i, (prefix, list)) in prefixes.iter().zip(lists).enumerate() {
-        let (objects, pages) = list?;
-        listing.pages += pages;
-        listing.depth = listing.depth.max(pages);
-        listing
-            .found
-            .extend(skill_md_files(prefix, &objects).into_iter().map(|f| (i, f)));
+        let list = list?;
+        listing.pages += list.pages;
+        listing.depth = listing.depth.max(list.pages);
+        listing.reused_from = oldest(listing.reused_from, list.taken_ms);
+        listing.found.extend(
+            skill_md_files(prefix, &list.objects)
+                .into_iter()
+                .map(|f| (i, f)),
+        );
     }
     Ok(listing)
+}
+
+/// The older of two times, either maybe absent.
+pub(crate) fn oldest(a: Option<u64>, b: Option<u64>) -> Option<u64> {
+    a.into_iter().chain(b).min()
 }
 
 /// How many SKILL.md bodies came from the cache and how many were read.
@@ -118,7 +140,7 @@ pub async fn load_skill_files<S: ObjectStore>(
     store: &S,
     agent: &str,
 ) -> StoreResult<Vec<SkillFile>> {
-    let listing = list_skills(store, &skill_prefixes(agent)).await?;
+    let listing = list_skills(store, &skill_prefixes(agent), None).await?;
     Ok(skill_files(skill_bodies(store, listing.found).await?.0))
 }
 
@@ -133,7 +155,7 @@ pub async fn load_skill_files_of<S: ObjectStore>(
     let prefixes: Vec<String> = std::iter::once(GLOBAL_SKILLS_PREFIX.to_string())
         .chain(agents.iter().map(|a| agent_skills_prefix(a)))
         .collect();
-    let listing = list_skills(store, &prefixes).await?;
+    let listing = list_skills(store, &prefixes, None).await?;
     let (bodies, _) = skill_bodies(store, listing.found).await?;
     let mut global = Vec::new();
     let mut own: Vec<Vec<SkillFile>> = vec![Vec::new(); agents.len()];

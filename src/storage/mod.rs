@@ -13,11 +13,13 @@
 //! callers (`S: ObjectStore`), never `dyn`.
 
 mod list;
+mod listings;
 mod memory;
 #[cfg(test)]
 mod tests;
 mod text_cache;
 
+pub use listings::{list_or_reuse, Listed, Listing, Reuse};
 pub use memory::{MemoryStore, Requests};
 pub use text_cache::TextCache;
 

@@ -3,6 +3,7 @@
 //! bodies it already has (see `FileCache`), and a prompt assembled before
 //! the last write may be stale.
 
+use super::listings::{Listed, Listings, Reuse};
 use crate::workspace::file_cache::{FileCache, DEFAULT_CAPACITY};
 use std::cell::{Cell, RefCell};
 
@@ -11,6 +12,8 @@ pub struct TextCache {
     files: RefCell<FileCache>,
     /// Text writes and deletes made so far.
     writes: Cell<u64>,
+    /// Listings taken for prompts, for the isolate's other runs.
+    listings: RefCell<Listings>,
 }
 
 impl Default for TextCache {
@@ -24,6 +27,7 @@ impl TextCache {
         Self {
             files: RefCell::new(FileCache::new(capacity)),
             writes: Cell::new(0),
+            listings: RefCell::default(),
         }
     }
 
@@ -59,6 +63,17 @@ impl TextCache {
     pub fn remember_write(&self, key: &str, body: Option<(&str, &str)>) {
         self.count_write();
         self.remember(key, body);
+    }
+
+    /// The listing of `key` another run took, when it may stand for a
+    /// new one (see `Listings`).
+    pub fn listed(&self, key: &str, reuse: &Reuse) -> Option<(Listed, u64)> {
+        self.listings.borrow().get(key, reuse, self.writes())
+    }
+
+    /// Keeps a listing taken for `reuse`.
+    pub fn keep_listing(&self, key: String, objects: &Listed, reuse: &Reuse) {
+        self.listings.borrow_mut().keep(key, objects, reuse);
     }
 
     /// Counts a write whose result is not remembered.

@@ -13,9 +13,9 @@ use crate::routing::{agent_id_of, is_main_session_key, RoutingConfig};
 use crate::selfreport::native_tool_definitions;
 use crate::session::internal::NodeSnapshot;
 use crate::session::run_config::RunConfig;
-use crate::skills::load::{list_skills, skill_bodies, skill_files, skill_prefixes};
+use crate::skills::load::{list_skills, oldest, skill_bodies, skill_files, skill_prefixes};
 use crate::skills::skills_status;
-use crate::storage::{ObjectStore, StoreResult};
+use crate::storage::{list_or_reuse, ObjectStore, Reuse, StoreResult};
 use crate::workspace::paths::*;
 use crate::workspace::templates::first_start_templates;
 use futures::future::join_all;
@@ -49,6 +49,11 @@ pub struct RunPrompt {
     /// The system prompt's token estimate, made once per prompt.
     #[serde(skip)]
     system_tokens: std::cell::Cell<Option<u64>>,
+    /// When the oldest listing another run took for it was taken (`None`:
+    /// everything was listed or read for it): it was checked against R2
+    /// then, not when it was made.
+    #[serde(skip)]
+    pub reused_listing_from: Option<u64>,
 }
 
 impl RunPrompt {
@@ -95,6 +100,9 @@ pub struct RunInputs<'a> {
     pub recalled: &'a [crate::memory::recall::Candidate],
     /// Now, for the skills' eligibility.
     pub now_ms: u64,
+    /// When listings other runs of this isolate took may stand for this
+    /// run's (`None`: everything is listed).
+    pub reuse: Option<Reuse<'a>>,
 }
 
 pub async fn assemble<S: ObjectStore>(store: &S, run: RunInputs<'_>) -> StoreResult<RunPrompt> {
@@ -104,6 +112,7 @@ pub async fn assemble<S: ObjectStore>(store: &S, run: RunInputs<'_>) -> StoreRes
         nodes,
         days: (today, yesterday),
         now_ms,
+        reuse,
         ..
     } = run;
     let routing = RoutingConfig::from_config(config);
@@ -114,8 +123,8 @@ pub async fn assemble<S: ObjectStore>(store: &S, run: RunInputs<'_>) -> StoreRes
     let files = FileSet::new(&agent, today, yesterday);
     let skill_prefixes = skill_prefixes(&agent);
     let (found, listing) = futures::join!(
-        files.list_and_read_unknown(store),
-        list_skills(store, &skill_prefixes)
+        files.list_and_read_unknown(store, reuse.as_ref()),
+        list_skills(store, &skill_prefixes, reuse.as_ref())
     );
     let (found, listing) = (found?, listing?);
     let mut load = WorkspaceLoadStats {
@@ -200,7 +209,10 @@ pub async fn assemble<S: ObjectStore>(store: &S, run: RunInputs<'_>) -> StoreRes
         true => crate::schedule::heartbeat::light::light(ws),
         false => ws,
     };
-    Ok(render(std::rc::Rc::new(ws), &run, load))
+    Ok(RunPrompt {
+        reused_listing_from: oldest(found.reused_from, listing.reused_from),
+        ..render(std::rc::Rc::new(ws), &run, load)
+    })
 }
 
 /// The prompt of `run` from its workspace as read: a run whose recalled
@@ -245,6 +257,7 @@ pub fn render(
         workspace: Some(ws),
         prepared: Default::default(),
         system_tokens: Default::default(),
+        reused_listing_from: None,
     }
 }
 
@@ -267,6 +280,8 @@ struct Found {
     depth: u32,
     /// Files known from the cache and the listings alone.
     cached: u32,
+    /// When the oldest listing another run took for it was taken.
+    reused_from: Option<u64>,
 }
 
 /// A file's text as the run uses it.
@@ -293,7 +308,11 @@ impl FileSet {
     /// One parallel batch: the top level listed (with a delimiter), the
     /// daily memory window listed, and every file the cache has never
     /// seen read. A listing is skipped when all its files are being read.
-    async fn list_and_read_unknown<S: ObjectStore>(&self, store: &S) -> StoreResult<Found> {
+    async fn list_and_read_unknown<S: ObjectStore>(
+        &self,
+        store: &S,
+        reuse: Option<&Reuse<'_>>,
+    ) -> StoreResult<Found> {
         let n = WORKSPACE_FILES.len();
         let unknown: Vec<bool> = self.keys.iter().map(|k| !store.texts().knows(k)).collect();
         let (list_root, list_daily) =
@@ -307,26 +326,33 @@ impl FileSet {
         );
         let root = async {
             match list_root {
-                true => store.list_objects(&self.root, Some("/")).await.map(Some),
+                true => {
+                    let list = store.list_objects(&self.root, Some("/"));
+                    let key = format!("root|{}", self.root);
+                    list_or_reuse(store, reuse, key, list).await.map(Some)
+                }
                 false => Ok(None),
             }
         };
         let d = &self.daily;
         let daily = async {
             match list_daily {
-                true => store
-                    .list_window(&d.prefix, &d.start_after, &d.last)
-                    .await
-                    .map(Some),
+                true => {
+                    let list = store.list_window(&d.prefix, &d.start_after, &d.last);
+                    let key = format!("daily|{}|{}|{}", d.prefix, d.start_after, d.last);
+                    list_or_reuse(store, reuse, key, list).await.map(Some)
+                }
                 false => Ok(None),
             }
         };
         let (reads, root, daily) = futures::join!(reads, root, daily);
         let (mut listed, mut pages, mut depth) = (HashMap::new(), 0, 0);
-        for (objects, p) in [root?, daily?].into_iter().flatten() {
-            pages += p;
-            depth = depth.max(p);
-            listed.extend(objects);
+        let mut reused_from = None;
+        for list in [root?, daily?].into_iter().flatten() {
+            pages += list.pages;
+            depth = depth.max(list.pages);
+            reused_from = oldest(reused_from, list.taken_ms);
+            listed.extend(list.objects);
         }
         let gets = reads.len() as u32;
         if gets > 0 {
@@ -350,6 +376,7 @@ impl FileSet {
             pages,
             depth,
             cached,
+            reused_from,
         })
     }
 

@@ -37,6 +37,7 @@ fn load_for(
         channel,
         recalled: &[],
         now_ms: 1_000,
+        reuse: None,
     };
     block_on(assemble(store, run)).unwrap()
 }
@@ -211,4 +212,72 @@ fn a_file_edited_elsewhere_is_read_again() {
             ..Default::default()
         }
     );
+}
+
+/// `load_for` another session, at `now_ms`, with listings reused as a
+/// Session does (`workspace.recheckSeconds` 60, revision `rev`).
+fn load_reusing(store: &MemoryStore, session_key: &str, now_ms: u64, rev: &str) -> RunPrompt {
+    let config = Config::from_overrides(json!({}));
+    let rc = RunConfig::resolve(&config, &SessionSettings::default());
+    let days = (DAYS.0.to_string(), DAYS.1.to_string());
+    let run = RunInputs {
+        config: &config,
+        rc: &rc,
+        session_key,
+        nodes: &NodeSnapshot::default(),
+        days: &days,
+        channel: None,
+        recalled: &[],
+        now_ms,
+        reuse: Some(Reuse {
+            now_ms,
+            within_ms: 60_000,
+            workspace_rev: rev,
+            writes: store.texts().writes(),
+        }),
+    };
+    block_on(assemble(store, run)).unwrap()
+}
+
+#[test]
+fn another_sessions_listings_stand_within_the_recheck_bound() {
+    let store = workspace();
+    let listed = |p: &RunPrompt| (p.load.r2_lists, p.load.r2_gets, p.reused_listing_from);
+    // The first session reads every file (none was seen) and lists the
+    // skills; the second lists the rest and takes those skills' listings.
+    let first = load_reusing(&store, "agent:main:a", 10_000, "r1");
+    assert_eq!(listed(&first), (2, 12, None));
+    let second = load_reusing(&store, "agent:main:b", 11_000, "r1");
+    assert_eq!(listed(&second), (2, 0, Some(10_000)));
+    // Within 60 s of them, at the same revision and with no write since,
+    // a session lists nothing: it was checked when they were taken.
+    let third = load_reusing(&store, "agent:main:c", 69_999, "r1");
+    assert_eq!(listed(&third), (0, 0, Some(10_000)));
+    let fresh = load_for(
+        &store,
+        &Config::from_overrides(json!({})),
+        "agent:main:c",
+        None,
+    );
+    assert_eq!(third.system_prompt, fresh.system_prompt);
+    // The skills' listings are past the bound, the others not yet.
+    let fourth = load_reusing(&store, "agent:main:d", 70_500, "r1");
+    assert_eq!(listed(&fourth), (2, 0, Some(11_000)));
+    // Edited outside: seen once the listings are past the bound.
+    store.insert("agents/main/SOUL.md", "Be thorough.");
+    let young = load_reusing(&store, "agent:main:e", 70_900, "r1");
+    assert_eq!(listed(&young), (0, 0, Some(11_000)));
+    assert!(!young.system_prompt.contains("Be thorough."));
+    let past = load_reusing(&store, "agent:main:f", 72_000, "r1");
+    assert_eq!(listed(&past), (2, 1, Some(70_500)));
+    assert!(past.system_prompt.contains("Be thorough."));
+    // Another revision, or a write through this isolate: listed again.
+    assert_eq!(
+        listed(&load_reusing(&store, "agent:main:g", 72_001, "r2")),
+        (4, 0, None)
+    );
+    block_on(store.write_text("agents/main/TOOLS.md", "Use the tools.")).unwrap();
+    let after_write = load_reusing(&store, "agent:main:h", 72_002, "r2");
+    assert_eq!(listed(&after_write), (4, 0, None));
+    assert!(after_write.system_prompt.contains("Use the tools."));
 }

@@ -547,20 +547,28 @@ async fn a_run_validates_the_workspace_with_listings_in_one_batch() {
         ["user", "assistant"].repeat(4)
     );
 
-    // Another session of the same agent, in the same isolate: the same
-    // listings; its first run had no previous prompt to call early with.
+    // Another session of the same agent, in the same isolate, within
+    // `workspace.recheckSeconds` of the listings the last run took: its
+    // first run (no previous prompt to call early with) takes them, so it
+    // requests nothing, and its prompt holds the same files.
     chat(&mut c, "other", "five").await;
     assert_eq!(
         last_load(&mut c, "other").await,
-        load(0, 4, 0, 1, 10, (2, 0), None)
+        load(0, 0, 0, 0, 10, (2, 0), None)
     );
+    let prompt = system_prompt_for(&llm, "five");
+    assert!(
+        prompt.contains("You answer like a lighthouse keeper."),
+        "{prompt}"
+    );
+    assert!(prompt.contains("Skill beta, version 2."), "{prompt}");
 
     // The CLI shows it.
     let out = gsv_e2e::harness::run_gsv(&gw.url(), TOKEN, &["session", "stats", "other"]);
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(
         stdout.contains(
-            "Last prompt  0 R2 reads, 4 listings in 1 batch (10 files and 2 skills cached, 0 skills read)\n"
+            "Last prompt  nothing requested from R2: 10 files and 2 skills cached, as another session listed them\n"
         ),
         "{stdout}"
     );

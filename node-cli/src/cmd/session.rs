@@ -374,6 +374,28 @@ fn workspace_load(l: &WorkspaceLoadStats) -> String {
     if l.early_call == Some(EarlyCall::Reused) {
         return "the previous prompt, unchanged: nothing read (checked against R2 within workspace.recheckSeconds)".into();
     }
+    let mut out = if l.batches == 0 {
+        // Nothing requested: the listings were another session's, taken
+        // within workspace.recheckSeconds (the files from the cache).
+        format!(
+            "nothing requested from R2: {} files and {} skills cached, as another session listed them",
+            l.files_cached, l.skills_cached
+        )
+    } else {
+        workspace_requests(l)
+    };
+    match l.early_call {
+        Some(EarlyCall::Kept) => out += "; the model was called alongside, prompt unchanged",
+        Some(EarlyCall::Discarded) => {
+            out += "; the model was called alongside and again, the prompt had changed"
+        }
+        Some(EarlyCall::Reused) | None => {}
+    }
+    out
+}
+
+/// The requests of a load that made some.
+fn workspace_requests(l: &WorkspaceLoadStats) -> String {
     let mut out = format!("{} R2 reads, {} listings", l.r2_gets, l.r2_lists);
     if l.r2_puts > 0 {
         out += &format!(", {} writes", l.r2_puts);
@@ -383,13 +405,6 @@ fn workspace_load(l: &WorkspaceLoadStats) -> String {
         " in {} batch{plural} ({} files and {} skills cached, {} skills read)",
         l.batches, l.files_cached, l.skills_cached, l.skills_read
     );
-    match l.early_call {
-        Some(EarlyCall::Kept) => out += "; the model was called alongside, prompt unchanged",
-        Some(EarlyCall::Discarded) => {
-            out += "; the model was called alongside and again, the prompt had changed"
-        }
-        Some(EarlyCall::Reused) | None => {}
-    }
     out
 }
 

@@ -678,3 +678,24 @@ fn reset_rendering() {
         "Session reset. Archived 4 messages to agents/main/sessions/old.jsonl.gz. New session id new (was old).\n"
     );
 }
+
+#[test]
+fn a_prompt_made_from_another_sessions_listings_requested_nothing() {
+    let taken = WorkspaceLoadStats {
+        files_cached: 10,
+        skills_cached: 2,
+        ..Default::default()
+    };
+    let partly = WorkspaceLoadStats {
+        r2_lists: 2,
+        batches: 1,
+        ..taken.clone()
+    };
+    assert_eq!(
+        [workspace_load(&taken), workspace_load(&partly)],
+        [
+            "nothing requested from R2: 10 files and 2 skills cached, as another session listed them",
+            "0 R2 reads, 2 listings in 1 batch (10 files and 2 skills cached, 0 skills read)",
+        ]
+    );
+}

@@ -21,6 +21,7 @@ use crate::session::early_call::{race, Checked};
 use crate::session::internal::NodeSnapshot;
 use crate::session::run::{next_step, RunEvent, RunMachine, RunStep};
 use crate::session::run_config::{with_directives, RunConfig};
+use crate::storage::Reuse;
 use crate::time::today_and_yesterday;
 use crate::worker::bindings::{memory_writes, MemoryStub};
 use crate::worker::llm_call::{complete_request, request_for_prompt, Cancel};
@@ -276,6 +277,7 @@ impl<'a> Drive<'a> {
                         channel: inputs.channel.as_deref(),
                         recalled: &inputs.recalled,
                         now_ms: prompt_load::now(),
+                        reuse: None,
                     };
                     Rc::new(crate::workspace::load::render(
                         ws,
@@ -628,8 +630,10 @@ fn assemble<'a>(
     let (config, rc, nodes) = (config.clone(), inputs.rc.clone(), nodes.clone());
     let (key, days) = (session_key.to_string(), inputs.days.clone());
     let (channel, recalled) = (inputs.channel.clone(), inputs.recalled.clone());
+    let (writes, workspace_rev) = (inputs.writes, inputs.workspace_rev.clone());
     Box::pin(async move {
         let channel = channel.as_deref();
+        let now_ms = prompt_load::now();
         let run = RunInputs {
             config: &config,
             rc: &rc,
@@ -638,7 +642,15 @@ fn assemble<'a>(
             days: &days,
             channel,
             recalled: &recalled,
-            now_ms: prompt_load::now(),
+            now_ms,
+            // Another session's listings hold as this session's own
+            // check would (see `loaded`).
+            reuse: Some(Reuse {
+                now_ms,
+                within_ms: recheck_ms(&config) as u64,
+                workspace_rev: &workspace_rev,
+                writes,
+            }),
         };
         prompt_load::assemble(&core.env, run).await
     })
@@ -654,7 +666,9 @@ fn loaded(
     checked: bool,
 ) {
     let load = if checked {
-        core.checked_at.set(now_ms());
+        // Checked when its oldest listing was taken, if another run took it.
+        let at = prompt.reused_listing_from.map_or_else(now_ms, |t| t as i64);
+        core.checked_at.set(at);
         WorkspaceLoadStats {
             early_call: early,
             ..prompt.load.clone()
