@@ -11,7 +11,7 @@ use super::reset::Reset;
 use super::store::CurrentRun;
 use super::tools::{ToolRun, Tools};
 use crate::config::Config;
-use crate::llm::LlmErrorKind;
+use crate::llm::{LlmErrorKind, WrittenHistory};
 use crate::memory::calls::{Caller, IndexRecall};
 use crate::memory::recall::{Candidate, KnownEmpty};
 use crate::memory::settings::MemorySettings;
@@ -470,7 +470,12 @@ impl<'a> Drive<'a> {
             let mut written = core.written.borrow_mut();
             let kept = match (&sent, generation) {
                 (Cow::Borrowed(_), Some(generation)) => Some((&mut *written, generation)),
-                _ => None,
+                (Cow::Owned(_), Some(_)) => None,
+                // A history too long to keep: nor is what was written of it.
+                (_, None) => {
+                    *written = WrittenHistory::default();
+                    None
+                }
             };
             request_for_prompt(&self.rc, &sent, &self.prompt, kept)
         };
