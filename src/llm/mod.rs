@@ -12,6 +12,8 @@ pub use http_error::network_error;
 pub mod openai;
 pub mod retry;
 pub mod sse;
+#[cfg(test)]
+mod test_messages;
 mod transcript;
 mod written;
 

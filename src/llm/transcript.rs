@@ -121,37 +121,8 @@ fn close_calls<'a>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use gsv_protocol::{ToolResultMessage, UserContent};
-    use serde_json::json;
+    use crate::llm::test_messages::{assistant, call, message, result, user, PICKS};
 
-    fn user(text: &str) -> Message {
-        Message::User(UserMessage {
-            content: UserContent::Text(text.into()),
-            timestamp: 0,
-        })
-    }
-    fn assistant(blocks: Vec<AssistantBlock>, stop: StopReason) -> Message {
-        Message::Assistant(AssistantMessage {
-            stop_reason: Some(stop),
-            ..AssistantMessage::new(blocks, 0)
-        })
-    }
-    fn call(id: &str) -> AssistantBlock {
-        AssistantBlock::ToolCall {
-            id: id.into(),
-            name: "Bash".into(),
-            arguments: json!({}),
-        }
-    }
-    fn result(id: &str, text: &str) -> Message {
-        Message::ToolResult(ToolResultMessage {
-            tool_call_id: id.into(),
-            tool_name: "Bash".into(),
-            content: vec![ContentBlock::Text { text: text.into() }],
-            is_error: false,
-            timestamp: 0,
-        })
-    }
     fn as_ref(m: &Message) -> Turn<'_> {
         match m {
             Message::User(u) => Turn::User(u),
@@ -181,27 +152,9 @@ mod tests {
         }
     }
 
-    /// One of a few messages that exercise every rule: calls answered,
-    /// unanswered, twice or never asked; users while calls are open;
-    /// errored and empty assistant turns.
-    fn message(pick: u8) -> Message {
-        let text = |t: &str| AssistantBlock::Text { text: t.into() };
-        match pick % 9 {
-            0 => user("u"),
-            1 => assistant(vec![text("t")], StopReason::Stop),
-            2 => assistant(vec![call("a")], StopReason::ToolUse),
-            3 => assistant(vec![text("t"), call("a"), call("b")], StopReason::ToolUse),
-            4 => assistant(vec![call("b")], StopReason::Error),
-            5 => assistant(vec![text(" ")], StopReason::Stop),
-            6 => result("a", "1"),
-            7 => result("b", "2"),
-            _ => result("z", "stray"),
-        }
-    }
-
     proptest::proptest! {
         #[test]
-        fn a_history_splits_at_its_assistant_messages(picks in proptest::collection::vec(0u8..9, 0..24)) {
+        fn a_history_splits_at_its_assistant_messages(picks in proptest::collection::vec(0..PICKS, 0..24)) {
             let h: Vec<Message> = picks.into_iter().map(message).collect();
             let whole = turns(&h);
             let splits = (0..h.len()).filter(|&i| matches!(h[i], Message::Assistant(_)));

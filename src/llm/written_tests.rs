@@ -1,71 +1,7 @@
 use super::*;
+use crate::llm::test_messages::{assistant, call, message, result, text, user, PICKS};
 use crate::llm::{provider_for, Endpoint, LlmRequest, ThinkingLevel};
-use gsv_protocol::{
-    AssistantBlock, AssistantMessage, ContentBlock, StopReason, ToolResultMessage, UserContent,
-    UserMessage,
-};
-use serde_json::json;
-
-fn user(text: &str) -> Message {
-    Message::User(UserMessage {
-        content: UserContent::Text(text.into()),
-        timestamp: 0,
-    })
-}
-
-fn assistant(blocks: Vec<AssistantBlock>, stop: StopReason) -> Message {
-    Message::Assistant(AssistantMessage {
-        stop_reason: Some(stop),
-        ..AssistantMessage::new(blocks, 0)
-    })
-}
-
-fn text(t: &str) -> AssistantBlock {
-    AssistantBlock::Text { text: t.into() }
-}
-
-fn call(id: &str) -> AssistantBlock {
-    AssistantBlock::ToolCall {
-        id: id.into(),
-        name: "Bash".into(),
-        arguments: json!({"command": "ls"}),
-    }
-}
-
-fn result(id: &str, text: &str) -> Message {
-    Message::ToolResult(ToolResultMessage {
-        tool_call_id: id.into(),
-        tool_name: "Bash".into(),
-        content: vec![ContentBlock::Text { text: text.into() }],
-        is_error: false,
-        timestamp: 0,
-    })
-}
-
-/// One of the messages a conversation is made of, strays and failures
-/// included (see `transcript`).
-fn message(pick: u8) -> Message {
-    match pick % 10 {
-        0 | 1 => user("what is \"here\"?\n"),
-        2 => assistant(vec![text("Here.")], StopReason::Stop),
-        3 => assistant(vec![call("a")], StopReason::ToolUse),
-        4 => assistant(
-            vec![text("Two:"), call("a"), call("b")],
-            StopReason::ToolUse,
-        ),
-        5 => assistant(vec![call("b")], StopReason::Error),
-        6 => result("a", "file.txt"),
-        7 => result("b", "ü ✓"),
-        8 => result("z", "stray"),
-        _ => assistant(
-            vec![AssistantBlock::Thinking {
-                thinking: "hm".into(),
-                thinking_signature: Some("sig".into()),
-            }],
-            StopReason::Stop,
-        ),
-    }
-}
+use gsv_protocol::StopReason;
 
 fn body(provider: &dyn Provider, messages: &[Message], written: Option<WrittenPrefix>) -> String {
     let request = LlmRequest {
@@ -97,7 +33,7 @@ proptest::proptest! {
     /// written from what was kept is the body written whole, byte for byte.
     #[test]
     fn a_body_from_kept_messages_is_the_body_written_whole(
-        picks in proptest::collection::vec(0u8..10, 0..30),
+        picks in proptest::collection::vec(0..PICKS, 0..30),
     ) {
         let history: Vec<Message> = picks.into_iter().map(message).collect();
         for provider in providers() {
