@@ -3,7 +3,7 @@
 //! cache does not hold at the listed etag read (in one parallel batch).
 
 use crate::skills::{SkillFile, SkillSource};
-use crate::storage::{list_or_reuse, ObjectStore, Reuse, StoreResult};
+use crate::storage::{list_or_reuse, ListingCost, ObjectStore, Reuse, StoreResult};
 use crate::workspace::paths::{
     agent_skills_prefix, skill_md_files, ListedSkill, GLOBAL_SKILLS_PREFIX,
 };
@@ -19,13 +19,8 @@ pub fn skill_prefixes(agent: &str) -> [String; 2] {
 pub(crate) struct SkillListing {
     /// `(index of the prefix, the file)`, in prefix order.
     pub found: Vec<(usize, ListedSkill)>,
-    /// Listing pages requested.
-    pub pages: u32,
-    /// The longest chain of dependent pages (1 unless a listing had more
-    /// than one page).
-    pub depth: u32,
-    /// When the oldest listing another run took for it was taken.
-    pub reused_from: Option<u64>,
+    /// The listings' pages, and how old those another run took are.
+    pub cost: ListingCost,
 }
 
 /// Lists every prefix, in parallel.
@@ -47,15 +42,11 @@ pub(crate) async fn list_skills<S: ObjectStore>(
     .await;
     let mut listing = SkillListing {
         found: Vec::new(),
-        pages: 0,
-        depth: 0,
-        reused_from: None,
+        cost: ListingCost::default(),
     };
     for (i, (prefix, list)) in prefixes.iter().zip(lists).enumerate() {
         let list = list?;
-        listing.pages += list.pages;
-        listing.depth = listing.depth.max(list.pages);
-        listing.reused_from = oldest(listing.reused_from, list.taken_ms);
+        listing.cost.add(&list);
         listing.found.extend(
             skill_md_files(prefix, &list.objects)
                 .into_iter()
@@ -63,11 +54,6 @@ pub(crate) async fn list_skills<S: ObjectStore>(
         );
     }
     Ok(listing)
-}
-
-/// The older of two times, either maybe absent.
-pub(crate) fn oldest(a: Option<u64>, b: Option<u64>) -> Option<u64> {
-    a.into_iter().chain(b).min()
 }
 
 /// How many SKILL.md bodies came from the cache and how many were read.

@@ -32,7 +32,8 @@ struct Kept {
     workspace_rev: String,
 }
 
-/// The kept listings, by what was listed (see `Listings::key`).
+/// The kept listings, by what was listed (the key the caller gives:
+/// the listing's kind and prefix).
 #[derive(Debug, Default)]
 pub struct Listings {
     kept: HashMap<String, Kept>,
@@ -81,6 +82,37 @@ pub struct Listing {
     pub pages: u32,
     /// When that other run took it.
     pub taken_ms: Option<u64>,
+}
+
+/// What some listings taken together cost, and how old they are.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct ListingCost {
+    /// Pages requested.
+    pub pages: u32,
+    /// The longest chain of dependent pages (1 unless a listing had more
+    /// than one page; 0 when none was requested).
+    pub depth: u32,
+    /// When the oldest listing another run took was taken.
+    pub reused_from: Option<u64>,
+}
+
+impl ListingCost {
+    pub fn add(&mut self, listing: &Listing) {
+        *self = self.and(ListingCost {
+            pages: listing.pages,
+            depth: listing.pages,
+            reused_from: listing.taken_ms,
+        });
+    }
+
+    /// The cost of both, taken side by side.
+    pub fn and(self, other: ListingCost) -> ListingCost {
+        ListingCost {
+            pages: self.pages + other.pages,
+            depth: self.depth.max(other.depth),
+            reused_from: self.reused_from.into_iter().chain(other.reused_from).min(),
+        }
+    }
 }
 
 /// `list`'s listing, or, with `reuse`, the one of `key` another run took

@@ -19,7 +19,7 @@ mod memory;
 mod tests;
 mod text_cache;
 
-pub use listings::{list_or_reuse, Listed, Listing, Reuse};
+pub use listings::{list_or_reuse, Listed, Listing, ListingCost, Reuse};
 pub use memory::{MemoryStore, Requests};
 pub use text_cache::TextCache;
 

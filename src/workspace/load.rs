@@ -13,9 +13,9 @@ use crate::routing::{agent_id_of, is_main_session_key, RoutingConfig};
 use crate::selfreport::native_tool_definitions;
 use crate::session::internal::NodeSnapshot;
 use crate::session::run_config::RunConfig;
-use crate::skills::load::{list_skills, oldest, skill_bodies, skill_files, skill_prefixes};
+use crate::skills::load::{list_skills, skill_bodies, skill_files, skill_prefixes};
 use crate::skills::skills_status;
-use crate::storage::{list_or_reuse, ObjectStore, Reuse, StoreResult};
+use crate::storage::{list_or_reuse, ListingCost, ObjectStore, Reuse, StoreResult};
 use crate::workspace::paths::*;
 use crate::workspace::templates::first_start_templates;
 use futures::future::join_all;
@@ -127,10 +127,12 @@ pub async fn assemble<S: ObjectStore>(store: &S, run: RunInputs<'_>) -> StoreRes
         list_skills(store, &skill_prefixes, reuse.as_ref())
     );
     let (found, listing) = (found?, listing?);
+    let lists = found.lists.and(listing.cost);
     let mut load = WorkspaceLoadStats {
         r2_gets: found.gets,
-        r2_lists: found.pages + listing.pages,
-        batches: found.depth.max(listing.depth),
+        r2_lists: lists.pages,
+        // The reads of unknown files go out beside the listings.
+        batches: lists.depth.max(u32::from(found.gets > 0)),
         files_cached: found.cached,
         ..Default::default()
     };
@@ -210,7 +212,7 @@ pub async fn assemble<S: ObjectStore>(store: &S, run: RunInputs<'_>) -> StoreRes
         false => ws,
     };
     Ok(RunPrompt {
-        reused_listing_from: oldest(found.reused_from, listing.reused_from),
+        reused_listing_from: lists.reused_from,
         ..render(std::rc::Rc::new(ws), &run, load)
     })
 }
@@ -275,13 +277,10 @@ struct FileSet {
 struct Found {
     texts: Vec<Option<Option<String>>>,
     gets: u32,
-    pages: u32,
-    /// The longest chain of dependent requests in the batch.
-    depth: u32,
+    /// The listings of the top level and the daily window.
+    lists: ListingCost,
     /// Files known from the cache and the listings alone.
     cached: u32,
-    /// When the oldest listing another run took for it was taken.
-    reused_from: Option<u64>,
 }
 
 /// A file's text as the run uses it.
@@ -346,18 +345,12 @@ impl FileSet {
             }
         };
         let (reads, root, daily) = futures::join!(reads, root, daily);
-        let (mut listed, mut pages, mut depth) = (HashMap::new(), 0, 0);
-        let mut reused_from = None;
+        let (mut listed, mut lists) = (HashMap::new(), ListingCost::default());
         for list in [root?, daily?].into_iter().flatten() {
-            pages += list.pages;
-            depth = depth.max(list.pages);
-            reused_from = oldest(reused_from, list.taken_ms);
+            lists.add(&list);
             listed.extend(list.objects);
         }
         let gets = reads.len() as u32;
-        if gets > 0 {
-            depth = depth.max(1);
-        }
         let (mut reads, mut cached, mut texts) = (reads.into_iter(), 0, Vec::new());
         for (key, unknown) in self.keys.iter().zip(unknown) {
             texts.push(if unknown {
@@ -373,10 +366,8 @@ impl FileSet {
         Ok(Found {
             texts,
             gets,
-            pages,
-            depth,
+            lists,
             cached,
-            reused_from,
         })
     }
 
