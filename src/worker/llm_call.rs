@@ -66,7 +66,8 @@ pub fn request_for(rc: &RunConfig, history: &[Message], tools: &[ToolDefinition]
         &rc.system_prompt,
         history,
         tools,
-        (None, None),
+        None,
+        None,
     )
 }
 
@@ -92,7 +93,8 @@ pub fn request_for_prompt(
         system,
         history,
         &prompt.tools,
-        (Some(&prepared), written),
+        Some(&prepared),
+        written,
     )
 }
 
@@ -102,7 +104,8 @@ fn build(
     system_prompt: &str,
     history: &[Message],
     tools: &[ToolDefinition],
-    (prepared, written): (Option<&Prepared>, Option<WrittenPrefix>),
+    prepared: Option<&Prepared>,
+    written: Option<WrittenPrefix>,
 ) -> HttpRequest {
     let request = LlmRequest {
         model: &rc.model,
