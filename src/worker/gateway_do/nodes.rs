@@ -53,6 +53,27 @@ struct RouteRow {
 #[derive(Default)]
 pub(super) struct KeptRoutes(RefCell<HashMap<String, RouteRow>>);
 
+impl KeptRoutes {
+    fn insert(&self, route: RouteRow) {
+        self.0.borrow_mut().insert(route.call_id.clone(), route);
+    }
+
+    fn get(&self, call_id: &str) -> Option<RouteRow> {
+        self.0.borrow().get(call_id).cloned()
+    }
+
+    fn remove(&self, call_id: &str) {
+        self.0.borrow_mut().remove(call_id);
+    }
+
+    /// A client's connection went: its calls' routes go with it.
+    fn remove_client(&self, conn_id: &str) {
+        self.0
+            .borrow_mut()
+            .retain(|_, r| !(r.kind == "client" && r.conn_id.as_deref() == Some(conn_id)));
+    }
+}
+
 /// How many answered routes wait to be deleted with the next route written.
 const MAX_ANSWERED_ROUTES: usize = 64;
 
@@ -228,6 +249,10 @@ impl Gateway {
                 ("client", None, false, Some(conn_id), Some(frame_id))
             }
         };
+        if again && session_key.is_some_and(|k| self.answered_calls.borrow().contains(k, call_id)) {
+            // Answered already: the answer goes to the session on its own.
+            return Ok(());
+        }
         let now = now_ms();
         let deadline_at = now + deadline_ms;
         let route = vec![
@@ -240,10 +265,6 @@ impl Gateway {
             now.into(),
             deadline_at.into(),
         ];
-        if again && session_key.is_some_and(|k| self.answered_calls.borrow().contains(k, call_id)) {
-            // Answered already: the answer goes to the session on its own.
-            return Ok(());
-        }
         self.delete_answered_routes()?;
         let kept = RouteRow {
             call_id: call_id.to_string(),
@@ -273,10 +294,7 @@ impl Gateway {
                 )
                 .map_err(internal_error)?;
         }
-        self.kept_routes
-            .0
-            .borrow_mut()
-            .insert(kept.call_id.clone(), kept);
+        self.kept_routes.insert(kept);
         let evt = ToolInvokeEvent {
             call_id: call_id.to_string(),
             tool: name.to_string(),
@@ -413,8 +431,8 @@ impl Gateway {
     }
 
     fn route(&self, call_id: &str) -> Res<Option<RouteRow>> {
-        if let Some(route) = self.kept_routes.0.borrow().get(call_id) {
-            return Ok((!self.is_answered(call_id)).then(|| route.clone()));
+        if let Some(route) = self.kept_routes.get(call_id) {
+            return Ok((!self.is_answered(call_id)).then_some(route));
         }
         Ok(self
             .routes("call_id = ?", vec![call_id.into()])?
@@ -429,7 +447,7 @@ impl Gateway {
                 vec![call_id.into()],
             )
             .map_err(internal_error)?;
-        self.kept_routes.0.borrow_mut().remove(call_id);
+        self.kept_routes.remove(call_id);
         Ok(())
     }
 
@@ -554,10 +572,7 @@ impl Gateway {
                 vec![conn_id.into()],
             )
             .map_err(internal_error)?;
-        self.kept_routes
-            .0
-            .borrow_mut()
-            .retain(|_, r| !(r.kind == "client" && r.conn_id.as_deref() == Some(conn_id)));
+        self.kept_routes.remove_client(conn_id);
         Ok(())
     }
 
