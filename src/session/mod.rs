@@ -14,5 +14,6 @@ pub mod patch;
 pub mod reset;
 pub mod run;
 pub mod run_config;
+pub mod schema;
 pub mod tools;
 pub mod transcript;

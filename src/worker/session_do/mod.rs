@@ -13,7 +13,6 @@ mod events;
 mod link;
 mod reset;
 mod run;
-mod schema;
 mod store;
 mod summarizer;
 mod tools;

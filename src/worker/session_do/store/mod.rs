@@ -1,5 +1,5 @@
 //! Every SQL statement of the Session object, as typed methods over its
-//! tables (`schema.rs`): the history, the meta row (with the config and the
+//! tables (`crate::session::schema`): the history, the meta row (with the config and the
 //! node snapshot of the last message), the queue, the current run, its tool
 //! calls, the deadlines behind the one alarm, the background-command events
 //! already seen and a reset's plan. Nothing else in the object writes SQL.
@@ -7,17 +7,17 @@
 //! file of its own (`history`, `runs`, `deadlines`, `reset_plan`).
 
 use super::error::{Res, SessionError};
-use super::schema::MIGRATIONS;
 use crate::config::Config;
 use crate::session::compaction::estimate_text_tokens;
 use crate::session::internal::NodeSnapshot;
 use crate::session::meta::SessionMeta;
 use crate::session::reset::ResetPlan;
 use crate::session::run_config::RunConfig;
+use crate::session::schema::{CURRENT, MIGRATIONS};
 use crate::session::tools::PendingCall;
 use crate::worker::rpc::{new_id, now_ms};
 use gsv_protocol::{ErrorShape, Message, UserMessage};
-use gsv_worker_sql::migrate;
+use gsv_worker_sql::migrate_or_create;
 use serde::{de::DeserializeOwned, Deserialize};
 use serde_json::Value;
 use std::cell::{Cell, RefCell};
@@ -163,9 +163,10 @@ pub struct SessionStore {
 }
 
 impl SessionStore {
-    /// Opens the object's database, applying the migrations not yet applied.
+    /// Opens the object's database, applying the migrations not yet applied
+    /// (a new object's database is made in its current form at once).
     pub fn open(sql: SqlStorage) -> Self {
-        if let Err(e) = migrate(&sql, MIGRATIONS, now_ms()) {
+        if let Err(e) = migrate_or_create(&sql, MIGRATIONS, CURRENT, now_ms()) {
             worker::console_error!("session: migration failed: {e}");
         }
         Self {
