@@ -5,7 +5,7 @@ use crate::config::{Config, DEFAULT_SYSTEM_PROMPT};
 use crate::llm::{provider_for, Endpoint, ThinkingLevel};
 use crate::session::run::DEFAULT_MAX_ITERATIONS;
 use crate::session::tools::DEFAULT_MAX_RESULT_CHARS;
-use gsv_protocol::{ChatDirectives, SessionSettings};
+use gsv_protocol::{ChatDirectives, ModelSelection, SessionSettings};
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct RunConfig {
@@ -34,18 +34,10 @@ const HOSTED: &[&str] = &["anthropic", "openai", "openrouter", "google"];
 
 impl RunConfig {
     pub fn resolve(config: &Config, settings: &SessionSettings) -> Self {
-        let (provider, model) = match &settings.model {
-            Some(m) if !m.provider.is_empty() && !m.id.is_empty() => {
-                (m.provider.clone(), m.id.clone())
-            }
-            _ => (
-                config
-                    .str_at("model.provider")
-                    .unwrap_or("anthropic")
-                    .to_string(),
-                config.str_at("model.id").unwrap_or_default().to_string(),
-            ),
-        };
+        let ModelSelection {
+            provider,
+            id: model,
+        } = Self::model_for(config, settings);
         let api = config
             .str_at(&format!("providers.{provider}.api"))
             .map(String::from);
@@ -108,9 +100,25 @@ impl RunConfig {
 }
 
 impl RunConfig {
+    /// The model a run would call (the session's choice, else the
+    /// config's), without resolving the rest: a message's directives are
+    /// read against it before any run starts.
+    pub fn model_for(config: &Config, settings: &SessionSettings) -> ModelSelection {
+        match &settings.model {
+            Some(m) if !m.provider.is_empty() && !m.id.is_empty() => m.clone(),
+            _ => ModelSelection {
+                provider: config
+                    .str_at("model.provider")
+                    .unwrap_or("anthropic")
+                    .to_string(),
+                id: config.str_at("model.id").unwrap_or_default().to_string(),
+            },
+        }
+    }
+
     /// The model this run calls, as `/status` and `/model` name it.
-    pub fn model_selection(&self) -> gsv_protocol::ModelSelection {
-        gsv_protocol::ModelSelection {
+    pub fn model_selection(&self) -> ModelSelection {
+        ModelSelection {
             provider: self.provider.clone(),
             id: self.model.clone(),
         }
@@ -133,8 +141,43 @@ pub fn with_directives(settings: &SessionSettings, d: &ChatDirectives) -> Sessio
 #[cfg(test)]
 mod tests {
     use super::*;
-    use gsv_protocol::ModelSelection;
     use serde_json::json;
+
+    #[test]
+    fn the_model_alone_is_the_one_a_run_resolves() {
+        let mut c = Config::default();
+        c.set("model", json!({"provider": "openai", "id": "gpt-4.1"}))
+            .unwrap();
+        let chosen = ModelSelection {
+            provider: "ollama".into(),
+            id: "llama3".into(),
+        };
+        let half_chosen = ModelSelection {
+            provider: "ollama".into(),
+            id: String::new(),
+        };
+        let cases = [
+            (None, "openai", "gpt-4.1"),
+            (Some(chosen), "ollama", "llama3"),
+            // A choice without an id is no choice.
+            (Some(half_chosen), "openai", "gpt-4.1"),
+        ];
+        for (model, provider, id) in cases {
+            let settings = SessionSettings {
+                model,
+                ..Default::default()
+            };
+            let expected = ModelSelection {
+                provider: provider.into(),
+                id: id.into(),
+            };
+            assert_eq!(RunConfig::model_for(&c, &settings), expected);
+            assert_eq!(
+                RunConfig::resolve(&c, &settings).model_selection(),
+                expected
+            );
+        }
+    }
 
     #[test]
     fn defaults_without_key_are_unusable_with_the_fix() {

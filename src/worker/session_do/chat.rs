@@ -49,7 +49,7 @@ impl Session {
         }
         // The config named is the one stored, kept parsed.
         let config = core.store.config()?;
-        let current = RunConfig::resolve(&config, &meta.settings).model_selection();
+        let current = RunConfig::model_for(&config, &meta.settings);
         let d = parse_directives(&send.message);
         let mut applied = applied_directives(&d, &current);
         if let Some(given) = &send.directives {
