@@ -22,7 +22,11 @@ struct IdOnly {
 
 /// The frame's `id` when it can be read, else empty (sent as `null`).
 fn readable_id(text: &str) -> String {
-    match serde_json::from_str::<IdOnly>(text).ok().and_then(|f| f.id) {
+    id_text(serde_json::from_str::<IdOnly>(text).ok().and_then(|f| f.id))
+}
+
+fn id_text(id: Option<serde_json::Value>) -> String {
+    match id {
         Some(serde_json::Value::String(s)) => s,
         Some(serde_json::Value::Number(n)) => n.to_string(),
         _ => String::new(),
@@ -58,7 +62,7 @@ pub fn intake_text(text: &str) -> Intake {
         other => {
             let what = other.map_or("no type".to_string(), |t| format!("unknown type {t:?}"));
             return Intake::Reject(Frame::err(
-                readable_id(text),
+                id_text(value.get("id").cloned()),
                 ErrorShape::new(
                     codes::BAD_REQUEST,
                     format!("Frame has {what}: expected \"req\", \"res\" or \"evt\""),
@@ -66,7 +70,8 @@ pub fn intake_text(text: &str) -> Intake {
             ));
         }
     }
-    let id = readable_id(text);
+    // From the frame already read, not by reading its text again.
+    let id = id_text(value.get("id").cloned());
     match serde_json::from_value::<RequestFrame>(value) {
         Ok(req) if req.id.is_empty() => Intake::Reject(Frame::err(
             id,
