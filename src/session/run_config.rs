@@ -85,10 +85,8 @@ impl RunConfig {
             thinking,
             max_tokens: settings.max_tokens.or(config.u64_at("model.maxTokens")),
             llm_timeout_ms: config.u64_at("timeouts.llmMs").unwrap_or(300_000),
-            tool_timeout_ms: config.u64_at("timeouts.toolMs").unwrap_or(60_000),
-            max_result_chars: config
-                .u64_at("tools.maxResultChars")
-                .map_or(DEFAULT_MAX_RESULT_CHARS, |n| n as usize),
+            tool_timeout_ms: Self::tool_timeout_ms_in(config),
+            max_result_chars: Self::max_result_chars_in(config),
             max_iterations: config
                 .u64_at("tools.maxIterations")
                 .map_or(DEFAULT_MAX_ITERATIONS, |n| {
@@ -114,6 +112,19 @@ impl RunConfig {
                 id: config.str_at("model.id").unwrap_or_default().to_string(),
             },
         }
+    }
+
+    /// How long a tool call may take. The config alone says, so a node's
+    /// answer or a timeout reads it without resolving a whole run.
+    pub fn tool_timeout_ms_in(config: &Config) -> u64 {
+        config.u64_at("timeouts.toolMs").unwrap_or(60_000)
+    }
+
+    /// Where a tool result's text is cut (the config alone says).
+    pub fn max_result_chars_in(config: &Config) -> usize {
+        config
+            .u64_at("tools.maxResultChars")
+            .map_or(DEFAULT_MAX_RESULT_CHARS, |n| n as usize)
     }
 
     /// The model this run calls, as `/status` and `/model` name it.

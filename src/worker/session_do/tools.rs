@@ -236,7 +236,7 @@ impl Tools<'_> {
             (Some(e), _) => Err(ToolError::new(e)),
             (None, r) => Ok(r.unwrap_or(Value::Null)),
         };
-        let max_chars = self.store.run_config()?.max_result_chars;
+        let max_chars = RunConfig::max_result_chars_in(&*self.store.config()?);
         self.store_outcome(&p.call_id, &name, outcome, max_chars)?;
         let complete = matches!(self.state()?, ToolWait::Complete(_));
         Ok((
@@ -254,7 +254,7 @@ impl Tools<'_> {
 
     /// Turns every unanswered call into a timeout error.
     pub fn time_out(&self) -> Res<()> {
-        let tool_ms = self.store.run_config()?.tool_timeout_ms;
+        let tool_ms = RunConfig::tool_timeout_ms_in(&*self.store.config()?);
         let now = now_ms();
         for call in pending(&self.store.call_rows()?)? {
             if call.result.is_none() {
