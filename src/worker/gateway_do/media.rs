@@ -192,6 +192,10 @@ impl Gateway {
         media: &[ChannelMedia],
         session_key: &str,
     ) -> Res<Vec<Attached>> {
+        if media.is_empty() {
+            // Most messages: no binding to look up.
+            return Ok(Vec::new());
+        }
         let bad = |i: usize, why: String| {
             ErrorShape::new(codes::BAD_REQUEST, format!("media[{i}]: {why}"))
         };

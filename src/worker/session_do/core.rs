@@ -15,7 +15,7 @@ use crate::worker::workspace::prompt_load::RunPrompt;
 use gsv_protocol::{
     AssistantMessage, ChatDirectives, ChatEvent, ChatState, Usage, WorkspaceLoadStats,
 };
-use std::cell::{Cell, RefCell};
+use std::cell::{Cell, OnceCell, RefCell};
 use std::rc::{Rc, Weak};
 use worker::{Bucket, Env, State};
 
@@ -72,6 +72,9 @@ pub struct Core {
     /// The kept history's messages as the model calls wrote them: the next
     /// call writes only what was added (`crate::llm::WrittenHistory`).
     pub written: RefCell<WrittenHistory>,
+    /// The R2 binding, looked up once: a lookup is a property read and a
+    /// type check in JS, and every run asks for it.
+    bucket: OnceCell<Bucket>,
 }
 
 /// A prompt kept for a run waiting on tools, as it was (with its body
@@ -121,12 +124,17 @@ impl Core {
             known_empty: RefCell::new(None),
             kept_prompt: RefCell::new(None),
             written: RefCell::default(),
+            bucket: OnceCell::new(),
             state,
         }
     }
 
     pub fn bucket(&self) -> Res<Bucket> {
-        crate::worker::bindings::bucket(&self.env).map_err(SessionError::storage)
+        if let Some(bucket) = self.bucket.get() {
+            return Ok(bucket.clone());
+        }
+        let bucket = crate::worker::bindings::bucket(&self.env).map_err(SessionError::storage)?;
+        Ok(self.bucket.get_or_init(|| bucket).clone())
     }
 
     /// Points the object's one alarm at its earliest deadline.
