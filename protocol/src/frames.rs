@@ -150,6 +150,48 @@ impl Frame {
     pub fn to_json(&self) -> String {
         self.to_string()
     }
+
+    /// An event frame's JSON text, its payload written straight from its
+    /// type: the value `Frame::event(event, to_value(payload)?)` gives,
+    /// without a `Value` tree built and dropped on the way (a chat event
+    /// carries a whole message). Keys come in the type's order, not sorted.
+    pub fn event_json<P: Serialize + ?Sized>(
+        event: &str,
+        payload: &P,
+    ) -> serde_json::Result<String> {
+        #[derive(Serialize)]
+        struct Evt<'a, P: ?Sized> {
+            #[serde(rename = "type")]
+            kind: &'static str,
+            event: &'a str,
+            payload: &'a P,
+        }
+        serde_json::to_string(&Evt {
+            kind: "evt",
+            event,
+            payload,
+        })
+    }
+
+    /// A successful response's JSON text, its payload written straight
+    /// from its type: the value `Frame::ok(id, to_value(payload)?)` gives.
+    pub fn ok_json<P: Serialize + ?Sized>(id: &str, payload: &P) -> serde_json::Result<String> {
+        #[derive(Serialize)]
+        struct Res<'a, P: ?Sized> {
+            #[serde(rename = "type")]
+            kind: &'static str,
+            #[serde(serialize_with = "empty_as_null")]
+            id: &'a str,
+            ok: bool,
+            payload: &'a P,
+        }
+        serde_json::to_string(&Res {
+            kind: "res",
+            id,
+            ok: true,
+            payload,
+        })
+    }
 }
 
 /// JSON text, as `serde_json::Value`'s `Display` is: a frame is made of
@@ -171,4 +213,52 @@ fn empty_as_null<S: serde::Serializer>(id: &str, s: S) -> Result<S::Ok, S::Error
 
 fn null_as_empty<'de, D: serde::Deserializer<'de>>(d: D) -> Result<String, D::Error> {
     Ok(Option::<String>::deserialize(d)?.unwrap_or_default())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{AssistantBlock, AssistantMessage, ChatEvent, ChatState, Usage};
+    use serde_json::{json, to_value};
+
+    fn read(text: &str) -> Value {
+        serde_json::from_str(text).unwrap()
+    }
+
+    #[test]
+    fn frames_written_from_their_types_read_as_frames_of_values() {
+        let event = ChatEvent {
+            run_id: Some("r1".into()),
+            session_key: "agent:main:main".into(),
+            state: ChatState::Final,
+            delta: None,
+            message: Some(AssistantMessage::new(
+                vec![AssistantBlock::Text {
+                    text: "Hello \"there\"\n".into(),
+                }],
+                1_700_000_000_000,
+            )),
+            usage: Some(Usage {
+                input: 12,
+                output: 3,
+                ..Default::default()
+            }),
+            error: None,
+        };
+        let payload = to_value(&event).unwrap();
+        assert_eq!(
+            read(&Frame::event_json("chat", &event).unwrap()),
+            read(&Frame::event("chat", payload.clone()).to_json())
+        );
+        assert_eq!(
+            read(&Frame::ok_json("7", &event).unwrap()),
+            read(&Frame::ok("7", payload).to_json())
+        );
+        // An id that could not be read is sent as null, as before.
+        let empty = json!({"queued": false, "note": null});
+        assert_eq!(
+            read(&Frame::ok_json("", &empty).unwrap()),
+            json!({"type": "res", "id": null, "ok": true, "payload": {"queued": false, "note": null}})
+        );
+    }
 }

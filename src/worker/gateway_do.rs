@@ -378,14 +378,18 @@ impl DurableObject for Gateway {
         };
         let id = req.id.clone();
         let connect = req.method == method::Connect::NAME;
-        let frame = match self.handle_request(&ws, att, req).await {
-            Ok(Reply::Now(payload)) => Frame::ok(id, payload),
+        let answer = match self.handle_request(&ws, att, req).await {
+            Ok(Reply::Now(payload)) => Frame::ok_json(&id, &payload).map_err(internal_error),
             // The handler keeps this frame's id to answer with.
             Ok(Reply::Later) => return Ok(()),
-            Err(err) => Frame::err(id, err),
+            Err(err) => Err(err),
         };
-        send(&ws, &frame)?;
-        if connect && matches!(&frame, Frame::Res(r) if r.ok) {
+        let ok = answer.is_ok();
+        match answer {
+            Ok(text) => send_text(&ws, &text),
+            Err(err) => send(&ws, &Frame::err(id, err))?,
+        }
+        if connect && ok {
             self.connected(&ws).await;
         }
         Ok(())
@@ -429,11 +433,15 @@ impl DurableObject for Gateway {
 }
 
 fn send(ws: &WebSocket, frame: &Frame) -> Result<()> {
+    send_text(ws, &frame.to_json());
+    Ok(())
+}
+
+fn send_text(ws: &WebSocket, text: &str) {
     // A socket that closed meanwhile cannot be answered; that is not an error.
-    if let Err(e) = ws.send_with_str(frame.to_json()) {
+    if let Err(e) = ws.send_with_str(text) {
         console_log!("gateway: dropping frame for a closed socket: {e}");
     }
-    Ok(())
 }
 
 fn to_value<T: Serialize>(v: &T) -> std::result::Result<Value, ErrorShape> {

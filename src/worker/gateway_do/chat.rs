@@ -7,7 +7,6 @@ use crate::session::internal::{SessionChatSend, SessionChatSendReply, SessionQue
 use crate::worker::bindings::SessionStub;
 use crate::worker::rpc::new_id;
 use gsv_protocol::*;
-use serde_json::Value;
 use std::rc::Rc;
 use worker::*;
 
@@ -49,13 +48,8 @@ impl Gateway {
     /// Sends a `chat` event to every socket watching its session; returns
     /// how many got it.
     pub(super) fn deliver_chat_event(&self, evt: &ChatEvent) -> usize {
-        let frame = |evt: &ChatEvent| {
-            Frame::event(
-                event::CHAT,
-                serde_json::to_value(evt).unwrap_or(Value::Null),
-            )
-            .to_json()
-        };
+        // A chat event is strings and numbers: writing it cannot fail.
+        let frame = |evt: &ChatEvent| Frame::event_json(event::CHAT, evt).unwrap_or_default();
         let text = frame(evt);
         let mut delivered = 0;
         for (ws, att) in self.sockets().iter() {

@@ -300,8 +300,8 @@ impl Gateway {
             tool: name.to_string(),
             args,
         };
-        let frame = Frame::event(event::TOOL_INVOKE, to_value(&evt)?);
-        if ws.send_with_str(frame.to_json()).is_err() {
+        let frame = Frame::event_json(event::TOOL_INVOKE, &evt).map_err(internal_error)?;
+        if ws.send_with_str(&frame).is_err() {
             self.delete_route(call_id)?;
             return Err(ErrorShape::new(
                 codes::UNAVAILABLE,

@@ -12,7 +12,7 @@ use crate::worker::workspace::prompt_load;
 use gsv_protocol::method::{self, Method};
 use gsv_protocol::*;
 use serde::{de::DeserializeOwned, Serialize};
-use serde_json::Value;
+use serde_json::value::RawValue;
 use std::rc::Rc;
 use worker::*;
 
@@ -20,8 +20,8 @@ type Res<T> = std::result::Result<T, ErrorShape>;
 
 /// How a request is answered.
 pub(super) enum Reply {
-    /// Now, with this payload.
-    Now(Value),
+    /// Now, with this payload (written as JSON already).
+    Now(Box<RawValue>),
     /// Later, with the request's frame id (`tool.invoke` and `logs.get`
     /// when the node answers, `skills.update` when its probes have).
     Later,
@@ -29,7 +29,9 @@ pub(super) enum Reply {
 
 /// `M`'s answer; the type ties each arm to its method's result.
 fn now<M: Method>(result: M::Result) -> Res<Reply> {
-    to_value(&result).map(Reply::Now)
+    serde_json::value::to_raw_value(&result)
+        .map(Reply::Now)
+        .map_err(internal_error)
 }
 
 /// A value the gateway holds in a richer type than the protocol names
