@@ -140,6 +140,11 @@ pub struct Gateway {
     channel_key: std::cell::OnceCell<Option<String>>,
     /// The test clock's offset (clock.rs); 0 in production.
     clock_offset: std::cell::Cell<i64>,
+    /// This instance has brought its schedules in line (`wake`): a client
+    /// connecting wakes the object only the first time, not on every
+    /// connection (each wake writes the schedules' rows, and the write
+    /// would hold back the connection's answer).
+    woke: std::cell::Cell<bool>,
     /// Alarm invocations since start and the longest one (ms).
     alarm_stats: std::cell::Cell<(u64, u64)>,
     /// The alarm this instance last set (deadlines.rs).
@@ -184,6 +189,7 @@ impl DurableObject for Gateway {
             pumping: RefCell::new(Default::default()),
             channel_key: Default::default(),
             clock_offset: std::cell::Cell::new(0),
+            woke: std::cell::Cell::new(false),
             alarm_stats: std::cell::Cell::new((0, 0)),
             alarm_set: std::cell::Cell::new(None),
             in_alarm: std::cell::Cell::new(false),
@@ -207,7 +213,9 @@ impl DurableObject for Gateway {
                 pair.server.serialize_attachment(&att)?;
                 self.state.accept_web_socket(&pair.server);
                 self.forget_sockets();
-                self.wake().await;
+                if !self.woke.get() {
+                    self.wake().await;
+                }
                 Response::from_websocket(pair.client)
             }
             path::EVENT_LINK => {

@@ -118,9 +118,6 @@ impl Gateway {
         self.schedule_alarm().await;
     }
 
-    /// The gateway was woken (a client connected, the Worker's cron
-    /// trigger): after downtime, whatever came due meanwhile runs now;
-    /// heartbeats of agents new to the config are scheduled.
     /// Deletes the alarm (the test clock's "lost alarm").
     pub(super) async fn drop_alarm(&self) {
         self.alarm_set.set(None);
@@ -129,7 +126,12 @@ impl Gateway {
         }
     }
 
+    /// The gateway was woken (this instance's first client, the Worker's
+    /// cron trigger, a config change): after downtime, whatever came due
+    /// meanwhile runs now; heartbeats of agents new to the config are
+    /// scheduled.
     pub(super) async fn wake(&self) {
+        self.woke.set(true);
         self.heartbeat_sync(self.sched_now());
         self.memory_sweep_sync(self.sched_now());
         self.schedule_alarm().await;
