@@ -7,6 +7,8 @@
 //! - turn: `chat.send` → `final` through the real gateway with an instant
 //!   fake LLM, sequentially, spread over several sessions;
 //! - concurrent: 50 sessions × 20 turns at once (turns/s);
+//! - connect: a new connection's upgrade and `connect` handshake, 200 one
+//!   after another (what each CLI command pays first);
 //! - tool round trip: the model asks for a trivial tool (a node's Read, a
 //!   node's Bash `true`, the native `gsv__ReadFile`); from the end of the
 //!   fake LLM's tool-call answer to its receipt of the request carrying the
@@ -30,7 +32,7 @@
 //! - what a turn costs: workerd's CPU time per turn, and with `--profile DIR`
 //!   a CPU profile of the gateway's isolate over the turns (`bench/turn_cost.rs`).
 //!
-//! `--only turns,concurrent,history,prompt,tools,grep,lifecycle,discord,whatsapp,cron,memory` runs some parts
+//! `--only turns,concurrent,connect,history,prompt,tools,grep,lifecycle,discord,whatsapp,cron,memory` runs some parts
 //! (the echo floor always runs: the ratios need it).
 
 // Test support (harness, doubles, bench): a failed unwrap here is a failed
@@ -230,6 +232,21 @@ async fn main() {
             .as_f64()
             .unwrap_or(f64::MAX);
         targets["turnFlatWithHistoryWithin10Percent"] = json!(ratio <= 1.1);
+    }
+
+    if wants("connect") {
+        // What every CLI command pays before its request: the WebSocket
+        // upgrade and the `connect` handshake, one connection after another.
+        let n = arg("--connects", 200);
+        eprintln!("[bench] connect: {n} connections, one after another");
+        let mut samples = Vec::with_capacity(n);
+        for _ in 0..n {
+            let t = Instant::now();
+            let client = Client::connect(&gw.url(), Some(TOKEN)).await;
+            samples.push(ms(t.elapsed()));
+            drop(client);
+        }
+        report["connect"] = json!({ "connections": n, "latency": stats(&samples) });
     }
 
     if wants("prompt") {
