@@ -27,17 +27,15 @@ impl SocketChannel {
     }
 
     fn emit<T: serde::Serialize>(&self, name: &str, payload: &T) -> ChannelResult<()> {
-        let payload = serde_json::to_value(payload)
+        let frame = Frame::event_json(name, payload)
             .map_err(|e| ErrorShape::new(codes::INTERNAL, e.to_string()))?;
-        self.ws
-            .send_with_str(Frame::event(name, payload).to_json())
-            .map_err(|e| {
-                ErrorShape::new(
-                    codes::UNAVAILABLE,
-                    format!("The {} channel's socket is gone: {e}", self.name),
-                )
-                .retryable(true)
-            })
+        self.ws.send_with_str(&frame).map_err(|e| {
+            ErrorShape::new(
+                codes::UNAVAILABLE,
+                format!("The {} channel's socket is gone: {e}", self.name),
+            )
+            .retryable(true)
+        })
     }
 
     fn unsupported<T>(&self, what: &str) -> ChannelResult<T> {

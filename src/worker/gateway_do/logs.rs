@@ -102,8 +102,8 @@ impl Gateway {
             call_id: call_id.clone(),
             lines,
         };
-        let frame = Frame::event(event::LOGS_GET, to_value(&evt)?);
-        if node.ws.send_with_str(frame.to_json()).is_err() {
+        let frame = Frame::event_json(event::LOGS_GET, &evt).map_err(internal_error)?;
+        if node.ws.send_with_str(&frame).is_err() {
             self.take_log_call(&call_id)?;
             return Err(node_gone(&node_id));
         }

@@ -114,8 +114,8 @@ impl Gateway {
             bins: bins.to_vec(),
             timeout_ms: Some(timeout_ms),
         };
-        let frame = Frame::event(event::NODE_PROBE, to_value(&evt)?);
-        if ws.send_with_str(frame.to_json()).is_ok() {
+        let frame = Frame::event_json(event::NODE_PROBE, &evt).map_err(internal_error)?;
+        if ws.send_with_str(&frame).is_ok() {
             return Ok(true);
         }
         self.settle(&probe_id, update_id, disconnected(node_id))?;
@@ -417,9 +417,8 @@ impl Gateway {
                 bins: row.bins(),
                 timeout_ms: Some(row.timeout_ms as u64),
             };
-            let _ = node
-                .ws
-                .send_with_str(Frame::event(event::NODE_PROBE, to_value(&evt)?).to_json());
+            let frame = Frame::event_json(event::NODE_PROBE, &evt).map_err(internal_error)?;
+            let _ = node.ws.send_with_str(&frame);
         }
         let host = crate::gateway::nodes::host_info(node_id, &node.runtime);
         if !host.can_probe_bins() {

@@ -129,8 +129,8 @@ impl Gateway {
 
     fn send_event<T: serde::Serialize>(&self, node_id: &str, name: &str, payload: &T) -> Res<()> {
         let ws = self.node_socket(node_id)?;
-        let frame = Frame::event(name, to_value(payload)?);
-        ws.send_with_str(frame.to_json()).map_err(internal_error)
+        let frame = Frame::event_json(name, payload).map_err(internal_error)?;
+        ws.send_with_str(&frame).map_err(internal_error)
     }
 
     /// Sends an R2 file to the destination node.
