@@ -12,7 +12,9 @@
 //! - tool round trip: the model asks for a trivial tool (a node's Read, a
 //!   node's Bash `true`, the native `gsv__ReadFile`); from the end of the
 //!   fake LLM's tool-call answer to its receipt of the request carrying the
-//!   result;
+//!   result; and the skeleton tool turn (a turn with one R2 file read and a
+//!   second model call, in plain JS and in workers-rs) those turns are
+//!   measured against;
 //! - grep: the node's Grep tool against the `rg` binary on one generated
 //!   tree of 100 000 files (cached under the target directory);
 //! - workspace reads: the R2 requests of each run (one parallel batch)
@@ -275,16 +277,27 @@ async fn main() {
             echo_floor(&echo_url, &format!("toolturn:{model_url}"), tool_turns).await;
         let tool_skeleton_p50 = percentile(&tool_skeleton, 50.0);
         report["skeletonToolTurn"] = stats(&tool_skeleton);
+        // The same in workers-rs: the least the crate the gateway is built
+        // on pays for a tool turn, against the same (JS) skeleton turn.
+        let rust_url = format!("ws://127.0.0.1:{}/ws", echo_rs.port);
+        let rust_tool_skeleton =
+            echo_floor(&rust_url, &format!("toolturn:{model_url}"), tool_turns).await;
+        let rust_tool_skeleton_p50 = percentile(&rust_tool_skeleton, 50.0);
+        report["rustSkeleton"]["skeletonToolTurn"] = stats(&rust_tool_skeleton);
         // A whole turn with one tool call, against the skeleton turn.
         let skeleton_p50 = percentile(skeleton, 50.0);
         report["skeletonToolTurnP50OverSkeletonP50"] =
             json!(round2(tool_skeleton_p50 / skeleton_p50));
+        report["rustSkeletonToolTurnP50OverSkeletonP50"] =
+            json!(round2(rust_tool_skeleton_p50 / skeleton_p50));
         for (label, at_most) in [("nativeReadFile", 3.5), ("nodeRead", 5.0)] {
             let turn = &mut report["toolRoundTrip"][label];
             if let Some(p50) = turn["turn"]["p50Ms"].as_f64() {
                 let ratio = p50 / skeleton_p50;
                 turn["turnP50OverSkeletonP50"] = json!(round2(ratio));
                 turn["turnP50OverSkeletonToolTurnP50"] = json!(round2(p50 / tool_skeleton_p50));
+                turn["turnP50OverRustSkeletonToolTurnP50"] =
+                    json!(round2(p50 / rust_tool_skeleton_p50));
                 targets[format!("{label}TurnAtMost{at_most}xSkeleton")] = json!(ratio <= at_most);
             }
         }

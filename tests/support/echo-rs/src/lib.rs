@@ -8,6 +8,9 @@
 //! - "turn:URL …": a `fetch()` to a second object, which stores the message
 //!   in SQLite, makes the streamed model call, stores the answer and
 //!   returns it, echoed back on the WebSocket;
+//! - "toolturn:URL …": the least a turn with one native tool call must do:
+//!   the same, then the tool's file read from R2 and stored as its result,
+//!   and a second model call with it, whose answer is stored too;
 //! - "link:…": the same message sent to the second object over a WebSocket
 //!   it keeps open to the first, and answered on it, as a Session's event
 //!   link could carry requests: one object-to-object exchange with no

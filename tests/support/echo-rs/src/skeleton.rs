@@ -71,6 +71,9 @@ impl DurableObject for Echo {
         if text.starts_with("turn:") {
             return ws.send_with_str(to_back(&self.env, "/turn", text).await?);
         }
+        if text.starts_with("toolturn:") {
+            return ws.send_with_str(to_back(&self.env, "/toolturn", text).await?);
+        }
         if text.starts_with("hop:") {
             return ws.send_with_str(to_back(&self.env, "/echo", text).await?);
         }
@@ -146,19 +149,49 @@ impl DurableObject for Back {
             open_link(&self.env).await?;
             return Response::ok("");
         }
-        if req.path() != "/turn" {
+        let path = req.path();
+        if path != "/turn" && path != "/toolturn" {
             return Response::ok(text);
         }
         let (url, rest) = target(&text);
         let sql = self.state.storage().sql();
-        sql.exec("INSERT INTO messages (data) VALUES (?)", vec![rest.into()])?;
-        let answer = model_call(url, rest).await?;
-        sql.exec(
-            "INSERT INTO messages (data) VALUES (?)",
-            vec![answer.as_str().into()],
-        )?;
+        let store =
+            |data: &str| sql.exec("INSERT INTO messages (data) VALUES (?)", vec![data.into()]);
+        store(rest)?;
+        let mut answer = model_call(url, rest).await?;
+        store(&answer)?;
+        if path == "/toolturn" {
+            let file = read_file(&self.env).await?;
+            store(&file)?;
+            answer = model_call(url, &format!("{rest}\n{file}")).await?;
+            store(&answer)?;
+        }
         Response::ok(answer)
     }
+}
+
+/// About the size of the workspace's IDENTITY.md.
+fn identity() -> String {
+    let line = "- Name: the bench's agent, who reads this file in a tool turn.\n";
+    format!("# IDENTITY.md\n\n{}", line.repeat(5))
+}
+
+/// The file a native ReadFile reads, from R2, written on first use.
+async fn read_file(env: &Env) -> Result<String> {
+    const KEY: &str = "agents/main/IDENTITY.md";
+    let bucket = env.bucket("STORAGE")?;
+    let object = match bucket.get(KEY).execute().await? {
+        Some(object) => object,
+        None => {
+            bucket.put(KEY, identity()).execute().await?;
+            let object = bucket.get(KEY).execute().await?;
+            object.ok_or_else(|| Error::RustError("the file was not stored".into()))?
+        }
+    };
+    let body = object
+        .body()
+        .ok_or_else(|| Error::RustError("the file has no body".into()))?;
+    body.text().await
 }
 
 /// Opens a WebSocket from the second object to the first, and answers
