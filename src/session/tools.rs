@@ -12,18 +12,21 @@ use serde_json::Value;
 /// Default cap on one tool result's text (`tools.maxResultChars`).
 pub const DEFAULT_MAX_RESULT_CHARS: usize = 100_000;
 
-/// One call of the turn, as stored while the run waits.
+/// One call of the turn, as stored while the run waits. Its result is a
+/// history message (`R`: the message, or its stored JSON, which the
+/// Session appends to the history as it is rather than parse and write it
+/// again).
 #[derive(Debug, Clone, PartialEq)]
-pub struct PendingCall {
+pub struct PendingCall<R = Message> {
     pub call_id: String,
     pub name: String,
     /// Sent to whoever runs it (or run, for native tools).
     pub dispatched: bool,
-    pub result: Option<Message>,
+    pub result: Option<R>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
-pub enum ToolWait {
+pub enum ToolWait<R = Message> {
     /// Nothing is out: call the model.
     Idle,
     /// These calls (indexes) were stored but never sent: send them.
@@ -31,11 +34,11 @@ pub enum ToolWait {
     /// Sent, not all answered: wait for results or the deadline.
     Waiting,
     /// Every call answered: the results, in the order of the calls.
-    Complete(Vec<Message>),
+    Complete(Vec<R>),
 }
 
 /// Decides from the stored calls of the turn (in call order).
-pub fn tool_wait(calls: &[PendingCall]) -> ToolWait {
+pub fn tool_wait<R: Clone>(calls: &[PendingCall<R>]) -> ToolWait<R> {
     if calls.is_empty() {
         return ToolWait::Idle;
     }
@@ -55,7 +58,7 @@ pub fn tool_wait(calls: &[PendingCall]) -> ToolWait {
 }
 
 /// The error result of a call that was not answered in time.
-pub fn timed_out(call: &PendingCall, tool_ms: u64, now: i64) -> Message {
+pub fn timed_out<R>(call: &PendingCall<R>, tool_ms: u64, now: i64) -> Message {
     let secs = tool_ms as f64 / 1000.0;
     result_message(
         &call.call_id,

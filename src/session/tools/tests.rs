@@ -100,7 +100,7 @@ fn long_results_are_cut_on_a_character_boundary() {
 #[test]
 fn the_run_waits_until_every_call_is_answered() {
     let done = text_result("c1", "laptop__Bash", "ok", false);
-    assert_eq!(tool_wait(&[]), ToolWait::Idle);
+    assert_eq!(tool_wait::<Message>(&[]), ToolWait::Idle);
     assert_eq!(
         tool_wait(&[call("c1", false, None), call("c2", true, None)]),
         ToolWait::Dispatch(vec![0])

@@ -61,12 +61,12 @@ impl Tools<'_> {
     pub async fn settle(&self, t: &ToolRun<'_>) -> Res<bool> {
         loop {
             let rows = self.store.call_rows()?;
-            match tool_wait(&pending(&rows)?) {
+            match tool_wait(&pending(&rows)) {
                 ToolWait::Idle => return Ok(true),
                 ToolWait::Waiting => return Ok(false),
                 ToolWait::Complete(results) => {
                     for r in &results {
-                        self.store.append(r)?;
+                        self.store.append_stored(r)?;
                     }
                     self.clear()?;
                     return Ok(true);
@@ -248,15 +248,15 @@ impl Tools<'_> {
         ))
     }
 
-    pub fn state(&self) -> Res<ToolWait> {
-        Ok(tool_wait(&pending(&self.store.call_rows()?)?))
+    pub fn state(&self) -> Res<ToolWait<String>> {
+        Ok(tool_wait(&pending(&self.store.call_rows()?)))
     }
 
     /// Turns every unanswered call into a timeout error.
     pub fn time_out(&self) -> Res<()> {
         let tool_ms = RunConfig::tool_timeout_ms_in(&*self.store.config()?);
         let now = now_ms();
-        for call in pending(&self.store.call_rows()?)? {
+        for call in pending(&self.store.call_rows()?) {
             if call.result.is_none() {
                 self.save_result(&timed_out(&call, tool_ms, now))?;
             }
@@ -292,7 +292,7 @@ fn gateway_call(row: &CallRow, is_main: bool) -> Option<Result<GatewayTool, Stri
     })
 }
 
-fn pending(rows: &[CallRow]) -> Res<Vec<PendingCall>> {
+fn pending(rows: &[CallRow]) -> Vec<PendingCall<String>> {
     rows.iter().map(CallRow::pending).collect()
 }
 

@@ -2,6 +2,7 @@
 //! keeps while they are few enough.
 
 use super::*;
+use std::borrow::Cow;
 
 impl SessionStore {
     // --- the history ---------------------------------------------------
@@ -86,6 +87,18 @@ impl SessionStore {
 
     pub fn append(&self, msg: &Message) -> Res<()> {
         let data = serde_json::to_string(msg).map_err(SessionError::storage)?;
+        self.append_with(Cow::Borrowed(msg), data)
+    }
+
+    /// Appends a message stored already as JSON (a tool call's result): its
+    /// text goes in as it is, parsed once for the history kept in memory.
+    pub fn append_stored(&self, data: &str) -> Res<()> {
+        let msg: Message = serde_json::from_str(data).map_err(SessionError::storage)?;
+        self.append_with(Cow::Owned(msg), data.to_string())
+    }
+
+    /// Appends `msg`, whose JSON is `data`.
+    fn append_with(&self, msg: Cow<'_, Message>, data: String) -> Res<()> {
         let size = measure(&data);
         // The next index is known when the history is kept.
         let next = self.kept.borrow().history.as_ref().map(History::next_idx);
@@ -101,7 +114,7 @@ impl SessionStore {
         };
         let mut kept = self.kept.borrow_mut();
         if let (Some(idx), Some(h)) = (next, kept.history.as_mut()) {
-            h.push(idx, msg.clone(), size);
+            h.push(idx, msg.into_owned(), size);
             if h.bytes > KEEP_HISTORY_BYTES {
                 kept.history = None;
             }

@@ -103,17 +103,14 @@ impl CallRow {
         self.result.is_some()
     }
 
-    pub fn pending(&self) -> Res<PendingCall> {
-        let result = match &self.result {
-            Some(r) => Some(serde_json::from_str::<Message>(r).map_err(SessionError::storage)?),
-            None => None,
-        };
-        Ok(PendingCall {
+    /// The call with its result as stored (the history message's JSON).
+    pub fn pending(&self) -> PendingCall<String> {
+        PendingCall {
             call_id: self.call_id.clone(),
             name: self.name.clone(),
             dispatched: self.dispatched != 0,
-            result,
-        })
+            result: self.result.clone(),
+        }
     }
 }
 
