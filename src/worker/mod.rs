@@ -22,7 +22,7 @@ use worker::*;
 
 #[event(start)]
 fn start() {
-    console_error_panic_hook::set_once();
+    gsv_worker_start::start();
 }
 
 #[event(fetch)]

@@ -20,7 +20,7 @@ pub(crate) const REGISTRY: &str = "_accounts";
 
 #[event(start)]
 fn start() {
-    console_error_panic_hook::set_once();
+    gsv_worker_start::start();
 }
 
 #[event(fetch)]

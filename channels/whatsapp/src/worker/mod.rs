@@ -31,7 +31,7 @@ const MAX_DELIVERY_BYTES: usize = 4 * 1024 * 1024;
 
 #[event(start)]
 fn start() {
-    console_error_panic_hook::set_once();
+    gsv_worker_start::start();
 }
 
 #[event(fetch)]
