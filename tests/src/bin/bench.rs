@@ -27,7 +27,9 @@
 //! - the WhatsApp turn (signed webhook → the reply's POST at the fake
 //!   Graph API) the same way, and a 10 MB file coming in: time to the model
 //!   request (it is in R2 by then) and workerd's memory (`bench/whatsapp.rs`);
-//! - the gzip size of the gateway's wasm and of the Discord channel's.
+//! - the gzip size of the gateway's wasm and of the Discord channel's;
+//! - what one microtask costs workerd, queued with `queueMicrotask` or as a
+//!   promise job (the Rust Workers use the second, `worker-start/`).
 //!
 //! Run with `bash scripts/bench.sh` (builds first); see BENCHMARKS.md.
 //! - history: the turn at 1 000 messages of history against the turn at 10;
@@ -147,6 +149,7 @@ async fn main() {
         std::fs::read(repo_root().join("tests/support/echo-rs/build/index_bg.wasm")).unwrap();
     report["rustSkeleton"] = rust.report;
     report["rustSkeleton"]["wasm"] = json!({"bytes": wasm.len(), "gzipBytes": gzip_len(&wasm)});
+    report["microtasks"] = microtask_costs(&echo).await;
     let mut targets = json!({});
 
     let mut turn_p50 = None;
@@ -853,6 +856,34 @@ async fn skeleton_floors(
     }
 }
 
+/// Chained microtasks per round of `microtask_costs`.
+const MICROTASK_JOBS: usize = 100_000;
+
+/// What one microtask costs workerd queued with `queueMicrotask` and as a
+/// promise job, the choice `gsv-worker-start` makes for the Rust Workers'
+/// futures: µs per job, the median of five rounds of each, alternating.
+async fn microtask_costs(worker: &Workerd) -> Value {
+    let url = format!("ws://127.0.0.1:{}/ws", worker.port);
+    let mut c = Client::open(&url).await;
+    let modes = ["queueMicrotask", "then"];
+    let mut us_per_job = [Vec::new(), Vec::new()];
+    for _ in 0..5 {
+        for (mode, samples) in modes.iter().zip(us_per_job.iter_mut()) {
+            let t = Instant::now();
+            c.send_text(format!("microtasks:{mode}:{MICROTASK_JOBS}"))
+                .await;
+            let _ = c.next_text().await;
+            samples.push(ms(t.elapsed()) * 1000.0 / MICROTASK_JOBS as f64);
+        }
+    }
+    let [queued, then] = us_per_job.map(|s| percentile(&s, 50.0));
+    json!({
+        "jobsPerRound": MICROTASK_JOBS,
+        "queueMicrotaskUsPerJob": round3(queued),
+        "promiseJobUsPerJob": round3(then),
+    })
+}
+
 /// Round trips through the echo worker; `prefix` picks the path (none, one
 /// object-to-object fetch, or one JS RPC call).
 async fn echo_floor(url: &str, prefix: &str, n: usize) -> Vec<f64> {
@@ -1089,6 +1120,10 @@ fn percentile(samples: &[f64], p: f64) -> f64 {
 
 fn round2(x: f64) -> f64 {
     (x * 100.0).round() / 100.0
+}
+
+fn round3(x: f64) -> f64 {
+    (x * 1000.0).round() / 1000.0
 }
 
 fn stats(samples: &[f64]) -> Value {

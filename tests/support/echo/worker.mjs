@@ -12,7 +12,11 @@
 //   it, echoed back on the WebSocket;
 // - "toolturn:URL …" messages: the least a turn with one native tool call
 //   must do: the same, then the tool's file read from R2 and stored as its
-//   result, and a second model call with it, whose answer is stored too.
+//   result, and a second model call with it, whose answer is stored too;
+// - "microtasks:MODE:N" messages: N microtasks one after another, each
+//   queued by the one before with queueMicrotask or as a promise job
+//   (MODE "then"): what the Rust Workers' choice of the two saves
+//   (worker-start/).
 import { DurableObject } from "cloudflare:workers";
 
 // A minimal streamed OpenAI chat completion, read whole.
@@ -23,6 +27,17 @@ async function modelCall(url, text) {
     body: JSON.stringify({ model: "floor", stream: true, messages: [{ role: "user", content: text }] }),
   });
   return await res.text();
+}
+
+// `n` chained microtasks, queued the way `mode` says; resolves to `n`.
+function chainedJobs(mode, n) {
+  const resolved = Promise.resolve();
+  return new Promise((done) => {
+    let count = 0;
+    const step = () => (++count >= n ? done(count) : queue());
+    const queue = mode === "then" ? () => void resolved.then(step) : () => queueMicrotask(step);
+    queue();
+  });
 }
 
 // "llm:URL rest" → [URL, rest].
@@ -46,6 +61,11 @@ export class Echo extends DurableObject {
     if (text.startsWith("llm:")) {
       const [url, rest] = target(text);
       ws.send(String((await modelCall(url, rest)).length));
+      return;
+    }
+    if (text.startsWith("microtasks:")) {
+      const [, mode, n] = text.split(":");
+      ws.send(String(await chainedJobs(mode, Number(n))));
       return;
     }
     if (text.startsWith("turn:") || text.startsWith("toolturn:")) {
