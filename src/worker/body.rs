@@ -62,7 +62,14 @@ impl BodyReader {
                     self.reader = None;
                     return None;
                 }
-                Some(Ok(js_sys::Uint8Array::new(&result.value()).to_vec()))
+                // A body's chunks are `Uint8Array`s: copied once, straight
+                // into Wasm memory (`new Uint8Array(chunk)` copied it in JS
+                // first).
+                let chunk = match result.value().dyn_into::<js_sys::Uint8Array>() {
+                    Ok(bytes) => bytes,
+                    Err(other) => js_sys::Uint8Array::new(&other),
+                };
+                Some(Ok(chunk.to_vec()))
             }
             Err(e) => {
                 self.reader = None;
