@@ -192,12 +192,7 @@ impl Session {
     }
 
     fn tools(&self) -> Tools<'_> {
-        Tools {
-            store: &self.core.store,
-            alarm: &self.core.alarm,
-            env: &self.core.env,
-            link: &self.core.link,
-        }
+        Tools { core: &self.core }
     }
 
     /// The reset machinery over this instance's store and flag.

@@ -332,12 +332,7 @@ impl<'a> Drive<'a> {
     }
 
     fn tools(&self) -> Tools<'a> {
-        Tools {
-            store: &self.core.store,
-            alarm: &self.core.alarm,
-            env: &self.core.env,
-            link: &self.core.link,
-        }
+        Tools { core: self.core }
     }
 
     async fn settle_tools(&mut self) -> RunEvent {
@@ -657,7 +652,10 @@ fn assemble<'a>(
                 writes,
             }),
         };
-        prompt_load::assemble(&core.env, run).await
+        let bucket = core
+            .bucket()
+            .map_err(|e| worker::Error::RustError(e.to_string()))?;
+        prompt_load::assemble(&bucket, run).await
     })
 }
 

@@ -6,35 +6,30 @@
 //! (`timeouts.toolMs`, longer for a `gsv__SessionSend` that waits longer),
 //! resumes it, so the object may hibernate or be evicted meanwhile.
 
-use super::alarm::Alarm;
+use super::core::Core;
 use super::error::{Res, SessionError};
-use super::events::EventLink;
-use super::store::{CallRow, SessionStore};
+use super::store::CallRow;
 use crate::agent_tools::{self, GatewayTool, GatewayToolCall, GatewayToolReply};
 use crate::gateway::transfer::{TransferArgs, TransferRequest, TRANSFER};
 use crate::session::run_config::RunConfig;
 use crate::session::tools::{
     result_message, timed_out, tool_wait, PendingCall, ToolError, ToolWait,
 };
-use crate::worker::bindings::{self, GatewayStub};
+use crate::worker::bindings::GatewayStub;
 use crate::worker::native_tools;
 use crate::worker::rpc::now_ms;
 use crate::worker::workspace::prompt_load::RunPrompt;
 use gsv_protocol::{AckResult, AssistantMessage, Message, ToolRequestParams, ToolResultParams};
 use serde_json::Value;
-use worker::Env;
 
 /// The deadline kind of the current turn's tool calls.
 pub const TOOLS_DEADLINE: &str = "tools";
 
-/// What the tool calls need of the Session: its store, its alarm (the
-/// calls' deadline) and the bindings to reach the Gateway and R2.
+/// The tool calls over the Session's parts: its store, its alarm (the
+/// calls' deadline), its event link (node calls go on it while it is
+/// open), and the bindings to reach the Gateway and R2.
 pub struct Tools<'a> {
-    pub store: &'a SessionStore,
-    pub alarm: &'a Alarm,
-    pub env: &'a Env,
-    /// Node calls go on the event link while it is open.
-    pub link: &'a EventLink,
+    pub core: &'a Core,
 }
 
 /// What dispatching needs from the run.
@@ -53,20 +48,20 @@ impl Tools<'_> {
     /// Stores the calls of an assistant turn. Called right after the turn
     /// is appended, with no await between: both land or neither.
     pub fn store_calls(&self, answer: &AssistantMessage) -> Res<()> {
-        self.store.store_calls(answer.tool_calls())
+        self.core.store.store_calls(answer.tool_calls())
     }
 
     /// Sends what is unsent and, once every call is answered, appends the
     /// results in call order. True: call the model. False: wait.
     pub async fn settle(&self, t: &ToolRun<'_>) -> Res<bool> {
         loop {
-            let rows = self.store.call_rows()?;
+            let rows = self.core.store.call_rows()?;
             match tool_wait(&pending(&rows)) {
                 ToolWait::Idle => return Ok(true),
                 ToolWait::Waiting => return Ok(false),
                 ToolWait::Complete(results) => {
                     for r in &results {
-                        self.store.append_stored(r)?;
+                        self.core.store.append_stored(r)?;
                     }
                     self.clear()?;
                     return Ok(true);
@@ -78,14 +73,15 @@ impl Tools<'_> {
                         .filter_map(|c| c.ok())
                         .map(|c| agent_tools::allowance_ms(&c))
                         .fold(t.rc.tool_timeout_ms, u64::max);
-                    self.store
+                    self.core
+                        .store
                         .set_deadline_once(TOOLS_DEADLINE, now_ms() + allowance as i64)?;
-                    self.alarm.schedule(self.store).await;
+                    self.core.alarm.schedule(&self.core.store).await;
                     let sends = indexes.iter().map(|&i| self.dispatch(&rows[i], t));
                     for r in futures::future::join_all(sends).await {
                         r?;
                     }
-                    if !self.store.is_current(t.run_id) {
+                    if !self.core.store.is_current(t.run_id) {
                         return Ok(false);
                     }
                 }
@@ -102,7 +98,7 @@ impl Tools<'_> {
         let max_chars = t.rc.max_result_chars;
         if let Some(tool) = gateway_call(row, t.prompt.is_main) {
             return match self.ask_gateway(row, tool, t).await {
-                Ok(GatewayToolReply::Pending) => self.store.mark_dispatched(&row.call_id),
+                Ok(GatewayToolReply::Pending) => self.core.store.mark_dispatched(&row.call_id),
                 Ok(GatewayToolReply::Done { result }) => {
                     self.store_outcome(&row.call_id, &row.name, Ok(result), max_chars)
                 }
@@ -110,7 +106,8 @@ impl Tools<'_> {
             };
         }
         if crate::memory::tools::is_memory_tool(&row.name) {
-            let outcome = native_tools::memory::run(self.env, t.memory, &row.name, &args).await;
+            let outcome =
+                native_tools::memory::run(&self.core.env, t.memory, &row.name, &args).await;
             return self.store_outcome(
                 &row.call_id,
                 &row.name,
@@ -119,15 +116,15 @@ impl Tools<'_> {
             );
         }
         if native_tools::is_native(&row.name, t.prompt.is_main) {
-            let outcome = match bindings::bucket(self.env) {
+            let outcome = match self.core.bucket() {
                 Ok(bucket) => {
                     let ctx = native_tools::ToolContext {
                         bucket: &bucket,
                         agent_id: &t.prompt.agent_id,
                         model: &t.rc.model,
                         is_main: t.prompt.is_main,
-                        session: self.store,
-                        env: self.env,
+                        session: &self.core.store,
+                        env: &self.core.env,
                         max_result_chars: max_chars,
                         call_id: &row.call_id,
                         memory: t.memory,
@@ -149,9 +146,9 @@ impl Tools<'_> {
                     args,
                     session_key: t.session_key.to_string(),
                 };
-                match self.link.send_tool_request(&request) {
+                match self.core.link.send_tool_request(&request) {
                     true => Ok(()),
-                    false => GatewayStub::get(self.env)
+                    false => GatewayStub::get(&self.core.env)
                         .call(&request)
                         .await
                         .map(|_| ())
@@ -160,7 +157,7 @@ impl Tools<'_> {
             }
         };
         match sent {
-            Ok(_) => self.store.mark_dispatched(&row.call_id),
+            Ok(_) => self.core.store.mark_dispatched(&row.call_id),
             Err(e) => {
                 let outcome = Err(ToolError::new(e.to_string()));
                 self.store_outcome(&row.call_id, &row.name, outcome, max_chars)
@@ -183,7 +180,7 @@ impl Tools<'_> {
             depth: t.send_depth,
             tool: tool.map_err(ToolError::new)?,
         };
-        GatewayStub::get(self.env)
+        GatewayStub::get(&self.core.env)
             .call(&call)
             .await
             .map_err(ToolError::from)
@@ -200,7 +197,7 @@ impl Tools<'_> {
             source: a.source,
             destination: a.destination,
         };
-        GatewayStub::get(self.env).call(&req).await?;
+        GatewayStub::get(&self.core.env).call(&req).await?;
         Ok(())
     }
 
@@ -222,21 +219,21 @@ impl Tools<'_> {
                 "only tool results answer calls".into(),
             ));
         };
-        self.store.save_call_result(&r.tool_call_id, message)
+        self.core.store.save_call_result(&r.tool_call_id, message)
     }
 
     /// A node's answer, relayed by the Gateway. `dropped` when no call of
     /// the current turn waits for it (answered already, timed out, aborted).
     /// The flag is true when this answer completed the turn.
     pub fn take_result(&self, p: ToolResultParams) -> Res<(AckResult, bool)> {
-        let Some(name) = self.store.open_call(&p.call_id)? else {
+        let Some(name) = self.core.store.open_call(&p.call_id)? else {
             return Ok((dropped(), false));
         };
         let outcome = match (p.error, p.result) {
             (Some(e), _) => Err(ToolError::new(e)),
             (None, r) => Ok(r.unwrap_or(Value::Null)),
         };
-        let max_chars = RunConfig::max_result_chars_in(&*self.store.config()?);
+        let max_chars = RunConfig::max_result_chars_in(&*self.core.store.config()?);
         self.store_outcome(&p.call_id, &name, outcome, max_chars)?;
         let complete = matches!(self.state()?, ToolWait::Complete(_));
         Ok((
@@ -249,14 +246,14 @@ impl Tools<'_> {
     }
 
     pub fn state(&self) -> Res<ToolWait<String>> {
-        Ok(tool_wait(&pending(&self.store.call_rows()?)))
+        Ok(tool_wait(&pending(&self.core.store.call_rows()?)))
     }
 
     /// Turns every unanswered call into a timeout error.
     pub fn time_out(&self) -> Res<()> {
-        let tool_ms = RunConfig::tool_timeout_ms_in(&*self.store.config()?);
+        let tool_ms = RunConfig::tool_timeout_ms_in(&*self.core.store.config()?);
         let now = now_ms();
-        for call in pending(&self.store.call_rows()?) {
+        for call in pending(&self.core.store.call_rows()?) {
             if call.result.is_none() {
                 self.save_result(&timed_out(&call, tool_ms, now))?;
             }
@@ -267,6 +264,7 @@ impl Tools<'_> {
     /// Forgets the turn's calls (the run was cancelled); how many were out.
     pub fn cancel(&self) -> Res<u32> {
         let open = self
+            .core
             .store
             .call_rows()?
             .iter()
@@ -278,8 +276,8 @@ impl Tools<'_> {
 
     /// The turn is over: its calls and their deadline go.
     pub fn clear(&self) -> Res<()> {
-        self.link.tool_calls_settled();
-        self.store.clear_calls(TOOLS_DEADLINE)
+        self.core.link.tool_calls_settled();
+        self.core.store.clear_calls(TOOLS_DEADLINE)
     }
 }
 
