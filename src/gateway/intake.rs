@@ -22,12 +22,17 @@ struct IdOnly {
 
 /// The frame's `id` when it can be read, else empty (sent as `null`).
 fn readable_id(text: &str) -> String {
-    id_text(serde_json::from_str::<IdOnly>(text).ok().and_then(|f| f.id))
+    id_text(
+        serde_json::from_str::<IdOnly>(text)
+            .ok()
+            .and_then(|f| f.id)
+            .as_ref(),
+    )
 }
 
-fn id_text(id: Option<serde_json::Value>) -> String {
+fn id_text(id: Option<&serde_json::Value>) -> String {
     match id {
-        Some(serde_json::Value::String(s)) => s,
+        Some(serde_json::Value::String(s)) => s.clone(),
         Some(serde_json::Value::Number(n)) => n.to_string(),
         _ => String::new(),
     }
@@ -56,13 +61,15 @@ pub fn intake_text(text: &str) -> Intake {
             ))
         }
     };
+    // From the frame already read, not by reading its text again.
+    let id = id_text(value.get("id"));
     match value.get("type").and_then(|t| t.as_str()) {
         Some("res") | Some("evt") => return Intake::Ignore,
         Some("req") => {}
         other => {
             let what = other.map_or("no type".to_string(), |t| format!("unknown type {t:?}"));
             return Intake::Reject(Frame::err(
-                id_text(value.get("id").cloned()),
+                id,
                 ErrorShape::new(
                     codes::BAD_REQUEST,
                     format!("Frame has {what}: expected \"req\", \"res\" or \"evt\""),
@@ -70,8 +77,6 @@ pub fn intake_text(text: &str) -> Intake {
             ));
         }
     }
-    // From the frame already read, not by reading its text again.
-    let id = id_text(value.get("id").cloned());
     match serde_json::from_value::<RequestFrame>(value) {
         Ok(req) if req.id.is_empty() => Intake::Reject(Frame::err(
             id,
