@@ -275,14 +275,14 @@ async fn main() {
         // The least a turn with one native tool call must do, in the same
         // plain JS: what a tool turn's ratio to the skeleton turn is made of.
         eprintln!("[bench] skeleton tool turn: {tool_turns} round trips");
-        let echo_url = format!("ws://127.0.0.1:{}/ws", echo.port);
+        let echo_url = echo.url();
         let tool_skeleton =
             echo_floor(&echo_url, &format!("toolturn:{model_url}"), tool_turns).await;
         let tool_skeleton_p50 = percentile(&tool_skeleton, 50.0);
         report["skeletonToolTurn"] = stats(&tool_skeleton);
         // The same in workers-rs: the least the crate the gateway is built
         // on pays for a tool turn, against the same (JS) skeleton turn.
-        let rust_url = format!("ws://127.0.0.1:{}/ws", echo_rs.port);
+        let rust_url = echo_rs.url();
         let rust_tool_skeleton =
             echo_floor(&rust_url, &format!("toolturn:{model_url}"), tool_turns).await;
         let rust_tool_skeleton_p50 = percentile(&rust_tool_skeleton, 50.0);
@@ -830,7 +830,7 @@ async fn skeleton_floors(
     n: usize,
     other: (&str, &str),
 ) -> Floors {
-    let url = format!("ws://127.0.0.1:{}/ws", worker.port);
+    let url = worker.url();
     let echo = echo_floor(&url, "", n * 2).await;
     let hop = echo_floor(&url, "hop:", n).await;
     let other_hop = echo_floor(&url, other.1, n).await;
@@ -863,7 +863,7 @@ const MICROTASK_JOBS: usize = 100_000;
 /// promise job, the choice `gsv-worker-start` makes for the Rust Workers'
 /// futures: µs per job, the median of five rounds of each, alternating.
 async fn microtask_costs(worker: &Workerd) -> Value {
-    let url = format!("ws://127.0.0.1:{}/ws", worker.port);
+    let url = worker.url();
     let mut c = Client::open(&url).await;
     let modes = ["queueMicrotask", "then"];
     let mut us_per_job = [Vec::new(), Vec::new()];
