@@ -27,7 +27,9 @@
 //! - the WhatsApp turn (signed webhook → the reply's POST at the fake
 //!   Graph API) the same way, and a 10 MB file coming in: time to the model
 //!   request (it is in R2 by then) and workerd's memory (`bench/whatsapp.rs`);
-//! - the gzip size of the gateway's wasm and of the Discord channel's;
+//! - the gzip size of the gateway's wasm and of the Discord channel's, and
+//!   what the gateway's costs an isolate that starts it: the CPU of its
+//!   startup phase beside both skeletons' (`bench/startup.rs`);
 //! - what one microtask costs workerd, queued with `queueMicrotask` or as a
 //!   promise job (the Rust Workers use the second, `worker-start/`).
 //!
@@ -36,7 +38,7 @@
 //! - what a turn costs: workerd's CPU time per turn, and with `--profile DIR`
 //!   a CPU profile of the gateway's isolate over the turns (`bench/turn_cost.rs`).
 //!
-//! `--only turns,concurrent,connect,history,prompt,tools,grep,lifecycle,discord,whatsapp,cron,memory` runs some parts
+//! `--only turns,concurrent,connect,history,prompt,tools,grep,lifecycle,discord,whatsapp,cron,memory,startup` runs some parts
 //! (the echo floor always runs: the ratios need it).
 
 // Test support (harness, doubles, bench): a failed unwrap here is a failed
@@ -55,6 +57,8 @@ mod memory;
 mod procs;
 #[path = "bench/reads.rs"]
 mod reads;
+#[path = "bench/startup.rs"]
+mod startup;
 #[path = "bench/turn_cost.rs"]
 mod turn_cost;
 #[path = "bench/whatsapp.rs"]
@@ -106,6 +110,7 @@ async fn main() {
     let reset_messages = arg("--reset-messages", 10_000);
     let discord_turns = arg("--discord-turns", 300);
     let whatsapp_turns = arg("--whatsapp-turns", 300);
+    let startup_runs = arg("--startup-runs", 8);
 
     let bin = gsv_bin();
     if !bin.components().any(|c| c.as_os_str() == "release") {
@@ -356,6 +361,11 @@ async fn main() {
 
     if wants("whatsapp") {
         whatsapp::bench(&llm, whatsapp_turns, turn_p50, &mut report, &mut targets).await;
+    }
+
+    if wants("startup") && startup_runs > 0 {
+        eprintln!("[bench] startup: {startup_runs} × 3 Workers");
+        report["startup"] = startup::bench(startup_runs);
     }
 
     let wasm = std::fs::read(repo_root().join("build").join("index_bg.wasm")).unwrap();
