@@ -350,9 +350,7 @@ impl Workerd {
         let dir = self._dir.path();
         let file = dir.join("r2-put-outside");
         std::fs::write(&file, content).unwrap();
-        let wrangler = repo_root().join("node_modules/wrangler/bin/wrangler.js");
-        let out = Command::new("node")
-            .arg(wrangler)
+        let out = wrangler_cli()
             .args([
                 "r2",
                 "object",
@@ -366,7 +364,6 @@ impl Workerd {
             .arg(self.wrangler_persist_dir())
             .arg("-c")
             .arg(dir.join("wrangler.toml"))
-            .envs(WRANGLER_OFFLINE)
             .current_dir(dir)
             .output()
             .expect("run wrangler r2 object put");
@@ -402,9 +399,7 @@ impl Workerd {
         let dir = self._dir.path();
         let file = dir.join("r2-get-outside");
         let _ = std::fs::remove_file(&file);
-        let wrangler = repo_root().join("node_modules/wrangler/bin/wrangler.js");
-        let out = Command::new("node")
-            .arg(wrangler)
+        let out = wrangler_cli()
             .args([
                 "r2",
                 "object",
@@ -418,7 +413,6 @@ impl Workerd {
             .arg(self.wrangler_persist_dir())
             .arg("-c")
             .arg(dir.join("wrangler.toml"))
-            .envs(WRANGLER_OFFLINE)
             .current_dir(dir)
             .output()
             .expect("run wrangler r2 object get");
@@ -576,6 +570,14 @@ const WRANGLER_OFFLINE: [(&str, &str); 2] = [
     ("WRANGLER_SEND_METRICS", "false"),
     ("CLOUDFLARE_CF_FETCH_ENABLED", "false"),
 ];
+
+/// The repository's wrangler CLI, offline; add its arguments.
+pub fn wrangler_cli() -> Command {
+    let mut c = Command::new("node");
+    c.arg(repo_root().join("node_modules/wrangler/bin/wrangler.js"))
+        .envs(WRANGLER_OFFLINE);
+    c
+}
 
 /// The gateway's wrangler config for runs on the prebuilt worker, from
 /// the same script `scripts/dev.sh` uses.

@@ -6,15 +6,10 @@
 //! gateway's wasm is weighed against the least a Worker pays to start.
 
 use super::{percentile, round2, stats};
-use gsv_e2e::harness::{gateway_dev_config, repo_root, without_table};
+use gsv_e2e::harness::{gateway_dev_config, repo_root, without_table, wrangler_cli};
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 use std::process::Command;
-
-const WRANGLER_OFFLINE: [(&str, &str); 2] = [
-    ("WRANGLER_SEND_METRICS", "false"),
-    ("CLOUDFLARE_CF_FETCH_ENABLED", "false"),
-];
 
 /// `runs` startups of each Worker, in turn.
 pub fn bench(runs: usize) -> Value {
@@ -63,39 +58,31 @@ pub fn bench(runs: usize) -> Value {
 /// The deploy bundle of the Worker `config` describes, as `wrangler deploy`
 /// would upload it (built from the prebuilt output: no `[build]` runs).
 fn bundle(config: &Path, out: &Path) -> PathBuf {
-    let status = wrangler()
-        .args(["deploy", "--dry-run", "--outfile"])
-        .arg(out)
-        .arg("--config")
-        .arg(config)
-        .output()
-        .unwrap();
-    assert!(
-        status.status.success(),
-        "wrangler deploy --dry-run {}: {}",
-        config.display(),
-        String::from_utf8_lossy(&status.stderr)
-    );
+    let mut deploy = wrangler_cli();
+    deploy.args(["deploy", "--dry-run", "--outfile"]).arg(out);
+    run(deploy.arg("--config").arg(config));
     out.to_path_buf()
 }
 
 /// One startup of `bundle` in a new workerd: its profile's busy time.
 fn startup_busy_ms(bundle: &Path, profile: &Path) -> f64 {
-    let status = wrangler()
+    let mut check = wrangler_cli();
+    check
         .args(["check", "startup", "--workerBundle"])
-        .arg(bundle)
-        .arg("--outfile")
-        .arg(profile)
-        .output()
-        .unwrap();
-    assert!(
-        status.status.success(),
-        "wrangler check startup {}: {}",
-        bundle.display(),
-        String::from_utf8_lossy(&status.stderr)
-    );
+        .arg(bundle);
+    run(check.arg("--outfile").arg(profile));
     let profile: Value = serde_json::from_slice(&std::fs::read(profile).unwrap()).unwrap();
     busy_ms(&profile)
+}
+
+/// Runs a wrangler command in the repository; it must succeed.
+fn run(wrangler: &mut Command) {
+    let out = wrangler.current_dir(repo_root()).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{wrangler:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
 
 /// A V8 CPU profile's sampled time outside `(idle)`, in ms.
@@ -116,12 +103,6 @@ fn busy_ms(profile: &Value) -> f64 {
         .filter_map(|(_, d)| d.as_i64())
         .sum();
     us as f64 / 1000.0
-}
-
-fn wrangler() -> Command {
-    let mut c = Command::new(repo_root().join("node_modules/.bin/wrangler"));
-    c.current_dir(repo_root()).envs(WRANGLER_OFFLINE);
-    c
 }
 
 #[cfg(test)]
