@@ -13,6 +13,7 @@ mod events;
 mod link;
 mod reset;
 mod run;
+mod run_prompt;
 mod store;
 mod summarizer;
 mod tools;

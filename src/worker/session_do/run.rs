@@ -5,36 +5,30 @@
 //! file does each step's I/O and reports what it found.
 
 use super::compaction;
-use super::core::{Core, KeptPrompt, LastPrompt, PromptInputs};
+use super::core::{Core, KeptPrompt, PromptInputs};
 use super::error::{Res, SessionError};
 use super::reset::Reset;
+use super::run_prompt::{
+    self, kept_prompt, loaded, memory_caller, recall, workspace_error, Checking,
+};
 use super::store::CurrentRun;
 use super::tools::{ToolRun, Tools};
 use crate::config::Config;
 use crate::llm::{LlmErrorKind, WrittenHistory};
-use crate::memory::calls::{Caller, IndexRecall};
-use crate::memory::recall::{Candidate, KnownEmpty};
-use crate::memory::settings::MemorySettings;
-use crate::schedule::heartbeat::light::heartbeat_session_key;
+use crate::memory::calls::Caller;
 use crate::session::coalesce::DeltaCoalescer;
 use crate::session::early_call::{race, Checked};
-use crate::session::internal::NodeSnapshot;
 use crate::session::run::{next_step, RunEvent, RunMachine, RunStep};
 use crate::session::run_config::{with_directives, RunConfig};
-use crate::storage::Reuse;
 use crate::time::today_and_yesterday;
-use crate::worker::bindings::{memory_writes, MemoryStub};
 use crate::worker::llm_call::{complete_request, request_for_prompt, Cancel};
 use crate::worker::r2;
 use crate::worker::rpc::{new_id, now_ms};
 use crate::worker::tz::user_time_zone;
-use crate::worker::workspace::prompt_load::{self, RunPrompt};
-use crate::workspace::load::RunInputs;
+use crate::worker::workspace::prompt_load::RunPrompt;
 use gsv_protocol::*;
 use std::borrow::Cow;
 use std::cell::{Cell, RefCell};
-use std::future::Future;
-use std::pin::Pin;
 use std::rc::Rc;
 use worker::console_error;
 
@@ -77,10 +71,6 @@ pub async fn run_loop(core: Rc<Core>) {
     core.running.set(false);
 }
 
-fn workspace_error(e: &worker::Error) -> String {
-    format!("Could not load the agent's workspace from R2: {e}")
-}
-
 /// The next queued message as the current run, once no reset stands in
 /// the way: no run starts over a half-done reset (one an eviction cut is
 /// finished first) and a message the reset policy marked resets the
@@ -104,8 +94,6 @@ async fn next_run(core: &Core) -> Res<Option<CurrentRun>> {
     }
     core.store.start_next_run()
 }
-
-type Checking<'a> = Pin<Box<dyn Future<Output = worker::Result<RunPrompt>> + 'a>>;
 
 /// One run as it goes: what it was set up with and what its steps found.
 struct Drive<'a> {
@@ -258,57 +246,10 @@ impl<'a> Drive<'a> {
             channel: run.channel.clone(),
             recalled,
         };
-        let early = match (&kept, run.iterations, &*core.last_prompt.borrow()) {
-            (None, 0, Some(last)) if last.inputs == inputs => Some(last.prompt.clone()),
-            _ => None,
-        };
         let was_kept = kept.is_some();
-        let fresh = now_ms() - core.checked_at.get() < recheck_ms(&config);
-        // Only other memories recalled: the same files make it again.
-        let rerendered = match (&kept, &early, run.iterations, &*core.last_prompt.borrow()) {
-            (None, None, 0, Some(last)) if fresh && only_recall_differs(&last.inputs, &inputs) => {
-                last.prompt.workspace.clone().map(|ws| {
-                    let run = RunInputs {
-                        config: &config,
-                        rc: &inputs.rc,
-                        session_key: &meta.session_key,
-                        nodes: &nodes,
-                        days: &inputs.days,
-                        channel: inputs.channel.as_deref(),
-                        recalled: &inputs.recalled,
-                        now_ms: prompt_load::now(),
-                        reuse: None,
-                    };
-                    Rc::new(crate::workspace::load::render(
-                        ws,
-                        &run,
-                        WorkspaceLoadStats::default(),
-                    ))
-                })
-            }
-            _ => None,
-        };
-        let early = early.or(rerendered);
-        let mut check = None;
-        let prompt = match (kept, early) {
-            (Some(p), _) => p,
-            (None, Some(p)) if fresh => {
-                loaded(core, &p, &inputs, Some(EarlyCall::Reused), false);
-                p
-            }
-            (None, Some(p)) => {
-                check = Some(assemble(core, &config, &nodes, &inputs, &meta.session_key));
-                p
-            }
-            (None, None) => {
-                let p = assemble(core, &config, &nodes, &inputs, &meta.session_key)
-                    .await
-                    .map_err(|e| SessionError::Storage(workspace_error(&e)))?;
-                let p = Rc::new(p);
-                loaded(core, &p, &inputs, None, true);
-                p
-            }
-        };
+        let (prompt, check) =
+            run_prompt::choose(core, run, &config, &nodes, &inputs, kept, &meta.session_key)
+                .await?;
         // `rc.system_prompt` stays the base the prompt was built on: the
         // model is called with the prompt's own (`request_for_prompt`).
         Ok(Drive {
@@ -615,186 +556,5 @@ impl<'a> Drive<'a> {
         self.core
             .finish_run(self.run, message, self.usage.clone(), None)
             .await;
-    }
-}
-
-/// Reads the workspace and assembles the run's prompt from `inputs` (the
-/// run's `rc` takes the prompt once it is known).
-fn assemble<'a>(
-    core: &'a Core,
-    config: &Rc<Config>,
-    nodes: &Rc<NodeSnapshot>,
-    inputs: &PromptInputs,
-    session_key: &str,
-) -> Checking<'a> {
-    let (config, rc, nodes) = (config.clone(), inputs.rc.clone(), nodes.clone());
-    let (key, days) = (session_key.to_string(), inputs.days.clone());
-    let (channel, recalled) = (inputs.channel.clone(), inputs.recalled.clone());
-    let (writes, workspace_rev) = (inputs.writes, inputs.workspace_rev.clone());
-    Box::pin(async move {
-        let channel = channel.as_deref();
-        let now_ms = prompt_load::now();
-        let run = RunInputs {
-            config: &config,
-            rc: &rc,
-            session_key: &key,
-            nodes: &nodes,
-            days: &days,
-            channel,
-            recalled: &recalled,
-            now_ms,
-            // Another session's listings hold as this session's own
-            // check would (see `loaded`).
-            reuse: Some(Reuse {
-                now_ms,
-                within_ms: recheck_ms(&config) as u64,
-                workspace_rev: &workspace_rev,
-                writes,
-            }),
-        };
-        let bucket = core
-            .bucket()
-            .map_err(|e| worker::Error::RustError(e.to_string()))?;
-        prompt_load::assemble(&bucket, run).await
-    })
-}
-
-/// A prompt assembled from `inputs` (`checked`: against R2 just now): the
-/// next run may use it, `session.stats` reports its load.
-fn loaded(
-    core: &Core,
-    prompt: &Rc<RunPrompt>,
-    inputs: &PromptInputs,
-    early: Option<EarlyCall>,
-    checked: bool,
-) {
-    let load = if checked {
-        // Checked when its oldest listing was taken, if another run took it.
-        let at = prompt.reused_listing_from.map_or_else(now_ms, |t| t as i64);
-        core.checked_at.set(at);
-        WorkspaceLoadStats {
-            early_call: early,
-            ..prompt.load.clone()
-        }
-    } else {
-        // Nothing was read for this run.
-        WorkspaceLoadStats {
-            early_call: early,
-            recalled: prompt.load.recalled.clone(),
-            ..Default::default()
-        }
-    };
-    *core.last_prompt.borrow_mut() = Some(LastPrompt {
-        prompt: prompt.clone(),
-        inputs: inputs.clone(),
-        load,
-    });
-}
-
-/// The prompt a run waiting on tools kept: as this instance kept it, else
-/// (after an eviction, or a run stored before prompts had revisions) the
-/// stored copy, parsed and then kept here.
-fn kept_prompt(core: &Core, run: &CurrentRun) -> Option<Rc<RunPrompt>> {
-    let rev = run.prompt_rev.as_deref();
-    if let Some(k) = &*core.kept_prompt.borrow() {
-        if rev == Some(k.rev.as_str()) {
-            return Some(k.prompt.clone());
-        }
-    }
-    let json = match (&run.prompt, rev) {
-        (Some(json), _) => json.clone(),
-        (None, Some(rev)) => core.store.kept_prompt_body(rev).ok().flatten()?,
-        (None, None) => return None,
-    };
-    let prompt = Rc::new(serde_json::from_str::<RunPrompt>(&json).ok()?);
-    if let Some(rev) = rev {
-        core.kept_prompt.replace(Some(KeptPrompt {
-            rev: rev.to_string(),
-            prompt: prompt.clone(),
-        }));
-    }
-    Some(prompt)
-}
-
-/// Whether `was` and `now` differ in their recalled memories only.
-fn only_recall_differs(was: &PromptInputs, now: &PromptInputs) -> bool {
-    let same_rest = PromptInputs {
-        recalled: now.recalled.clone(),
-        ..was.clone()
-    };
-    same_rest == *now
-}
-
-/// How long a prompt checked against R2 holds without another check
-/// (`workspace.recheckSeconds`): edits made outside the gateway are seen
-/// within it.
-fn recheck_ms(config: &Config) -> i64 {
-    let seconds = config.u64_at("workspace.recheckSeconds");
-    (seconds.unwrap_or(DEFAULT_RECHECK_SECONDS) as i64).saturating_mul(1000)
-}
-
-const DEFAULT_RECHECK_SECONDS: u64 = 60;
-
-/// Who a run's memory calls act for: the account and agent, and the
-/// person its message came from (none in a group, so a group never
-/// reads a person's memories).
-fn memory_caller(config: &Config, session_key: &str, person: Option<String>) -> Caller {
-    let settings = MemorySettings::from_config(config);
-    Caller {
-        account: settings.account,
-        agent_id: crate::routing::agent_id_of(session_key),
-        user: person,
-        operator: false,
-        settings: settings.index,
-    }
-}
-
-/// The memories matching a new run's message, within the recall budget.
-/// A heartbeat recalls nothing (its message is always the same), and a
-/// failed recall costs the run nothing but the section.
-async fn recall(
-    core: &Core,
-    config: &Config,
-    caller: &Caller,
-    run: &CurrentRun,
-    session_key: &str,
-    (today, now): (&str, i64),
-) -> Vec<Candidate> {
-    let settings = MemorySettings::from_config(config);
-    let query = run.plain.as_deref().unwrap_or_default();
-    let heartbeat = session_key == heartbeat_session_key(&caller.agent_id);
-    if !settings.recall || query.trim().is_empty() || heartbeat {
-        return Vec::new();
-    }
-    let rev = core.workspace_rev.borrow().clone();
-    let writes = memory_writes();
-    let max_age = recheck_ms(config);
-    let known = core.known_empty.borrow().clone();
-    if known.is_some_and(|k| k.holds(&caller.account, &rev, writes, now, max_age)) {
-        return Vec::new();
-    }
-    let call = IndexRecall {
-        caller: caller.clone(),
-        query: query.to_string(),
-        budget_tokens: settings.recall_budget_tokens,
-        day: today.to_string(),
-        at_ms: now,
-    };
-    let reply = MemoryStub::for_account(&core.env, &caller.account)
-        .call(&call)
-        .await;
-    let empty = matches!(&reply, Ok(r) if r.empty);
-    core.known_empty.replace(empty.then(|| KnownEmpty {
-        account: caller.account.clone(),
-        rev,
-        writes,
-        at_ms: now,
-    }));
-    match reply {
-        Ok(reply) => reply.recalled,
-        Err(e) => {
-            console_error!("session: memory recall failed: {}", e.message);
-            Vec::new()
-        }
     }
 }
