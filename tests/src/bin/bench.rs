@@ -3,7 +3,7 @@
 //!
 //! - floor: a WebSocket message echoed by a trivial Durable Object; the
 //!   skeleton turn (the least a turn must do, in plain JS), and the same
-//!   floors written with workers-rs (`rustSkeleton`);
+//!   floors written with workers-rs (`rustSkeleton`; `bench/floors.rs`);
 //! - turn: `chat.send` → `final` through the real gateway with an instant
 //!   fake LLM, sequentially, spread over several sessions;
 //! - concurrent: 50 sessions × 20 turns at once (turns/s);
@@ -14,19 +14,28 @@
 //!   fake LLM's tool-call answer to its receipt of the request carrying the
 //!   result; and the skeleton tool turn (a turn with one R2 file read and a
 //!   second model call, in plain JS and in workers-rs) those turns are
-//!   measured against;
+//!   measured against (`bench/tools.rs`);
 //! - grep: the node's Grep tool against the `rg` binary on one generated
-//!   tree of 100 000 files (cached under the target directory);
+//!   tree of 100 000 files (cached under the target directory; `bench/grep.rs`);
 //! - workspace reads: the R2 requests of each run (one parallel batch)
-//!   for an agent with a workspace at the caps and 50 skills;
+//!   for an agent with a workspace at the caps and 50 skills
+//!   (`bench/reads.rs`); prompt assembly of that workspace, natively
+//!   (`bench/prompt.rs`);
+//! - history: the turn at 1 000 messages of history against the turn at 10;
+//! - what a turn costs: workerd's CPU time per turn, and with `--profile DIR`
+//!   a CPU profile of the gateway's isolate over the turns (`bench/turn_cost.rs`);
 //! - lifecycle: compaction of a 2 000-message session (manual and
-//!   automatic), reset of a 10 000-message session, with workerd's memory;
+//!   automatic), reset of a 10 000-message session, with workerd's memory
+//!   (`bench/lifecycle.rs`);
 //! - discord: a Discord DM turn (fake gateway MESSAGE_CREATE → the reply's
 //!   `POST` at the fake REST) through the real gateway and Discord channel
 //!   in one workerd, beside CLI turns on the same workerd (`bench/discord.rs`);
 //! - the WhatsApp turn (signed webhook → the reply's POST at the fake
 //!   Graph API) the same way, and a 10 MB file coming in: time to the model
 //!   request (it is in R2 by then) and workerd's memory (`bench/whatsapp.rs`);
+//! - cron at scale: a burst of jobs due at once, and many stored
+//!   (`bench/cron.rs`); long-term memory at scale: writes, searches and
+//!   recall's cost in a turn (`bench/memory.rs`);
 //! - the gzip size of the gateway's wasm and of the Discord channel's, and
 //!   what the gateway's costs an isolate that starts it: the CPU of its
 //!   startup phase beside both skeletons' (`bench/startup.rs`);
@@ -34,10 +43,6 @@
 //!   promise job (the Rust Workers use the second, `worker-start/`).
 //!
 //! Run with `bash scripts/bench.sh` (builds first); see BENCHMARKS.md.
-//! - history: the turn at 1 000 messages of history against the turn at 10;
-//! - what a turn costs: workerd's CPU time per turn, and with `--profile DIR`
-//!   a CPU profile of the gateway's isolate over the turns (`bench/turn_cost.rs`).
-//!
 //! `--only turns,concurrent,connect,history,prompt,tools,grep,lifecycle,discord,whatsapp,cron,memory,startup` runs some parts
 //! (the echo floor always runs: the ratios need it).
 
@@ -49,29 +54,39 @@
 mod cron;
 #[path = "bench/discord.rs"]
 mod discord;
+#[path = "bench/floors.rs"]
+mod floors;
+#[path = "bench/grep.rs"]
+mod grep;
 #[path = "bench/lifecycle.rs"]
 mod lifecycle;
 #[path = "bench/memory.rs"]
 mod memory;
 #[path = "bench/procs.rs"]
 mod procs;
+#[path = "bench/prompt.rs"]
+mod prompt;
 #[path = "bench/reads.rs"]
 mod reads;
 #[path = "bench/startup.rs"]
 mod startup;
+#[path = "bench/tools.rs"]
+mod tools;
 #[path = "bench/turn_cost.rs"]
 mod turn_cost;
 #[path = "bench/whatsapp.rs"]
 mod whatsapp;
 
-use gsv_e2e::fake_llm::{FakeLlm, Step};
-use gsv_e2e::harness::{gsv_bin, repo_root, Node, Workerd};
+use floors::{echo_floor, microtask_costs, skeleton_floors};
+use grep::grep_vs_rg;
+use gsv_e2e::fake_llm::FakeLlm;
+use gsv_e2e::harness::{gsv_bin, repo_root, Workerd};
 use gsv_e2e::ws::Client;
 use gsv_protocol::ChatState;
+use prompt::prompt_assembly;
 use serde_json::{json, Value};
-use std::path::Path;
-use std::process::Command;
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
+use tools::tool_round_trips;
 
 /// How long started nodes get to connect.
 const WAIT_FOR_NODES: Duration = Duration::from_secs(30);
@@ -378,542 +393,6 @@ async fn main() {
     println!("{}", serde_json::to_string_pretty(&report).unwrap());
 }
 
-/// Tool round trips: a node's Read of a small file (no shell start-up, so
-/// it isolates the plumbing: Session → Gateway → node → Gateway → Session),
-/// a node's Bash `true` (adds the shell's start-up) and the native
-/// `gsv__ReadFile` (runs in the Session against R2, no node).
-async fn tool_round_trips(
-    gw: &Workerd,
-    llm: &FakeLlm,
-    (turns, bash_turns): (usize, usize),
-    (floor_p50, turn_p50): (f64, Option<f64>),
-    profile: Option<(u16, &std::path::Path)>,
-) -> Value {
-    let gw_pid = gw.pid().expect("the gateway's process");
-    let node = Node::start(&gw.url(), TOKEN, "laptop");
-    std::fs::write(
-        node.workspace.join("small.txt"),
-        "A small file for the tool round trip.\nSecond line.\n",
-    )
-    .unwrap();
-    let mut c = Client::connect(&gw.url(), Some(TOKEN)).await;
-    c.wait_for_tools(
-        &["laptop__Read", "laptop__Bash", "gsv__ReadFile"],
-        WAIT_FOR_NODES,
-    )
-    .await;
-    let variants = [
-        (
-            "nodeRead",
-            "laptop__Read",
-            json!({"path": "small.txt"}),
-            turns,
-        ),
-        (
-            "nativeReadFile",
-            "gsv__ReadFile",
-            json!({"path": "IDENTITY.md"}),
-            turns,
-        ),
-        (
-            "nodeBashTrue",
-            "laptop__Bash",
-            json!({"command": "true"}),
-            bash_turns,
-        ),
-    ];
-    let mut out = json!({
-        "measured": "from the end of the fake LLM's tool-call answer (its SSE stream ended) \
-                     to its receipt of the next request, which carries the tool result",
-        "sessions": 20,
-    });
-    for (label, tool, args, n) in variants {
-        if n == 0 {
-            continue;
-        }
-        eprintln!("[bench] tool round trips: {n} × {tool}");
-        let clock = (Instant::now(), SystemTime::now());
-        let meter = turn_cost::Metering {
-            gw_pid,
-            profile: profile.map(|(port, dir)| (port, dir, label)),
-        };
-        let measured = round_trips(&mut c, llm, (label, tool, &args), n, 20, meter).await;
-        let p50 = percentile(&measured.round_trip, 50.0);
-        let mut v = json!({
-            "tool": tool,
-            "args": args,
-            "roundTrip": stats(&measured.round_trip),
-            "roundTripP50OverEchoP50": round2(p50 / floor_p50),
-            "turn": stats(&measured.turn),
-            "cost": measured.cost,
-        });
-        if let Some(turn_p50) = turn_p50 {
-            // The turn is a better-resolved yardstick than the echo (0.1 ms).
-            v["roundTripP50OverTurnP50"] = json!(round2(p50 / turn_p50));
-            v["turnP50MinusPlainTurnP50Ms"] =
-                json!(round2(percentile(&measured.turn, 50.0) - turn_p50));
-        }
-        if tool.starts_with("laptop__") {
-            v["split"] = split_at_node(&node, &measured.calls, clock);
-        }
-        out[label] = v;
-    }
-    drop(node);
-    out
-}
-
-/// Splits node round trips where the node logged the finished call (its
-/// log's `ts`, whole milliseconds, so each part is ±1 ms): before, the
-/// gateway's way to the node and the tool itself (`ms` in the same entry);
-/// after, the way back to the model.
-fn split_at_node(
-    node: &Node,
-    calls: &[(String, Instant, Instant)],
-    (base, base_wall): (Instant, SystemTime),
-) -> Value {
-    let epoch_ms = |at: Instant| {
-        let wall = base_wall.duration_since(UNIX_EPOCH).unwrap().as_secs_f64() * 1000.0;
-        if at >= base {
-            wall + ms(at - base)
-        } else {
-            wall - ms(base - at)
-        }
-    };
-    let logged: std::collections::HashMap<String, (f64, f64)> = node
-        .log()
-        .lines()
-        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-        .filter(|e| e["msg"] == "tool call")
-        .filter_map(|e| {
-            let at = parse_log_ts(e["ts"].as_str()?)?;
-            Some((e["callId"].as_str()?.to_string(), (at, e["ms"].as_f64()?)))
-        })
-        .collect();
-    let (mut to_node, mut tool, mut back) = (Vec::new(), Vec::new(), Vec::new());
-    for (id, answered, received) in calls {
-        let Some((done, tool_ms)) = logged.get(id) else {
-            continue;
-        };
-        to_node.push(done - tool_ms - epoch_ms(*answered));
-        tool.push(*tool_ms);
-        back.push(epoch_ms(*received) - done);
-    }
-    if to_node.is_empty() {
-        return json!("the node log has none of the calls");
-    }
-    json!({
-        "calls": to_node.len(),
-        "llmAnswerEndToToolStartP50Ms": round2(percentile(&to_node, 50.0)),
-        "toolP50Ms": round2(percentile(&tool, 50.0)),
-        "toolEndToNextLlmRequestP50Ms": round2(percentile(&back, 50.0)),
-    })
-}
-
-/// `2026-11-22T06:53:04.123Z` (the node log's `ts`) in ms since the epoch.
-fn parse_log_ts(ts: &str) -> Option<f64> {
-    let num = |range: std::ops::Range<usize>| ts.get(range)?.parse::<i64>().ok();
-    let (y, m, d) = (num(0..4)?, num(5..7)?, num(8..10)?);
-    let (h, min, sec, milli) = (num(11..13)?, num(14..16)?, num(17..19)?, num(20..23)?);
-    // Howard Hinnant's days_from_civil.
-    let y = if m <= 2 { y - 1 } else { y };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let doy = (153 * (if m > 2 { m - 3 } else { m + 9 }) + 2) / 5 + d - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    let days = era * 146_097 + doe - 719_468;
-    Some((((days * 24 + h) * 60 + min) * 60 + sec) as f64 * 1000.0 + milli as f64)
-}
-
-struct RoundTrips {
-    /// Milliseconds from the end of the tool-call answer to the next request.
-    round_trip: Vec<f64>,
-    /// `chat.send` → `final`, milliseconds.
-    turn: Vec<f64>,
-    /// (call id, tool-call answer ended, next request received).
-    calls: Vec<(String, Instant, Instant)>,
-    /// The gateway's workerd CPU time per measured turn (with its profile).
-    cost: Value,
-}
-
-/// `n` turns (after one warm-up turn per session) in which the model asks
-/// for `tool` once, then answers.
-async fn round_trips(
-    c: &mut Client,
-    llm: &FakeLlm,
-    (label, tool, args): (&str, &str, &Value),
-    n: usize,
-    sessions: usize,
-    meter: turn_cost::Metering<'_>,
-) -> RoundTrips {
-    let trigger = format!("toolrt-{label}");
-    let mut out = RoundTrips {
-        round_trip: Vec::with_capacity(n),
-        turn: Vec::with_capacity(n),
-        calls: Vec::with_capacity(n),
-        cost: Value::Null,
-    };
-    let mut errors = 0;
-    // Started once every session is warm, stopped after the last turn.
-    let (mut meter, mut metered) = (Some(meter), None);
-    for i in 0..sessions + n {
-        if i == sessions {
-            metered = meter.take().map(turn_cost::Metering::start);
-        }
-        let call_id = format!("call_{label}_{i}");
-        llm.script(
-            &trigger,
-            vec![
-                Step::tool_call(&call_id, tool, args.clone()),
-                Step::text("done"),
-            ],
-        );
-        // Only this turn's two requests are kept (and cloned) below.
-        llm.clear_requests();
-        let key = format!("agent:main:bench:{label}:{}", i % sessions);
-        let t = Instant::now();
-        let run = c.chat_send(&key, &format!("{trigger} turn {i}")).await;
-        let events = c.run_events(&run).await;
-        let took = ms(t.elapsed());
-        let last = events.last().unwrap();
-        assert_eq!(last.state, ChatState::Final, "{events:?}");
-        let requests = llm.requests();
-        assert_eq!(requests.len(), 2, "one tool call, one answer: {requests:?}");
-        let answered = requests[0]
-            .answered_at
-            .expect("the tool-call answer was sent whole");
-        let result = requests[1].body["messages"]
-            .as_array()
-            .and_then(|m| m.last())
-            .cloned()
-            .unwrap_or_default();
-        assert_eq!(result["role"], "tool", "{result}");
-        if result["content"]
-            .as_str()
-            .is_some_and(|t| t.starts_with("Error"))
-        {
-            if errors == 0 {
-                eprintln!("[bench] {tool} failed: {}", result["content"]);
-            }
-            errors += 1;
-        }
-        if i >= sessions {
-            let received = requests[1].received_at;
-            out.round_trip
-                .push(ms(received.saturating_duration_since(answered)));
-            out.turn.push(took);
-            out.calls.push((call_id, answered, received));
-        }
-    }
-    assert_eq!(errors, 0, "{tool} failed in {errors} turns");
-    if let Some(metered) = metered {
-        out.cost = metered.stop(n);
-    }
-    out
-}
-
-/// The node's Grep against `rg` on one generated tree, alternating, warm
-/// cache. Grep is timed through the agent's path (`tool.invoke` → gateway →
-/// node → gateway), and inside the node: its log's `tool call` entry (the
-/// tool's own time, whole milliseconds) and the node process's CPU time.
-/// `rg`'s CPU time comes from `getrusage`: on a shared machine CPU time
-/// moves less than wall time when other work runs.
-async fn grep_vs_rg(gw: &Workerd, files: usize, runs: usize) -> Value {
-    let started = Instant::now();
-    let tree = grep_tree::ensure(files);
-    eprintln!(
-        "[bench] grep tree: {} ({}, {:.1} s)",
-        tree.dir.display(),
-        if tree.generated {
-            "generated"
-        } else {
-            "reused"
-        },
-        started.elapsed().as_secs_f64()
-    );
-    let rg = Command::new("rg")
-        .arg("--version")
-        .output()
-        .ok()
-        .filter(|o| o.status.success());
-    let mut out = json!({
-        "tree": tree.summary(),
-        "pattern": grep_tree::PATTERN,
-        "runs": runs,
-    });
-    let node = Node::start_in(&gw.url(), TOKEN, "tree", &tree.dir, &[]);
-    let mut c = Client::connect(&gw.url(), Some(TOKEN)).await;
-    c.wait_for_tools(&["tree__Grep"], WAIT_FOR_NODES).await;
-
-    // Warm-up (and the page cache): one of each.
-    let warm = grep_once(&mut c, &node).await;
-    out["matches"] = json!({"expected": tree.expected_matches, "grep": warm.matches});
-    let rg_version = match &rg {
-        Some(rg) => {
-            let warm_rg = rg_once(&tree.dir);
-            out["matches"]["rg"] = json!(warm_rg.matches);
-            out["sameMatches"] =
-                json!(warm.matches == warm_rg.matches && warm_rg.matches == tree.expected_matches);
-            String::from_utf8_lossy(&rg.stdout)
-                .lines()
-                .next()
-                .unwrap_or_default()
-                .to_string()
-        }
-        None => {
-            out["sameMatches"] = json!(warm.matches == tree.expected_matches);
-            out["rg"] = json!(
-                "rg not found: install ripgrep (e.g. apt-get install -y ripgrep) to compare; \
-                 Grep alone was timed"
-            );
-            String::new()
-        }
-    };
-    eprintln!("[bench] grep vs rg: {runs} runs each, alternating");
-    let (mut rgs, mut greps) = (Vec::new(), Vec::new());
-    for _ in 0..runs {
-        if rg.is_some() {
-            rgs.push(rg_once(&tree.dir));
-        }
-        greps.push(grep_once(&mut c, &node).await);
-    }
-    let series = |f: &dyn Fn(&Timed) -> Option<f64>, of: &[Timed]| -> Vec<f64> {
-        of.iter().filter_map(f).collect()
-    };
-    let via = series(&|t| Some(t.wall_ms), &greps);
-    let inside = series(&|t| t.tool_ms, &greps);
-    let grep_cpu = series(&|t| t.cpu_ms, &greps);
-    out["grepViaGatewayMs"] = runs_json(&via);
-    out["grepInNodeMs"] = runs_json(&inside);
-    out["grepNodeCpuMs"] = runs_json(&grep_cpu);
-    if rg.is_none() {
-        return out;
-    }
-    let rg_wall = series(&|t| Some(t.wall_ms), &rgs);
-    let rg_cpu = series(&|t| t.cpu_ms, &rgs);
-    out["rg"] = json!({
-        "version": rg_version,
-        "command": format!("rg {}", grep_tree::rg_args().join(" ")),
-    });
-    out["rgMs"] = runs_json(&rg_wall);
-    out["rgCpuMs"] = runs_json(&rg_cpu);
-    let rg_median = median(&rg_wall);
-    out["ratioViaGatewayToRg"] = json!(round2(median(&via) / rg_median));
-    if !inside.is_empty() {
-        out["ratioInNodeToRg"] = json!(round2(median(&inside) / rg_median));
-    }
-    if !grep_cpu.is_empty() && !rg_cpu.is_empty() {
-        out["ratioCpuToRg"] = json!(round2(median(&grep_cpu) / median(&rg_cpu)));
-    }
-    out
-}
-
-/// One timed search.
-struct Timed {
-    matches: usize,
-    wall_ms: f64,
-    /// Grep: the node's own figure for the call (its log).
-    tool_ms: Option<f64>,
-    /// User + system CPU time of the process that searched.
-    cpu_ms: Option<f64>,
-}
-
-/// One Grep through the gateway.
-async fn grep_once(c: &mut Client, node: &Node) -> Timed {
-    let logged = node_grep_times(node).len();
-    let cpu_before = node.pid().and_then(procs::process_cpu_ms);
-    let t = Instant::now();
-    let res = c
-        .request(
-            "tool.invoke",
-            json!({"tool": "tree__Grep", "args": {"pattern": grep_tree::PATTERN}}),
-        )
-        .await;
-    let wall_ms = ms(t.elapsed());
-    let cpu_after = node.pid().and_then(procs::process_cpu_ms);
-    assert!(res.ok, "Grep failed: {res:?}");
-    let result = &res.payload.unwrap()["result"];
-    assert_eq!(result["truncated"], false, "{result}");
-    let matches = result["count"].as_u64().unwrap() as usize;
-    // The node logs the call just before it sends the result.
-    let mut tool_ms = None;
-    for _ in 0..100 {
-        let times = node_grep_times(node);
-        if times.len() > logged {
-            tool_ms = times.last().copied();
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-    Timed {
-        matches,
-        wall_ms,
-        tool_ms,
-        cpu_ms: cpu_before.zip(cpu_after).map(|(b, a)| a - b),
-    }
-}
-
-/// CPU time of the children waited for so far.
-fn children_cpu_ms() -> f64 {
-    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    unsafe { libc::getrusage(libc::RUSAGE_CHILDREN, &mut usage) };
-    let t = |tv: libc::timeval| tv.tv_sec as f64 * 1000.0 + tv.tv_usec as f64 / 1000.0;
-    t(usage.ru_utime) + t(usage.ru_stime)
-}
-
-/// The `ms` of every Grep call in the node's log.
-fn node_grep_times(node: &Node) -> Vec<f64> {
-    node.log()
-        .lines()
-        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-        .filter(|e| e["msg"] == "tool call" && e["tool"] == "Grep")
-        .filter_map(|e| e["ms"].as_f64())
-        .collect()
-}
-
-/// One `rg` over the tree, its output read through a pipe (rg may stop at
-/// the first match when it writes to /dev/null).
-fn rg_once(dir: &Path) -> Timed {
-    let cpu_before = children_cpu_ms();
-    let t = Instant::now();
-    let out = Command::new("rg")
-        .args(grep_tree::rg_args())
-        .current_dir(dir)
-        .output()
-        .expect("run rg");
-    let wall_ms = ms(t.elapsed());
-    let cpu_ms = children_cpu_ms() - cpu_before;
-    assert!(
-        out.status.success(),
-        "rg failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let matches = out
-        .stdout
-        .split(|b| *b == b'\n')
-        .filter(|l| !l.is_empty())
-        .count();
-    Timed {
-        matches,
-        wall_ms,
-        tool_ms: None,
-        cpu_ms: Some(cpu_ms),
-    }
-}
-
-fn median(samples: &[f64]) -> f64 {
-    percentile(samples, 50.0)
-}
-
-fn runs_json(samples: &[f64]) -> Value {
-    if samples.is_empty() {
-        return Value::Null;
-    }
-    json!({
-        "median": round2(median(samples)),
-        "min": round2(percentile(samples, 0.0)),
-        "max": round2(percentile(samples, 100.0)),
-        "all": samples.iter().map(|s| round2(*s)).collect::<Vec<_>>(),
-    })
-}
-
-/// The round trips `echo_floor` makes before it starts timing.
-const ECHO_WARM_UP: usize = 50;
-
-/// The floors of one skeleton Worker: the JS one (`tests/support/echo`)
-/// or the same written with workers-rs (`tests/support/echo-rs`), which
-/// tells how much of the turn is the crate's own.
-struct Floors {
-    echo: Vec<f64>,
-    hop: Vec<f64>,
-    turn: Vec<f64>,
-    cpu_ms_per_turn: f64,
-    report: Value,
-}
-
-/// Echo, a `fetch()` hop, the Worker's other hop (`other`: its JSON key
-/// and message prefix), a model call from an object, and the skeleton
-/// turn with the Worker's CPU time per turn; `n` round trips each (the
-/// echo twice as many).
-async fn skeleton_floors(
-    worker: &Workerd,
-    model_url: &str,
-    n: usize,
-    other: (&str, &str),
-) -> Floors {
-    let url = worker.url();
-    let echo = echo_floor(&url, "", n * 2).await;
-    let hop = echo_floor(&url, "hop:", n).await;
-    let other_hop = echo_floor(&url, other.1, n).await;
-    let model_call = echo_floor(&url, &format!("llm:{model_url}"), n).await;
-    let cpu = turn_cost::CpuMeter::start(worker.pid().expect("the skeleton worker's process"));
-    let turn = echo_floor(&url, &format!("turn:{model_url}"), n).await;
-    let cost = cpu.per_turn(n + ECHO_WARM_UP);
-    let cpu_ms_per_turn = cost["cpuMsPerTurn"].as_f64().unwrap_or(f64::NAN);
-    let mut report = json!({
-        "echoFloor": stats(&echo),
-        "doFetchHop": stats(&hop),
-        "modelCallFromDo": stats(&model_call),
-        "skeletonTurn": stats(&turn),
-        "skeletonTurnCost": cost,
-    });
-    report[other.0] = stats(&other_hop);
-    Floors {
-        echo,
-        hop,
-        turn,
-        cpu_ms_per_turn,
-        report,
-    }
-}
-
-/// Chained microtasks per round of `microtask_costs`.
-const MICROTASK_JOBS: usize = 100_000;
-
-/// What one microtask costs workerd queued with `queueMicrotask` and as a
-/// promise job, the choice `gsv-worker-start` makes for the Rust Workers'
-/// futures: µs per job, the median of five rounds of each, alternating.
-async fn microtask_costs(worker: &Workerd) -> Value {
-    let url = worker.url();
-    let mut c = Client::open(&url).await;
-    let modes = ["queueMicrotask", "then"];
-    let mut us_per_job = [Vec::new(), Vec::new()];
-    for _ in 0..5 {
-        for (mode, samples) in modes.iter().zip(us_per_job.iter_mut()) {
-            let t = Instant::now();
-            c.send_text(format!("microtasks:{mode}:{MICROTASK_JOBS}"))
-                .await;
-            let _ = c.next_text().await;
-            samples.push(ms(t.elapsed()) * 1000.0 / MICROTASK_JOBS as f64);
-        }
-    }
-    let [queued, then] = us_per_job.map(|s| percentile(&s, 50.0));
-    json!({
-        "jobsPerRound": MICROTASK_JOBS,
-        "queueMicrotaskUsPerJob": round3(queued),
-        "promiseJobUsPerJob": round3(then),
-    })
-}
-
-/// Round trips through the echo worker; `prefix` picks the path (none, one
-/// object-to-object fetch, or one JS RPC call).
-async fn echo_floor(url: &str, prefix: &str, n: usize) -> Vec<f64> {
-    let mut c = Client::open(url).await;
-    let mut samples = Vec::with_capacity(n);
-    for i in 0..n + ECHO_WARM_UP {
-        let payload = format!(
-            "{prefix}{}",
-            json!({"type": "req", "id": format!("e{i}"), "method": "echo"})
-        );
-        let t = Instant::now();
-        c.send_text(payload).await;
-        let _ = c.next_text().await;
-        if i >= ECHO_WARM_UP {
-            samples.push(ms(t.elapsed()));
-        }
-    }
-    samples
-}
-
 /// Sequential turns (with what they cost the gateway's workerd: its CPU
 /// time per turn, and with `--profile` its CPU profile): `(chat.send → final, chat.send → its "started"
 /// answer, [chat.send → the model request received, → the model's answer
@@ -1003,97 +482,6 @@ async fn turn_and_ack(c: &mut Client, key: &str, i: usize) -> (f64, f64) {
     (ms(t.elapsed()), sent)
 }
 
-/// A workspace file past the default per-file cap (14 400 characters, cut
-/// to 12 000 in the prompt).
-fn cap_workspace_file(label: &str) -> String {
-    format!(
-        "# {label}\n\n{}",
-        "Notes about the human and the work. ".repeat(400)
-    )
-}
-
-/// The SKILL.md of bench skill `i`.
-fn bench_skill(i: usize) -> String {
-    format!(
-        "---\nname: skill-{i:02}\ndescription: Does task number {i} well.\nmetadata: {{\"gsv\": {{\"emoji\": \"🔧\"}}}}\n---\n# Skill {i}\n\n{}",
-        "Step by step instructions. ".repeat(40)
-    )
-}
-
-/// Evaluating 50 SKILL.md files and assembling the prompt of a workspace
-/// whose files fill the caps (12 000 characters each, 60 000 in all), as
-/// the Session does once per run — natively, so the figure is the code's
-/// own cost; in the Worker it runs as wasm.
-fn prompt_assembly(iterations: usize) -> Value {
-    use gsv_gateway::config::Config;
-    use gsv_gateway::prompt::{
-        build_system_prompt, DailyMemory, PromptContext, PromptLimits, Workspace,
-    };
-    use gsv_gateway::skills::{skills_status, SkillFile, SkillSource};
-    let file = cap_workspace_file;
-    let skills: Vec<SkillFile> = (0..50)
-        .map(|i| SkillFile {
-            dir: format!("skill-{i:02}"),
-            source: if i % 2 == 0 {
-                SkillSource::Agent
-            } else {
-                SkillSource::Global
-            },
-            content: bench_skill(i),
-        })
-        .collect();
-    let config = Config::default();
-    let mut samples = Vec::with_capacity(iterations);
-    let mut prompt_chars = 0;
-    for _ in 0..iterations {
-        let t = Instant::now();
-        let status = skills_status("main", &skills, &[], &config, 0);
-        let ws = Workspace {
-            soul: Some(file("Soul")),
-            identity: Some("- **Name:** Nim\n- **Emoji:** 🦀\n- **Vibe:** calm".into()),
-            user: Some(file("User")),
-            agents: Some(file("Agents")),
-            memory: Some(file("Memory")),
-            tools: Some(file("Tools")),
-            heartbeat: Some(file("Heartbeat")),
-            bootstrap: None,
-            yesterday: Some(DailyMemory {
-                date: "2026-11-21".into(),
-                content: file("Yesterday"),
-            }),
-            today: Some(DailyMemory {
-                date: "2026-11-22".into(),
-                content: file("Today"),
-            }),
-            skills: status.prompt_skills(),
-            ineligible_skills: status.ineligible_count(),
-        };
-        let ctx = PromptContext {
-            agent_id: "main",
-            session_key: "agent:main:main",
-            is_main: true,
-            model_provider: "anthropic",
-            model_id: "claude-sonnet-4-20250514",
-            timezone: "Europe/Berlin",
-            channel: None,
-            tools: &[],
-            hosts: &[],
-            base_prompt: "You are a helpful AI assistant running inside GSV.",
-            heartbeat_prompt: None,
-            recalled: &[],
-        };
-        let prompt = build_system_prompt(&ws, &ctx, PromptLimits::from_config(&config));
-        samples.push(ms(t.elapsed()));
-        prompt_chars = prompt.chars().count();
-    }
-    json!({
-        "skills": 50,
-        "workspaceChars": 60000,
-        "promptChars": prompt_chars,
-        "time": stats(&samples),
-    })
-}
-
 /// A client of its own sending a light request (`config.get`) every
 /// 10 ms until `stop` is set: its latencies, to see whether other work
 /// keeps the gateway from answering clients.
@@ -1150,220 +538,4 @@ fn gzip_len(bytes: &[u8]) -> usize {
     let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
     enc.write_all(bytes).unwrap();
     enc.finish().unwrap().len()
-}
-
-/// The tree Grep and `rg` search: generated deterministically once per size
-/// and kept under the target directory (`bench-grep-tree/`), so reruns
-/// reuse it (and the page cache).
-mod grep_tree {
-    use gsv_e2e::harness::repo_root;
-    use serde_json::{json, Value};
-    use std::path::{Path, PathBuf};
-
-    /// Matches one line in a handful of files: both tools walk the whole
-    /// tree, and Grep's 100-match cap never cuts it short.
-    pub const PATTERN: &str = "needle_[0-9]+_marker";
-    /// Bump when the layout or contents change.
-    const VERSION: u32 = 1;
-    /// Searched text files that hold the needle.
-    const NEEDLE_FILES: usize = 24;
-
-    /// `rg` with Grep's semantics: .gitignore respected without a git
-    /// repository (Grep's `require_git(false)`), hidden and binary files
-    /// skipped (both tools' defaults), line numbers, no config file.
-    pub fn rg_args() -> Vec<&'static str> {
-        vec!["--no-config", "--no-require-git", "--line-number", PATTERN]
-    }
-
-    pub struct Tree {
-        pub dir: PathBuf,
-        pub generated: bool,
-        pub expected_matches: usize,
-        summary: Value,
-    }
-
-    impl Tree {
-        pub fn summary(&self) -> Value {
-            let mut s = self.summary.clone();
-            s["dir"] = json!(self.dir.display().to_string());
-            s
-        }
-    }
-
-    fn target_dir() -> PathBuf {
-        std::env::var_os("CARGO_TARGET_DIR")
-            .map(PathBuf::from)
-            .unwrap_or_else(|| repo_root().join("target"))
-    }
-
-    /// The tree of `files` files, generated unless a complete one exists.
-    pub fn ensure(files: usize) -> Tree {
-        let root = target_dir().join("bench-grep-tree");
-        let dir = root.join(format!("v{VERSION}-{files}"));
-        let stamp = root.join(format!("v{VERSION}-{files}.json"));
-        let done: Option<Value> = std::fs::read_to_string(&stamp)
-            .ok()
-            .and_then(|t| serde_json::from_str(&t).ok());
-        let (summary, generated) = match done {
-            Some(summary) if dir.is_dir() => (summary, false),
-            _ => {
-                eprintln!("[bench] generating {files} files in {}", dir.display());
-                let _ = std::fs::remove_dir_all(&dir);
-                let summary = generate(&dir, files);
-                std::fs::write(&stamp, summary.to_string()).unwrap();
-                (summary, true)
-            }
-        };
-        Tree {
-            dir,
-            generated,
-            expected_matches: summary["expectedMatches"].as_u64().unwrap() as usize,
-            summary,
-        }
-    }
-
-    /// xorshift64*: deterministic across runs and platforms.
-    struct Rng(u64);
-
-    impl Rng {
-        fn next(&mut self) -> u64 {
-            self.0 ^= self.0 >> 12;
-            self.0 ^= self.0 << 25;
-            self.0 ^= self.0 >> 27;
-            self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-        }
-        fn below(&mut self, n: usize) -> usize {
-            (self.next() % n as u64) as usize
-        }
-    }
-
-    const WORDS: &[&str] = &[
-        "let", "fn", "struct", "impl", "return", "match", "value", "config", "session", "node",
-        "gateway", "request", "response", "error", "result", "string", "buffer", "index", "count",
-        "length", "path", "file", "line", "token", "stream", "message", "event", "handler",
-        "client", "server", "state", "update", "create", "delete", "parse", "render", "format",
-        "async", "await", "option", "vector", "map", "filter", "into", "from", "self", "the", "a",
-        "of", "to", "and", "is", "in", "for", "with", "on", "timeout", "retry", "backoff",
-        "worker", "durable", "object", "storage", "query",
-    ];
-    const EXTENSIONS: &[&str] = &["rs", "ts", "py", "md", "txt", "json", "go", "toml"];
-
-    /// Lines of words, `size` bytes give or take a line.
-    fn text(rng: &mut Rng, size: usize) -> String {
-        let mut out = String::with_capacity(size + 100);
-        while out.len() < size {
-            let indent = rng.below(4) * 4;
-            out.extend(std::iter::repeat_n(' ', indent));
-            let width = 30 + rng.below(70);
-            let start = out.len();
-            while out.len() - start < width {
-                out.push_str(WORDS[rng.below(WORDS.len())]);
-                out.push(if rng.below(8) == 0 { '(' } else { ' ' });
-            }
-            out.push('\n');
-        }
-        out
-    }
-
-    fn write(path: &Path, bytes: &[u8]) {
-        if let Some(parent) = path.parent() {
-            std::fs::create_dir_all(parent).unwrap();
-        }
-        std::fs::write(path, bytes).unwrap();
-    }
-
-    /// A file of searched text holding `needle` (if any) on one line.
-    fn text_file(rng: &mut Rng, needle: Option<usize>) -> Vec<u8> {
-        let size = 1024 + rng.below(3072);
-        let mut body = text(rng, size);
-        if let Some(k) = needle {
-            let at = body[..body.len() / 2].rfind('\n').map_or(0, |i| i + 1);
-            body.insert_str(at, &format!("    let needle_{k}_marker = lookup(index);\n"));
-        }
-        body.into_bytes()
-    }
-
-    /// Layout, for `files` files in all:
-    /// - `src/pkgNN/modN/partN/`: searched text files, 50 per directory,
-    ///   1–4 KB of code-like lines; `NEEDLE_FILES` of them hold the needle;
-    /// - `vendor/` (10 %): excluded by the root `.gitignore`;
-    /// - `.cache/` (1 %): hidden;
-    /// - 100 binary files (a NUL byte early) among the sources;
-    /// - the needle is also in every ignored, hidden and binary file, so a
-    ///   tool that searched them would report more matches.
-    fn generate(dir: &Path, files: usize) -> Value {
-        let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
-        let ignored = files / 10;
-        let hidden = files / 100;
-        let binary = 100.min(files / 100);
-        let searched = files - ignored - hidden - binary - 1; // - .gitignore
-        let mut bytes = 0u64;
-        write(
-            &dir.join(".gitignore"),
-            b"# generated by the bench\n/vendor/\n*.log\n",
-        );
-        let every = (searched / NEEDLE_FILES).max(1);
-        let mut needles = 0;
-        for k in 0..searched {
-            let leaf = k / 50;
-            let ext = EXTENSIONS[k % EXTENSIONS.len()];
-            let path = dir.join(format!(
-                "src/pkg{:02}/mod{}/part{}/file{k}.{ext}",
-                leaf / 100,
-                (leaf / 10) % 10,
-                leaf % 10
-            ));
-            let needle = (k % every == every / 2 && needles < NEEDLE_FILES).then(|| {
-                needles += 1;
-                k
-            });
-            let body = text_file(&mut rng, needle);
-            bytes += body.len() as u64;
-            write(&path, &body);
-        }
-        for k in 0..ignored {
-            let body = text_file(&mut rng, (k % 100 == 0).then_some(k));
-            bytes += body.len() as u64;
-            write(
-                &dir.join(format!("vendor/lib{:02}/src/file{k}.rs", k / 500)),
-                &body,
-            );
-        }
-        for k in 0..hidden {
-            let body = text_file(&mut rng, (k % 50 == 0).then_some(k));
-            bytes += body.len() as u64;
-            write(
-                &dir.join(format!(".cache/d{:02}/entry{k}.txt", k / 100)),
-                &body,
-            );
-        }
-        for k in 0..binary {
-            let mut body: Vec<u8> = (0..2048 + rng.below(6144))
-                .map(|_| (rng.next() >> 56) as u8)
-                .collect();
-            body[16] = 0;
-            let needle = format!("needle_{k}_marker\n");
-            body[64..64 + needle.len()].copy_from_slice(needle.as_bytes());
-            bytes += body.len() as u64;
-            let leaf = (k * 37) % (searched / 50).max(1);
-            write(
-                &dir.join(format!(
-                    "src/pkg{:02}/mod{}/part{}/blob{k}.bin",
-                    leaf / 100,
-                    (leaf / 10) % 10,
-                    leaf % 10
-                )),
-                &body,
-            );
-        }
-        json!({
-            "files": files,
-            "searchedTextFiles": searched,
-            "ignoredFiles": ignored,
-            "hiddenFiles": hidden,
-            "binaryFiles": binary,
-            "bytes": bytes,
-            "expectedMatches": needles,
-        })
-    }
 }

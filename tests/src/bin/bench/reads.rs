@@ -7,7 +7,8 @@
 //! isolate's text cache current, so even the first run reads only what it
 //! has never seen (BOOTSTRAP.md and the daily files, found absent).
 
-use super::{bench_skill, cap_workspace_file, one_turn, percentile, round2, stats, TOKEN};
+use super::prompt::{bench_skill, cap_workspace_file};
+use super::{one_turn, percentile, round2, stats, TOKEN};
 use gsv_e2e::fake_llm::FakeLlm;
 use gsv_e2e::harness::Workerd;
 use gsv_e2e::ws::Client;
