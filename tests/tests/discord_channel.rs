@@ -150,6 +150,27 @@ async fn the_discord_channel_against_the_fake_discord() {
         .post_with("/internal/capabilities", caps.clone(), Some("wrong"))
         .await;
     assert_eq!(status, 401);
+    // A call names an account, and never the accounts' registry.
+    for (path, body, reason) in [
+        (
+            "/internal/status",
+            json!({"accountId": "_accounts"}),
+            "invalid accountId",
+        ),
+        (
+            "/internal/send",
+            json!({"accountId": ""}),
+            "invalid accountId",
+        ),
+        (
+            "/internal/start",
+            json!({"config": {}}),
+            "the body needs an accountId",
+        ),
+    ] {
+        let (status, text) = rig.post_with(path, body, Some(KEY)).await;
+        assert_eq!((status, text.as_str()), (400, reason), "{path}");
+    }
     assert_eq!(
         rig.post("/internal/capabilities", caps).await,
         json!({"chatTypes": ["dm", "group"], "media": true, "reactions": false, "threads": false,

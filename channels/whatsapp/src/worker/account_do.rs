@@ -7,7 +7,7 @@
 
 use super::graph_client::{self, api_base};
 use super::store::Store;
-use super::{internal_post, registry, REGISTRY};
+use super::{internal_post, ACCOUNTS};
 use crate::account::{plan_start, Account};
 use crate::graph::{self, phone_info};
 use crate::webhook::Batch;
@@ -114,7 +114,10 @@ impl DurableObject for WhatsAppAccount {
                     account.access_token = None;
                     account.authenticated = false;
                     let release = internal_post("/release", p.account_id.clone())?;
-                    registry(&self.env)?.fetch_with_request(release).await?;
+                    ACCOUNTS
+                        .registry(&self.env)?
+                        .fetch_with_request(release)
+                        .await?;
                 }
                 self.save(&p.account_id, account)?;
                 ok()
@@ -239,15 +242,11 @@ impl WhatsAppAccount {
             account_id: account_id.to_string(),
             phone_number_id: phone_number_id.to_string(),
         })?;
-        let mut answer = registry(&self.env)?
+        let mut answer = ACCOUNTS
+            .registry(&self.env)?
             .fetch_with_request(internal_post("/register", claim)?)
             .await?;
         let claimed: OkResult = answer.json().await?;
         Ok((!claimed.ok).then(|| claimed.error.unwrap_or_default()))
     }
-}
-
-/// The registry's name is not an account's.
-pub fn is_account_name(id: &str) -> bool {
-    !id.is_empty() && id != REGISTRY
 }

@@ -16,15 +16,17 @@ mod sending;
 mod store;
 
 use crate::webhook::{parse, signature_ok, subscription, SIGNATURE_HEADER};
-use account_do::{is_account_name, Accept};
-use gsv_protocol::channel_key::secrets_match;
-use gsv_protocol::channels::{ChannelStatusQuery, ChannelStatusResult, CHANNEL_KEY_HEADER};
-use serde::Deserialize;
+use account_do::Accept;
+use gsv_channel_worker::{account_id_of, refuse_internal, Accounts};
 use worker::*;
 
-/// The object that lists the accounts and their numbers.
-pub(crate) const REGISTRY: &str = "_accounts";
-const BINDING: &str = "WHATSAPP_ACCOUNT";
+pub(crate) use gsv_channel_worker::internal_post;
+
+/// The `WhatsAppAccount` objects: one per account, and the registry of the
+/// accounts and their numbers.
+pub(crate) const ACCOUNTS: Accounts = Accounts {
+    binding: "WHATSAPP_ACCOUNT",
+};
 /// Meta's deliveries are a few kilobytes (at most 3 MB); anything larger
 /// is not read into memory before its signature could even be checked.
 const MAX_DELIVERY_BYTES: usize = 4 * 1024 * 1024;
@@ -108,7 +110,8 @@ async fn webhook(mut req: Request, env: Env, ctx: Context) -> Result<Response> {
         if batch.messages.is_empty() && batch.receipts.is_empty() {
             continue;
         }
-        let mut routed = registry(&env)?
+        let mut routed = ACCOUNTS
+            .registry(&env)?
             .fetch_with_request(internal_post("/route", batch.phone_number_id.clone())?)
             .await?;
         let Some(account_id) = routed.json::<Option<String>>().await? else {
@@ -126,7 +129,8 @@ async fn webhook(mut req: Request, env: Env, ctx: Context) -> Result<Response> {
             batch,
         })?;
         // Not stored: no 200, so Meta delivers it again.
-        let stored = account(&env, &account_id)?
+        let stored = ACCOUNTS
+            .account(&env, &account_id)?
             .fetch_with_request(internal_post("/accept", accept)?)
             .await?;
         if stored.status_code() != 200 {
@@ -136,7 +140,10 @@ async fn webhook(mut req: Request, env: Env, ctx: Context) -> Result<Response> {
     }
     ctx.wait_until(async move {
         for id in accounts {
-            let flushed = match (account(&env, &id), internal_post("/flush", String::new())) {
+            let flushed = match (
+                ACCOUNTS.account(&env, &id),
+                internal_post("/flush", String::new()),
+            ) {
                 (Ok(stub), Ok(req)) => stub.fetch_with_request(req).await.map(|_| ()),
                 (Err(e), _) | (_, Err(e)) => Err(e),
             };
@@ -152,32 +159,13 @@ async fn webhook(mut req: Request, env: Env, ctx: Context) -> Result<Response> {
 
 /// The gateway's calls: the channel key, then the account's object.
 async fn internal(mut req: Request, env: &Env) -> Result<Response> {
-    let expected = secret(env, "GSV_CHANNEL_KEY");
-    if expected.is_empty() {
-        return Response::error(
-            "GSV_CHANNEL_KEY is not set: `wrangler secret put GSV_CHANNEL_KEY` with the key `gsv` derives from the gateway's token",
-            503,
-        );
-    }
-    let presented = req.headers().get(CHANNEL_KEY_HEADER)?.unwrap_or_default();
-    if !secrets_match(&expected, &presented) {
-        return Response::error("Unauthorized", 401);
-    }
-    if req.method() != Method::Post {
-        return Response::error("Method not allowed", 405);
+    if let Some(refused) = refuse_internal(&req, env)? {
+        return Ok(refused);
     }
     let path = req.path();
     match path.as_str() {
         "/internal/capabilities" => Response::from_json(&crate::graph::capabilities()),
-        "/internal/status" => {
-            let body = req.text().await?;
-            let query: ChannelStatusQuery = serde_json::from_str(&body).unwrap_or_default();
-            match query.account_id {
-                Some(id) if is_account_name(&id) => forward(env, &id, "/status", body).await,
-                Some(_) => Response::error("invalid accountId", 400),
-                None => all_statuses(env).await,
-            }
-        }
+        "/internal/status" => ACCOUNTS.status(env, req.text().await?).await,
         "/internal/start"
         | "/internal/stop"
         | "/internal/send"
@@ -186,58 +174,13 @@ async fn internal(mut req: Request, env: &Env) -> Result<Response> {
         | "/internal/logout"
         | "/internal/media/fetch" => {
             let body = req.text().await?;
-            #[derive(Deserialize)]
-            #[serde(rename_all = "camelCase")]
-            struct Account {
-                account_id: String,
-            }
-            let Ok(Account { account_id }) = serde_json::from_str::<Account>(&body) else {
-                return Response::error("the body needs an accountId", 400);
+            let account_id = match account_id_of(&body) {
+                Ok(id) => id,
+                Err(why) => return Response::error(why, 400),
             };
-            if !is_account_name(&account_id) {
-                return Response::error("invalid accountId", 400);
-            }
             let sub = path.trim_start_matches("/internal");
-            forward(env, &account_id, sub, body).await
+            ACCOUNTS.forward(env, &account_id, sub, body).await
         }
         _ => Response::error("Not found", 404),
     }
-}
-
-pub(crate) fn registry(env: &Env) -> Result<Stub> {
-    env.durable_object(BINDING)?.get_by_name(REGISTRY)
-}
-
-fn account(env: &Env, account_id: &str) -> Result<Stub> {
-    env.durable_object(BINDING)?.get_by_name(account_id)
-}
-
-/// A POST to an object's internal path (objects are not reachable from
-/// outside, so the URL's host is only a placeholder).
-pub(crate) fn internal_post(path: &str, body: String) -> Result<Request> {
-    let mut init = RequestInit::new();
-    init.with_method(Method::Post)
-        .with_body(Some(wasm_bindgen::JsValue::from_str(&body)));
-    Request::new_with_init(&format!("https://whatsapp-account{path}"), &init)
-}
-
-async fn forward(env: &Env, account_id: &str, path: &str, body: String) -> Result<Response> {
-    account(env, account_id)?
-        .fetch_with_request(internal_post(path, body)?)
-        .await
-}
-
-async fn all_statuses(env: &Env) -> Result<Response> {
-    let mut resp = registry(env)?
-        .fetch_with_request(internal_post("/accounts", String::new())?)
-        .await?;
-    let ids: Vec<String> = resp.json().await?;
-    let mut accounts = Vec::with_capacity(ids.len());
-    for id in ids {
-        let body = serde_json::json!({ "accountId": id }).to_string();
-        let mut resp = forward(env, &id, "/status", body).await?;
-        let one: ChannelStatusResult = resp.json().await?;
-        accounts.extend(one.accounts);
-    }
-    Response::from_json(&ChannelStatusResult { accounts })
 }
