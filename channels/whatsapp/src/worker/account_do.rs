@@ -7,10 +7,11 @@
 
 use super::graph_client::{self, api_base};
 use super::store::Store;
-use super::{internal_post, ACCOUNTS};
+use super::ACCOUNTS;
 use crate::account::{plan_start, Account};
 use crate::graph::{self, phone_info};
 use crate::webhook::Batch;
+use gsv_channel_worker::internal_post;
 use gsv_protocol::channels::*;
 use serde::{Deserialize, Serialize};
 use std::cell::{Cell, RefCell};

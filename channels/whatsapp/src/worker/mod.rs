@@ -17,10 +17,8 @@ mod store;
 
 use crate::webhook::{parse, signature_ok, subscription, SIGNATURE_HEADER};
 use account_do::Accept;
-use gsv_channel_worker::{account_id_of, refuse_internal, Accounts};
+use gsv_channel_worker::{account_id_of, internal_post, refuse_internal, Accounts};
 use worker::*;
-
-pub(crate) use gsv_channel_worker::internal_post;
 
 /// The `WhatsAppAccount` objects: one per account, and the registry of the
 /// accounts and their numbers.
