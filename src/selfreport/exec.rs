@@ -8,7 +8,7 @@ use super::{
     who_am_i, MyStats, WorkspaceCall, MY_STATS, SESSION_LOGS, WHAT_DO_I_KNOW, WHO_AM_I,
 };
 use crate::session::tools::ToolError;
-use crate::storage::ObjectStore;
+use crate::storage::{ObjectStore, Reuse};
 use crate::workspace::methods;
 use crate::workspace::paths::{
     agent_root, file_key, read_candidates, write_key, IDENTITY_MD, MEMORY_MD, SOUL_MD,
@@ -70,6 +70,9 @@ pub struct NativeCall<'a, S, O> {
     pub others: &'a O,
     /// `tools.maxResultChars`: `session_logs` keeps its JSON within it.
     pub max_result_chars: usize,
+    /// When a file the run's prompt was made from is read as its listing
+    /// says (`methods::read_as_listed`); `None`: every read goes to the store.
+    pub reuse: Option<Reuse<'a>>,
 }
 
 /// Runs a native tool: `Ok` with the result text, `Err` with an error the
@@ -80,7 +83,7 @@ pub async fn execute<S: ObjectStore, O: OtherSessions>(
     args: &Value,
 ) -> Result<String, ToolError> {
     if let Some(call) = WorkspaceCall::parse(name, args) {
-        return workspace_call(ctx.store, ctx.agent_id, call?).await;
+        return workspace_call(ctx.store, ctx.agent_id, call?, ctx.reuse.as_ref()).await;
     }
     let text = |key: String| async move {
         ctx.store
@@ -135,6 +138,7 @@ async fn workspace_call<S: ObjectStore>(
     store: &S,
     agent: &str,
     call: WorkspaceCall,
+    reuse: Option<&Reuse<'_>>,
 ) -> Result<String, ToolError> {
     let shown = ToolError::from;
     let value = match call {
@@ -146,7 +150,9 @@ async fn workspace_call<S: ObjectStore>(
             // The version is for editors' conditional writes, not the model.
             let read = WorkspaceReadResult {
                 etag: None,
-                ..methods::read(store, agent, p).await.map_err(shown)?
+                ..methods::read_as_listed(store, agent, p, reuse)
+                    .await
+                    .map_err(shown)?
             };
             json!(read)
         }

@@ -120,6 +120,7 @@ fn call<'a>(
         this: &Here,
         others,
         max_result_chars: 50_000,
+        reuse: None,
     }
 }
 

@@ -39,6 +39,11 @@ pub enum LinkDown<'a> {
     },
     /// The Gateway sends nothing more on this link: the session may close it.
     Closed,
+    /// The Gateway's workspace revision (what each message also carries):
+    /// sent first on every link, and again on every link whenever it
+    /// changes, so a session that holds a link knows of every workspace
+    /// change the Gateway makes or hears of while it runs.
+    Workspace { rev: String },
 }
 
 /// Session → Gateway on the link, other than `chat` events (which travel
@@ -153,6 +158,9 @@ pub fn link_tag(key: &str) -> String {
     format!("link:{key}")
 }
 
+/// The tag every link has (the workspace revision goes to all of them).
+pub const LINKS_TAG: &str = "links";
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -191,6 +199,12 @@ mod tests {
         let closed = serde_json::to_string(&LinkDown::Closed).unwrap();
         assert_eq!(closed, r#""closed""#);
         assert_eq!(LinkDown::read(&closed).unwrap(), LinkDown::Closed);
+        let rev = LinkDown::Workspace {
+            rev: "i1.2.3".into(),
+        };
+        let text = serde_json::to_string(&rev).unwrap();
+        assert_eq!(text, r#"{"workspace":{"rev":"i1.2.3"}}"#);
+        assert_eq!(LinkDown::read(&text).unwrap(), rev);
     }
 
     #[test]

@@ -3,7 +3,7 @@
 //! cache does not hold at the listed etag read (in one parallel batch).
 
 use crate::skills::{SkillFile, SkillSource};
-use crate::storage::{list_or_reuse, ListingCost, ObjectStore, Reuse, StoreResult};
+use crate::storage::{list_or_reuse, tree_listing, ListingCost, ObjectStore, Reuse, StoreResult};
 use crate::workspace::paths::{
     agent_skills_prefix, skill_md_files, ListedSkill, GLOBAL_SKILLS_PREFIX,
 };
@@ -31,14 +31,11 @@ pub(crate) async fn list_skills<S: ObjectStore>(
     prefixes: &[String],
     reuse: Option<&Reuse<'_>>,
 ) -> StoreResult<SkillListing> {
-    let lists = join_all(prefixes.iter().map(|p| {
-        list_or_reuse(
-            store,
-            reuse,
-            format!("skills|{p}"),
-            store.list_objects(p, None),
-        )
-    }))
+    let lists = join_all(
+        prefixes
+            .iter()
+            .map(|p| list_or_reuse(store, reuse, tree_listing(p), store.list_objects(p, None))),
+    )
     .await;
     let mut listing = SkillListing {
         found: Vec::new(),

@@ -9,6 +9,17 @@ use super::{ObjectStore, StoreResult};
 use std::collections::HashMap;
 use std::future::Future;
 
+/// The name a listing of the objects right under `prefix` (delimiter `/`)
+/// is kept by.
+pub fn top_level_listing(prefix: &str) -> String {
+    format!("top|{prefix}")
+}
+
+/// The name a listing of every object under `prefix` is kept by.
+pub fn tree_listing(prefix: &str) -> String {
+    format!("tree|{prefix}")
+}
+
 /// A listing's objects: `(key, etag)`.
 pub type Listed = Vec<(String, String)>;
 
@@ -48,10 +59,34 @@ impl Listings {
     /// one while the isolate has made `writes` text writes.
     /// Returns it with when it was taken.
     pub fn get(&self, key: &str, reuse: &Reuse, writes: u64) -> Option<(Listed, u64)> {
+        self.standing(key, reuse, writes)
+            .map(|kept| (kept.objects.clone(), kept.taken_ms))
+    }
+
+    /// What the listing of `key` kept for `reuse` says of the object
+    /// `object`: its etag, or `Some(None)` when it is not in the listing;
+    /// `None` when no listing of `key` may stand for a new one.
+    pub fn etag_of(
+        &self,
+        key: &str,
+        object: &str,
+        reuse: &Reuse,
+        writes: u64,
+    ) -> Option<Option<&str>> {
+        let kept = self.standing(key, reuse, writes)?;
+        Some(
+            kept.objects
+                .iter()
+                .find(|(k, _)| k == object)
+                .map(|(_, etag)| etag.as_str()),
+        )
+    }
+
+    fn standing(&self, key: &str, reuse: &Reuse, writes: u64) -> Option<&Kept> {
         let kept = self.kept.get(key)?;
         let fresh = reuse.now_ms.saturating_sub(kept.taken_ms) < reuse.within_ms;
         (fresh && kept.writes == writes && kept.workspace_rev == reuse.workspace_rev)
-            .then(|| (kept.objects.clone(), kept.taken_ms))
+            .then_some(kept)
     }
 
     /// Keeps `objects`, listed for `reuse` (taken after its `writes`).

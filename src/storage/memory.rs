@@ -4,7 +4,7 @@
 //! requests made so tests can check what a caller says it did.
 
 use super::{
-    ListPage, ListRequest, ListedObject, ObjectStore, StoreResult, StoredObject, TextCache,
+    ListPage, ListRequest, ListedObject, ObjectStore, StoreResult, StoredObject, TextCache, Version,
 };
 use std::cell::{Cell, RefCell};
 use std::collections::{BTreeMap, HashMap};
@@ -142,17 +142,20 @@ impl ObjectStore for MemoryStore {
         key: &str,
         body: Vec<u8>,
         _content_type: &str,
-    ) -> StoreResult<Option<String>> {
+    ) -> StoreResult<Option<Version>> {
         self.count(|r| r.puts += 1);
-        let etag = etag_of(&body);
+        let version = Version {
+            etag: etag_of(&body),
+            uploaded_ms: self.now_ms.get(),
+        };
         let object = Object {
             body,
-            etag: etag.clone(),
-            uploaded_ms: self.now_ms.get(),
+            etag: version.etag.clone(),
+            uploaded_ms: version.uploaded_ms,
             custom_metadata: HashMap::new(),
         };
         self.objects.borrow_mut().insert(key.to_string(), object);
-        Ok(Some(etag))
+        Ok(Some(version))
     }
 
     async fn put_if_match(
@@ -161,7 +164,7 @@ impl ObjectStore for MemoryStore {
         body: Vec<u8>,
         content_type: &str,
         expected: &str,
-    ) -> StoreResult<Option<String>> {
+    ) -> StoreResult<Option<Version>> {
         let current = self.objects.borrow().get(key).map(|o| o.etag.clone());
         if current.as_deref() != Some(expected) {
             self.count(|r| r.puts += 1);

@@ -19,7 +19,9 @@ mod memory;
 mod tests;
 mod text_cache;
 
-pub use listings::{list_or_reuse, Listed, Listing, ListingCost, Reuse};
+pub use listings::{
+    list_or_reuse, top_level_listing, tree_listing, Listed, Listing, ListingCost, Reuse,
+};
 pub use memory::{MemoryStore, Requests};
 pub use text_cache::TextCache;
 
@@ -53,6 +55,13 @@ pub struct StoredObject {
     pub body: Vec<u8>,
     pub etag: String,
     pub size: u64,
+    pub uploaded_ms: i64,
+}
+
+/// The version a put stored.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Version {
+    pub etag: String,
     pub uploaded_ms: i64,
 }
 
@@ -104,24 +113,24 @@ pub trait ObjectStore {
     fn texts(&self) -> &TextCache;
 
     async fn get(&self, key: &str) -> StoreResult<Option<StoredObject>>;
-    /// Stores `body` as `key`; the new etag (`None`: a conditional put
+    /// Stores `body` as `key`; the new version (`None`: a conditional put
     /// that did not happen).
     async fn put(
         &self,
         key: &str,
         body: Vec<u8>,
         content_type: &str,
-    ) -> StoreResult<Option<String>>;
+    ) -> StoreResult<Option<Version>>;
     /// Stores `body` as `key` only if `key` exists at etag `expected`,
     /// in one request (so no write can slip in between a check and the
-    /// put); the new etag, or `None` when the condition failed.
+    /// put); the new version, or `None` when the condition failed.
     async fn put_if_match(
         &self,
         key: &str,
         body: Vec<u8>,
         content_type: &str,
         expected: &str,
-    ) -> StoreResult<Option<String>>;
+    ) -> StoreResult<Option<Version>>;
     /// Stores `body` as `key` only if no object has that key; whether it
     /// did (atomic in the store: of two racing creators, one wins).
     async fn put_new(&self, key: &str, body: Vec<u8>, content_type: &str) -> StoreResult<bool>;
@@ -137,33 +146,34 @@ pub trait ObjectStore {
     /// Reads `key` as text, remembering the body (or its absence).
     async fn read_text(&self, key: &str) -> StoreResult<Option<TextObject>> {
         let Some(object) = self.get(key).await? else {
-            self.texts().remember(key, None);
+            self.texts().remember_absent(key);
             return Ok(None);
         };
         let content =
             String::from_utf8(object.body).map_err(|e| StoreError::NotText(e.to_string()))?;
-        self.texts().remember(key, Some((&object.etag, &content)));
-        Ok(Some(TextObject {
+        let text = TextObject {
             content,
             size: object.size,
             uploaded_ms: object.uploaded_ms,
             etag: object.etag,
-        }))
+        };
+        self.texts().remember_read(key, &text);
+        Ok(Some(text))
     }
 
     /// Writes `content` as `key` with the content type its name implies;
     /// the new etag (`None` only if the store did not say).
     async fn write_text(&self, key: &str, content: &str) -> StoreResult<Option<String>> {
-        let etag = self
+        let version = self
             .put(key, content.as_bytes().to_vec(), content_type_of(key))
             .await?;
-        // No etag only for a conditional put; the cache is checked by etag
-        // anyway, so the stale body left there is never served.
-        match &etag {
-            Some(etag) => self.texts().remember_write(key, Some((etag, content))),
+        // No version only for a conditional put; the cache is checked by
+        // etag anyway, so the stale body left there is never served.
+        match &version {
+            Some(v) => self.texts().remember_write(key, Some((v, content))),
             None => self.texts().count_write(),
         }
-        Ok(etag)
+        Ok(version.map(|v| v.etag))
     }
 
     /// [`Self::write_text`] only over version `expected` of `key`: the new
@@ -175,7 +185,7 @@ pub trait ObjectStore {
         content: &str,
         expected: &str,
     ) -> StoreResult<Option<String>> {
-        let etag = self
+        let version = self
             .put_if_match(
                 key,
                 content.as_bytes().to_vec(),
@@ -183,16 +193,16 @@ pub trait ObjectStore {
                 expected,
             )
             .await?;
-        if let Some(etag) = &etag {
-            self.texts().remember_write(key, Some((etag, content)));
+        if let Some(v) = &version {
+            self.texts().remember_write(key, Some((v, content)));
         }
-        Ok(etag)
+        Ok(version.map(|v| v.etag))
     }
 
     /// Whether the key existed (and is now gone).
     async fn delete(&self, key: &str) -> StoreResult<bool> {
         if !self.exists(key).await? {
-            self.texts().remember(key, None);
+            self.texts().remember_absent(key);
             return Ok(false);
         }
         self.remove(key).await?;

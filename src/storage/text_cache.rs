@@ -4,6 +4,7 @@
 //! the last write may be stale.
 
 use super::listings::{Listed, Listings, Reuse};
+use super::{TextObject, Version};
 use crate::workspace::file_cache::{FileCache, DEFAULT_CAPACITY};
 use std::cell::{Cell, RefCell};
 
@@ -50,19 +51,46 @@ impl TextCache {
             .map(|body| body.map(str::to_string))
     }
 
-    /// Remembers `key`'s body at an etag (`None`: absent).
-    pub fn remember(&self, key: &str, body: Option<(&str, &str)>) {
-        let mut files = self.files.borrow_mut();
-        match body {
-            Some((etag, content)) => files.put(key, etag, content),
-            None => files.put_absent(key),
-        }
+    /// Remembers that `key` does not exist.
+    pub fn remember_absent(&self, key: &str) {
+        self.files.borrow_mut().put_absent(key);
     }
 
-    /// `remember` for a write or delete made here.
-    pub fn remember_write(&self, key: &str, body: Option<(&str, &str)>) {
+    /// Remembers a version of `key` as it was read.
+    pub fn remember_read(&self, key: &str, object: &TextObject) {
+        let mut files = self.files.borrow_mut();
+        files.put(key, &object.etag, &object.content, object.uploaded_ms);
+    }
+
+    /// `key` as a listing kept for a prompt says it is, without a store
+    /// request: `listing` is the one that lists it, and it must still be
+    /// able to stand for a new one under `reuse` (so `key` is seen as a
+    /// run's prompt sees it). `Some(None)`: not in that listing. `None`:
+    /// no such listing, or the body at its etag was never read here.
+    pub fn as_listed(&self, key: &str, listing: &str, reuse: &Reuse) -> Option<Option<TextObject>> {
+        let listings = self.listings.borrow();
+        let Some(etag) = listings.etag_of(listing, key, reuse, self.writes())? else {
+            return Some(None);
+        };
+        let files = self.files.borrow();
+        let (content, uploaded_ms) = files.version(key, etag)?;
+        Some(Some(TextObject {
+            content: content.to_string(),
+            size: content.len() as u64,
+            uploaded_ms,
+            etag: etag.to_string(),
+        }))
+    }
+
+    /// Remembers a write (the version stored, and its body) or a delete
+    /// made here.
+    pub fn remember_write(&self, key: &str, body: Option<(&Version, &str)>) {
         self.count_write();
-        self.remember(key, body);
+        let mut files = self.files.borrow_mut();
+        match body {
+            Some((v, content)) => files.put(key, &v.etag, content, v.uploaded_ms),
+            None => files.put_absent(key),
+        }
     }
 
     /// The listing of `key` another run took, when it may stand for a

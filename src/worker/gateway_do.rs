@@ -15,6 +15,7 @@ mod cron;
 mod cron_store;
 mod cron_tool;
 mod deadlines;
+mod entry;
 mod followed_runs;
 mod gateway_tool;
 mod heartbeat;
@@ -33,22 +34,15 @@ mod session_link;
 mod session_send;
 mod transfer;
 
-use super::rpc::{internal_error, new_id, now_ms, read_json, reply};
+use super::rpc::{internal_error, now_ms};
 use super::workspace::rpc as workspace_rpc;
 use crate::config::Config;
-use crate::gateway::intake::{intake_binary, intake_text, Intake};
 use crate::routing::RoutingConfig;
-use crate::session::internal::{path, AgentSessionsQuery, ChannelMessageRequest, ToolRequestReply};
-use crate::session::link::{LinkUp, Up, LINK_SESSION_HEADER};
-use gsv_protocol::channels::{
-    ChannelDeliveryParams, ChannelInboundParams, ChannelStatusParams, InternalCall,
-};
-use gsv_protocol::method::{self, Method};
+use crate::session::internal::ToolRequestReply;
 use gsv_protocol::*;
 use gsv_worker_sql::migrate;
-use requests::Reply;
 use serde::{Deserialize, Serialize};
-use serde_json::{json, Value};
+use serde_json::Value;
 use std::cell::RefCell;
 use std::rc::Rc;
 use worker::*;
@@ -203,134 +197,9 @@ impl DurableObject for Gateway {
     }
 
     async fn fetch(&self, mut req: Request) -> Result<Response> {
-        match req.path().as_str() {
-            "/ws" => {
-                let pair = WebSocketPair::new()?;
-                let att = Attachment {
-                    conn_id: new_id(),
-                    ..Default::default()
-                };
-                pair.server.serialize_attachment(&att)?;
-                self.state.accept_web_socket(&pair.server);
-                self.forget_sockets();
-                if !self.woke.get() {
-                    self.wake().await;
-                }
-                Response::from_websocket(pair.client)
-            }
-            path::EVENT_LINK => {
-                let pair = WebSocketPair::new()?;
-                let att = Attachment {
-                    conn_id: new_id(),
-                    link: true,
-                    ..Default::default()
-                };
-                pair.server.serialize_attachment(&att)?;
-                let key = req.headers().get(LINK_SESSION_HEADER)?;
-                self.accept_link(&pair.server, key);
-                Response::from_websocket(pair.client)
-            }
-            path::TOOL_REQUEST | path::TOOL_REQUEST_AGAIN => {
-                let again = req.path() == path::TOOL_REQUEST_AGAIN;
-                let result = match read_json::<ToolRequestParams>(&mut req).await {
-                    Ok(p) => self.tool_request(p, again).await,
-                    Err(e) => Err(e),
-                };
-                reply(result)
-            }
-            path::TRANSFER => {
-                let result = match read_json(&mut req).await {
-                    Ok(p) => self.start_transfer(p).await,
-                    Err(e) => Err(e),
-                };
-                reply(result)
-            }
-            path::CANONICAL_KEY => reply(
-                read_json::<crate::session::internal::CanonicalKey>(&mut req)
-                    .await
-                    .map(|k| crate::session::internal::CanonicalKey {
-                        session_key: self.canonical_key(&k.session_key),
-                    }),
-            ),
-            path::WORKSPACE_CHANGED => reply(
-                read_json::<crate::session::internal::WorkspaceChanged>(&mut req)
-                    .await
-                    .map(|_| self.workspace_refresh()),
-            ),
-            path::AGENT_SESSIONS => reply(match read_json::<AgentSessionsQuery>(&mut req).await {
-                Ok(q) => self.agent_sessions(q),
-                Err(e) => Err(e),
-            }),
-            path::CHAT_EVENT => {
-                let evt = match read_json::<ChatEvent>(&mut req).await {
-                    Ok(evt) => evt,
-                    Err(e) => return reply::<Value>(Err(e)),
-                };
-                let delivered = self.deliver_chat_event(&evt);
-                if self.may_follow(&evt) {
-                    self.route_chat_event(&evt).await;
-                    self.agent_run_event(&evt).await;
-                }
-                reply(Ok(json!({ "delivered": delivered })))
-            }
-            path::TEST_CLOCK if clock::test_clock_enabled(&self.env) => {
-                let result = match read_json::<clock::AdvanceClock>(&mut req).await {
-                    Ok(a) => Ok(self.advance_clock(a).await),
-                    Err(e) => Err(e),
-                };
-                reply(result)
-            }
-            path::GATEWAY_TOOL => {
-                let result = match read_json::<crate::agent_tools::GatewayToolCall>(&mut req).await
-                {
-                    Ok(call) => self.gateway_tool(call).await,
-                    Err(e) => Err(e),
-                };
-                reply(result)
-            }
-            path::CRON_TOOL => {
-                let result =
-                    match read_json::<crate::schedule::tool::CronToolRequest>(&mut req).await {
-                        Ok(r) => self.cron_tool(r).await,
-                        Err(e) => Err(e),
-                    };
-                reply(result)
-            }
-            path::CHANNEL_MESSAGE => {
-                let result = match read_json::<ChannelMessageRequest>(&mut req).await {
-                    Ok(r) => self.channel_message(r).await,
-                    Err(e) => Err(e),
-                };
-                reply(result)
-            }
-            // Reached only through the Worker's router, which checked the
-            // channel key.
-            ChannelInboundParams::PATH => {
-                let result = match read_json::<ChannelInboundParams>(&mut req).await {
-                    Ok(p) => self.channel_inbound(p).await,
-                    Err(e) => Err(e),
-                };
-                reply(result)
-            }
-            ChannelStatusParams::PATH => {
-                reply(match read_json::<ChannelStatusParams>(&mut req).await {
-                    Ok(p) => self.channel_status_changed(p),
-                    Err(e) => Err(e),
-                })
-            }
-            ChannelDeliveryParams::PATH => {
-                reply(match read_json::<ChannelDeliveryParams>(&mut req).await {
-                    Ok(p) => self.channel_delivery(p),
-                    Err(e) => Err(e),
-                })
-            }
-            // The Worker's cron trigger (a safety net for the alarm).
-            path::WAKE => {
-                self.wake().await;
-                Response::ok("ok")
-            }
-            _ => Response::error("Not found", 404),
-        }
+        let response = self.serve(&mut req).await;
+        self.tell_links_of_workspace();
+        response
     }
 
     async fn websocket_message(
@@ -338,69 +207,9 @@ impl DurableObject for Gateway {
         ws: WebSocket,
         message: WebSocketIncomingMessage,
     ) -> Result<()> {
-        // Read once per message (kept while nothing changes: attachments.rs).
-        let att: Result<Option<Rc<Attachment>>> = self.attachments.read(&ws);
-        let req = match message {
-            WebSocketIncomingMessage::Binary(bytes) => {
-                let node = att
-                    .ok()
-                    .flatten()
-                    .and_then(|a| a.peer.clone())
-                    .filter(|p| p.mode == ClientMode::Node)
-                    .map(|p| p.client_id);
-                return match node {
-                    // File transfer chunks; a bad one is answered like a bad frame.
-                    Some(node) => match self.transfer_chunk(&node, &bytes) {
-                        Ok(()) => Ok(()),
-                        Err(e) => send(&ws, &Frame::err(String::new(), e)),
-                    },
-                    None => send(&ws, &intake_binary(bytes.len())),
-                };
-            }
-            WebSocketIncomingMessage::String(text) if matches!(&att, Ok(Some(a)) if a.link) => {
-                let evt = match LinkUp::read(&text) {
-                    Ok(Up::Event(text)) => serde_json::from_str::<ChatEvent>(text),
-                    Ok(Up::Link(up)) => {
-                        self.link_up(&ws, att.ok().flatten(), up).await;
-                        return Ok(());
-                    }
-                    Err(e) => Err(e),
-                };
-                match evt {
-                    Ok(evt) => {
-                        self.deliver_chat_event(&evt);
-                        if self.may_follow(&evt) {
-                            self.route_chat_event(&evt).await;
-                            self.agent_run_event(&evt).await;
-                        }
-                    }
-                    Err(e) => console_error!("gateway: bad message on a session link: {e}"),
-                }
-                return Ok(());
-            }
-            WebSocketIncomingMessage::String(text) => match intake_text(&text) {
-                Intake::Request(req) => req,
-                Intake::Ignore => return Ok(()),
-                Intake::Reject(frame) => return send(&ws, &frame),
-            },
-        };
-        let id = req.id.clone();
-        let connect = req.method == method::Connect::NAME;
-        let answer = match self.handle_request(&ws, att, req).await {
-            Ok(Reply::Now(payload)) => Frame::ok_json(&id, &payload).map_err(internal_error),
-            // The handler keeps this frame's id to answer with.
-            Ok(Reply::Later) => return Ok(()),
-            Err(err) => Err(err),
-        };
-        let ok = answer.is_ok();
-        match answer {
-            Ok(text) => send_text(&ws, &text),
-            Err(err) => send(&ws, &Frame::err(id, err))?,
-        }
-        if connect && ok {
-            self.connected(&ws).await;
-        }
-        Ok(())
+        let handled = self.handle_message(ws, message).await;
+        self.tell_links_of_workspace();
+        handled
     }
 
     async fn alarm(&self) -> Result<Response> {
@@ -411,6 +220,7 @@ impl DurableObject for Gateway {
         let (count, longest) = self.alarm_stats.get();
         let took = (now_ms() - started).max(0) as u64;
         self.alarm_stats.set((count + 1, longest.max(took)));
+        self.tell_links_of_workspace();
         Response::ok("ok")
     }
 

@@ -7,7 +7,7 @@
 pub use crate::storage::TextObject;
 use crate::storage::{
     ListPage, ListRequest, ListedObject, ObjectStore, StoreError, StoreResult, StoredObject,
-    TextCache,
+    TextCache, Version,
 };
 use worker::{Bucket, Conditional, HttpMetadata, Include, Result};
 
@@ -53,7 +53,7 @@ impl ObjectStore for Bucket {
         key: &str,
         body: Vec<u8>,
         content_type: &str,
-    ) -> StoreResult<Option<String>> {
+    ) -> StoreResult<Option<Version>> {
         put_with(self, key, body, content_type, None).await
     }
 
@@ -63,7 +63,7 @@ impl ObjectStore for Bucket {
         body: Vec<u8>,
         content_type: &str,
         expected: &str,
-    ) -> StoreResult<Option<String>> {
+    ) -> StoreResult<Option<Version>> {
         let only_if = Conditional {
             etag_matches: Some(expected.to_string()),
             ..Default::default()
@@ -80,8 +80,8 @@ impl ObjectStore for Bucket {
             etag_does_not_match: Some("*".into()),
             ..Default::default()
         };
-        let etag = put_with(self, key, body, content_type, Some(only_if)).await?;
-        Ok(etag.is_some())
+        let stored = put_with(self, key, body, content_type, Some(only_if)).await?;
+        Ok(stored.is_some())
     }
 
     async fn exists(&self, key: &str) -> StoreResult<bool> {
@@ -145,7 +145,7 @@ async fn put_with(
     body: Vec<u8>,
     content_type: &str,
     only_if: Option<Conditional>,
-) -> StoreResult<Option<String>> {
+) -> StoreResult<Option<Version>> {
     let metadata = HttpMetadata {
         content_type: Some(content_type.into()),
         ..Default::default()
@@ -159,7 +159,10 @@ async fn put_with(
     if object.is_some() || !conditional {
         wrote(bucket, key);
     }
-    Ok(object.map(|o| o.etag()))
+    Ok(object.map(|o| Version {
+        etag: o.etag(),
+        uploaded_ms: o.uploaded().as_millis() as i64,
+    }))
 }
 
 /// Counts a write or delete of a key a prompt may be made of (an agent's

@@ -25,8 +25,17 @@ pub struct FileCache {
 #[derive(Debug)]
 struct Entry {
     /// `None`: the key was found absent.
-    body: Option<(String, String)>,
+    body: Option<Held>,
     inserted: u64,
+}
+
+/// A body held, at the version it was read or written at.
+#[derive(Debug)]
+struct Held {
+    etag: String,
+    content: String,
+    /// When that version was uploaded.
+    uploaded_ms: i64,
 }
 
 impl FileCache {
@@ -54,7 +63,15 @@ impl FileCache {
             return Some(None);
         };
         match &self.entries.get(key)?.body {
-            Some((held, content)) if held == etag => Some(Some(content.as_str())),
+            Some(held) if held.etag == etag => Some(Some(held.content.as_str())),
+            _ => None,
+        }
+    }
+
+    /// The body of `key` held at exactly `etag`, with its upload time.
+    pub fn version(&self, key: &str, etag: &str) -> Option<(&str, i64)> {
+        match &self.entries.get(key)?.body {
+            Some(held) if held.etag == etag => Some((held.content.as_str(), held.uploaded_ms)),
             _ => None,
         }
     }
@@ -64,16 +81,22 @@ impl FileCache {
         self.lookup(key, Some(etag)).flatten()
     }
 
-    /// Remembers `content` as `key` at `etag`, replacing what was there; a
-    /// body larger than a sixteenth of the capacity is not kept (one large
-    /// file must not push out a whole workspace).
-    pub fn put(&mut self, key: &str, etag: &str, content: &str) {
+    /// Remembers `content` as `key` at `etag`, uploaded at `uploaded_ms`,
+    /// replacing what was there; a body larger than a sixteenth of the
+    /// capacity is not kept (one large file must not push out a whole
+    /// workspace).
+    pub fn put(&mut self, key: &str, etag: &str, content: &str, uploaded_ms: i64) {
         self.remove(key);
         if content.len() > self.capacity / 16 {
             return;
         }
         self.make_room(content.len());
-        self.insert(key, Some((etag.to_string(), content.to_string())));
+        let held = Held {
+            etag: etag.to_string(),
+            content: content.to_string(),
+            uploaded_ms,
+        };
+        self.insert(key, Some(held));
     }
 
     /// Remembers that `key` does not exist.
@@ -87,9 +110,9 @@ impl FileCache {
         self.bytes
     }
 
-    fn insert(&mut self, key: &str, body: Option<(String, String)>) {
+    fn insert(&mut self, key: &str, body: Option<Held>) {
         self.clock += 1;
-        self.bytes += body.as_ref().map_or(0, |(_, c)| c.len());
+        self.bytes += body.as_ref().map_or(0, |h| h.content.len());
         let inserted = self.clock;
         self.entries
             .insert(key.to_string(), Entry { body, inserted });
@@ -112,11 +135,10 @@ impl FileCache {
 
     fn remove(&mut self, key: &str) {
         if let Some(Entry {
-            body: Some((_, content)),
-            ..
+            body: Some(held), ..
         }) = self.entries.remove(key)
         {
-            self.bytes -= content.len();
+            self.bytes -= held.content.len();
         }
     }
 }
@@ -128,11 +150,11 @@ mod tests {
     #[test]
     fn a_body_is_served_only_at_the_etag_it_was_read_at() {
         let mut cache = FileCache::new(1600);
-        cache.put("skills/a/SKILL.md", "e1", "body one");
+        cache.put("skills/a/SKILL.md", "e1", "body one", 0);
         assert_eq!(cache.get("skills/a/SKILL.md", "e1"), Some("body one"));
         assert_eq!(cache.get("skills/a/SKILL.md", "e2"), None);
         assert_eq!(cache.get("skills/b/SKILL.md", "e1"), None);
-        cache.put("skills/a/SKILL.md", "e2", "body two!");
+        cache.put("skills/a/SKILL.md", "e2", "body two!", 0);
         assert_eq!(
             (
                 cache.get("skills/a/SKILL.md", "e1"),
@@ -144,9 +166,23 @@ mod tests {
     }
 
     #[test]
+    fn a_version_is_known_with_its_upload_time() {
+        let mut cache = FileCache::new(1600);
+        cache.put("IDENTITY.md", "e1", "who", 1_700);
+        assert_eq!(
+            [
+                cache.version("IDENTITY.md", "e1"),
+                cache.version("IDENTITY.md", "e2"),
+                cache.version("NEVER.md", "e1"),
+            ],
+            [Some(("who", 1_700)), None, None]
+        );
+    }
+
+    #[test]
     fn a_lookup_follows_the_listing() {
         let mut cache = FileCache::new(1600);
-        cache.put("SOUL.md", "e1", "soul");
+        cache.put("SOUL.md", "e1", "soul", 0);
         cache.put_absent("USER.md");
         assert_eq!(
             [
@@ -186,7 +222,7 @@ mod tests {
         let mut cache = FileCache::new(32);
         cache.put_absent("gone");
         for i in 0..17 {
-            cache.put(&format!("k{i}"), "1", "ab");
+            cache.put(&format!("k{i}"), "1", "ab", 0);
         }
         assert_eq!(
             (
@@ -200,7 +236,7 @@ mod tests {
         );
         // Too large to keep: not kept, and what it replaced is gone too
         // (it is stale).
-        cache.put("k1", "2", "abc");
+        cache.put("k1", "2", "abc", 0);
         assert_eq!(
             (cache.knows("k1"), cache.get("k1", "1"), cache.bytes()),
             (false, None, 30)

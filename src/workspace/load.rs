@@ -15,7 +15,9 @@ use crate::session::internal::NodeSnapshot;
 use crate::session::run_config::RunConfig;
 use crate::skills::load::{list_skills, skill_bodies, skill_files, skill_prefixes};
 use crate::skills::skills_status;
-use crate::storage::{list_or_reuse, ListingCost, ObjectStore, Reuse, StoreResult};
+use crate::storage::{
+    list_or_reuse, top_level_listing, tree_listing, ListingCost, ObjectStore, Reuse, StoreResult,
+};
 use crate::workspace::paths::*;
 use crate::workspace::templates::first_start_templates;
 use futures::future::join_all;
@@ -263,6 +265,24 @@ pub fn render(
     }
 }
 
+/// The listing a prompt's assembly keeps that lists `key`, a key of
+/// agent `agent`'s workspace: the top level of the workspace, or the
+/// agent's or the global skills. `None` for any other key (a daily memory
+/// window lists a few dates, not a directory).
+pub fn listing_of(agent: &str, key: &str) -> Option<String> {
+    let root = agent_root(agent);
+    if key
+        .strip_prefix(&root)
+        .is_some_and(|name| !name.is_empty() && !name.contains('/'))
+    {
+        return Some(top_level_listing(&root));
+    }
+    skill_prefixes(agent)
+        .into_iter()
+        .find(|prefix| key.starts_with(prefix.as_str()))
+        .map(|prefix| tree_listing(&prefix))
+}
+
 /// The workspace's own files of a run: the top-level files, then today's
 /// and yesterday's daily memory.
 struct FileSet {
@@ -327,7 +347,7 @@ impl FileSet {
             match list_root {
                 true => {
                     let list = store.list_objects(&self.root, Some("/"));
-                    let key = format!("root|{}", self.root);
+                    let key = top_level_listing(&self.root);
                     list_or_reuse(store, reuse, key, list).await.map(Some)
                 }
                 false => Ok(None),

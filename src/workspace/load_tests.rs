@@ -6,9 +6,10 @@
 use super::*;
 use crate::skills::{SkillFile, SkillSource};
 use crate::storage::MemoryStore;
+use crate::workspace::methods;
 use crate::workspace::templates::TEMPLATES;
 use futures::executor::block_on;
-use gsv_protocol::SessionSettings;
+use gsv_protocol::{SessionSettings, WorkspaceReadResult};
 use serde_json::json;
 
 const MAIN: &str = "agent:main:main";
@@ -280,4 +281,117 @@ fn another_sessions_listings_stand_within_the_recheck_bound() {
     let after_write = load_reusing(&store, "agent:main:h", 72_002, "r2");
     assert_eq!(listed(&after_write), (4, 0, None));
     assert!(after_write.system_prompt.contains("Use the tools."));
+}
+
+#[test]
+fn a_file_a_prompt_was_made_from_is_read_as_its_listing_says() {
+    let store = workspace();
+    store.set_now(5_000);
+    store.insert("agents/main/notes/boiler.md", "Serviced in May.");
+    // The first run reads every file, the second lists the top level: its
+    // listing (and the skills') are kept, taken at 11 000.
+    load_reusing(&store, "agent:main:a", 10_000, "r1");
+    load_reusing(&store, "agent:main:b", 11_000, "r1");
+    let read = |path: &str, at: u64, rev: &str| {
+        let reuse = Reuse {
+            now_ms: at,
+            within_ms: 60_000,
+            workspace_rev: rev,
+            writes: store.texts().writes(),
+        };
+        let p = |path: &str| gsv_protocol::WorkspaceReadParams {
+            path: path.into(),
+            agent_id: None,
+        };
+        let gets = store.requests().gets;
+        let listed = block_on(methods::read_as_listed(
+            &store,
+            "main",
+            p(path),
+            Some(&reuse),
+        ));
+        let listed_gets = store.requests().gets - gets;
+        let read = block_on(methods::read(&store, "main", p(path)));
+        (
+            listed.map_err(|e| e.code),
+            listed_gets,
+            read.map_err(|e| e.code),
+        )
+    };
+    // Top-level files and skills, present or not: as R2 has them, with no
+    // request, while the listing stands.
+    for path in [
+        "SOUL.md",
+        "skills/weather/SKILL.md",
+        "skills/notes/SKILL.md",
+    ] {
+        let (listed, gets, read) = read(path, 12_000, "r1");
+        assert_eq!((&listed, gets), (&read, 0), "{path}");
+        assert!(listed.is_ok(), "{path}");
+    }
+    assert_eq!(
+        read("NOPE.md", 12_000, "r1"),
+        (
+            Err(gsv_protocol::codes::NOT_FOUND),
+            0,
+            Err(gsv_protocol::codes::NOT_FOUND)
+        )
+    );
+    // A file no prompt's listing lists is read.
+    let (listed, gets, read_now) = read("notes/boiler.md", 12_000, "r1");
+    assert_eq!(
+        (listed.map(|r| r.content), gets),
+        (Ok("Serviced in May.".into()), 1)
+    );
+    assert!(read_now.is_ok());
+    // Edited outside the gateway: seen as the prompt sees it, once the
+    // listing is past `workspace.recheckSeconds`.
+    store.insert("agents/main/SOUL.md", "Be thorough.");
+    let content = |r: (Result<WorkspaceReadResult, i64>, u32, _)| (r.0.unwrap().content, r.1);
+    assert_eq!(
+        content(read("SOUL.md", 70_999, "r1")),
+        ("Be brief.".into(), 0)
+    );
+    assert_eq!(
+        content(read("SOUL.md", 71_000, "r1")),
+        ("Be thorough.".into(), 1)
+    );
+    // Another revision (a change the gateway made or heard of), or a
+    // write through this isolate: read.
+    store.insert("agents/main/USER.md", "Ada, in Porto.");
+    assert_eq!(
+        content(read("USER.md", 12_000, "r2")),
+        ("Ada, in Porto.".into(), 1)
+    );
+    store.insert("agents/main/MEMORY.md", "## Facts\n- likes coffee\n");
+    block_on(store.write_text("agents/main/TOOLS.md", "Use the tools.")).unwrap();
+    assert_eq!(
+        content(read("MEMORY.md", 12_000, "r1")),
+        ("## Facts\n- likes coffee\n".into(), 1)
+    );
+}
+
+#[test]
+fn the_listing_of_a_key_is_the_one_a_prompt_takes() {
+    assert_eq!(
+        [
+            "agents/main/SOUL.md",
+            "agents/main/skills/weather/SKILL.md",
+            "skills/notes/SKILL.md",
+            "agents/main/memory/2024-05-02.md",
+            "agents/main/notes/boiler.md",
+            "agents/main/",
+            "agents/other/SOUL.md",
+        ]
+        .map(|key| listing_of("main", key)),
+        [
+            Some(top_level_listing("agents/main/")),
+            Some(tree_listing("agents/main/skills/")),
+            Some(tree_listing("skills/")),
+            None,
+            None,
+            None,
+            None,
+        ]
+    );
 }

@@ -3,7 +3,8 @@
 //! The Gateway serves them over R2; the native tools call them too.
 
 use crate::routing::normalize_agent_id;
-use crate::storage::{ObjectStore, StoreError};
+use crate::storage::{ObjectStore, Reuse, StoreError};
+use crate::workspace::load::listing_of;
 use crate::workspace::paths::{list_prefixes, listing, read_candidates, write_key, WorkspacePath};
 use gsv_protocol::*;
 
@@ -60,11 +61,32 @@ pub async fn read<S: ObjectStore>(
     agent_id: &str,
     p: WorkspaceReadParams,
 ) -> Res<WorkspaceReadResult> {
+    read_as_listed(store, agent_id, p, None).await
+}
+
+/// `read`, except that with `reuse` a file a prompt's listing lists is
+/// taken as that listing says it is while the listing may still stand for
+/// a new one (`TextCache::as_listed`): a run reads such a file as its
+/// prompt sees it, without a store request. Any other file is read.
+pub async fn read_as_listed<S: ObjectStore>(
+    store: &S,
+    agent_id: &str,
+    p: WorkspaceReadParams,
+    reuse: Option<&Reuse<'_>>,
+) -> Res<WorkspaceReadResult> {
     let path = WorkspacePath::file(&p.path).map_err(bad_path)?;
     let candidates = read_candidates(agent_id, &path);
     let skill_view = candidates.len() > 1;
     for (key, source) in candidates {
-        if let Some(obj) = store.read_text(&key).await.map_err(internal)? {
+        let listed = reuse.and_then(|reuse| {
+            let listing = listing_of(agent_id, &key)?;
+            store.texts().as_listed(&key, &listing, reuse)
+        });
+        let found = match listed {
+            Some(found) => found,
+            None => store.read_text(&key).await.map_err(internal)?,
+        };
+        if let Some(obj) = found {
             return Ok(WorkspaceReadResult {
                 path: p.path,
                 content: obj.content,

@@ -5,7 +5,7 @@
 // test or a broken fixture, so panicking is the right report.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use gsv_e2e::fake_llm::FakeLlm;
+use gsv_e2e::fake_llm::{FakeLlm, Step};
 use gsv_e2e::harness::{GatewayOptions, Workerd};
 use gsv_e2e::ws::Client;
 use gsv_protocol::ChatState;
@@ -602,4 +602,75 @@ async fn an_edit_made_outside_the_gateway_reaches_a_prompt_within_recheck_second
     assert_eq!(prompts.len(), 2, "{prompts:?}");
     assert!(!prompts[0].contains("lighthouse keeper"), "{}", prompts[0]);
     assert!(prompts[1].contains("lighthouse keeper"), "{}", prompts[1]);
+}
+
+/// The content `gsv__ReadFile` call `id` gave the model, once a model
+/// request carries its result.
+async fn content_read_by(llm: &FakeLlm, id: &str) -> String {
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    loop {
+        let result = llm.requests().iter().find_map(|r| {
+            r.body["messages"].as_array()?.iter().find_map(|m| {
+                (m["role"] == "tool" && m["tool_call_id"] == id)
+                    .then(|| m["content"].as_str().map(str::to_string))
+                    .flatten()
+            })
+        });
+        if let Some(text) = result {
+            let read: Value = serde_json::from_str(&text).unwrap_or_else(|_| json!(text));
+            return read["content"].as_str().unwrap_or(&text).to_string();
+        }
+        assert!(std::time::Instant::now() < deadline, "no result of {id}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+#[tokio::test]
+async fn the_agent_reads_its_files_as_its_prompt_sees_them_and_hears_of_changes_mid_run() {
+    let llm = FakeLlm::start().await;
+    let gw = Workerd::start(GatewayOptions::default());
+    let mut c = Client::connect(&gw.url(), Some(TOKEN)).await;
+    let mut other = Client::connect(&gw.url(), Some(TOKEN)).await;
+    c.use_fake_openai(&llm).await;
+    c.config_set("workspace.recheckSeconds", json!(60)).await;
+    // The first run writes the templates; the second lists the workspace.
+    chat(&mut c, "main", "one").await;
+    chat(&mut c, "main", "two").await;
+    let soul = |text: &str| format!("# SOUL\n{text}\n");
+    gw.r2_put_outside("agents/main/SOUL.md", &soul("Edited outside."));
+
+    let read = |id: &str| Step::tool_call(id, "gsv__ReadFile", json!({"path": "SOUL.md"}));
+    llm.script(
+        "three",
+        vec![
+            read("r1"),
+            Step::delay(1500, read("r2")),
+            Step::delay(1500, read("r3")),
+            Step::text("done"),
+        ],
+    );
+    let run = c.chat_send("main", "three").await;
+    // Within `workspace.recheckSeconds` of the listing the prompt was
+    // checked with, a file is read as the prompt sees it.
+    let first = content_read_by(&llm, "r1").await;
+    assert_eq!(first, include_str!("../../templates/workspace/SOUL.md"));
+    // `gsv workspace refresh` while the run waits on the model: its next
+    // read has the edit.
+    let out = gsv_e2e::harness::run_gsv(&gw.url(), TOKEN, &["workspace", "refresh"]);
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(content_read_by(&llm, "r2").await, soul("Edited outside."));
+    // An edit through the gateway, from another client: the next read has it.
+    let written = other
+        .request(
+            "workspace.write",
+            json!({"path": "SOUL.md", "content": soul("Edited through the gateway.")}),
+        )
+        .await;
+    assert!(written.ok, "{written:?}");
+    assert_eq!(
+        content_read_by(&llm, "r3").await,
+        soul("Edited through the gateway.")
+    );
+    let events = c.run_events(&run).await;
+    assert_eq!(events.last().unwrap().state, ChatState::Final, "{events:?}");
 }

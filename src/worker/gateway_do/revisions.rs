@@ -31,6 +31,9 @@ pub(super) struct Revisions {
     nodes: RefCell<Option<KnownNodes>>,
     /// Workspace changes heard of (sessions' own writes, `workspace.refresh`).
     workspace_bumps: Cell<u64>,
+    /// The (bumps, writes) the links were last told of (`None`: not yet by
+    /// this instance).
+    told_links: Cell<Option<(u64, u64)>>,
     /// The (config, nodes) revisions each session was last sent.
     sent: RefCell<HashMap<String, (String, String)>>,
 }
@@ -52,6 +55,7 @@ impl Revisions {
             config: RefCell::new(config_revision(config)),
             nodes: RefCell::new(None),
             workspace_bumps: Cell::new(0),
+            told_links: Cell::new(None),
             sent: RefCell::new(HashMap::new()),
         }
     }
@@ -67,6 +71,13 @@ impl Revisions {
 
     pub fn workspace_changed(&self) {
         self.workspace_bumps.set(self.workspace_bumps.get() + 1);
+    }
+
+    /// The workspace revision when the links were not told of it yet
+    /// (each time it changes, and once after this instance starts).
+    pub fn workspace_untold(&self) -> Option<String> {
+        let now = (self.workspace_bumps.get(), r2::writes());
+        (self.told_links.replace(Some(now)) != Some(now)).then(|| self.workspace())
     }
 
     /// Every workspace write of this isolate counts (`r2::writes`), and

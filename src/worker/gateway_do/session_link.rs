@@ -5,7 +5,8 @@
 use super::{Attachment, Gateway};
 use crate::session::internal::{SessionChatSend, SessionChatSendReply};
 use crate::session::link::{
-    goes_on_link, link_tag, reply_result, LinkDown, LinkUp, MAX_LINK_KEY, MAX_LINK_MESSAGE,
+    goes_on_link, link_tag, reply_result, LinkDown, LinkUp, LINKS_TAG, MAX_LINK_KEY,
+    MAX_LINK_MESSAGE,
 };
 use crate::worker::bindings::SessionStub;
 use futures::channel::oneshot;
@@ -45,12 +46,29 @@ impl Gateway {
     /// Accepts a Session's event link, tagged with its session's key when
     /// it names one short enough to be a tag (then it also carries that
     /// session's messages).
+    /// Its first message is the workspace revision (`LinkDown::Workspace`).
     pub(super) fn accept_link(&self, server: &WebSocket, key: Option<String>) {
         match key.filter(|k| k.len() <= MAX_LINK_KEY) {
             Some(key) => self
                 .state
-                .accept_websocket_with_tags(server, &[&link_tag(&key)]),
-            None => self.state.accept_web_socket(server),
+                .accept_websocket_with_tags(server, &[&link_tag(&key), LINKS_TAG]),
+            None => self.state.accept_websocket_with_tags(server, &[LINKS_TAG]),
+        }
+        let rev = LinkDown::Workspace {
+            rev: self.revisions.workspace(),
+        };
+        send_down(server, &rev);
+    }
+
+    /// Tells every link of a workspace revision they were not told of:
+    /// called once whatever woke the object is handled.
+    pub(super) fn tell_links_of_workspace(&self) {
+        let Some(rev) = self.revisions.workspace_untold() else {
+            return;
+        };
+        let down = LinkDown::Workspace { rev };
+        for ws in self.state.get_websockets_with_tag(LINKS_TAG) {
+            send_down(&ws, &down);
         }
     }
 
@@ -214,6 +232,14 @@ impl Gateway {
             let att = self.attachments.read(&ws).ok().flatten()?;
             (att.link && !att.closing).then(|| (ws, att.conn_id.clone()))
         })
+    }
+}
+
+/// Sends `down` on a link; one that is closing or gone misses nothing
+/// the session still needs.
+fn send_down(ws: &WebSocket, down: &LinkDown) {
+    if let Ok(text) = serde_json::to_string(down) {
+        let _ = ws.send_with_str(text);
     }
 }
 

@@ -36,6 +36,8 @@ pub struct ToolContext<'a> {
     pub call_id: &'a str,
     /// Who `my_stats`' memory figures are for.
     pub memory: &'a crate::memory::calls::Caller,
+    /// When the workspace tools read a prompt's file as its listing says.
+    pub reuse: Option<crate::storage::Reuse<'a>>,
 }
 
 /// Runs a native tool: `Ok` with the result text, `Err` with an error the
@@ -60,6 +62,7 @@ pub async fn execute(ctx: &ToolContext<'_>, name: &str, args: &Value) -> Result<
         this: ctx.session,
         others: &LiveSessions { env: ctx.env },
         max_result_chars: ctx.max_result_chars,
+        reuse: ctx.reuse,
     };
     let text = crate::selfreport::execute(&call, name, args).await?;
     match name == crate::selfreport::MY_STATS {

@@ -31,6 +31,9 @@ pub struct EventLink {
     /// Gateway may not have read them, and those still open go again as
     /// requests (the Gateway does not send a call it still routes twice).
     tool_requests: RefCell<Vec<(WebSocket, ToolRequestParams)>>,
+    /// The current link brought the Gateway's workspace revision: every
+    /// change of it comes on the link from then on.
+    hears_workspace: Cell<bool>,
 }
 
 impl EventLink {
@@ -107,6 +110,19 @@ impl EventLink {
         self.ws.borrow().is_some()
     }
 
+    /// The Gateway's workspace revision came on `ws`.
+    pub fn heard_workspace(&self, ws: &WebSocket) {
+        if self.is_current(ws) {
+            self.hears_workspace.set(true);
+        }
+    }
+
+    /// Whether this session hears of the Gateway's workspace changes as
+    /// they happen (it holds a link that brought the revision).
+    pub fn hears_workspace(&self) -> bool {
+        self.hears_workspace.get() && self.is_open()
+    }
+
     /// Whether the link has carried nothing for `LINK_IDLE_MS` at `now`.
     pub fn idle_at(&self, now: i64) -> bool {
         now - self.used_at.get() >= LINK_IDLE_MS
@@ -170,6 +186,7 @@ impl EventLink {
     fn forget_current(&self) {
         self.ws.replace(None);
         self.closing_at.set(None);
+        self.hears_workspace.set(false);
     }
 
     /// Closes the link, so the object can rest (only once no run is left,
@@ -179,6 +196,7 @@ impl EventLink {
             let _ = ws.close(Some(1000), Some("idle"));
         }
         self.closing_at.set(None);
+        self.hears_workspace.set(false);
         self.tool_requests.borrow_mut().clear();
     }
 }

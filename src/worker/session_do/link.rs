@@ -27,6 +27,8 @@ pub fn listen(core: Rc<Core>, ws: WebSocket) {
             let Some(text) = msg.text() else { continue };
             match LinkDown::read(&text) {
                 Ok(LinkDown::ChatSend { call, send }) => {
+                    // It carries the workspace revision as the link does.
+                    core.link.heard_workspace(&ws);
                     let ws = ws.clone();
                     wasm_bindgen_futures::spawn_local(answer(core, ws, call, send.into_owned()));
                 }
@@ -37,6 +39,10 @@ pub fn listen(core: Rc<Core>, ws: WebSocket) {
                     reply(&core, &ws, &LinkUp::ack(call, ack));
                 }
                 Ok(LinkDown::Closed) => core.link.closed_by_gateway(&ws),
+                Ok(LinkDown::Workspace { rev }) => {
+                    core.workspace_rev.replace(rev);
+                    core.link.heard_workspace(&ws);
+                }
                 Err(e) => console_error!("session: bad message on the event link: {e}"),
             }
         }

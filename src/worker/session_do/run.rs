@@ -121,8 +121,6 @@ struct Drive<'a> {
     history_generation: Option<u64>,
     /// The model's last answer and the text not yet streamed with it.
     answer: Option<(AssistantMessage, Option<String>)>,
-    /// Its tools wrote to R2 (maybe the workspace: the gateway hears of it).
-    wrote: bool,
 }
 
 /// Takes the current run through model calls and tool calls until it has
@@ -135,11 +133,7 @@ async fn drive_run(core: &Core, run: &CurrentRun) -> bool {
             return true;
         }
     };
-    let done = drive.steps().await;
-    if drive.wrote {
-        core.workspace_written().await;
-    }
-    done
+    drive.steps().await
 }
 
 impl Drive<'_> {
@@ -268,7 +262,6 @@ impl<'a> Drive<'a> {
             history_tokens: Rc::default(),
             history_generation: None,
             answer: None,
-            wrote: false,
         })
     }
 
@@ -279,7 +272,12 @@ impl<'a> Drive<'a> {
     async fn settle_tools(&mut self) -> RunEvent {
         let writes = r2::writes();
         let event = self.settle().await;
-        self.wrote |= r2::writes() != writes;
+        // Its tools wrote to R2 (maybe the workspace): the gateway hears of
+        // it now, and tells the other sessions' links, whose workspace
+        // tools may read what their prompts were made from without R2.
+        if r2::writes() != writes {
+            self.core.workspace_written().await;
+        }
         event
     }
 
@@ -291,6 +289,7 @@ impl<'a> Drive<'a> {
             session_key: &self.session_key,
             send_depth: self.run.send_depth.max(0) as u32,
             memory: &self.memory,
+            recheck_ms: run_prompt::recheck_ms(&self.config).max(0) as u64,
         };
         match self.tools().settle(&tool_run).await {
             Ok(true) => RunEvent::ToolsSettled,

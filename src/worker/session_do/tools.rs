@@ -15,8 +15,10 @@ use crate::session::run_config::RunConfig;
 use crate::session::tools::{
     result_message, timed_out, tool_wait, PendingCall, ToolError, ToolWait,
 };
+use crate::storage::Reuse;
 use crate::worker::bindings::GatewayStub;
 use crate::worker::native_tools;
+use crate::worker::r2;
 use crate::worker::rpc::now_ms;
 use crate::worker::workspace::prompt_load::RunPrompt;
 use gsv_protocol::{AckResult, AssistantMessage, Message, ToolRequestParams, ToolResultParams};
@@ -42,6 +44,9 @@ pub struct ToolRun<'a> {
     pub send_depth: u32,
     /// Who its memory tools act for.
     pub memory: &'a crate::memory::calls::Caller,
+    /// `workspace.recheckSeconds` in ms: how long a listing a prompt was
+    /// made from also answers the workspace tools' reads.
+    pub recheck_ms: u64,
 }
 
 impl Tools<'_> {
@@ -116,6 +121,16 @@ impl Tools<'_> {
             );
         }
         if native_tools::is_native(&row.name, t.prompt.is_main) {
+            // A read sees a file as the prompt does only while this session
+            // hears of every workspace change the gateway makes or is told
+            // of (the revision comes on the event link); else it reads R2.
+            let workspace_rev = self.core.workspace_rev.borrow().clone();
+            let reuse = self.core.link.hears_workspace().then(|| Reuse {
+                now_ms: crate::worker::workspace::prompt_load::now(),
+                within_ms: t.recheck_ms,
+                workspace_rev: &workspace_rev,
+                writes: r2::writes(),
+            });
             let outcome = match self.core.bucket() {
                 Ok(bucket) => {
                     let ctx = native_tools::ToolContext {
@@ -128,6 +143,7 @@ impl Tools<'_> {
                         max_result_chars: max_chars,
                         call_id: &row.call_id,
                         memory: t.memory,
+                        reuse,
                     };
                     native_tools::execute(&ctx, &row.name, &args)
                         .await
