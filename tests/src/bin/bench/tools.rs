@@ -9,10 +9,15 @@ use gsv_protocol::ChatState;
 use serde_json::{json, Value};
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
+/// The native read of a file no prompt lists (`nativeReadFileUnlisted`).
+const UNLISTED: &str = "notes/small.md";
+
 /// Tool round trips: a node's Read of a small file (no shell start-up, so
 /// it isolates the plumbing: Session → Gateway → node → Gateway → Session),
 /// a node's Bash `true` (adds the shell's start-up) and the native
-/// `gsv__ReadFile` (runs in the Session against R2, no node).
+/// `gsv__ReadFile` (runs in the Session, no node): of IDENTITY.md, which
+/// the prompt's listing vouches for (no R2 request), and of a file no
+/// prompt lists (one R2 `get`).
 pub async fn tool_round_trips(
     gw: &Workerd,
     llm: &FakeLlm,
@@ -33,6 +38,13 @@ pub async fn tool_round_trips(
         WAIT_FOR_NODES,
     )
     .await;
+    let written = c
+        .request(
+            "workspace.write",
+            json!({"path": UNLISTED, "content": "A note outside the prompt.\n"}),
+        )
+        .await;
+    assert!(written.ok, "{written:?}");
     let variants = [
         (
             "nodeRead",
@@ -44,6 +56,13 @@ pub async fn tool_round_trips(
             "nativeReadFile",
             "gsv__ReadFile",
             json!({"path": "IDENTITY.md"}),
+            turns,
+        ),
+        // A file no prompt is made from: read from R2 on every call.
+        (
+            "nativeReadFileUnlisted",
+            "gsv__ReadFile",
+            json!({"path": UNLISTED}),
             turns,
         ),
         (
