@@ -45,8 +45,8 @@ pub(super) struct LinkCalls {
 impl Gateway {
     /// Accepts a Session's event link, tagged with its session's key when
     /// it names one short enough to be a tag (then it also carries that
-    /// session's messages).
-    /// Its first message is the workspace revision (`LinkDown::Workspace`).
+    /// session's messages). Its first message is the workspace revision
+    /// (`LinkDown::Workspace`).
     pub(super) fn accept_link(&self, server: &WebSocket, key: Option<String>) {
         match key.filter(|k| k.len() <= MAX_LINK_KEY) {
             Some(key) => self
