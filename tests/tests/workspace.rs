@@ -644,8 +644,8 @@ async fn the_agent_reads_its_files_as_its_prompt_sees_them_and_hears_of_changes_
         "three",
         vec![
             read("r1"),
-            Step::delay(1500, read("r2")),
-            Step::delay(1500, read("r3")),
+            Step::delay(3000, read("r2")),
+            Step::delay(3000, read("r3")),
             Step::text("done"),
         ],
     );
