@@ -37,9 +37,10 @@ pub enum LinkDown<'a> {
         call: u64,
         result: Cow<'a, ToolResultParams>,
     },
-    /// The Gateway sends nothing more on this link: the session may close it.
+    /// The Gateway sends no more messages or results on this link (only
+    /// `Workspace`): the session may close it.
     Closed,
-    /// The Gateway's workspace revision (what each message also carries):
+    /// The Gateway's workspace revision (which a `ChatSend` carries too):
     /// sent first on every link, and again on every link whenever it
     /// changes, so a session that holds a link knows of every workspace
     /// change the Gateway makes or hears of while it runs.
@@ -161,6 +162,27 @@ pub fn link_tag(key: &str) -> String {
 /// The tag every link has (the workspace revision goes to all of them).
 pub const LINKS_TAG: &str = "links";
 
+/// Whether workspace revision `offered` is older than `held`, so a
+/// session keeps `held`. A revision is the Gateway instance's
+/// `{instance}.{bumps}.{writes}`, both counts only growing: `offered` is
+/// older when it is the same instance's and neither count is higher (a
+/// message stamped before a change the link already told of). Another
+/// instance's, or one not of that shape, is taken as it comes.
+pub fn is_older_workspace_rev(offered: &str, held: &str) -> bool {
+    let parts = |rev: &str| {
+        let mut it = rev.rsplitn(3, '.');
+        let writes: u64 = it.next()?.parse().ok()?;
+        let bumps: u64 = it.next()?.parse().ok()?;
+        Some((it.next()?.to_string(), bumps, writes))
+    };
+    match (parts(offered), parts(held)) {
+        (Some((oi, ob, ow)), Some((hi, hb, hw))) => {
+            oi == hi && ob <= hb && ow <= hw && (ob, ow) != (hb, hw)
+        }
+        _ => false,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -205,6 +227,27 @@ mod tests {
         let text = serde_json::to_string(&rev).unwrap();
         assert_eq!(text, r#"{"workspace":{"rev":"i1.2.3"}}"#);
         assert_eq!(LinkDown::read(&text).unwrap(), rev);
+    }
+
+    #[test]
+    fn a_workspace_revision_never_goes_back() {
+        let older = |offered, held| is_older_workspace_rev(offered, held);
+        assert_eq!(
+            [
+                older("i1.2.3", "i1.2.4"),
+                older("i1.1.4", "i1.2.4"),
+                older("i1.2.4", "i1.2.4"),
+                older("i1.3.4", "i1.2.4"),
+                older("i1.2.5", "i1.2.4"),
+                // Counts that moved apart are not comparable: taken.
+                older("i1.3.1", "i1.2.4"),
+                // Another instance (the Gateway restarted): taken.
+                older("i0.9.9", "i1.2.4"),
+                older("x.y", "i1.2.4"),
+                older("i1.2.3", ""),
+            ],
+            [true, true, false, false, false, false, false, false, false]
+        );
     }
 
     #[test]

@@ -31,7 +31,8 @@ pub struct Reuse<'a> {
     pub within_ms: u64,
     /// The workspace revision the gateway last gave (edits made through it).
     pub workspace_rev: &'a str,
-    /// The isolate's text writes when the assembly began.
+    /// The isolate's text writes when the assembly began (a listing taken
+    /// for it is kept with them); a read compares the store's own count.
     pub writes: u64,
 }
 

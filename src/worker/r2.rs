@@ -137,7 +137,7 @@ impl ObjectStore for Bucket {
 }
 
 /// One R2 put with its content type, under `only_if` when given: the new
-/// etag, or `None` when the condition failed (nothing written). A write
+/// version, or `None` when the condition failed (nothing written). A write
 /// made is counted (`wrote`).
 async fn put_with(
     bucket: &Bucket,
@@ -168,7 +168,7 @@ async fn put_with(
 /// Counts a write or delete of a key a prompt may be made of (an agent's
 /// workspace or skills, the global skills; not archives, memory nodes or
 /// media), whatever its content type.
-fn wrote(bucket: &Bucket, key: &str) {
+pub fn wrote(bucket: &Bucket, key: &str) {
     let agent_file = key.starts_with("agents/") && !key.contains("/sessions/");
     if agent_file || key.starts_with(crate::workspace::paths::GLOBAL_SKILLS_PREFIX) {
         bucket.texts().count_write();

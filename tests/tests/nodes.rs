@@ -517,6 +517,53 @@ async fn a_call_in_flight_survives_a_gateway_restart() {
 }
 
 #[tokio::test]
+async fn a_file_a_node_transfers_into_the_workspace_is_what_the_next_read_sees() {
+    let (llm, gw, mut c) = setup().await;
+    let laptop = Node::start(&gw.url(), TOKEN, "laptop");
+    let soul = "# SOUL\nShipped from the laptop.\n";
+    std::fs::write(laptop.workspace.join("SOUL.md"), soul).unwrap();
+    c.wait_for_tools(&["laptop__Read", "gsv__Transfer"], WAIT_FOR_NODES)
+        .await;
+    // The first run writes the templates; the second lists the workspace,
+    // so SOUL.md is read as that listing says until the workspace changes.
+    for text in ["one", "two"] {
+        let run = c.chat_send("main", text).await;
+        final_text(&c.run_events(&run).await);
+    }
+    let read = |id: &str| Step::tool_call(id, "gsv__ReadFile", json!({"path": "SOUL.md"}));
+    llm.script(
+        "ship the soul",
+        vec![
+            read("r1"),
+            Step::tool_call(
+                "t1",
+                "gsv__Transfer",
+                json!({"source": "laptop:SOUL.md", "destination": "gsv:SOUL.md"}),
+            ),
+            read("r2"),
+            Step::text("Done."),
+        ],
+    );
+    let run = c.chat_send("main", "ship the soul").await;
+    assert_eq!(final_text(&c.run_events(&run).await), "Done.");
+    let contents: Vec<String> = tool_results_sent(&llm)
+        .iter()
+        .filter(|r| r["tool_call_id"] != "t1")
+        .map(|r| {
+            let read: Value = serde_json::from_str(r["content"].as_str().unwrap()).unwrap();
+            read["content"].as_str().unwrap().to_string()
+        })
+        .collect();
+    assert_eq!(
+        contents,
+        [
+            include_str!("../../templates/workspace/SOUL.md").to_string(),
+            soul.to_string()
+        ]
+    );
+}
+
+#[tokio::test]
 async fn transfers_round_trip_byte_exact() {
     let (llm, gw, mut c) = setup().await;
     let laptop = Node::start(&gw.url(), TOKEN, "laptop");

@@ -340,12 +340,18 @@ impl Gateway {
                 let body = std::mem::take(&mut t.buffer);
                 let put = bucket.put(&key, body).execute().await;
                 let outcome = match put {
-                    Ok(_) => to_value(&TransferResult {
-                        source: t.source.describe(),
-                        destination: t.destination.describe(),
-                        bytes: t.received,
-                        sha256,
-                    }),
+                    Ok(_) => {
+                        // A workspace file: the revision moves, and the
+                        // links hear of it before the result goes out.
+                        crate::worker::r2::wrote(&bucket, &key);
+                        self.tell_links_of_workspace();
+                        to_value(&TransferResult {
+                            source: t.source.describe(),
+                            destination: t.destination.describe(),
+                            bytes: t.received,
+                            sha256,
+                        })
+                    }
                     Err(e) => Err(internal_error(format!("storing in R2 failed: {e}"))),
                 };
                 self.finish(t, outcome).await;

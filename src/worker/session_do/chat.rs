@@ -95,7 +95,7 @@ impl Session {
         take("nodes", send.nodes.as_ref(), &send.nodes_rev, has, |n| {
             store.save_nodes(&send.nodes_rev, n)
         })?;
-        self.core.workspace_rev.replace(send.workspace_rev.clone());
+        self.core.take_workspace_rev(&send.workspace_rev);
         Ok(())
     }
 

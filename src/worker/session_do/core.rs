@@ -9,6 +9,7 @@ use super::store::{CurrentRun, Queued, SessionStore};
 use crate::agent_tools::session_send::{relayed_text, SessionRelay};
 use crate::llm::WrittenHistory;
 use crate::session::internal::{ChannelTurn, SessionChatSendReply};
+use crate::session::link::is_older_workspace_rev;
 use crate::session::run_config::RunConfig;
 use crate::worker::rpc::now_ms;
 use crate::worker::workspace::prompt_load::RunPrompt;
@@ -59,8 +60,9 @@ pub struct Core {
     /// The gateway's schedule clock offset, as the last message brought it
     /// (0 but under the test harness's clock).
     pub clock_offset: Cell<i64>,
-    /// The workspace revision the last message brought (revisions.rs in
-    /// the gateway): a kept prompt holds while it is the same.
+    /// The newest workspace revision a message or the event link brought
+    /// (revisions.rs in the gateway): a kept prompt holds while it is the
+    /// same.
     pub workspace_rev: RefCell<String>,
     /// When this instance last checked a prompt against R2 (ms).
     pub checked_at: Cell<i64>,
@@ -149,6 +151,15 @@ impl Core {
             self.schedule().await;
         }
         Ok(())
+    }
+
+    /// Takes the workspace revision `rev` unless it is older than the one
+    /// held (a message stamped before a change the link told of already).
+    pub fn take_workspace_rev(&self, rev: &str) {
+        let older = is_older_workspace_rev(rev, &self.workspace_rev.borrow());
+        if !older {
+            self.workspace_rev.replace(rev.to_string());
+        }
     }
 
     /// This session's tools wrote to R2: the gateway hears of it, so every

@@ -110,11 +110,14 @@ impl EventLink {
         self.ws.borrow().is_some()
     }
 
-    /// The Gateway's workspace revision came on `ws`.
-    pub fn heard_workspace(&self, ws: &WebSocket) {
-        if self.is_current(ws) {
+    /// The Gateway's workspace revision came on `ws`; false (and it is
+    /// not taken) when `ws` is not the current link.
+    pub fn heard_workspace(&self, ws: &WebSocket) -> bool {
+        let current = self.is_current(ws);
+        if current {
             self.hears_workspace.set(true);
         }
+        current
     }
 
     /// Whether this session hears of the Gateway's workspace changes as

@@ -27,8 +27,6 @@ pub fn listen(core: Rc<Core>, ws: WebSocket) {
             let Some(text) = msg.text() else { continue };
             match LinkDown::read(&text) {
                 Ok(LinkDown::ChatSend { call, send }) => {
-                    // It carries the workspace revision as the link does.
-                    core.link.heard_workspace(&ws);
                     let ws = ws.clone();
                     wasm_bindgen_futures::spawn_local(answer(core, ws, call, send.into_owned()));
                 }
@@ -39,10 +37,11 @@ pub fn listen(core: Rc<Core>, ws: WebSocket) {
                     reply(&core, &ws, &LinkUp::ack(call, ack));
                 }
                 Ok(LinkDown::Closed) => core.link.closed_by_gateway(&ws),
-                Ok(LinkDown::Workspace { rev }) => {
-                    core.workspace_rev.replace(rev);
-                    core.link.heard_workspace(&ws);
+                Ok(LinkDown::Workspace { rev }) if core.link.heard_workspace(&ws) => {
+                    core.take_workspace_rev(&rev);
                 }
+                // A link this session let go of: what it says is old.
+                Ok(LinkDown::Workspace { .. }) => {}
                 Err(e) => console_error!("session: bad message on the event link: {e}"),
             }
         }

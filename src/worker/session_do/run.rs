@@ -270,18 +270,6 @@ impl<'a> Drive<'a> {
     }
 
     async fn settle_tools(&mut self) -> RunEvent {
-        let writes = r2::writes();
-        let event = self.settle().await;
-        // Its tools wrote to R2 (maybe the workspace): the gateway hears of
-        // it now, and tells the other sessions' links, whose workspace
-        // tools may read what their prompts were made from without R2.
-        if r2::writes() != writes {
-            self.core.workspace_written().await;
-        }
-        event
-    }
-
-    async fn settle(&self) -> RunEvent {
         let tool_run = ToolRun {
             run_id: &self.run.run_id,
             prompt: &self.prompt,

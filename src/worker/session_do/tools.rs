@@ -145,9 +145,15 @@ impl Tools<'_> {
                         memory: t.memory,
                         reuse,
                     };
-                    native_tools::execute(&ctx, &row.name, &args)
-                        .await
-                        .map(Value::String)
+                    let writes = r2::writes();
+                    let outcome = native_tools::execute(&ctx, &row.name, &args).await;
+                    // It wrote the workspace: the gateway hears of it now, and
+                    // tells the other sessions' links (their reads may take
+                    // what their prompts were made from without R2).
+                    if r2::writes() != writes {
+                        self.core.workspace_written().await;
+                    }
+                    outcome.map(Value::String)
                 }
                 Err(e) => Err(ToolError::new(e.to_string())),
             };
