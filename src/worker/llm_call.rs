@@ -16,7 +16,9 @@ use gsv_protocol::{AssistantMessage, Message, ToolDefinition};
 use std::cell::RefCell;
 use std::future::Future;
 use std::time::Duration;
-use worker::{AbortController, AbortSignal, Delay, Fetch, Headers, Method, Request, RequestInit};
+use wasm_bindgen::JsCast;
+use wasm_bindgen_futures::JsFuture;
+use worker::{web_sys, AbortController, AbortSignal, Delay, Headers, Response};
 
 /// Cancels the attempt of a model call in flight: the request is aborted,
 /// not just left unread (a provider would go on generating into it).
@@ -199,18 +201,25 @@ where
     for (name, value) in &http.headers {
         headers.set(name, value).map_err(unreached)?;
     }
-    let mut init = RequestInit::new();
-    init.with_method(Method::Post)
-        .with_headers(headers)
-        // Copied into JS as bytes, not cloned first (it can hold megabytes
-        // of images) nor made a JS string (UTF-16, encoded back to UTF-8
-        // by the request: twice the work on the body of every call).
-        .with_body(Some(js_sys::Uint8Array::from(http.body.as_bytes()).into()));
-    let req = Request::new_with_init(&http.url, &init).map_err(unreached)?;
-    let resp = Fetch::Request(req)
-        .send_with_signal(signal)
+    // `fetch(url, init)` with the signal in the same init: worker's
+    // `Fetch::Request` builds a `Request` and `fetch` then builds a second
+    // one from it to add the signal.
+    let init = web_sys::RequestInit::new();
+    init.set_method("POST");
+    init.set_headers(&headers.0);
+    // Copied into JS as bytes, not cloned first (it can hold megabytes of
+    // images) nor made a JS string (UTF-16, encoded back to UTF-8 by the
+    // request: twice the work on the body of every call).
+    init.set_body(&js_sys::Uint8Array::from(http.body.as_bytes()));
+    init.set_signal(Some(&**signal));
+    let global: web_sys::WorkerGlobalScope = js_sys::global().unchecked_into();
+    let resp = JsFuture::from(global.fetch_with_str_and_init(&http.url, &init))
         .await
-        .map_err(unreached)?;
+        .map_err(|e| unreached(e.into()))?;
+    let resp: Response = resp
+        .dyn_into::<web_sys::Response>()
+        .map_err(|e| unreached(e.into()))?
+        .into();
     let status = resp.status_code();
     if !(200..300).contains(&status) {
         let headers = resp.headers();

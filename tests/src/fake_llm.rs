@@ -231,6 +231,10 @@ struct State {
     cleared: usize,
     /// `/v1/embeddings` answers 500 while set.
     embeddings_failing: bool,
+    /// `/v1/embeddings` never answers while set.
+    embeddings_hanging: bool,
+    /// `/v1/embeddings` requests held unanswered so far.
+    embeddings_held: usize,
     /// `/v1/embeddings` requests answered with vectors.
     embedding_calls: usize,
     transcript: Option<String>,
@@ -268,6 +272,8 @@ impl FakeLlm {
             requests: Vec::new(),
             cleared: 0,
             embeddings_failing: false,
+            embeddings_hanging: false,
+            embeddings_held: 0,
             embedding_calls: 0,
             transcript: None,
             transcriptions: Vec::new(),
@@ -315,6 +321,17 @@ impl FakeLlm {
     /// While set, `/v1/embeddings` answers 500.
     pub fn set_embeddings_failing(&self, failing: bool) {
         self.lock().embeddings_failing = failing;
+    }
+
+    /// While set, `/v1/embeddings` requests are read and never answered
+    /// (a service that hangs, or a call cut off by a restart).
+    pub fn set_embeddings_hanging(&self, hanging: bool) {
+        self.lock().embeddings_hanging = hanging;
+    }
+
+    /// `/v1/embeddings` requests held unanswered so far.
+    pub fn embeddings_held(&self) -> usize {
+        self.lock().embeddings_held
     }
 
     /// `/v1/embeddings` requests answered with vectors so far.
@@ -463,6 +480,14 @@ async fn embed(state: &Shared, req: Request<Incoming>) -> Response<Body> {
         .map(|c| c.to_bytes())
         .unwrap_or_default();
     let body: Value = serde_json::from_slice(&raw).unwrap_or(Value::Null);
+    let hanging = {
+        let mut s = state.lock().unwrap();
+        s.embeddings_held += usize::from(s.embeddings_hanging);
+        s.embeddings_hanging
+    };
+    if hanging {
+        return std::future::pending().await;
+    }
     let mut s = state.lock().unwrap();
     let key_ok = s
         .expected_key

@@ -5,7 +5,7 @@
 // test or a broken fixture, so panicking is the right report.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use gsv_e2e::fake_llm::FakeLlm;
+use gsv_e2e::fake_llm::{FakeLlm, Step};
 use gsv_e2e::harness::{GatewayOptions, Workerd};
 use gsv_e2e::ws::{connect_params, Client, Closed};
 use gsv_protocol::ChatState;
@@ -205,4 +205,100 @@ async fn a_session_evicted_between_turns_answers_with_its_whole_history() {
         .map(|(r, t)| (r.to_string(), t))
         .collect();
     assert_eq!(texts, expected);
+}
+
+#[tokio::test]
+async fn a_run_cut_off_in_a_tool_the_session_runs_itself_is_resumed_by_the_watchdog() {
+    let llm = FakeLlm::start().await;
+    let mut gw = Workerd::start(GatewayOptions::default());
+    let key = "agent:main:cut-in-tool";
+    let search = (
+        "call_search",
+        "gsv__MemorySearch",
+        json!({"query": "coffee"}),
+    );
+    let run_id = {
+        let mut c = Client::connect(&gw.url(), Some("test-token")).await;
+        c.use_fake_openai(&llm).await;
+        c.config_set(
+            "memory.embeddings",
+            json!({"url": format!("{}/embeddings", llm.base_url_openai()),
+                   "model": "text-embedding-3-small", "apiKey": gsv_e2e::fake_llm::FAKE_API_KEY}),
+        )
+        .await;
+        // Recall would embed the message before the model is called.
+        c.config_set("memory.recall.enabled", json!(false)).await;
+        let put = c
+            .request(
+                "memory.put",
+                json!({"category": "preferences", "title": "coffee",
+                       "content": "Takes coffee black.", "abstract": "Takes coffee black"}),
+            )
+            .await;
+        assert!(put.ok, "{put:?}");
+        // The search the session runs itself (no node, no Gateway) waits on
+        // the embeddings service when workerd is killed.
+        llm.set_embeddings_hanging(true);
+        llm.script(
+            "cut-in-tool",
+            vec![Step::ToolCalls {
+                text: String::new(),
+                calls: vec![(search.0.into(), search.1.into(), search.2.clone())],
+            }],
+        );
+        let run_id = c.chat_send(key, "cut-in-tool: how do I take it?").await;
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+        while llm.embeddings_held() == 0 {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the search never reached the embeddings service"
+            );
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        }
+        run_id
+    };
+
+    gw.restart();
+    llm.set_embeddings_hanging(false);
+
+    // Nobody sends anything: the watchdog runs the call again and the run
+    // goes on to its answer.
+    let mut c = Client::connect(&gw.url(), Some("test-token")).await;
+    let before = c
+        .request("session.get", json!({"sessionKey": key}))
+        .await
+        .payload
+        .unwrap();
+    assert_eq!(
+        before["messageCount"],
+        json!(2),
+        "the message and the model's call were stored before the call ran"
+    );
+    let events = tokio::time::timeout(std::time::Duration::from_secs(60), c.run_events(&run_id))
+        .await
+        .expect("the interrupted run was never resumed");
+    let last = events.last().unwrap();
+    assert_eq!(last.state, ChatState::Final, "{events:?}");
+    assert_eq!(
+        last.message.as_ref().unwrap().text(),
+        "echo: cut-in-tool: how do I take it?"
+    );
+    let sent = llm.requests().last().unwrap().body.clone();
+    let result = sent["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["role"] == "tool")
+        .cloned();
+    assert_eq!(
+        result,
+        Some(json!({
+            "role": "tool",
+            "tool_call_id": search.0,
+            "content": "- ctx://default/users/owner/memories/preferences/coffee [preferences] \
+                        Takes coffee black\n  matched: Takes coffee black"
+        }))
+    );
+    // The put's embedding and the search run again; the cut one never ended.
+    assert_eq!((llm.embeddings_held(), llm.embedding_calls()), (1, 2));
 }

@@ -4,7 +4,9 @@
 //! here), and their results stored as they come. The run waits with
 //! nothing in memory: a result arriving, or the `tools` deadline
 //! (`timeouts.toolMs`, longer for a `gsv__SessionSend` that waits longer),
-//! resumes it, so the object may hibernate or be evicted meanwhile.
+//! resumes it, so the object may hibernate or be evicted meanwhile. A
+//! turn whose calls all run here sets no deadline: the watchdog tick
+//! resumes a run an eviction cut off.
 
 use super::core::Core;
 use super::error::{Res, SessionError};
@@ -72,16 +74,23 @@ impl Tools<'_> {
                     return Ok(true);
                 }
                 ToolWait::Dispatch(indexes) => {
-                    let allowance = indexes
-                        .iter()
-                        .filter_map(|&i| gateway_call(&rows[i], t.prompt.is_main))
-                        .filter_map(|c| c.ok())
-                        .map(|c| agent_tools::allowance_ms(&c))
-                        .fold(t.rc.tool_timeout_ms, u64::max);
-                    self.core
-                        .store
-                        .set_deadline_once(TOOLS_DEADLINE, now_ms() + allowance as i64)?;
-                    self.core.alarm.schedule(&self.core.store).await;
+                    // Calls this object runs are answered before the run
+                    // goes on, and one cut off by an eviction is run again
+                    // when the watchdog tick resumes the run: only calls
+                    // answered from elsewhere need the deadline.
+                    let is_main = t.prompt.is_main;
+                    if !indexes.iter().all(|&i| runs_here(&rows[i], is_main)) {
+                        let allowance = indexes
+                            .iter()
+                            .filter_map(|&i| gateway_call(&rows[i], is_main))
+                            .filter_map(|c| c.ok())
+                            .map(|c| agent_tools::allowance_ms(&c))
+                            .fold(t.rc.tool_timeout_ms, u64::max);
+                        self.core
+                            .store
+                            .set_deadline_once(TOOLS_DEADLINE, now_ms() + allowance as i64)?;
+                        self.core.alarm.schedule(&self.core.store).await;
+                    }
                     let sends = indexes.iter().map(|&i| self.dispatch(&rows[i], t));
                     for r in futures::future::join_all(sends).await {
                         r?;
@@ -310,6 +319,14 @@ fn gateway_call(row: &CallRow, is_main: bool) -> Option<Result<GatewayTool, Stri
         let args: Value = serde_json::from_str(&row.args).unwrap_or(Value::Null);
         agent_tools::parse(&row.name, &args)
     })
+}
+
+/// Whether this object runs the call itself (a native or memory tool),
+/// as `dispatch` decides it.
+fn runs_here(row: &CallRow, is_main: bool) -> bool {
+    !(is_main && agent_tools::runs_on_gateway(&row.name))
+        && (crate::memory::tools::is_memory_tool(&row.name)
+            || native_tools::is_native(&row.name, is_main))
 }
 
 fn pending(rows: &[CallRow]) -> Vec<PendingCall<String>> {
