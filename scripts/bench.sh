@@ -14,6 +14,8 @@
 # phase run (DIR/turns.cpuprofile, concurrent, history, the tool turns,
 # cron-burst; for DevTools) and puts each one's top in the JSON; the
 # gateway is then built keeping the Wasm's function names.
+# --skeleton-beside also times a skeleton turn after each tool turn
+# (toolRoundTrip.*.skeletonTurnBeside; see BENCHMARKS.md, session 25).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export WRANGLER_SEND_METRICS=false CLOUDFLARE_CF_FETCH_ENABLED=false

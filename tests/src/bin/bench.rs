@@ -24,6 +24,8 @@
 //! - history: the turn at 1 000 messages of history against the turn at 10;
 //! - what a turn costs: workerd's CPU time per turn, and with `--profile DIR`
 //!   a CPU profile of the gateway's isolate over the turns (`bench/turn_cost.rs`);
+//!   with `--skeleton-beside`, a skeleton turn timed after each tool turn
+//!   (the skeleton as cold as the turns it alternates with);
 //! - lifecycle: compaction of a 2 000-message session (manual and
 //!   automatic), reset of a 10 000-message session, with workerd's memory
 //!   (`bench/lifecycle.rs`);
@@ -290,6 +292,9 @@ async fn main() {
             (tool_turns, bash_turns),
             (floor_p50, turn_p50),
             inspector.zip(profile_dir.as_deref()),
+            std::env::args()
+                .any(|a| a == "--skeleton-beside")
+                .then(|| (echo.url(), model_url.clone())),
         )
         .await;
         // The least a turn with one native tool call must do, in the same

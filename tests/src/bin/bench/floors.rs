@@ -105,3 +105,37 @@ pub async fn echo_floor(url: &str, prefix: &str, n: usize) -> Vec<f64> {
     }
     samples
 }
+
+/// The skeleton turn timed beside the gateway's turns, one after each:
+/// both see the machine as it is at that moment, so their ratio does not
+/// take in how its speed drifts between the parts of a run.
+pub struct SkeletonBeside {
+    client: Client,
+    prefix: String,
+    sent: usize,
+}
+
+impl SkeletonBeside {
+    /// On the echo worker at `url`, its model calls going to `model_url`.
+    pub async fn open(url: &str, model_url: &str) -> Self {
+        Self {
+            client: Client::open(url).await,
+            prefix: format!("turn:{model_url}"),
+            sent: 0,
+        }
+    }
+
+    /// One skeleton turn, in milliseconds.
+    pub async fn turn(&mut self) -> f64 {
+        self.sent += 1;
+        let payload = format!(
+            "{}{}",
+            self.prefix,
+            json!({"type": "req", "id": format!("b{}", self.sent), "method": "echo"})
+        );
+        let t = Instant::now();
+        self.client.send_text(payload).await;
+        let _ = self.client.next_text().await;
+        ms(t.elapsed())
+    }
+}

@@ -1,6 +1,7 @@
 //! Tool round trips: the turn with one tool call, node and native, and
 //! where its time goes (`toolRoundTrip` in the JSON).
 
+use super::floors::SkeletonBeside;
 use super::{ms, percentile, round2, stats, turn_cost, TOKEN, WAIT_FOR_NODES};
 use gsv_e2e::fake_llm::{FakeLlm, Step};
 use gsv_e2e::harness::{Node, Workerd};
@@ -17,13 +18,16 @@ const UNLISTED: &str = "notes/small.md";
 /// a node's Bash `true` (adds the shell's start-up) and the native
 /// `gsv__ReadFile` (runs in the Session, no node): of IDENTITY.md, which
 /// the prompt's listing vouches for (no R2 request), and of a file no
-/// prompt lists (one R2 `get`).
+/// prompt lists (one R2 `get`). With `skeleton` (the echo worker's URL and
+/// the model URL of its skeleton turn), a skeleton turn is also timed after
+/// each turn (`--skeleton-beside`; it makes the turns it follows colder).
 pub async fn tool_round_trips(
     gw: &Workerd,
     llm: &FakeLlm,
     (turns, bash_turns): (usize, usize),
     (floor_p50, turn_p50): (f64, Option<f64>),
     profile: Option<(u16, &std::path::Path)>,
+    skeleton: Option<(String, String)>,
 ) -> Value {
     let gw_pid = gw.pid().expect("the gateway's process");
     let node = Node::start(&gw.url(), TOKEN, "laptop");
@@ -72,6 +76,10 @@ pub async fn tool_round_trips(
             bash_turns,
         ),
     ];
+    let mut beside = match skeleton {
+        Some((url, model_url)) => Some(SkeletonBeside::open(&url, &model_url).await),
+        None => None,
+    };
     let mut out = json!({
         "measured": "from the end of the fake LLM's tool-call answer (its SSE stream ended) \
                      to its receipt of the next request, which carries the tool result",
@@ -87,7 +95,16 @@ pub async fn tool_round_trips(
             gw_pid,
             profile: profile.map(|(port, dir)| (port, dir, label)),
         };
-        let measured = round_trips(&mut c, llm, (label, tool, &args), n, 20, meter).await;
+        let measured = round_trips(
+            &mut c,
+            beside.as_mut(),
+            llm,
+            (label, tool, &args),
+            n,
+            20,
+            meter,
+        )
+        .await;
         let p50 = percentile(&measured.round_trip, 50.0);
         let mut v = json!({
             "tool": tool,
@@ -97,6 +114,12 @@ pub async fn tool_round_trips(
             "turn": stats(&measured.turn),
             "cost": measured.cost,
         });
+        if !measured.skeleton.is_empty() {
+            let tool_turn_p50 = percentile(&measured.turn, 50.0);
+            v["skeletonTurnBeside"] = stats(&measured.skeleton);
+            v["turnP50OverSkeletonBesideP50"] =
+                json!(round2(tool_turn_p50 / percentile(&measured.skeleton, 50.0)));
+        }
         if let Some(turn_p50) = turn_p50 {
             // The turn is a better-resolved yardstick than the echo (0.1 ms).
             v["roundTripP50OverTurnP50"] = json!(round2(p50 / turn_p50));
@@ -179,6 +202,8 @@ struct RoundTrips {
     round_trip: Vec<f64>,
     /// `chat.send` → `final`, milliseconds.
     turn: Vec<f64>,
+    /// The skeleton turn timed right after each measured turn, if asked.
+    skeleton: Vec<f64>,
     /// (call id, tool-call answer ended, next request received).
     calls: Vec<(String, Instant, Instant)>,
     /// The gateway's workerd CPU time per measured turn (with its profile).
@@ -189,6 +214,7 @@ struct RoundTrips {
 /// for `tool` once, then answers.
 async fn round_trips(
     c: &mut Client,
+    mut beside: Option<&mut SkeletonBeside>,
     llm: &FakeLlm,
     (label, tool, args): (&str, &str, &Value),
     n: usize,
@@ -199,6 +225,7 @@ async fn round_trips(
     let mut out = RoundTrips {
         round_trip: Vec::with_capacity(n),
         turn: Vec::with_capacity(n),
+        skeleton: Vec::with_capacity(n),
         calls: Vec::with_capacity(n),
         cost: Value::Null,
     };
@@ -246,7 +273,13 @@ async fn round_trips(
             }
             errors += 1;
         }
+        // Warm-up turns warm the skeleton too.
+        let skeleton = match beside.as_deref_mut() {
+            Some(beside) => Some(beside.turn().await),
+            None => None,
+        };
         if i >= sessions {
+            out.skeleton.extend(skeleton);
             let received = requests[1].received_at;
             out.round_trip
                 .push(ms(received.saturating_duration_since(answered)));
