@@ -117,44 +117,25 @@ async fn a_run_interrupted_by_a_restart_is_resumed_by_the_watchdog() {
         let mut c = Client::connect(&gw.url(), Some("test-token")).await;
         c.use_fake_openai(&llm).await;
         let run_id = c.chat_send(key, "interrupt-e2e: are you there?").await;
-        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
-        while !llm
-            .requests()
-            .iter()
-            .any(|r| r.body.to_string().contains("interrupt-e2e"))
-        {
-            assert!(
-                std::time::Instant::now() < deadline,
-                "the model was never called"
-            );
-            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-        }
+        within_20s("the model was never called", || {
+            llm.requests()
+                .iter()
+                .any(|r| r.body.to_string().contains("interrupt-e2e"))
+        })
+        .await;
         run_id
     };
 
     gw.restart();
 
     // Nobody sends anything: the watchdog alone must finish the run.
-    let mut c = Client::connect(&gw.url(), Some("test-token")).await;
-    let before = c
-        .request("session.get", json!({"sessionKey": key}))
-        .await
-        .payload
-        .unwrap();
-    assert_eq!(
-        before["messageCount"],
-        json!(1),
-        "the user message was stored before the model call"
-    );
-    let events = tokio::time::timeout(std::time::Duration::from_secs(60), c.run_events(&run_id))
-        .await
-        .expect("the interrupted run was never resumed");
-    let last = events.last().unwrap();
-    assert_eq!(last.state, ChatState::Final, "{events:?}");
-    assert_eq!(
-        last.message.as_ref().unwrap().text(),
-        "echo: interrupt-e2e: are you there?"
-    );
+    let mut c = finished_by_the_watchdog(
+        &gw,
+        (key, &run_id),
+        (1, "the user message was stored before the model call"),
+        "echo: interrupt-e2e: are you there?",
+    )
+    .await;
     let preview = c
         .request("session.preview", json!({"sessionKey": key}))
         .await
@@ -247,42 +228,30 @@ async fn a_run_cut_off_in_a_tool_the_session_runs_itself_is_resumed_by_the_watch
             }],
         );
         let run_id = c.chat_send(key, "cut-in-tool: how do I take it?").await;
-        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
-        while llm.embeddings_held() == 0 {
-            assert!(
-                std::time::Instant::now() < deadline,
-                "the search never reached the embeddings service"
-            );
-            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-        }
+        within_20s("the search never reached the embeddings service", || {
+            llm.embeddings_held() > 0
+        })
+        .await;
         run_id
     };
 
-    gw.restart();
+    // Answered from now on: the resumed search may come as soon as workerd
+    // is up (its tick may be due by then).
     llm.set_embeddings_hanging(false);
+    gw.restart();
 
     // Nobody sends anything: the watchdog runs the call again and the run
     // goes on to its answer.
-    let mut c = Client::connect(&gw.url(), Some("test-token")).await;
-    let before = c
-        .request("session.get", json!({"sessionKey": key}))
-        .await
-        .payload
-        .unwrap();
-    assert_eq!(
-        before["messageCount"],
-        json!(2),
-        "the message and the model's call were stored before the call ran"
-    );
-    let events = tokio::time::timeout(std::time::Duration::from_secs(60), c.run_events(&run_id))
-        .await
-        .expect("the interrupted run was never resumed");
-    let last = events.last().unwrap();
-    assert_eq!(last.state, ChatState::Final, "{events:?}");
-    assert_eq!(
-        last.message.as_ref().unwrap().text(),
-        "echo: cut-in-tool: how do I take it?"
-    );
+    finished_by_the_watchdog(
+        &gw,
+        (key, &run_id),
+        (
+            2,
+            "the message and the model's call were stored before the call ran",
+        ),
+        "echo: cut-in-tool: how do I take it?",
+    )
+    .await;
     let sent = llm.requests().last().unwrap().body.clone();
     let result = sent["messages"]
         .as_array()
@@ -301,4 +270,38 @@ async fn a_run_cut_off_in_a_tool_the_session_runs_itself_is_resumed_by_the_watch
     );
     // The put's embedding and the search run again; the cut one never ended.
     assert_eq!((llm.embeddings_held(), llm.embedding_calls()), (1, 2));
+}
+
+/// Waits until `done` holds, failing with `what` after 20 s.
+async fn within_20s(what: &str, done: impl Fn() -> bool) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while !done() {
+        assert!(std::time::Instant::now() < deadline, "{what}");
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+}
+
+/// After a restart: session `key` holds `stored` messages (the count, and
+/// why), and the watchdog alone ends run `run_id` with `answer`. Asking
+/// for the session makes the new client hear its events.
+async fn finished_by_the_watchdog(
+    gw: &Workerd,
+    (key, run_id): (&str, &str),
+    stored: (u64, &str),
+    answer: &str,
+) -> Client {
+    let mut c = Client::connect(&gw.url(), Some("test-token")).await;
+    let before = c
+        .request("session.get", json!({"sessionKey": key}))
+        .await
+        .payload
+        .unwrap();
+    assert_eq!(before["messageCount"], json!(stored.0), "{}", stored.1);
+    let events = tokio::time::timeout(std::time::Duration::from_secs(60), c.run_events(run_id))
+        .await
+        .expect("the interrupted run was never resumed");
+    let last = events.last().unwrap();
+    assert_eq!(last.state, ChatState::Final, "{events:?}");
+    assert_eq!(last.message.as_ref().unwrap().text(), answer);
+    c
 }

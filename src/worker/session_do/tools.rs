@@ -76,7 +76,8 @@ impl Tools<'_> {
                 ToolWait::Dispatch(indexes) => {
                     // Calls this object runs are answered before the run
                     // goes on, and one cut off by an eviction is run again
-                    // when the watchdog tick resumes the run: only calls
+                    // when the watchdog tick resumes the run (which ends
+                    // with an error after `MAX_RESUMES`): only calls
                     // answered from elsewhere need the deadline.
                     let is_main = t.prompt.is_main;
                     if !indexes.iter().all(|&i| runs_here(&rows[i], is_main)) {

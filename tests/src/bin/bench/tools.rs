@@ -20,7 +20,7 @@ const UNLISTED: &str = "notes/small.md";
 /// the prompt's listing vouches for (no R2 request), and of a file no
 /// prompt lists (one R2 `get`). With `skeleton` (the echo worker's URL and
 /// the model URL of its skeleton turn), a skeleton turn is also timed after
-/// each turn (`--skeleton-beside`; it makes the turns it follows colder).
+/// each turn (`--skeleton-beside`; the tool turn after it then runs colder).
 pub async fn tool_round_trips(
     gw: &Workerd,
     llm: &FakeLlm,
