@@ -80,7 +80,8 @@ impl Tools<'_> {
                     // with an error after `MAX_RESUMES`): only calls
                     // answered from elsewhere need the deadline.
                     let is_main = t.prompt.is_main;
-                    if !indexes.iter().all(|&i| runs_here(&rows[i], is_main)) {
+                    let here = |i: &usize| runs_at(&rows[*i].name, is_main).is_here();
+                    if !indexes.iter().all(here) {
                         let allowance = indexes
                             .iter()
                             .filter_map(|&i| gateway_call(&rows[i], is_main))
@@ -111,7 +112,9 @@ impl Tools<'_> {
     async fn dispatch(&self, row: &CallRow, t: &ToolRun<'_>) -> Res<()> {
         let args: Value = serde_json::from_str(&row.args).unwrap_or(Value::Null);
         let max_chars = t.rc.max_result_chars;
-        if let Some(tool) = gateway_call(row, t.prompt.is_main) {
+        let at = runs_at(&row.name, t.prompt.is_main);
+        if at == RunsAt::Gateway {
+            let tool = agent_tools::parse(&row.name, &args);
             return match self.ask_gateway(row, tool, t).await {
                 Ok(GatewayToolReply::Pending) => self.core.store.mark_dispatched(&row.call_id),
                 Ok(GatewayToolReply::Done { result }) => {
@@ -120,7 +123,7 @@ impl Tools<'_> {
                 Err(e) => self.store_outcome(&row.call_id, &row.name, Err(e), max_chars),
             };
         }
-        if crate::memory::tools::is_memory_tool(&row.name) {
+        if at == RunsAt::Memory {
             let outcome =
                 native_tools::memory::run(&self.core.env, t.memory, &row.name, &args).await;
             return self.store_outcome(
@@ -130,7 +133,7 @@ impl Tools<'_> {
                 max_chars,
             );
         }
-        if native_tools::is_native(&row.name, t.prompt.is_main) {
+        if at == RunsAt::Native {
             // A read sees a file as the prompt does only while this session
             // hears of every workspace change the gateway makes or is told
             // of (the revision comes on the event link); else it reads R2.
@@ -316,18 +319,43 @@ impl Tools<'_> {
 /// A call of a tool the Gateway runs, its arguments read (an `Err` is
 /// the model's to fix); `None` for every other tool.
 fn gateway_call(row: &CallRow, is_main: bool) -> Option<Result<GatewayTool, String>> {
-    (is_main && agent_tools::runs_on_gateway(&row.name)).then(|| {
+    (runs_at(&row.name, is_main) == RunsAt::Gateway).then(|| {
         let args: Value = serde_json::from_str(&row.args).unwrap_or(Value::Null);
         agent_tools::parse(&row.name, &args)
     })
 }
 
-/// Whether this object runs the call itself (a native or memory tool),
-/// as `dispatch` decides it.
-fn runs_here(row: &CallRow, is_main: bool) -> bool {
-    !(is_main && agent_tools::runs_on_gateway(&row.name))
-        && (crate::memory::tools::is_memory_tool(&row.name)
-            || native_tools::is_native(&row.name, is_main))
+/// Where a call runs: `dispatch` sends it there, and `settle` sets the
+/// deadline for the calls answered from elsewhere.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum RunsAt {
+    /// One of the tools the Gateway runs (the main agent's only).
+    Gateway,
+    /// A memory tool, run here.
+    Memory,
+    /// A native tool, run here.
+    Native,
+    /// A node tool or a transfer.
+    Elsewhere,
+}
+
+impl RunsAt {
+    /// Run by this object, answered before the run goes on.
+    fn is_here(self) -> bool {
+        matches!(self, RunsAt::Memory | RunsAt::Native)
+    }
+}
+
+fn runs_at(name: &str, is_main: bool) -> RunsAt {
+    if is_main && agent_tools::runs_on_gateway(name) {
+        RunsAt::Gateway
+    } else if crate::memory::tools::is_memory_tool(name) {
+        RunsAt::Memory
+    } else if native_tools::is_native(name, is_main) {
+        RunsAt::Native
+    } else {
+        RunsAt::Elsewhere
+    }
 }
 
 fn pending(rows: &[CallRow]) -> Vec<PendingCall<String>> {

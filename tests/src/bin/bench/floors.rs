@@ -92,18 +92,25 @@ pub async fn echo_floor(url: &str, prefix: &str, n: usize) -> Vec<f64> {
     let mut c = Client::open(url).await;
     let mut samples = Vec::with_capacity(n);
     for i in 0..n + ECHO_WARM_UP {
-        let payload = format!(
-            "{prefix}{}",
-            json!({"type": "req", "id": format!("e{i}"), "method": "echo"})
-        );
-        let t = Instant::now();
-        c.send_text(payload).await;
-        let _ = c.next_text().await;
+        let took = echo_round_trip(&mut c, prefix, &format!("e{i}")).await;
         if i >= ECHO_WARM_UP {
-            samples.push(ms(t.elapsed()));
+            samples.push(took);
         }
     }
     samples
+}
+
+/// One message to the echo worker (`prefix` says what it does first) and
+/// its answer, in milliseconds.
+async fn echo_round_trip(c: &mut Client, prefix: &str, id: &str) -> f64 {
+    let payload = format!(
+        "{prefix}{}",
+        json!({"type": "req", "id": id, "method": "echo"})
+    );
+    let t = Instant::now();
+    c.send_text(payload).await;
+    let _ = c.next_text().await;
+    ms(t.elapsed())
 }
 
 /// The skeleton turn timed beside the gateway's turns, one after each:
@@ -128,14 +135,7 @@ impl SkeletonBeside {
     /// One skeleton turn, in milliseconds.
     pub async fn turn(&mut self) -> f64 {
         self.sent += 1;
-        let payload = format!(
-            "{}{}",
-            self.prefix,
-            json!({"type": "req", "id": format!("b{}", self.sent), "method": "echo"})
-        );
-        let t = Instant::now();
-        self.client.send_text(payload).await;
-        let _ = self.client.next_text().await;
-        ms(t.elapsed())
+        let id = format!("b{}", self.sent);
+        echo_round_trip(&mut self.client, &self.prefix, &id).await
     }
 }
