@@ -71,7 +71,7 @@ pub struct NativeCall<'a, S, O> {
     /// `tools.maxResultChars`: `session_logs` keeps its JSON within it.
     pub max_result_chars: usize,
     /// When a file the run's prompt was made from is read as its listing
-    /// says (`methods::read_as_listed`); `None`: every read goes to the store.
+    /// says (`methods::text_as_listed`); `None`: every read goes to the store.
     pub reuse: Option<Reuse<'a>>,
 }
 
@@ -85,9 +85,9 @@ pub async fn execute<S: ObjectStore, O: OtherSessions>(
     if let Some(call) = WorkspaceCall::parse(name, args) {
         return workspace_call(ctx.store, ctx.agent_id, call?, ctx.reuse.as_ref()).await;
     }
+    // Files a prompt is made from: read as the run's prompt sees them.
     let text = |key: String| async move {
-        ctx.store
-            .read_text(&key)
+        methods::text_as_listed(ctx.store, ctx.agent_id, &key, ctx.reuse.as_ref())
             .await
             .map(|o| o.map(|o| o.content))
     };

@@ -269,6 +269,64 @@ fn self_report_tools_read_the_workspace() {
     }
 }
 
+#[test]
+fn self_report_tools_read_the_files_as_the_prompt_listed_them() {
+    use crate::storage::{list_or_reuse, top_level_listing, Reuse};
+    let (store, others) = (MemoryStore::new(), Others::default());
+    store.insert("agents/main/IDENTITY.md", "- **Name:** Ada\n");
+    store.insert("agents/main/MEMORY.md", "## Facts\n- likes tea\n");
+    let reuse = |now_ms| Reuse {
+        now_ms,
+        within_ms: 60_000,
+        workspace_rev: "r1",
+        writes: store.texts().writes(),
+    };
+    // A run's prompt read the files and listed the top level at 10 000.
+    for key in ["agents/main/IDENTITY.md", "agents/main/MEMORY.md"] {
+        block_on(store.read_text(key)).unwrap();
+    }
+    let root = "agents/main/";
+    block_on(list_or_reuse(
+        &store,
+        Some(&reuse(10_000)),
+        top_level_listing(root),
+        store.list_objects(root, Some("/")),
+    ))
+    .unwrap();
+    // Edited outside the gateway since: the run still sees what its
+    // prompt saw, and asks R2 nothing (SOUL.md is absent as listed).
+    store.insert("agents/main/MEMORY.md", "## Facts\n- likes coffee\n");
+    let results = |at| {
+        let ctx = NativeCall {
+            reuse: Some(reuse(at)),
+            ..call(&store, &others, true)
+        };
+        let gets = store.requests().gets;
+        let who = run(&ctx, WHO_AM_I, json!({})).unwrap();
+        let knows = run(&ctx, WHAT_DO_I_KNOW, json!({})).unwrap();
+        (who, knows, store.requests().gets - gets)
+    };
+    let who = |soul| {
+        serde_json::to_value(who_am_i(
+            "main",
+            "anthropic/claude",
+            Some("- **Name:** Ada\n"),
+            soul,
+        ))
+        .unwrap()
+    };
+    let knows = |memory| serde_json::to_value(what_do_i_know(Some(memory), None)).unwrap();
+    assert_eq!(
+        results(12_000),
+        (who(None), knows("## Facts\n- likes tea\n"), 0)
+    );
+    // Past `workspace.recheckSeconds` the listing stands for nothing: read.
+    assert_eq!(
+        results(70_000),
+        (who(None), knows("## Facts\n- likes coffee\n"), 3)
+    );
+}
+
 /// The reset session `old` archived in the store with two messages.
 fn with_archive(store: &MemoryStore) {
     let mut w = ArchiveWriter::new(1 << 20);

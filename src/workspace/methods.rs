@@ -3,7 +3,7 @@
 //! The Gateway serves them over R2; the native tools call them too.
 
 use crate::routing::normalize_agent_id;
-use crate::storage::{ObjectStore, Reuse, StoreError};
+use crate::storage::{ObjectStore, Reuse, StoreError, TextObject};
 use crate::workspace::load::listing_of;
 use crate::workspace::paths::{list_prefixes, listing, read_candidates, write_key, WorkspacePath};
 use gsv_protocol::*;
@@ -78,14 +78,9 @@ pub async fn read_as_listed<S: ObjectStore>(
     let candidates = read_candidates(agent_id, &path);
     let skill_view = candidates.len() > 1;
     for (key, source) in candidates {
-        let listed = reuse.and_then(|reuse| {
-            let listing = listing_of(agent_id, &key)?;
-            store.texts().as_listed(&key, &listing, reuse)
-        });
-        let found = match listed {
-            Some(found) => found,
-            None => store.read_text(&key).await.map_err(internal)?,
-        };
+        let found = text_as_listed(store, agent_id, &key, reuse)
+            .await
+            .map_err(internal)?;
         if let Some(obj) = found {
             return Ok(WorkspaceReadResult {
                 path: p.path,
@@ -99,6 +94,24 @@ pub async fn read_as_listed<S: ObjectStore>(
         }
     }
     Err(not_found(&p.path, agent_id))
+}
+
+/// The text of `key` in `agent_id`'s workspace as `read_as_listed` takes
+/// it: as a prompt's listing says while it may stand, else from the store.
+pub async fn text_as_listed<S: ObjectStore>(
+    store: &S,
+    agent_id: &str,
+    key: &str,
+    reuse: Option<&Reuse<'_>>,
+) -> Result<Option<TextObject>, StoreError> {
+    let listed = reuse.and_then(|reuse| {
+        let listing = listing_of(agent_id, key)?;
+        store.texts().as_listed(key, &listing, reuse)
+    });
+    match listed {
+        Some(found) => Ok(found),
+        None => store.read_text(key).await,
+    }
 }
 
 pub async fn write<S: ObjectStore>(
