@@ -211,6 +211,8 @@ async fn workspace_call<S: ObjectStore>(
     Ok(value.to_string())
 }
 
+/// R2 as it is now, listed and read live (unlike `what_do_i_know`, which
+/// sees MEMORY.md as the run's prompt does).
 async fn my_stats<S: ObjectStore>(store: &S, agent_id: &str) -> Result<MyStats, ToolError> {
     let root = agent_root(agent_id);
     let sessions_prefix = format!("{root}sessions/");

@@ -275,10 +275,10 @@ fn self_report_tools_read_the_files_as_the_prompt_listed_them() {
     let (store, others) = (MemoryStore::new(), Others::default());
     store.insert("agents/main/IDENTITY.md", "- **Name:** Ada\n");
     store.insert("agents/main/MEMORY.md", "## Facts\n- likes tea\n");
-    let reuse = |now_ms| Reuse {
+    let reuse = |now_ms, workspace_rev| Reuse {
         now_ms,
         within_ms: 60_000,
-        workspace_rev: "r1",
+        workspace_rev,
         writes: store.texts().writes(),
     };
     // A run's prompt read the files and listed the top level at 10 000.
@@ -288,7 +288,7 @@ fn self_report_tools_read_the_files_as_the_prompt_listed_them() {
     let root = "agents/main/";
     block_on(list_or_reuse(
         &store,
-        Some(&reuse(10_000)),
+        Some(&reuse(10_000, "r1")),
         top_level_listing(root),
         store.list_objects(root, Some("/")),
     ))
@@ -296,9 +296,9 @@ fn self_report_tools_read_the_files_as_the_prompt_listed_them() {
     // Edited outside the gateway since: the run still sees what its
     // prompt saw, and asks R2 nothing (SOUL.md is absent as listed).
     store.insert("agents/main/MEMORY.md", "## Facts\n- likes coffee\n");
-    let results = |at| {
+    let results = |at, rev| {
         let ctx = NativeCall {
-            reuse: Some(reuse(at)),
+            reuse: Some(reuse(at, rev)),
             ..call(&store, &others, true)
         };
         let gets = store.requests().gets;
@@ -316,15 +316,18 @@ fn self_report_tools_read_the_files_as_the_prompt_listed_them() {
         .unwrap()
     };
     let knows = |memory| serde_json::to_value(what_do_i_know(Some(memory), None)).unwrap();
-    assert_eq!(
-        results(12_000),
-        (who(None), knows("## Facts\n- likes tea\n"), 0)
+    let (tea, coffee) = (
+        knows("## Facts\n- likes tea\n"),
+        knows("## Facts\n- likes coffee\n"),
     );
-    // Past `workspace.recheckSeconds` the listing stands for nothing: read.
-    assert_eq!(
-        results(70_000),
-        (who(None), knows("## Facts\n- likes coffee\n"), 3)
-    );
+    assert_eq!(results(12_000, "r1"), (who(None), tea, 0));
+    // Past `workspace.recheckSeconds`, at another revision (a change the
+    // gateway made or heard of), or after a write through this isolate, the
+    // listing stands for nothing: read.
+    assert_eq!(results(70_000, "r1"), (who(None), coffee.clone(), 3));
+    assert_eq!(results(12_000, "r2"), (who(None), coffee.clone(), 3));
+    block_on(store.write_text("agents/main/TOOLS.md", "Use the tools.")).unwrap();
+    assert_eq!(results(12_000, "r1"), (who(None), coffee, 3));
 }
 
 /// The reset session `old` archived in the store with two messages.

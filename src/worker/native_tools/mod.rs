@@ -36,7 +36,8 @@ pub struct ToolContext<'a> {
     pub call_id: &'a str,
     /// Who `my_stats`' memory figures are for.
     pub memory: &'a crate::memory::calls::Caller,
-    /// When the workspace tools read a prompt's file as its listing says.
+    /// When the workspace tools, `who_am_i` and `what_do_i_know` read a
+    /// prompt's file as its listing says.
     pub reuse: Option<crate::storage::Reuse<'a>>,
 }
 
