@@ -16,8 +16,21 @@
 # gateway is then built keeping the Wasm's function names.
 # --skeleton-beside also times a skeleton turn after each tool turn
 # (toolRoundTrip.*.skeletonTurnBeside; see BENCHMARKS.md, session 25).
+# --runs N (this script's own) runs the bench N times after the builds,
+# keeps each run's JSON in target/bench-runs/, and prints them as one:
+# each figure the median of the runs, each target met in how many
+# (BENCHMARKS.md reports the median of three runs).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+runs=1
+args=()
+while (($#)); do
+    case "$1" in
+        --runs) runs="$2"; shift 2 ;;
+        *) args+=("$1"); shift ;;
+    esac
+done
+set -- "${args[@]}"
 export WRANGLER_SEND_METRICS=false CLOUDFLARE_CF_FETCH_ENABLED=false
 bash scripts/setup.sh >&2 # stdout is the JSON
 if [[ " $* " == *" --profile "* ]]; then
@@ -36,4 +49,18 @@ export GSV_BIN="$(cd "$target" && pwd)/release/gsv"
 if ! command -v rg >/dev/null; then
     echo "note: rg (ripgrep) is not installed; Grep is timed without the comparison" >&2
 fi
-cargo run --quiet --release -p gsv-e2e --bin bench -- "$@"
+if [[ "$runs" -le 1 ]]; then
+    cargo run --quiet --release -p gsv-e2e --bin bench -- "$@"
+    exit
+fi
+cargo build --quiet --release -p gsv-e2e --bin bench
+out="$target/bench-runs"
+rm -rf "$out"
+mkdir -p "$out"
+files=()
+for i in $(seq 1 "$runs"); do
+    echo "[bench] run $i of $runs" >&2
+    "$target/release/bench" "$@" >"$out/run-$i.json"
+    files+=("$out/run-$i.json")
+done
+"$target/release/bench" --median "${files[@]}"

@@ -45,6 +45,8 @@
 //!   promise job (the Rust Workers use the second, `worker-start/`).
 //!
 //! Run with `bash scripts/bench.sh` (builds first); see BENCHMARKS.md.
+//! `--median FILE...` prints several runs' reports as one (`bench/median.rs`;
+//! `scripts/bench.sh --runs N` makes the runs).
 //! `--only turns,concurrent,connect,history,prompt,tools,grep,lifecycle,discord,whatsapp,cron,memory,startup` runs some parts
 //! (the echo floor always runs: the ratios need it).
 
@@ -62,6 +64,8 @@ mod floors;
 mod grep;
 #[path = "bench/lifecycle.rs"]
 mod lifecycle;
+#[path = "bench/median.rs"]
+mod median;
 #[path = "bench/memory.rs"]
 mod memory;
 #[path = "bench/procs.rs"]
@@ -115,6 +119,19 @@ fn wants(part: &str) -> bool {
 
 #[tokio::main]
 async fn main() {
+    // `--median FILE...`: the reports of runs already made, as one
+    // (`scripts/bench.sh --runs N`).
+    let args: Vec<String> = std::env::args().collect();
+    if let Some(i) = args.iter().position(|a| a == "--median") {
+        let files = &args[i + 1..];
+        let runs: Vec<Value> = files
+            .iter()
+            .map(|f| serde_json::from_slice(&std::fs::read(f).unwrap()).unwrap())
+            .collect();
+        let merged = median::merge(&runs, files);
+        println!("{}", serde_json::to_string_pretty(&merged).unwrap());
+        return;
+    }
     let echo_count = arg("--echo", 2000);
     let turns = arg("--turns", 1000);
     let sessions = arg("--sessions", 50);
