@@ -26,7 +26,11 @@ fn median_of(values: &[&Value], runs: usize) -> Value {
     match values.first() {
         Some(Value::Object(_)) => {
             let mut keys: Vec<&String> = Vec::new();
-            for key in values.iter().filter_map(|v| v.as_object()).flat_map(Map::keys) {
+            for key in values
+                .iter()
+                .filter_map(|v| v.as_object())
+                .flat_map(Map::keys)
+            {
                 if !keys.contains(&key) {
                     keys.push(key);
                 }
