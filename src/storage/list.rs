@@ -1,6 +1,6 @@
 //! Listings across pages, on top of `ObjectStore::list_page`.
 
-use super::{ListPage, ListRequest, ObjectStore, StoreResult};
+use super::{ListPage, ListRequest, Listed, ListedObject, ObjectStore, StoreResult, Version};
 use std::collections::HashMap;
 
 /// The pages of `req`, each handed to `each`, which says whether to go
@@ -48,7 +48,7 @@ pub(super) async fn objects<S: ObjectStore + ?Sized>(
     store: &S,
     prefix: &str,
     delimiter: Option<&str>,
-) -> StoreResult<(Vec<(String, String)>, u32)> {
+) -> StoreResult<(Listed, u32)> {
     let mut out = Vec::new();
     let req = ListRequest {
         prefix,
@@ -56,7 +56,7 @@ pub(super) async fn objects<S: ObjectStore + ?Sized>(
         ..Default::default()
     };
     let count = pages(store, req, |page| {
-        out.extend(page.objects.into_iter().map(|o| (o.key, o.etag)));
+        out.extend(page.objects.into_iter().map(listed));
         true
     })
     .await?;
@@ -68,7 +68,7 @@ pub(super) async fn window<S: ObjectStore + ?Sized>(
     prefix: &str,
     start_after: &str,
     last: &str,
-) -> StoreResult<(Vec<(String, String)>, u32)> {
+) -> StoreResult<(Listed, u32)> {
     let mut out = Vec::new();
     let req = ListRequest {
         prefix,
@@ -82,13 +82,21 @@ pub(super) async fn window<S: ObjectStore + ?Sized>(
         out.extend(
             page.objects
                 .into_iter()
-                .map(|o| (o.key, o.etag))
-                .filter(|(k, _)| k.as_str() <= last),
+                .filter(|o| o.key.as_str() <= last)
+                .map(listed),
         );
         go_on
     })
     .await?;
     Ok((out, count))
+}
+
+fn listed(o: ListedObject) -> (String, Version) {
+    let version = Version {
+        etag: o.etag,
+        uploaded_ms: o.uploaded_ms,
+    };
+    (o.key, version)
 }
 
 pub(super) async fn with_metadata<S: ObjectStore + ?Sized>(

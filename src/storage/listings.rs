@@ -5,7 +5,7 @@
 //! made outside the gateway are still seen within that bound: a listing
 //! is used only while younger than it.
 
-use super::{ObjectStore, StoreResult};
+use super::{ObjectStore, StoreResult, Version};
 use std::collections::HashMap;
 use std::future::Future;
 
@@ -20,8 +20,8 @@ pub fn tree_listing(prefix: &str) -> String {
     format!("tree|{prefix}")
 }
 
-/// A listing's objects: `(key, etag)`.
-pub type Listed = Vec<(String, String)>;
+/// A listing's objects: `(key, the version listed)`.
+pub type Listed = Vec<(String, Version)>;
 
 /// When a kept listing may stand for a new one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -65,21 +65,21 @@ impl Listings {
     }
 
     /// What the listing of `key` kept for `reuse` says of the object
-    /// `object`: its etag, or `Some(None)` when it is not in the listing;
-    /// `None` when no listing of `key` may stand for a new one.
-    pub fn etag_of(
+    /// `object`: its version, or `Some(None)` when it is not in the
+    /// listing; `None` when no listing of `key` may stand for a new one.
+    pub fn version_of(
         &self,
         key: &str,
         object: &str,
         reuse: &Reuse,
         writes: u64,
-    ) -> Option<Option<&str>> {
+    ) -> Option<Option<&Version>> {
         let kept = self.standing(key, reuse, writes)?;
         Some(
             kept.objects
                 .iter()
                 .find(|(k, _)| k == object)
-                .map(|(_, etag)| etag.as_str()),
+                .map(|(_, version)| version),
         )
     }
 
@@ -182,9 +182,11 @@ mod tests {
     use super::*;
 
     fn listed(keys: &[&str]) -> Listed {
-        keys.iter()
-            .map(|k| (k.to_string(), format!("e-{k}")))
-            .collect()
+        let version = |k: &str| Version {
+            etag: format!("e-{k}"),
+            uploaded_ms: 0,
+        };
+        keys.iter().map(|k| (k.to_string(), version(k))).collect()
     }
 
     #[test]

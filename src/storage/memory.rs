@@ -223,6 +223,7 @@ impl ObjectStore for MemoryStore {
                 None => entries.push(Entry::Object(ListedObject {
                     key: key.clone(),
                     etag: o.etag.clone(),
+                    uploaded_ms: o.uploaded_ms,
                     custom_metadata: match req.custom_metadata {
                         true => o.custom_metadata.clone(),
                         false => HashMap::new(),

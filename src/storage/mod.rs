@@ -92,6 +92,8 @@ pub struct ListRequest<'a> {
 pub struct ListedObject {
     pub key: String,
     pub etag: String,
+    /// When this version was uploaded (ms since the epoch).
+    pub uploaded_ms: i64,
     /// Empty unless the listing asked for it.
     pub custom_metadata: HashMap<String, String>,
 }
@@ -220,17 +222,17 @@ pub trait ObjectStore {
     }
 
     /// Every object under `prefix` (only the top level of it with a
-    /// delimiter) as `(key, etag)`, across pages, and the number of pages.
+    /// delimiter) as `(key, version)`, across pages, and the number of pages.
     async fn list_objects(
         &self,
         prefix: &str,
         delimiter: Option<&str>,
-    ) -> StoreResult<(Vec<(String, String)>, u32)> {
+    ) -> StoreResult<(Listed, u32)> {
         list::objects(self, prefix, delimiter).await
     }
 
     /// The objects under `prefix` with keys after `start_after` up to
-    /// `last` (inclusive) as `(key, etag)`, and the number of pages: a
+    /// `last` (inclusive) as `(key, version)`, and the number of pages: a
     /// small window of a prefix that may hold many keys (the daily memory
     /// files).
     async fn list_window(
@@ -238,7 +240,7 @@ pub trait ObjectStore {
         prefix: &str,
         start_after: &str,
         last: &str,
-    ) -> StoreResult<(Vec<(String, String)>, u32)> {
+    ) -> StoreResult<(Listed, u32)> {
         list::window(self, prefix, start_after, last).await
     }
 

@@ -25,7 +25,7 @@ fn texts_round_trip_through_the_cache() {
         );
         let (listed, pages) = store.list_objects("a/", None).await.unwrap();
         assert_eq!(pages, 1);
-        let etag = listed[0].1.as_str();
+        let etag = listed[0].1.etag.as_str();
         assert_eq!(
             store.texts().cached_text("a/x.md", Some(etag)),
             Some(Some("hello".into()))
@@ -34,7 +34,7 @@ fn texts_round_trip_through_the_cache() {
         store.insert("a/x.md", "changed");
         let (listed, _) = store.list_objects("a/", None).await.unwrap();
         assert_eq!(
-            store.texts().cached_text("a/x.md", Some(&listed[0].1)),
+            store.texts().cached_text("a/x.md", Some(&listed[0].1.etag)),
             None
         );
         assert_eq!(store.delete("a/x.md").await, Ok(true));

@@ -59,7 +59,7 @@ impl TextCache {
     /// Remembers a version of `key` as it was read.
     pub fn remember_read(&self, key: &str, object: &TextObject) {
         let mut files = self.files.borrow_mut();
-        files.put(key, &object.etag, &object.content, object.uploaded_ms);
+        files.put(key, &object.etag, &object.content);
     }
 
     /// `key` as a listing kept for a prompt says it is, without a store
@@ -69,16 +69,18 @@ impl TextCache {
     /// no such listing, or the body at its etag was never read here.
     pub fn as_listed(&self, key: &str, listing: &str, reuse: &Reuse) -> Option<Option<TextObject>> {
         let listings = self.listings.borrow();
-        let Some(etag) = listings.etag_of(listing, key, reuse, self.writes())? else {
+        let Some(listed) = listings.version_of(listing, key, reuse, self.writes())? else {
             return Some(None);
         };
         let files = self.files.borrow();
-        let (content, uploaded_ms) = files.version(key, etag)?;
+        let content = files.get(key, &listed.etag)?;
+        // The listing's upload time: the same content put again keeps its
+        // etag but is a new version, uploaded later than the body held.
         Some(Some(TextObject {
             content: content.to_string(),
             size: content.len() as u64,
-            uploaded_ms,
-            etag: etag.to_string(),
+            uploaded_ms: listed.uploaded_ms,
+            etag: listed.etag.clone(),
         }))
     }
 
@@ -88,7 +90,7 @@ impl TextCache {
         self.count_write();
         let mut files = self.files.borrow_mut();
         match body {
-            Some((v, content)) => files.put(key, &v.etag, content, v.uploaded_ms),
+            Some((v, content)) => files.put(key, &v.etag, content),
             None => files.put_absent(key),
         }
     }

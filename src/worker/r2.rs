@@ -122,6 +122,7 @@ impl ObjectStore for Bucket {
             .map(|o| ListedObject {
                 key: o.key(),
                 etag: o.etag(),
+                uploaded_ms: o.uploaded().as_millis() as i64,
                 custom_metadata: match req.custom_metadata {
                     true => o.custom_metadata().unwrap_or_default(),
                     false => Default::default(),

@@ -34,8 +34,6 @@ struct Entry {
 struct Held {
     etag: String,
     content: String,
-    /// When that version was uploaded.
-    uploaded_ms: i64,
 }
 
 impl FileCache {
@@ -68,24 +66,15 @@ impl FileCache {
         }
     }
 
-    /// The body of `key` held at exactly `etag`, with its upload time.
-    pub fn version(&self, key: &str, etag: &str) -> Option<(&str, i64)> {
-        match &self.entries.get(key)?.body {
-            Some(held) if held.etag == etag => Some((held.content.as_str(), held.uploaded_ms)),
-            _ => None,
-        }
-    }
-
     /// The body of `key` if it is held at exactly `etag`.
     pub fn get(&self, key: &str, etag: &str) -> Option<&str> {
         self.lookup(key, Some(etag)).flatten()
     }
 
-    /// Remembers `content` as `key` at `etag`, uploaded at `uploaded_ms`,
-    /// replacing what was there; a body larger than a sixteenth of the
+    /// Remembers `content` as `key` at `etag`, replacing what was there; a body larger than a sixteenth of the
     /// capacity is not kept (one large file must not push out a whole
     /// workspace).
-    pub fn put(&mut self, key: &str, etag: &str, content: &str, uploaded_ms: i64) {
+    pub fn put(&mut self, key: &str, etag: &str, content: &str) {
         self.remove(key);
         if content.len() > self.capacity / 16 {
             return;
@@ -94,7 +83,6 @@ impl FileCache {
         let held = Held {
             etag: etag.to_string(),
             content: content.to_string(),
-            uploaded_ms,
         };
         self.insert(key, Some(held));
     }
@@ -150,11 +138,11 @@ mod tests {
     #[test]
     fn a_body_is_served_only_at_the_etag_it_was_read_at() {
         let mut cache = FileCache::new(1600);
-        cache.put("skills/a/SKILL.md", "e1", "body one", 0);
+        cache.put("skills/a/SKILL.md", "e1", "body one");
         assert_eq!(cache.get("skills/a/SKILL.md", "e1"), Some("body one"));
         assert_eq!(cache.get("skills/a/SKILL.md", "e2"), None);
         assert_eq!(cache.get("skills/b/SKILL.md", "e1"), None);
-        cache.put("skills/a/SKILL.md", "e2", "body two!", 0);
+        cache.put("skills/a/SKILL.md", "e2", "body two!");
         assert_eq!(
             (
                 cache.get("skills/a/SKILL.md", "e1"),
@@ -166,23 +154,9 @@ mod tests {
     }
 
     #[test]
-    fn a_version_is_known_with_its_upload_time() {
-        let mut cache = FileCache::new(1600);
-        cache.put("IDENTITY.md", "e1", "who", 1_700);
-        assert_eq!(
-            [
-                cache.version("IDENTITY.md", "e1"),
-                cache.version("IDENTITY.md", "e2"),
-                cache.version("NEVER.md", "e1"),
-            ],
-            [Some(("who", 1_700)), None, None]
-        );
-    }
-
-    #[test]
     fn a_lookup_follows_the_listing() {
         let mut cache = FileCache::new(1600);
-        cache.put("SOUL.md", "e1", "soul", 0);
+        cache.put("SOUL.md", "e1", "soul");
         cache.put_absent("USER.md");
         assert_eq!(
             [
@@ -222,7 +196,7 @@ mod tests {
         let mut cache = FileCache::new(32);
         cache.put_absent("gone");
         for i in 0..17 {
-            cache.put(&format!("k{i}"), "1", "ab", 0);
+            cache.put(&format!("k{i}"), "1", "ab");
         }
         assert_eq!(
             (
@@ -236,7 +210,7 @@ mod tests {
         );
         // Too large to keep: not kept, and what it replaced is gone too
         // (it is stale).
-        cache.put("k1", "2", "abc", 0);
+        cache.put("k1", "2", "abc");
         assert_eq!(
             (cache.knows("k1"), cache.get("k1", "1"), cache.bytes()),
             (false, None, 30)

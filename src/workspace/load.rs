@@ -377,7 +377,7 @@ impl FileSet {
                 // One read per unknown file, in order.
                 Some(reads.next().transpose()?.flatten().map(|o| o.content))
             } else {
-                let etag = listed.get(key).map(String::as_str);
+                let etag = listed.get(key).map(|v| v.etag.as_str());
                 let known = store.texts().cached_text(key, etag);
                 cached += known.is_some() as u32;
                 known

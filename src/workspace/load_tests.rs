@@ -372,6 +372,40 @@ fn a_file_a_prompt_was_made_from_is_read_as_its_listing_says() {
 }
 
 #[test]
+fn a_file_read_as_listed_has_the_listed_versions_upload_time() {
+    let store = workspace();
+    store.set_now(5_000);
+    store.insert("agents/main/SOUL.md", "Be brief.");
+    load_reusing(&store, "agent:main:a", 10_000, "r1");
+    // The same text put again outside the gateway: the same etag, so the
+    // body held stands, but a new version, uploaded at 20 000.
+    store.set_now(20_000);
+    store.insert("agents/main/SOUL.md", "Be brief.");
+    // A run past the bound lists again; it reads no body.
+    let gets = store.requests().gets;
+    load_reusing(&store, "agent:main:b", 80_000, "r1");
+    let reuse = Reuse {
+        now_ms: 80_500,
+        within_ms: 60_000,
+        workspace_rev: "r1",
+        writes: store.texts().writes(),
+    };
+    let p = gsv_protocol::WorkspaceReadParams {
+        path: "SOUL.md".into(),
+        agent_id: None,
+    };
+    let read = block_on(methods::read_as_listed(&store, "main", p, Some(&reuse))).unwrap();
+    assert_eq!(
+        (
+            read.content,
+            read.last_modified,
+            store.requests().gets - gets
+        ),
+        ("Be brief.".to_string(), Some(20_000), 0)
+    );
+}
+
+#[test]
 fn the_listing_of_a_key_is_the_one_a_prompt_takes() {
     assert_eq!(
         [

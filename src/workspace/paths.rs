@@ -2,6 +2,7 @@
 //! paths the agent and clients pass to the workspace tools and RPCs.
 
 use crate::skills::SkillSource;
+use crate::storage::Listed;
 
 /// Operating instructions.
 pub const AGENTS_MD: &str = "AGENTS.md";
@@ -115,15 +116,15 @@ pub struct ListedSkill {
 /// `{prefix}{name}/SKILL.md` one level down, sorted by name. Listing the
 /// objects rather than the directories is what carries their etags, so
 /// the bodies already read need no second request.
-pub fn skill_md_files(prefix: &str, objects: &[(String, String)]) -> Vec<ListedSkill> {
+pub fn skill_md_files(prefix: &str, objects: &Listed) -> Vec<ListedSkill> {
     let mut found: Vec<ListedSkill> = objects
         .iter()
-        .filter_map(|(key, etag)| {
+        .filter_map(|(key, version)| {
             let dir = key.strip_prefix(prefix)?.strip_suffix("/SKILL.md")?;
             (!dir.is_empty() && !dir.contains('/')).then(|| ListedSkill {
                 dir: dir.to_string(),
                 key: key.clone(),
-                etag: etag.clone(),
+                etag: version.etag.clone(),
             })
         })
         .collect();

@@ -1,4 +1,5 @@
 use super::*;
+use crate::storage::Version;
 
 #[test]
 fn keys_follow_the_r2_layout() {
@@ -33,7 +34,7 @@ fn keys_follow_the_r2_layout() {
 
 #[test]
 fn skill_files_from_an_undelimited_listing() {
-    let listed: Vec<(String, String)> = [
+    let listed: Listed = [
         ("agents/main/skills/tmux/SKILL.md", "e1"),
         ("agents/main/skills/tmux/scripts/run.sh", "e2"),
         ("agents/main/skills/github/SKILL.md", "e3"),
@@ -43,7 +44,13 @@ fn skill_files_from_an_undelimited_listing() {
         ("skills/other/SKILL.md", "e7"),
     ]
     .iter()
-    .map(|(k, e)| (k.to_string(), e.to_string()))
+    .map(|(k, e)| {
+        let version = Version {
+            etag: e.to_string(),
+            uploaded_ms: 0,
+        };
+        (k.to_string(), version)
+    })
     .collect();
     let skill = |dir: &str, key: &str, etag: &str| ListedSkill {
         dir: dir.into(),
