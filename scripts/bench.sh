@@ -19,18 +19,19 @@
 # --runs N (this script's own) runs the bench N times after the builds,
 # keeps each run's JSON in target/bench-runs/, and prints them as one:
 # each figure the median of the runs, each target met in how many
-# (BENCHMARKS.md reports the median of three runs).
+# (BENCHMARKS.md reports the median of three runs). With --profile, each
+# run writes its profiles to the same DIR: the last run's are left.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 runs=1
 args=()
 while (($#)); do
     case "$1" in
-        --runs) runs="$2"; shift 2 ;;
+        --runs) runs="${2:?--runs needs a number}"; shift 2 ;;
         *) args+=("$1"); shift ;;
     esac
 done
-set -- "${args[@]}"
+set -- ${args[@]+"${args[@]}"}
 export WRANGLER_SEND_METRICS=false CLOUDFLARE_CF_FETCH_ENABLED=false
 bash scripts/setup.sh >&2 # stdout is the JSON
 if [[ " $* " == *" --profile "* ]]; then

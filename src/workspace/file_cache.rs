@@ -71,9 +71,9 @@ impl FileCache {
         self.lookup(key, Some(etag)).flatten()
     }
 
-    /// Remembers `content` as `key` at `etag`, replacing what was there; a body larger than a sixteenth of the
-    /// capacity is not kept (one large file must not push out a whole
-    /// workspace).
+    /// Remembers `content` as `key` at `etag`, replacing what was there;
+    /// a body larger than a sixteenth of the capacity is not kept (one
+    /// large file must not push out a whole workspace).
     pub fn put(&mut self, key: &str, etag: &str, content: &str) {
         self.remove(key);
         if content.len() > self.capacity / 16 {

@@ -4,9 +4,11 @@
 //! times and prints this.
 //!
 //! Each number is the median over the runs that have it (the mean of the
-//! middle two for an even count); each yes/no, a target's among them, says
-//! in how many runs it held (`"2 of 3"`). Text and lists are the first
-//! run's: paths, names and profiles' tops have no median.
+//! middle two for an even count, to three decimals unless it is whole);
+//! each yes/no, a target's among them, says in how many runs it held
+//! (`"2 of 3"`). Text and lists are the first run's: paths, names and
+//! profiles' tops have no median. A value's kind is its first run's that
+//! is not null.
 
 use serde_json::{json, Map, Value};
 
@@ -23,7 +25,7 @@ pub fn merge(runs: &[Value], files: &[String]) -> Value {
 /// The median of one key's values across the runs that have it; `runs`
 /// is how many runs there were in all (for "k of N").
 fn median_of(values: &[&Value], runs: usize) -> Value {
-    match values.first() {
+    match values.iter().find(|v| !v.is_null()) {
         Some(Value::Object(_)) => {
             let mut keys: Vec<&String> = Vec::new();
             for key in values
@@ -65,10 +67,13 @@ fn median(values: &[&Value]) -> Value {
     match numbers.len() {
         0 => Value::Null,
         n if n % 2 == 1 => Value::Number(numbers[mid].clone()),
-        _ => {
-            let mean = (float(numbers[mid - 1]) + float(numbers[mid])) / 2.0;
-            json!((mean * 1000.0).round() / 1000.0)
-        }
+        _ => match (numbers[mid - 1].as_i64(), numbers[mid].as_i64()) {
+            (Some(a), Some(b)) if (a + b) % 2 == 0 => json!((a + b) / 2),
+            _ => {
+                let mean = (float(numbers[mid - 1]) + float(numbers[mid])) / 2.0;
+                json!((mean * 1000.0).round() / 1000.0)
+            }
+        },
     }
 }
 
@@ -110,6 +115,22 @@ mod tests {
                     "top": [{"fn": "exec", "ms": 2.6}],
                     "onlySome": 4.5,
                 },
+            })
+        );
+    }
+
+    #[test]
+    fn an_even_count_takes_the_mean_of_the_middle_two_and_nulls_give_way() {
+        let runs = [
+            json!({"bytes": 10, "errors": 0, "ratio": 2.0, "toolMs": null, "met": null}),
+            json!({"bytes": 14, "errors": 1, "ratio": 2.5, "toolMs": 3, "met": true}),
+        ];
+        assert_eq!(
+            merge(&runs, &[]),
+            json!({
+                "runs": 2,
+                "files": [],
+                "median": {"bytes": 12, "errors": 0.5, "ratio": 2.25, "toolMs": 3, "met": "1 of 2"},
             })
         );
     }
