@@ -2,7 +2,7 @@
 //! paths the agent and clients pass to the workspace tools and RPCs.
 
 use crate::skills::SkillSource;
-use crate::storage::Listed;
+use crate::storage::Version;
 
 /// Operating instructions.
 pub const AGENTS_MD: &str = "AGENTS.md";
@@ -116,7 +116,7 @@ pub struct ListedSkill {
 /// `{prefix}{name}/SKILL.md` one level down, sorted by name. Listing the
 /// objects rather than the directories is what carries their etags, so
 /// the bodies already read need no second request.
-pub fn skill_md_files(prefix: &str, objects: &Listed) -> Vec<ListedSkill> {
+pub fn skill_md_files(prefix: &str, objects: &[(String, Version)]) -> Vec<ListedSkill> {
     let mut found: Vec<ListedSkill> = objects
         .iter()
         .filter_map(|(key, version)| {

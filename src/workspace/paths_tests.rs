@@ -1,5 +1,4 @@
 use super::*;
-use crate::storage::Version;
 
 #[test]
 fn keys_follow_the_r2_layout() {
@@ -34,7 +33,7 @@ fn keys_follow_the_r2_layout() {
 
 #[test]
 fn skill_files_from_an_undelimited_listing() {
-    let listed: Listed = [
+    let listed: Vec<(String, Version)> = [
         ("agents/main/skills/tmux/SKILL.md", "e1"),
         ("agents/main/skills/tmux/scripts/run.sh", "e2"),
         ("agents/main/skills/github/SKILL.md", "e3"),
