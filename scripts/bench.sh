@@ -16,6 +16,9 @@
 # gateway is then built keeping the Wasm's function names.
 # --skeleton-beside also times a skeleton turn after each tool turn
 # (toolRoundTrip.*.skeletonTurnBeside; see BENCHMARKS.md, session 25).
+# --tool-warmup N gives each of the tool turns' 20 sessions N warm-up turns
+# (1 by default); with --tool-warmup-elsewhere all but the first go to
+# sessions of their own (BENCHMARKS.md, session 27).
 # --runs N (this script's own) runs the bench N times after the builds,
 # keeps each run's JSON in target/bench-runs/, and prints them as one:
 # each figure the median of the runs, each target met in how many

@@ -4,7 +4,9 @@
 # `scripts/bench.sh` built under `perf record` with syscall tracepoints, and
 # prints, for each phase of the bench and each workerd process, its commits
 # (each ends in an fsync of the object's WAL, on the thread that runs the
-# objects), how long those fsyncs took, and the WAL pages each commit wrote.
+# objects), how long those fsyncs took, the WAL pages each commit wrote, and
+# whether it wrote past the WAL's end so far (a young object's WAL grows
+# with each commit until its first checkpoint; then commits reuse it).
 # BENCHMARKS.md (session 27) reads it.
 #
 # Usage: bash scripts/trace-commits.sh [bench flags, e.g. --only turns,tools]
@@ -43,6 +45,8 @@ def phase_at(t):
     return name
 # A WAL frame is a 24-byte header and a page, each its own pwrite.
 pages = collections.Counter()
+grew = collections.Counter()
+end = collections.Counter()
 entered = {}
 commits = collections.defaultdict(list)
 for line in open(f"{out}/events.txt"):
@@ -53,14 +57,18 @@ for line in open(f"{out}/events.txt"):
     t = float(t)
     if event == "sys_enter_pwrite64":
         fd = re.search(r"fd: (0x[0-9a-f]+)", args).group(1)
-        if int(re.search(r"count: (0x[0-9a-f]+)", args).group(1), 16) >= 4096:
+        count = int(re.search(r"count: (0x[0-9a-f]+)", args).group(1), 16)
+        at = int(re.search(r"pos: (0x[0-9a-f]+)", args).group(1), 16)
+        if count >= 4096:
             pages[(pid, fd)] += 1
+            grew[(pid, fd)] += at + count > end[(pid, fd)]
+        end[(pid, fd)] = max(end[(pid, fd)], at + count)
     elif event == "sys_enter_fsync":
         fd = re.search(r"fd: (0x[0-9a-f]+)", args).group(1)
-        entered[tid] = (t, pages.pop((pid, fd), 0))
+        entered[tid] = (t, pages.pop((pid, fd), 0), grew.pop((pid, fd), 0) > 0)
     elif event == "sys_exit_fsync" and tid in entered:
-        start, written = entered.pop(tid)
-        commits[(phase_at(start), pid)].append(((t - start) * 1000, written))
+        start, written, extended = entered.pop(tid)
+        commits[(phase_at(start), pid)].append(((t - start) * 1000, written, extended))
 # The gateway is the process that commits in the gateway's phases; the
 # others run the echo worker's skeletons.
 gateway = collections.Counter()
@@ -71,6 +79,7 @@ gateway_pid = gateway.most_common(1)[0][0] if gateway else None
 report = []
 for (phase, pid), rows in sorted(commits.items(), key=lambda kv: (str(kv[0][0]), kv[0][1])):
     ms = sorted(r[0] for r in rows)
+    p50 = lambda xs: round(statistics.median(xs), 3) if xs else None
     report.append({
         "phase": phase,
         "workerd": "gateway" if pid == gateway_pid else f"other ({pid})",
@@ -79,6 +88,9 @@ for (phase, pid), rows in sorted(commits.items(), key=lambda kv: (str(kv[0][0]),
         "fsyncMsP90": round(ms[int(len(ms) * 0.9)], 3),
         "fsyncMsTotal": round(sum(ms), 1),
         "walPagesPerCommitP50": statistics.median(r[1] for r in rows),
+        "commitsPastWalEnd": sum(1 for r in rows if r[2]),
+        "fsyncMsP50PastWalEnd": p50([r[0] for r in rows if r[2]]),
+        "fsyncMsP50WithinWal": p50([r[0] for r in rows if r[1] and not r[2]]),
     })
 print(json.dumps({"commits": report}, indent=2))
 EOF

@@ -138,6 +138,10 @@ async fn main() {
     let per_session = arg("--per-session", 20);
     let tool_turns = arg("--tool-turns", 300);
     let bash_turns = arg("--bash-turns", 50);
+    let tool_warmup = tools::Warmup {
+        per_session: arg("--tool-warmup", 1),
+        elsewhere: std::env::args().any(|a| a == "--tool-warmup-elsewhere"),
+    };
     let grep_files = arg("--grep-files", 100_000);
     let grep_runs = arg("--grep-runs", 5);
     let compact_messages = arg("--compact-messages", 2_000);
@@ -306,7 +310,7 @@ async fn main() {
         report["toolRoundTrip"] = tool_round_trips(
             &gw,
             &llm,
-            (tool_turns, bash_turns),
+            (tool_turns, bash_turns, tool_warmup),
             (floor_p50, turn_p50),
             inspector.zip(profile_dir.as_deref()),
             std::env::args()

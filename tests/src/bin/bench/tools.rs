@@ -13,6 +13,17 @@ use std::time::{Instant, SystemTime, UNIX_EPOCH};
 /// The native read of a file no prompt lists (`nativeReadFileUnlisted`).
 const UNLISTED: &str = "notes/small.md";
 
+/// The turns before the measured ones: `per_session` for each of the 20
+/// sessions (`--tool-warmup`, 1 by default). With `elsewhere`
+/// (`--tool-warmup-elsewhere`), all but the first of each go to 20 sessions
+/// of their own: the code warms, the measured sessions' histories and
+/// SQLite WALs stay young (session 27 in BENCHMARKS.md).
+#[derive(Clone, Copy)]
+pub struct Warmup {
+    pub per_session: usize,
+    pub elsewhere: bool,
+}
+
 /// Tool round trips: a node's Read of a small file (no shell start-up, so
 /// it isolates the plumbing: Session → Gateway → node → Gateway → Session),
 /// a node's Bash `true` (adds the shell's start-up) and the native
@@ -24,7 +35,7 @@ const UNLISTED: &str = "notes/small.md";
 pub async fn tool_round_trips(
     gw: &Workerd,
     llm: &FakeLlm,
-    (turns, bash_turns): (usize, usize),
+    (turns, bash_turns, warmup): (usize, usize, Warmup),
     (floor_p50, turn_p50): (f64, Option<f64>),
     profile: Option<(u16, &std::path::Path)>,
     skeleton: Option<(String, String)>,
@@ -101,7 +112,7 @@ pub async fn tool_round_trips(
             llm,
             (label, tool, &args),
             n,
-            20,
+            (20, warmup),
             meter,
         )
         .await;
@@ -210,15 +221,15 @@ struct RoundTrips {
     cost: Value,
 }
 
-/// `n` turns (after one warm-up turn per session) in which the model asks
-/// for `tool` once, then answers.
+/// `n` turns (after `warmup`'s turns) in which the model asks for `tool`
+/// once, then answers.
 async fn round_trips(
     c: &mut Client,
     mut beside: Option<&mut SkeletonBeside>,
     llm: &FakeLlm,
     (label, tool, args): (&str, &str, &Value),
     n: usize,
-    sessions: usize,
+    (sessions, warmup): (usize, Warmup),
     meter: turn_cost::Metering<'_>,
 ) -> RoundTrips {
     let trigger = format!("toolrt-{label}");
@@ -232,8 +243,9 @@ async fn round_trips(
     let mut errors = 0;
     // Started once every session is warm, stopped after the last turn.
     let (mut meter, mut metered) = (Some(meter), None);
-    for i in 0..sessions + n {
-        if i == sessions {
+    let warmups = sessions * warmup.per_session.max(1);
+    for i in 0..warmups + n {
+        if i == warmups {
             metered = meter.take().map(turn_cost::Metering::start);
         }
         let call_id = format!("call_{label}_{i}");
@@ -246,7 +258,11 @@ async fn round_trips(
         );
         // Only this turn's two requests are kept (and cloned) below.
         llm.clear_requests();
-        let key = format!("agent:main:bench:{label}:{}", i % sessions);
+        let elsewhere = warmup.elsewhere && (sessions..warmups).contains(&i);
+        let key = match elsewhere {
+            true => format!("agent:main:bench:{label}:warm:{}", i % sessions),
+            false => format!("agent:main:bench:{label}:{}", i % sessions),
+        };
         let t = Instant::now();
         let run = c.chat_send(&key, &format!("{trigger} turn {i}")).await;
         let events = c.run_events(&run).await;
@@ -278,7 +294,7 @@ async fn round_trips(
             Some(beside) => Some(beside.turn().await),
             None => None,
         };
-        if i >= sessions {
+        if i >= warmups {
             out.skeleton.extend(skeleton);
             let received = requests[1].received_at;
             out.round_trip
