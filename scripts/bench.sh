@@ -17,7 +17,7 @@
 # --skeleton-beside also times a skeleton turn after each tool turn
 # (toolRoundTrip.*.skeletonTurnBeside; see BENCHMARKS.md, session 25).
 # --tool-warmup N gives each of the tool turns' 20 sessions N warm-up turns
-# (1 by default); with --tool-warmup-elsewhere all but the first go to
+# (1 by default, at least 1); with --tool-warmup-elsewhere all but the first go to
 # sessions of their own (BENCHMARKS.md, session 27).
 # --runs N (this script's own) runs the bench N times after the builds,
 # keeps each run's JSON in target/bench-runs/, and prints them as one:

@@ -14,7 +14,7 @@ use std::time::{Instant, SystemTime, UNIX_EPOCH};
 const UNLISTED: &str = "notes/small.md";
 
 /// The turns before the measured ones: `per_session` for each of the 20
-/// sessions (`--tool-warmup`, 1 by default). With `elsewhere`
+/// sessions (`--tool-warmup`, 1 by default and at least 1). With `elsewhere`
 /// (`--tool-warmup-elsewhere`), all but the first of each go to 20 sessions
 /// of their own: the code warms, the measured sessions' histories and
 /// SQLite WALs stay young (session 27 in BENCHMARKS.md).
@@ -95,6 +95,8 @@ pub async fn tool_round_trips(
         "measured": "from the end of the fake LLM's tool-call answer (its SSE stream ended) \
                      to its receipt of the next request, which carries the tool result",
         "sessions": 20,
+        "warmupTurnsPerSession": warmup.per_session.max(1),
+        "warmupElsewhere": warmup.elsewhere,
     });
     for (label, tool, args, n) in variants {
         if n == 0 {
