@@ -230,14 +230,28 @@ fn load_reusing(store: &MemoryStore, session_key: &str, now_ms: u64, rev: &str) 
         channel: None,
         recalled: &[],
         now_ms,
-        reuse: Some(Reuse {
-            now_ms,
-            within_ms: 60_000,
-            workspace_rev: rev,
-            writes: store.texts().writes(),
-        }),
+        reuse: Some(reuse_at(store, now_ms, rev)),
     };
     block_on(assemble(store, run)).unwrap()
+}
+
+/// What a run at `now_ms` and workspace revision `rev` may take from the
+/// listings kept: those younger than 60 s, with no write since.
+fn reuse_at<'a>(store: &MemoryStore, now_ms: u64, rev: &'a str) -> Reuse<'a> {
+    Reuse {
+        now_ms,
+        within_ms: 60_000,
+        workspace_rev: rev,
+        writes: store.texts().writes(),
+    }
+}
+
+/// `workspace.read` of `path` in the agent's own workspace.
+fn read_params(path: &str) -> gsv_protocol::WorkspaceReadParams {
+    gsv_protocol::WorkspaceReadParams {
+        path: path.into(),
+        agent_id: None,
+    }
 }
 
 #[test]
@@ -293,25 +307,16 @@ fn a_file_a_prompt_was_made_from_is_read_as_its_listing_says() {
     load_reusing(&store, "agent:main:a", 10_000, "r1");
     load_reusing(&store, "agent:main:b", 11_000, "r1");
     let read = |path: &str, at: u64, rev: &str| {
-        let reuse = Reuse {
-            now_ms: at,
-            within_ms: 60_000,
-            workspace_rev: rev,
-            writes: store.texts().writes(),
-        };
-        let p = |path: &str| gsv_protocol::WorkspaceReadParams {
-            path: path.into(),
-            agent_id: None,
-        };
+        let reuse = reuse_at(&store, at, rev);
         let gets = store.requests().gets;
         let listed = block_on(methods::read_as_listed(
             &store,
             "main",
-            p(path),
+            read_params(path),
             Some(&reuse),
         ));
         let listed_gets = store.requests().gets - gets;
-        let read = block_on(methods::read(&store, "main", p(path)));
+        let read = block_on(methods::read(&store, "main", read_params(path)));
         (
             listed.map_err(|e| e.code),
             listed_gets,
@@ -384,17 +389,14 @@ fn a_file_read_as_listed_has_the_listed_versions_upload_time() {
     // A run past the bound lists again; it reads no body.
     let gets = store.requests().gets;
     load_reusing(&store, "agent:main:b", 80_000, "r1");
-    let reuse = Reuse {
-        now_ms: 80_500,
-        within_ms: 60_000,
-        workspace_rev: "r1",
-        writes: store.texts().writes(),
-    };
-    let p = gsv_protocol::WorkspaceReadParams {
-        path: "SOUL.md".into(),
-        agent_id: None,
-    };
-    let read = block_on(methods::read_as_listed(&store, "main", p, Some(&reuse))).unwrap();
+    let reuse = reuse_at(&store, 80_500, "r1");
+    let read = block_on(methods::read_as_listed(
+        &store,
+        "main",
+        read_params("SOUL.md"),
+        Some(&reuse),
+    ))
+    .unwrap();
     assert_eq!(
         (
             read.content,
