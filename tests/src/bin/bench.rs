@@ -139,7 +139,7 @@ async fn main() {
     let tool_turns = arg("--tool-turns", 300);
     let bash_turns = arg("--bash-turns", 50);
     let tool_warmup = tools::Warmup {
-        per_session: arg("--tool-warmup", 1),
+        per_session: arg("--tool-warmup", 1).max(1),
         elsewhere: std::env::args().any(|a| a == "--tool-warmup-elsewhere"),
     };
     let grep_files = arg("--grep-files", 100_000);

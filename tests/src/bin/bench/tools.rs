@@ -95,7 +95,7 @@ pub async fn tool_round_trips(
         "measured": "from the end of the fake LLM's tool-call answer (its SSE stream ended) \
                      to its receipt of the next request, which carries the tool result",
         "sessions": 20,
-        "warmupTurnsPerSession": warmup.per_session.max(1),
+        "warmupTurnsPerSession": warmup.per_session,
         "warmupElsewhere": warmup.elsewhere,
     });
     for (label, tool, args, n) in variants {
@@ -245,7 +245,7 @@ async fn round_trips(
     let mut errors = 0;
     // Started once every session is warm, stopped after the last turn.
     let (mut meter, mut metered) = (Some(meter), None);
-    let warmups = sessions * warmup.per_session.max(1);
+    let warmups = sessions * warmup.per_session;
     for i in 0..warmups + n {
         if i == warmups {
             metered = meter.take().map(turn_cost::Metering::start);
