@@ -113,9 +113,11 @@ pub struct MemoryGetResult {
     pub node: Option<MemoryNode>,
 }
 
+/// Unknown fields are refused: a field the gateway would ignore (a `uri`
+/// naming another account, say) must not be taken as obeyed.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct MemoryPutParams {
     pub category: String,
     /// The node's slug; absent: made from `title`.
@@ -174,6 +176,9 @@ pub struct MemoryRepairResult {
     pub recreated: Vec<String>,
     pub activated: Vec<String>,
     pub marked_broken: Vec<String>,
+    /// BROKEN nodes whose files were all there again: ACTIVE once more.
+    #[serde(default)]
+    pub restored: Vec<String>,
     pub deletes_finished: Vec<String>,
     pub alerts: Vec<String>,
     /// Outbox events found and queued for the index.
@@ -186,8 +191,14 @@ pub struct MemoryRepairResult {
 #[serde(rename_all = "camelCase")]
 pub struct MemoryStatusResult {
     pub account: String,
-    /// Committed nodes in the index.
+    /// Committed (ACTIVE) nodes in the index: the ones retrieval sees.
     pub nodes: u64,
+    /// Nodes per status, as the index last knew them.
+    #[serde(default)]
+    pub by_status: MemoryStatusCounts,
+    /// The BROKEN nodes, with the files each misses.
+    #[serde(default)]
+    pub broken: Vec<MemoryBrokenNode>,
     /// Outbox events waiting (or waiting for a retry).
     pub pending_events: u64,
     /// Events that failed `maxRetry` times (in `.outbox/dlq/`).
@@ -204,4 +215,26 @@ pub struct MemoryStatusResult {
     pub last_dream_at_ms: Option<i64>,
     /// BROKEN nodes and other problems a person must look at.
     pub alerts: Vec<String>,
+}
+
+/// Nodes per status (the directory spec's NodeStatus).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[serde(rename_all = "camelCase")]
+pub struct MemoryStatusCounts {
+    /// Committed: the only ones retrieval sees.
+    pub active: u64,
+    /// Being written, or cut short and not yet repaired.
+    pub pending: u64,
+    /// Found incomplete by the repair job: a person must restore them.
+    pub broken: u64,
+}
+
+/// A BROKEN node and the files it misses.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[serde(rename_all = "camelCase")]
+pub struct MemoryBrokenNode {
+    pub uri: String,
+    pub missing: Vec<String>,
 }

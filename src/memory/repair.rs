@@ -9,7 +9,12 @@
 //! | no meta, a DELETE event waiting | finish the delete (remove the layers left) |
 //! | PENDING, every file there (cut after ③) | ACTIVE, and register an UPSERT |
 //! | PENDING, a file missing | BROKEN, and an alert |
-//! | ACTIVE or BROKEN | skip |
+//! | BROKEN, every file there again (a person restored them) | ACTIVE, and register an UPSERT |
+//! | BROKEN, a file still missing | skip (listed with what it misses) |
+//! | ACTIVE | skip |
+//!
+//! The report also says what status each node was left in (and what a
+//! BROKEN one misses), so the index can hide what retrieval must not see.
 
 use super::access::RequestContext;
 use super::fs::{ContextFs, NodeWrite};
@@ -34,6 +39,8 @@ pub struct RepairReport {
     pub activated: Vec<String>,
     /// PENDING nodes with a file missing, now BROKEN.
     pub marked_broken: Vec<String>,
+    /// BROKEN nodes whose files were all there again, now ACTIVE.
+    pub restored: Vec<String>,
     /// Deletes cut short and finished.
     pub deletes_finished: Vec<String>,
     /// Problems a person must look at (BROKEN nodes, unreadable metas).
@@ -41,6 +48,25 @@ pub struct RepairReport {
     /// Every event file waiting in an outbox (for the consumer's queue),
     /// those this scan registered included.
     pub pending_events: Vec<String>,
+    /// The status each node with a readable meta was left in, by URI
+    /// (recreated nodes included, finished deletes not).
+    pub states: BTreeMap<String, NodeState>,
+}
+
+/// A node's status after the scan, and the files a BROKEN one misses.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NodeState {
+    pub status: NodeStatus,
+    pub missing: Vec<String>,
+}
+
+impl NodeState {
+    pub fn active() -> Self {
+        Self {
+            status: NodeStatus::Active,
+            missing: Vec::new(),
+        }
+    }
 }
 
 #[derive(Default)]
@@ -115,11 +141,15 @@ async fn repair_node<S: ObjectStore>(
             return Ok(());
         }
     };
-    if meta.status != NodeStatus::Pending {
-        return Ok(());
-    }
-    match LAYER_FILES.iter().all(|f| dir.files.contains(*f)) {
-        true => {
+    let missing: Vec<String> = LAYER_FILES
+        .into_iter()
+        .filter(|f| !dir.files.contains(*f))
+        .map(String::from)
+        .collect();
+    let state = match (meta.status, missing.is_empty()) {
+        (NodeStatus::Active, _) => NodeState::active(),
+        (NodeStatus::Pending | NodeStatus::Broken, true) => {
+            let was_broken = meta.status == NodeStatus::Broken;
             let text = |file| fs.read_text(uri, file);
             let (content, abstract_text, overview) = (
                 text(CONTENT).await?.unwrap_or_default(),
@@ -131,21 +161,32 @@ async fn repair_node<S: ObjectStore>(
             let records = index_records(uri, &abstract_text, &overview, &content);
             let key = fs.register(uri, EventPayload::Upsert(records)).await?;
             report.pending_events.push(key);
-            report.activated.push(name);
+            if was_broken {
+                report.restored.push(name.clone());
+            } else {
+                report.activated.push(name.clone());
+            }
+            NodeState::active()
         }
-        false => {
-            let missing: Vec<&str> = LAYER_FILES
-                .into_iter()
-                .filter(|f| !dir.files.contains(*f))
-                .collect();
+        (NodeStatus::Pending, false) => {
             meta.status = NodeStatus::Broken;
             fs.put_meta(uri, &meta).await?;
             report
                 .alerts
                 .push(format!("{name}: BROKEN, missing {}", missing.join(", ")));
-            report.marked_broken.push(name);
+            report.marked_broken.push(name.clone());
+            NodeState {
+                status: NodeStatus::Broken,
+                missing,
+            }
         }
-    }
+        // Already marked: left for a person, still listed.
+        (NodeStatus::Broken, false) => NodeState {
+            status: NodeStatus::Broken,
+            missing,
+        },
+    };
+    report.states.insert(name, state);
     Ok(())
 }
 
@@ -187,6 +228,7 @@ async fn recreate<S: ObjectStore>(
     let (_, key) = fs.write(ctx, &write).await?;
     report.pending_events.push(key);
     report.recreated.push(uri.to_string());
+    report.states.insert(uri.to_string(), NodeState::active());
     Ok(())
 }
 

@@ -6,13 +6,14 @@ use super::access::RequestContext;
 use super::fs::{ContextFs, Level, NodeWrite, WriteStep};
 use super::node::*;
 use super::outbox::{backoff_ms, Consumer, IndexSink, Processed};
-use super::repair::{repair_account, RepairReport};
+use super::repair::{repair_account, NodeState, RepairReport};
 use super::uri::*;
 use super::{MemoryEnv, MemoryError};
 use crate::storage::{MemoryStore, ObjectStore};
 use futures::executor::block_on;
 use serde_json::json;
 use std::cell::{Cell, RefCell};
+use std::collections::BTreeMap;
 
 struct Env {
     now: Cell<i64>,
@@ -336,6 +337,11 @@ fn report(f: impl FnOnce(&mut RepairReport)) -> RepairReport {
 }
 
 const URI: &str = "ctx://acme/users/alice/memories/preferences/coffee";
+
+/// The scan's statuses: the coffee node in `state`.
+fn coffee_is(state: NodeState) -> BTreeMap<String, NodeState> {
+    BTreeMap::from([(URI.to_string(), state)])
+}
 const EVENT_1: &str = "accounts/acme/users/alice/memories/preferences/coffee/.outbox/00000000-0000-4000-8000-000000000001.json";
 const EVENT_2: &str = "accounts/acme/users/alice/memories/preferences/coffee/.outbox/00000000-0000-4000-8000-000000000002.json";
 
@@ -348,6 +354,7 @@ fn stopped_after_content_the_repair_recreates_the_node_from_it() {
             report(|r| {
                 r.recreated = vec![URI.into()];
                 r.pending_events = vec![EVENT_1.into()];
+                r.states = coffee_is(NodeState::active());
             }),
             true,
             // Made from the content's first line: no abstract was written.
@@ -365,6 +372,7 @@ fn stopped_after_relations_the_repair_completes_the_node() {
             report(|r| {
                 r.recreated = vec![URI.into()];
                 r.pending_events = vec![EVENT_1.into()];
+                r.states = coffee_is(NodeState::active());
             }),
             true,
             Some("Coffee".into())
@@ -382,6 +390,7 @@ fn stopped_after_the_layers_the_pending_node_is_activated() {
             report(|r| {
                 r.activated = vec![URI.into()];
                 r.pending_events = vec![EVENT_1.into()];
+                r.states = coffee_is(NodeState::active());
             }),
             true,
             Some("Alice drinks black coffee".into())
@@ -395,7 +404,7 @@ fn stopped_after_the_commit_the_node_is_normal_and_skipped() {
         stopped_then_repaired(WriteStep::Commit, false),
         (
             true,
-            report(|_| {}),
+            report(|r| r.states = coffee_is(NodeState::active())),
             true,
             Some("Alice drinks black coffee".into())
         )
@@ -408,7 +417,10 @@ fn stopped_after_the_event_nothing_is_left_to_repair() {
         stopped_then_repaired(WriteStep::Event, false),
         (
             true,
-            report(|r| r.pending_events = vec![EVENT_1.into()]),
+            report(|r| {
+                r.pending_events = vec![EVENT_1.into()];
+                r.states = coffee_is(NodeState::active());
+            }),
             true,
             Some("Alice drinks black coffee".into())
         )
@@ -426,6 +438,7 @@ fn an_update_stopped_half_way_is_hidden_then_activated() {
             report(|r| {
                 r.activated = vec![URI.into()];
                 r.pending_events = vec![EVENT_2.into()];
+                r.states = coffee_is(NodeState::active());
             }),
             true,
             Some("Alice drinks black coffee".into())
@@ -445,21 +458,42 @@ fn a_pending_node_with_a_file_missing_is_marked_broken_with_an_alert() {
     block_on(fs.write(&acme(), &coffee())).unwrap_err();
     block_on(store.remove(&alice("coffee").key(OVERVIEW))).unwrap();
     let r = block_on(repair_account(&fs, &acme())).unwrap();
+    let broken = || {
+        coffee_is(NodeState {
+            status: NodeStatus::Broken,
+            missing: vec![OVERVIEW.into()],
+        })
+    };
     assert_eq!(
         r,
         report(|r| {
             r.marked_broken = vec![URI.into()];
             r.alerts = vec![format!("{URI}: BROKEN, missing .overview.md")];
+            r.states = broken();
         })
     );
     let meta = block_on(fs.raw_meta(&alice("coffee"))).unwrap().unwrap();
     assert_eq!(meta.status, NodeStatus::Broken);
     assert!(!block_on(fs.exists(&acme(), &alice("coffee"))).unwrap());
-    // A BROKEN node is left for a person: a second repair does nothing.
+    // A BROKEN node is left for a person: a second repair changes nothing,
+    // and still says what it misses.
     assert_eq!(
         block_on(repair_account(&fs, &acme())).unwrap(),
-        report(|_| {})
+        report(|r| r.states = broken())
     );
+    // The person restores the file: the next repair commits the node and
+    // tells the index (an UPSERT).
+    store.insert(&alice("coffee").key(OVERVIEW), "- coffee: black");
+    assert_eq!(
+        block_on(repair_account(&fs, &acme())).unwrap(),
+        report(|r| {
+            r.restored = vec![URI.into()];
+            // The write was cut before its event: this is the node's first.
+            r.pending_events = vec![EVENT_1.into()];
+            r.states = coffee_is(NodeState::active());
+        })
+    );
+    assert!(block_on(fs.exists(&acme(), &alice("coffee"))).unwrap());
 }
 
 #[test]

@@ -29,7 +29,7 @@ const DEFINITIONS: &str = r#"[
    "relations": {"type": "array", "items": {"type": "object", "properties": {
      "toUri": {"type": "string"}, "relationType": {"type": "string"}, "weight": {"type": "number"}, "reason": {"type": "string"}}}},
    "space": {"type": "string", "enum": ["user", "agent"]}
- }, "required": ["category", "content"]}},
+ }, "required": ["category", "content"], "additionalProperties": false}},
 {"name": "gsv__MemorySearch",
  "description": "Search your long-term memory by keywords (and by meaning when embeddings are set up). Returns the best matches with their URIs, abstracts and the text that matched; read one whole with gsv__MemoryGet.",
  "inputSchema": {"type": "object", "properties": {

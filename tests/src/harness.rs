@@ -374,6 +374,32 @@ impl Workerd {
         );
     }
 
+    /// Deletes an object of the gateway's local R2 from outside, as an
+    /// operator would (`wrangler r2 object delete --local`).
+    pub fn r2_delete_outside(&self, key: &str) {
+        let dir = self._dir.path();
+        let out = wrangler_cli()
+            .args([
+                "r2",
+                "object",
+                "delete",
+                &format!("gsv-storage/{key}"),
+                "--local",
+            ])
+            .arg("--persist-to")
+            .arg(self.wrangler_persist_dir())
+            .arg("-c")
+            .arg(dir.join("wrangler.toml"))
+            .current_dir(dir)
+            .output()
+            .expect("run wrangler r2 object delete");
+        assert!(
+            out.status.success(),
+            "wrangler r2 object delete failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+
     /// The `--persist-to` that makes wrangler's CLI see this workerd's
     /// state: wrangler keeps it under `DIR/v3`, as a single-config run
     /// does; several configs run as one Miniflare keep it in the persist

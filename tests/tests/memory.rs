@@ -273,12 +273,137 @@ async fn bad_memory_calls_get_clear_errors() {
             "unknown category \"moods\": one of profile, preferences, entities, events, cases, patterns, skills",
         ),
         ("memory.put", json!({"category": "profile", "content": "  "}), "content is empty"),
+        (
+            "memory.put",
+            json!({"category": "profile", "content": "x", "title": "t",
+                   "uri": "ctx://other/users/u/memories/profile/t"}),
+            "Invalid params for memory.put: unknown field `uri`, expected one of `category`, `slug`, `title`, `content`, `abstract`, `overview`, `tags`, `relations`, `space`, `agentId`, `user`",
+        ),
     ];
     for (method, params, message) in cases {
         let res = c.request(method, params.clone()).await;
         assert!(!res.ok, "{method} {params}");
         assert_eq!(res.error.unwrap().message, message, "{method} {params}");
     }
+    // The refused put wrote nothing, in this account or the other.
+    for key in [
+        "accounts/default/users/owner/memories/profile/t/.meta.json",
+        "accounts/other/users/u/memories/profile/t/.meta.json",
+    ] {
+        assert_eq!(gw.r2_get_outside(key), None, "{key}");
+    }
+}
+
+const JOB: &str = "ctx://default/users/owner/memories/profile/job";
+const JOB_DIR: &str = "accounts/default/users/owner/memories/profile/job/";
+
+/// The URIs `memory.search` finds for `query`.
+async fn found(c: &mut Client, query: &str) -> Vec<String> {
+    let hits = rpc(c, "memory.search", json!({ "query": query })).await;
+    hits["hits"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| h["uri"].as_str().unwrap().to_string())
+        .collect()
+}
+
+/// Whether the main session's prompt for `message` recalled the job.
+async fn job_recalled(c: &mut Client, llm: &FakeLlm, message: &str) -> bool {
+    llm.script(message, vec![Step::text("Ok.")]);
+    assert_eq!(chat(c, "main", message).await, "Ok.");
+    let prompt = system_prompt_for(llm, message);
+    prompt.contains(&format!("- [profile] Works as a nurse in Lisbon ({JOB})"))
+}
+
+/// The job node's meta with its status replaced, as a write cut short
+/// (or a person's hand) would leave it in R2.
+fn force_status(gw: &Workerd, status: &str) {
+    let key = format!("{JOB_DIR}.meta.json");
+    let mut meta: Value = serde_json::from_slice(&gw.r2_get_outside(&key).unwrap()).unwrap();
+    meta["status"] = json!(status);
+    gw.r2_put_outside(&key, &meta.to_string());
+}
+
+async fn by_status(c: &mut Client) -> (Value, Value) {
+    let status = rpc(c, "memory.status", json!({})).await;
+    (status["byStatus"].clone(), status["broken"].clone())
+}
+
+#[tokio::test]
+async fn retrieval_sees_only_active_nodes() {
+    let llm = FakeLlm::start().await;
+    let gw = Workerd::start(GatewayOptions::default());
+    let mut c = Client::connect(&gw.url(), Some(TOKEN)).await;
+    c.use_fake_openai(&llm).await;
+    gsv(
+        &gw,
+        &[
+            "memory",
+            "put",
+            "profile",
+            "Works as a nurse in Lisbon",
+            "--title",
+            "job",
+        ],
+    );
+    assert_eq!(found(&mut c, "nurse Lisbon").await, [JOB]);
+    assert!(job_recalled(&mut c, &llm, "a nurse in Lisbon, right?").await);
+
+    // PENDING in R2 (an update cut short): found by neither search nor
+    // recall, and counted as pending once a retrieval has read its meta.
+    force_status(&gw, "PENDING");
+    assert_eq!(found(&mut c, "nurse Lisbon").await, Vec::<String>::new());
+    assert!(!job_recalled(&mut c, &llm, "still a nurse in Lisbon?").await);
+    assert_eq!(
+        by_status(&mut c).await,
+        (json!({"active": 0, "pending": 1, "broken": 0}), json!([]))
+    );
+    // The repair job finds every file and activates it: back in both.
+    let report = rpc(&mut c, "memory.repair", json!({})).await;
+    assert_eq!(report["activated"], json!([JOB]));
+    assert_eq!(found(&mut c, "nurse Lisbon").await, [JOB]);
+    assert!(job_recalled(&mut c, &llm, "and the nurse in Lisbon now?").await);
+
+    // PENDING with its overview lost: the repair marks it BROKEN, and it
+    // is gone from search and recall at once, listed with what it misses.
+    force_status(&gw, "PENDING");
+    gw.r2_delete_outside(&format!("{JOB_DIR}.overview.md"));
+    let report = rpc(&mut c, "memory.repair", json!({})).await;
+    assert_eq!(report["markedBroken"], json!([JOB]));
+    assert_eq!(found(&mut c, "nurse Lisbon").await, Vec::<String>::new());
+    assert!(!job_recalled(&mut c, &llm, "is the nurse in Lisbon gone?").await);
+    assert_eq!(
+        by_status(&mut c).await,
+        (
+            json!({"active": 0, "pending": 0, "broken": 1}),
+            json!([{"uri": JOB, "missing": [".overview.md"]}])
+        )
+    );
+    let status = gsv(&gw, &["memory", "status"]);
+    assert!(
+        status.contains("By status      0 active, 0 pending, 1 broken\nLast repair"),
+        "{status}"
+    );
+    assert!(
+        status.contains(&format!(
+            "! {JOB}: BROKEN, missing .overview.md (restore them, then `gsv memory repair`)\n"
+        )),
+        "{status}"
+    );
+    // A second repair leaves it BROKEN; the file restored, the next one
+    // brings it back to search and recall.
+    let report = rpc(&mut c, "memory.repair", json!({})).await;
+    assert_eq!(report["restored"], json!([]));
+    gw.r2_put_outside(&format!("{JOB_DIR}.overview.md"), "Nurse, Lisbon");
+    let report = rpc(&mut c, "memory.repair", json!({})).await;
+    assert_eq!(report["restored"], json!([JOB]));
+    assert_eq!(found(&mut c, "nurse Lisbon").await, [JOB]);
+    assert!(job_recalled(&mut c, &llm, "the nurse in Lisbon is back?").await);
+    assert_eq!(
+        by_status(&mut c).await,
+        (json!({"active": 1, "pending": 0, "broken": 0}), json!([]))
+    );
 }
 
 #[tokio::test]

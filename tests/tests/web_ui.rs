@@ -924,6 +924,10 @@ async fn the_memory_tab_remembers_finds_opens_deletes_and_repairs() {
     login(&b, &gw, "/memory").await;
     b.wait_css("#memory-status").await;
     assert_eq!(b.text("#memory-status [data-field=nodes]").await, "1");
+    assert_eq!(
+        b.text("#memory-status [data-field=byStatus]").await,
+        "1 active, 0 pending, 0 broken"
+    );
     let status = b.text("#memory-status").await;
     assert!(status.contains("keyword (BM25)"), "{status}");
 

@@ -209,13 +209,31 @@ pub fn render_status(s: &MemoryStatusResult) -> String {
         "Account        {}\nMemories       {}\nSearch         {}\nEvents waiting {}\nDead letters   {}\nRecalls (7 d)  {}\nPromoted       {}\n",
         s.account, s.nodes, s.search_mode, s.pending_events, s.dead_lettered, s.recall_events_7d, s.memories_promoted
     );
+    let c = &s.by_status;
+    out.push_str(&format!(
+        "By status      {} active, {} pending, {} broken\n",
+        c.active, c.pending, c.broken
+    ));
     let when = |ms: Option<i64>| ms.map_or("never".to_string(), dates::iso_utc_seconds);
     out.push_str(&format!(
         "Last repair    {}\nLast dream     {}\n",
         when(s.last_repair_at_ms),
         when(s.last_dream_at_ms)
     ));
-    for a in &s.alerts {
+    for b in &s.broken {
+        out.push_str(&format!(
+            "! {}: BROKEN, missing {} (restore them, then `gsv memory repair`)\n",
+            b.uri,
+            b.missing.join(", ")
+        ));
+    }
+    // The last repair's alerts, but those the BROKEN list already says.
+    let listed = |a: &str| {
+        s.broken
+            .iter()
+            .any(|b| a.starts_with(&format!("{}: BROKEN", b.uri)))
+    };
+    for a in s.alerts.iter().filter(|a| !listed(a)) {
         out.push_str(&format!("! {a}\n"));
     }
     out
@@ -223,13 +241,14 @@ pub fn render_status(s: &MemoryStatusResult) -> String {
 
 pub fn render_repair(r: &MemoryRepairResult) -> String {
     let mut out = format!(
-        "Scanned {} memories in {} listing pages ({} ms): {} recreated, {} activated, {} marked broken, {} deletes finished, {} events queued\n",
+        "Scanned {} memories in {} listing pages ({} ms): {} recreated, {} activated, {} marked broken, {} restored, {} deletes finished, {} events queued\n",
         r.nodes_scanned,
         r.list_pages,
         r.took_ms,
         r.recreated.len(),
         r.activated.len(),
         r.marked_broken.len(),
+        r.restored.len(),
         r.deletes_finished.len(),
         r.events_queued
     );

@@ -13,12 +13,13 @@ use crate::memory::access::RequestContext;
 use crate::memory::calls::*;
 use crate::memory::dream::{append_diary, choose, diary_entry, promote_into};
 use crate::memory::fs::{ContextFs, Level};
-use crate::memory::node::{EventPayload, EventType, OutboxEvent};
+use crate::memory::node::{EventPayload, EventType, NodeStatus, OutboxEvent};
 use crate::memory::ops::{self, Indexed, Match, OpError};
 use crate::memory::outbox::{Consumer, Processed, LEASE_MS};
 use crate::memory::recall::{select, Candidate};
-use crate::memory::repair::repair_account;
+use crate::memory::repair::{repair_account, NodeState, RepairReport};
 use crate::memory::search::fts_query;
+use crate::memory::uri::NodeUri;
 use crate::memory::{MemoryEnv, MemoryError};
 use crate::session::internal::WorkspaceChanged;
 use crate::storage::ObjectStore;
@@ -130,6 +131,11 @@ impl DurableObject for MemoryIndex {
         }
         Response::ok("ok")
     }
+}
+
+/// A node's owner space and category, as its index row keeps them.
+fn place(uri: &NodeUri) -> (String, String) {
+    (uri.space.owner(), uri.category().as_str().to_string())
 }
 
 fn answer<T: Serialize>(result: Res<T>) -> Result<Response> {
@@ -323,12 +329,52 @@ impl MemoryIndex {
                 abstract_text: n.abstract_text,
             })
             .collect();
-        Ok(ops::hits(
-            &matches,
-            vector_ranking.as_deref(),
-            &nodes,
-            limit,
-        ))
+        let ranked = ops::hits(&matches, vector_ranking.as_deref(), &nodes, usize::MAX);
+        self.only_active(ranked, limit).await
+    }
+
+    /// The first `limit` hits whose node's meta reads ACTIVE in R2 now:
+    /// the index cannot see a meta changed behind its back (an update in
+    /// progress, a write cut short, a file rewritten by hand), and the
+    /// directory spec lets retrieval see nothing else. The metas of the
+    /// best hits are read together; a node found not ACTIVE is marked so
+    /// in the index, so later searches skip it without reading R2.
+    async fn only_active(&self, ranked: Vec<MemoryHit>, limit: usize) -> Res<Vec<MemoryHit>> {
+        let bucket = self.bucket()?;
+        let fs = ContextFs::new(&bucket, &Env);
+        let mut kept = Vec::new();
+        let mut rest = ranked.into_iter();
+        while kept.len() < limit {
+            let batch: Vec<MemoryHit> = rest.by_ref().take(limit - kept.len()).collect();
+            if batch.is_empty() {
+                break;
+            }
+            let metas = futures::future::join_all(batch.iter().map(|h| async {
+                match NodeUri::parse(&h.uri) {
+                    Ok(uri) => fs.raw_meta(&uri).await.map(|m| (uri, m)).map(Some),
+                    Err(_) => Ok(None),
+                }
+            }))
+            .await;
+            for (hit, meta) in batch.into_iter().zip(metas) {
+                match meta.map_err(OpError::from)? {
+                    Some((_, Some(meta))) if meta.status == NodeStatus::Active => kept.push(hit),
+                    Some((uri, Some(meta))) => {
+                        let state = NodeState {
+                            status: meta.status,
+                            missing: Vec::new(),
+                        };
+                        let (space, category) = place(&uri);
+                        self.store
+                            .set_status(&hit.uri, &space, &category, &state)
+                            .map_err(internal)?;
+                    }
+                    // No meta: deleted, or its delete is under way.
+                    _ => {}
+                }
+            }
+        }
+        Ok(kept)
     }
 
     async fn recall(&self, call: IndexRecall) -> Res<RecallReply> {
@@ -368,9 +414,23 @@ impl MemoryIndex {
         let last_repair: Option<MemoryRepairResult> =
             self.store.state("last_repair").map_err(internal)?;
         let now = now_ms();
+        let counts = self.store.status_counts().map_err(internal)?;
+        let count = |s: NodeStatus| counts.get(s.as_str()).copied().unwrap_or(0);
         Ok(MemoryStatusResult {
             account: call.caller.account.clone(),
-            nodes: self.store.node_count(None).map_err(internal)?,
+            nodes: count(NodeStatus::Active),
+            by_status: MemoryStatusCounts {
+                active: count(NodeStatus::Active),
+                pending: count(NodeStatus::Pending),
+                broken: count(NodeStatus::Broken),
+            },
+            broken: self
+                .store
+                .broken()
+                .map_err(internal)?
+                .into_iter()
+                .map(|(uri, missing)| MemoryBrokenNode { uri, missing })
+                .collect(),
             pending_events: self.store.queued_events().map_err(internal)?,
             dead_lettered: self
                 .store
@@ -407,7 +467,9 @@ impl MemoryIndex {
         let fs = ContextFs::new(&bucket, &Env);
         let report = {
             let _one_writer = self.writes.lock().await;
-            repair_account(&fs, &ctx).await.map_err(OpError::from)?
+            let report = repair_account(&fs, &ctx).await.map_err(OpError::from)?;
+            self.reconcile(&report)?;
+            report
         };
         // Events the repair registered, and any the queue lost, are queued.
         for key in &report.pending_events {
@@ -421,6 +483,7 @@ impl MemoryIndex {
             recreated: report.recreated,
             activated: report.activated,
             marked_broken: report.marked_broken,
+            restored: report.restored,
             deletes_finished: report.deletes_finished,
             alerts: report.alerts,
             events_queued: queued,
@@ -509,6 +572,15 @@ impl MemoryIndex {
                 .map_err(internal)?,
             top_concept_tags_7d: ops::top_tags(&tags, 5),
         })
+    }
+
+    /// The index's statuses as a repair scan left the nodes.
+    fn reconcile(&self, report: &RepairReport) -> Res<()> {
+        self.store
+            .reconcile(&report.states, |uri| {
+                NodeUri::parse(uri).ok().map(|u| place(&u))
+            })
+            .map_err(internal)
     }
 
     /// Consumes the due events into the index; the alarm is left at the
@@ -600,6 +672,7 @@ impl MemoryIndex {
             vectors: Vectors(Vec::new()),
             tags: Vec::new(),
             version: 0,
+            status: NodeStatus::Active,
         };
         let Some(object) = ObjectStore::get(fs.store(), key)
             .await
@@ -613,10 +686,11 @@ impl MemoryIndex {
         if event.event_type != EventType::UpsertContext {
             return Ok(sink);
         }
-        if let Ok(uri) = crate::memory::uri::NodeUri::parse(&event.uri) {
+        if let Ok(uri) = NodeUri::parse(&event.uri) {
             if let Some(meta) = fs.raw_meta(&uri).await.map_err(|e| e.to_string())? {
                 sink.tags = meta.tags;
                 sink.version = meta.version as i64;
+                sink.status = meta.status;
             }
         }
         if let (Some(cfg), Ok(EventPayload::Upsert(records))) = (
@@ -681,9 +755,13 @@ impl MemoryIndex {
         let bucket = self.bucket()?;
         let fs = ContextFs::new(&bucket, &Env);
         let _one_writer = self.writes.lock().await;
-        repair_account(&fs, &ctx).await.map_err(OpError::from)?;
+        let report = repair_account(&fs, &ctx).await.map_err(OpError::from)?;
+        self.reconcile(&report)?;
+        for key in &report.pending_events {
+            self.store.queue_event(key, now_ms()).map_err(internal)?;
+        }
         for uri in stale {
-            if let Ok(node) = crate::memory::uri::NodeUri::parse(&uri) {
+            if let Ok(node) = NodeUri::parse(&uri) {
                 if let Some(view) = fs
                     .get(&ctx, &node, Level::Content)
                     .await

@@ -21,4 +21,10 @@ pub const MIGRATIONS: &[&str] = &["
     CREATE TABLE outbox (key TEXT PRIMARY KEY, due_ms INTEGER NOT NULL);
     CREATE TABLE writes (uri TEXT PRIMARY KEY, started_ms INTEGER NOT NULL);
     CREATE TABLE state (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+", "
+    -- A node's status as last known (its events, the write path, the
+    -- repair job, a retrieval that read its meta): only ACTIVE ones are
+    -- retrieved. A BROKEN node's row lists the files it misses (JSON).
+    ALTER TABLE nodes ADD COLUMN status TEXT NOT NULL DEFAULT 'ACTIVE';
+    ALTER TABLE nodes ADD COLUMN missing TEXT NOT NULL DEFAULT '[]';
 "];

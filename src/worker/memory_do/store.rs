@@ -5,12 +5,14 @@
 
 use super::schema::MIGRATIONS;
 use crate::memory::dream::RecallStats;
-use crate::memory::node::{EventPayload, IndexRecord, OutboxEvent};
+use crate::memory::node::{EventPayload, IndexRecord, NodeStatus, OutboxEvent};
 use crate::memory::outbox::IndexSink;
+use crate::memory::repair::NodeState;
 use crate::memory::search::{cosine, vector_from_bytes, vector_to_bytes, TopK};
 use crate::worker::rpc::now_ms;
 use gsv_worker_sql::migrate;
 use serde::{de::DeserializeOwned, Deserialize, Serialize};
+use std::collections::BTreeMap;
 use worker::{SqlStorage, SqlStorageValue};
 
 pub type SqlResult<T> = Result<T, String>;
@@ -164,6 +166,7 @@ impl IndexStore {
         tags: &[String],
         version: i64,
         vectors: &Vectors,
+        status: NodeStatus,
     ) -> SqlResult<()> {
         let Some(first) = records.first() else {
             return Ok(());
@@ -175,7 +178,7 @@ impl IndexStore {
             .find(|r| r.level == 0)
             .map_or("", |r| r.text.as_str());
         self.exec(
-            "INSERT INTO nodes (uri, owner_space, category, abstract, tags, version, updated_ms) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            "INSERT INTO nodes (uri, owner_space, category, abstract, tags, version, updated_ms, status) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
             vec![
                 first.uri.as_str().into(),
                 first.filters.owner_space.as_str().into(),
@@ -184,6 +187,7 @@ impl IndexStore {
                 serde_json::to_string(tags).unwrap_or_default().into(),
                 version.into(),
                 now_ms().into(),
+                status.as_str().into(),
             ],
         )?;
         for r in records {
@@ -220,7 +224,8 @@ impl IndexStore {
         Ok(())
     }
 
-    /// Applies an event to the index (vectors computed by the caller).
+    /// Applies an event to the index (vectors computed by the caller; the
+    /// status is the node's meta's as the consumer read it).
     pub fn apply(
         &self,
         event: &OutboxEvent,
@@ -228,9 +233,10 @@ impl IndexStore {
         tags: &[String],
         version: i64,
         vectors: &Vectors,
+        status: NodeStatus,
     ) -> SqlResult<()> {
         match payload {
-            EventPayload::Upsert(records) => self.upsert(records, tags, version, vectors),
+            EventPayload::Upsert(records) => self.upsert(records, tags, version, vectors, status),
             EventPayload::Delete => {
                 // Maybe the last: the next `is_empty` asks SQLite.
                 self.empty.set(None);
@@ -257,7 +263,7 @@ impl IndexStore {
         }
         self.rows(
             &format!(
-                "SELECT uri, owner_space, category, abstract FROM nodes WHERE uri IN ({})",
+                "SELECT uri, owner_space, category, abstract FROM nodes WHERE status = 'ACTIVE' AND uri IN ({})",
                 placeholders(uris.len())
             ),
             uris.iter().map(|u| u.as_str().into()).collect(),
@@ -274,12 +280,16 @@ impl IndexStore {
         Ok(rows.into_iter().map(|r| r.owner_space).collect())
     }
 
+    /// How many ACTIVE nodes (in `spaces`, when given).
     pub fn node_count(&self, spaces: Option<&[String]>) -> SqlResult<u64> {
         match spaces {
-            None => self.count("SELECT COUNT(*) AS n FROM nodes", vec![]),
+            None => self.count(
+                "SELECT COUNT(*) AS n FROM nodes WHERE status = 'ACTIVE'",
+                vec![],
+            ),
             Some(spaces) => self.count(
                 &format!(
-                    "SELECT COUNT(*) AS n FROM nodes WHERE owner_space IN ({})",
+                    "SELECT COUNT(*) AS n FROM nodes WHERE status = 'ACTIVE' AND owner_space IN ({})",
                     placeholders(spaces.len())
                 ),
                 spaces.iter().map(|s| s.as_str().into()).collect(),
@@ -353,6 +363,113 @@ impl IndexStore {
         Ok(top.ranking())
     }
 
+    // --- statuses -----------------------------------------------------
+
+    /// Nodes per status, as last known.
+    pub fn status_counts(&self) -> SqlResult<BTreeMap<String, u64>> {
+        #[derive(Deserialize)]
+        struct Row {
+            status: String,
+            n: i64,
+        }
+        let rows: Vec<Row> = self.rows(
+            "SELECT status, COUNT(*) AS n FROM nodes GROUP BY status",
+            vec![],
+        )?;
+        Ok(rows
+            .into_iter()
+            .map(|r| (r.status, r.n.max(0) as u64))
+            .collect())
+    }
+
+    /// The BROKEN nodes and the files each misses, by URI.
+    pub fn broken(&self) -> SqlResult<Vec<(String, Vec<String>)>> {
+        #[derive(Deserialize)]
+        struct Row {
+            uri: String,
+            missing: String,
+        }
+        let rows: Vec<Row> = self.rows(
+            "SELECT uri, missing FROM nodes WHERE status = 'BROKEN' ORDER BY uri",
+            vec![],
+        )?;
+        Ok(rows
+            .into_iter()
+            .map(|r| (r.uri, serde_json::from_str(&r.missing).unwrap_or_default()))
+            .collect())
+    }
+
+    /// Records a node's status. A node the index does not hold gets a row
+    /// only when it is not ACTIVE (so it is counted and listed); an ACTIVE
+    /// one is added by its UPSERT event, with its text.
+    pub fn set_status(
+        &self,
+        uri: &str,
+        owner_space: &str,
+        category: &str,
+        state: &NodeState,
+    ) -> SqlResult<()> {
+        let missing = serde_json::to_string(&state.missing).unwrap_or_default();
+        let status = state.status.as_str();
+        self.exec(
+            "UPDATE nodes SET status = ?, missing = ? WHERE uri = ?",
+            vec![status.into(), missing.as_str().into(), uri.into()],
+        )?;
+        if state.status != NodeStatus::Active {
+            self.exec(
+                "INSERT INTO nodes (uri, owner_space, category, abstract, tags, version, updated_ms, status, missing) \
+                 VALUES (?, ?, ?, '', '[]', 0, ?, ?, ?) ON CONFLICT(uri) DO NOTHING",
+                vec![
+                    uri.into(),
+                    owner_space.into(),
+                    category.into(),
+                    now_ms().into(),
+                    status.into(),
+                    missing.as_str().into(),
+                ],
+            )?;
+        }
+        Ok(())
+    }
+
+    /// An update of an indexed node has begun (PENDING) or ended (ACTIVE
+    /// again, serving its last indexed text until its event is applied).
+    fn mark_writing(&self, uri: &str, writing: bool) -> SqlResult<()> {
+        let (to, from) = match writing {
+            true => ("PENDING", "ACTIVE"),
+            false => ("ACTIVE", "PENDING"),
+        };
+        self.exec(
+            "UPDATE nodes SET status = ? WHERE uri = ? AND status = ?",
+            vec![to.into(), uri.into(), from.into()],
+        )?;
+        Ok(())
+    }
+
+    /// After a repair scan of the whole account: every node's status as
+    /// the scan left it, and the rows of nodes no longer in R2 dropped.
+    pub fn reconcile(
+        &self,
+        states: &BTreeMap<String, NodeState>,
+        place: impl Fn(&str) -> Option<(String, String)>,
+    ) -> SqlResult<()> {
+        #[derive(Deserialize)]
+        struct Row {
+            uri: String,
+        }
+        let rows: Vec<Row> = self.rows("SELECT uri FROM nodes", vec![])?;
+        for row in rows.iter().filter(|r| !states.contains_key(&r.uri)) {
+            self.remove_node(&row.uri)?;
+            self.empty.set(None);
+        }
+        for (uri, state) in states {
+            if let Some((owner_space, category)) = place(uri) {
+                self.set_status(uri, &owner_space, &category, state)?;
+            }
+        }
+        Ok(())
+    }
+
     // --- recalls and dreams -------------------------------------------
 
     pub fn count_recall(&self, uri: &str, day: &str, agent_id: &str, at_ms: i64) -> SqlResult<()> {
@@ -383,7 +500,7 @@ impl IndexStore {
         let rows: Vec<Row> = self.rows(
             "SELECT d.uri AS uri, n.abstract AS abstract, SUM(d.hits) AS hits, COUNT(*) AS days, MAX(d.last_ms) AS last_ms \
              FROM recall_days d JOIN nodes n ON n.uri = d.uri \
-             WHERE d.uri IN (SELECT DISTINCT uri FROM recall_events WHERE agent_id = ?) \
+             WHERE n.status = 'ACTIVE' AND d.uri IN (SELECT DISTINCT uri FROM recall_events WHERE agent_id = ?) \
                AND d.uri NOT IN (SELECT uri FROM promoted WHERE agent_id = ?) \
              GROUP BY d.uri",
             vec![agent_id.into(), agent_id.into()],
@@ -528,6 +645,7 @@ impl IndexStore {
     }
 
     pub fn begin_write(&self, uri: &str) -> SqlResult<()> {
+        self.mark_writing(uri, true)?;
         self.exec(
             "INSERT INTO writes (uri, started_ms) VALUES (?, ?) ON CONFLICT(uri) DO UPDATE SET started_ms = excluded.started_ms",
             vec![uri.into(), now_ms().into()],
@@ -535,7 +653,10 @@ impl IndexStore {
         Ok(())
     }
 
+    /// A write that finished: its node is ACTIVE again. (One cut short
+    /// stays PENDING until the repair job settles it.)
     pub fn end_write(&self, uri: &str) -> SqlResult<()> {
+        self.mark_writing(uri, false)?;
         self.exec("DELETE FROM writes WHERE uri = ?", vec![uri.into()])?;
         Ok(())
     }
@@ -570,11 +691,19 @@ pub struct SqlSink<'a> {
     pub vectors: Vectors,
     pub tags: Vec<String>,
     pub version: i64,
+    /// The node's meta's status when the event was taken.
+    pub status: NodeStatus,
 }
 
 impl IndexSink for SqlSink<'_> {
     async fn apply(&self, event: &OutboxEvent, payload: &EventPayload) -> Result<(), String> {
-        self.store
-            .apply(event, payload, &self.tags, self.version, &self.vectors)
+        self.store.apply(
+            event,
+            payload,
+            &self.tags,
+            self.version,
+            &self.vectors,
+            self.status,
+        )
     }
 }

@@ -119,6 +119,10 @@ function Status({ status, onRepaired }: { status: Loaded<MemoryStatusResult>; on
           <dd class="mono">{s.account}</dd>
           <dt>Memories</dt>
           <dd data-field="nodes">{s.nodes}</dd>
+          <dt>By status</dt>
+          <dd data-field="byStatus">
+            {s.byStatus.active} active, {s.byStatus.pending} pending, {s.byStatus.broken} broken
+          </dd>
           <dt>Search</dt>
           <dd>{s.searchMode === "hybrid" ? "hybrid (keywords and embeddings)" : "keyword (BM25)"}</dd>
           <dt>Index updates</dt>
@@ -134,6 +138,15 @@ function Status({ status, onRepaired }: { status: Loaded<MemoryStatusResult>; on
           <dt>Last dream</dt>
           <dd>{s.lastDreamAtMs ? `${fmtTime(s.lastDreamAtMs)} (${fmtAgo(s.lastDreamAtMs)})` : "never"}</dd>
         </dl>
+      )}
+      {s && s.broken.length > 0 && (
+        <ul class="alerts" id="memory-broken" role="alert">
+          {s.broken.map((b) => (
+            <li key={b.uri} class="error">
+              <span class="mono">{b.uri}</span>: BROKEN, missing {b.missing.join(", ")} (restore them, then run repair)
+            </li>
+          ))}
+        </ul>
       )}
       {s && s.alerts.length > 0 && (
         <ul class="alerts" id="memory-alerts" role="alert">
@@ -154,6 +167,7 @@ function RepairReport({ report: r }: { report: MemoryRepairResult }) {
     ["Recreated", r.recreated],
     ["Activated", r.activated],
     ["Marked broken", r.markedBroken],
+    ["Restored", r.restored],
     ["Deletes finished", r.deletesFinished],
     ["Alerts", r.alerts],
   ];
