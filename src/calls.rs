@@ -46,6 +46,12 @@ impl InternalCall for crate::schedule::tool::CronToolRequest {
     type Reply = crate::schedule::tool::CronToolReply;
 }
 
+/// Session → Gateway: a tool call of a turn below the owner.
+impl InternalCall for crate::session::internal::AuditRecord {
+    const PATH: &'static str = path::AUDIT;
+    type Reply = gsv_protocol::AckResult;
+}
+
 /// Worker → Gateway: a session key made canonical (an upload's).
 impl InternalCall for crate::session::internal::CanonicalKey {
     const PATH: &'static str = path::CANONICAL_KEY;

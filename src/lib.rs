@@ -24,6 +24,7 @@ pub mod session;
 pub mod skills;
 pub mod storage;
 pub mod time;
+pub mod trust;
 pub mod workspace;
 
 #[cfg(target_arch = "wasm32")]

@@ -107,6 +107,12 @@ pub enum Command {
     /// The agent's long-term memory: search, get, put, rm, status, repair
     #[command(subcommand)]
     Memory(crate::cmd::memory::MemoryCommand),
+
+    /// Who may make the agent do what: a session's trust level, its
+    /// landing rule, and the tools offered or refused (`gsv logs audit`
+    /// shows what was called)
+    #[command(subcommand)]
+    Trust(crate::cmd::trust::TrustCommand),
 }
 
 #[derive(Debug, Args)]
@@ -114,8 +120,16 @@ pub enum Command {
 Examples:
   gsv logs                      the last 100 lines of the only connected node
   gsv logs --node laptop -n 20  the last 20 lines of node laptop
-  gsv logs --node laptop -f     and keep printing new lines as they come")]
+  gsv logs --node laptop -f     and keep printing new lines as they come
+  gsv logs audit -n 20          the last 20 tool calls of people other than the owner")]
 pub struct LogsArgs {
+    /// `audit`: the tool calls of turns below the owner (people, groups,
+    /// their jobs), each with its level, decision and rule
+    #[arg(value_parser = ["audit"])]
+    pub what: Option<String>,
+    /// With `audit`: only this session's calls
+    #[arg(long, value_name = "KEY")]
+    pub session: Option<String>,
     /// The node [default: the only connected node]
     #[arg(long, value_name = "ID")]
     pub node: Option<String>,

@@ -33,6 +33,7 @@ pub trait InternalCall: Serialize {
 // ---- the shared message types ----
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "lowercase")]
 pub enum PeerKind {
     Dm,
@@ -43,6 +44,7 @@ pub enum PeerKind {
 
 /// Where a message was said: a DM, a group chat, a channel or a thread.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct ChannelPeer {
     pub kind: PeerKind,

@@ -116,6 +116,47 @@ pub struct CronJob {
     pub spec: JobSpec,
     #[serde(default)]
     pub state: JobState,
+    /// Who made it: its turns run as `system` at the maker's level.
+    #[serde(default)]
+    pub made_by: JobMaker,
+}
+
+/// Who made a job. One made below the owner's level (from a person's or
+/// a group's conversation) runs in its own session and answers only in
+/// the chat it was made from.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[serde(rename_all = "camelCase")]
+pub struct JobMaker {
+    pub trust: crate::Trust,
+    /// The session whose agent made it with `gsv__Cron`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session_key: Option<String>,
+    /// The chat that session was answering when it made the job.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub chat: Option<JobChat>,
+}
+
+/// Jobs stored before makers were recorded were made through the owner's
+/// RPCs or in conversations that all ran with the owner's tools.
+impl Default for JobMaker {
+    fn default() -> Self {
+        Self {
+            trust: crate::Trust::OWNER,
+            session_key: None,
+            chat: None,
+        }
+    }
+}
+
+/// A chat a job's answer goes to.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[serde(rename_all = "camelCase")]
+pub struct JobChat {
+    pub channel: String,
+    pub account_id: String,
+    pub peer: crate::channels::ChannelPeer,
 }
 
 /// One run of a job. `id` is [`slots::run_id`]: stable per job and slot,

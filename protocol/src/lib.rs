@@ -16,6 +16,7 @@ pub mod methods;
 pub mod nodes;
 pub mod requests;
 pub mod skills;
+pub mod trust;
 #[cfg(feature = "ts")]
 pub mod ts;
 
@@ -29,6 +30,7 @@ pub use methods::*;
 pub use nodes::*;
 pub use requests::*;
 pub use skills::*;
+pub use trust::*;
 
 /// The only protocol version this gateway speaks.
 pub const PROTOCOL_VERSION: u32 = 1;

@@ -318,6 +318,9 @@ pub struct SessionGetResult {
     pub previous_session_ids: Vec<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub label: Option<String>,
+    /// Who spoke last, as the gateway decided (absent before a message).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trust: Option<crate::Trust>,
 }
 
 /// `session.patch` result: always `{"ok": true}` (the patched session is
@@ -400,6 +403,9 @@ pub struct SessionStatsResult {
     /// assembled a prompt since it was loaded.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_workspace_load: Option<WorkspaceLoadStats>,
+    /// Who spoke last, as the gateway decided (absent before a message).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trust: Option<crate::Trust>,
 }
 
 /// The R2 requests one run made to assemble its system prompt.

@@ -262,6 +262,8 @@ methods! {
     MemoryDelete => "memory.delete" (MemoryDeleteParams) -> MemoryDeleteResult, callers: Clients;
     MemoryStatus => "memory.status" (NoParams) -> MemoryStatusResult, callers: Clients;
     MemoryRepair => "memory.repair" (NoParams) -> MemoryRepairResult, callers: Clients;
+    TrustExplain => "trust.explain" (TrustExplainParams) -> TrustExplainResult, callers: Clients;
+    AuditList => "audit.list" (AuditListParams) -> AuditListResult, callers: Clients;
 }
 
 macro_rules! events {

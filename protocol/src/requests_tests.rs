@@ -61,7 +61,9 @@ fn hello_lists_exactly_the_handled_methods() {
             "memory.put",
             "memory.delete",
             "memory.status",
-            "memory.repair"
+            "memory.repair",
+            "trust.explain",
+            "audit.list"
         ]
     );
     assert_eq!(

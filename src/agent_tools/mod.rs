@@ -98,6 +98,10 @@ pub struct GatewayToolCall {
     /// The asking run's place in a chain of `gsv__SessionSend`s (0: its
     /// message came from a person).
     pub depth: u32,
+    /// The asking run's trust: a message it sends to another session runs
+    /// at no more than this.
+    #[serde(default)]
+    pub trust: gsv_protocol::Trust,
     #[serde(flatten)]
     pub tool: GatewayTool,
 }
@@ -253,13 +257,15 @@ mod tests {
             session_key: "agent:main:main".into(),
             agent_id: "main".into(),
             depth: 0,
+            trust: gsv_protocol::Trust::OWNER,
             tool: GatewayTool::LogsGet {
                 node_id: None,
                 lines: 5,
             },
         };
         let wire = json!({"callId": "c1", "sessionKey": "agent:main:main", "agentId": "main",
-                          "depth": 0, "tool": "logsGet", "lines": 5});
+                          "depth": 0, "trust": {"level": "owner", "actsAs": "owner"},
+                          "tool": "logsGet", "lines": 5});
         assert_eq!(serde_json::to_value(&call).unwrap(), wire);
         assert_eq!(
             serde_json::from_value::<GatewayToolCall>(wire).unwrap(),
@@ -276,7 +282,8 @@ mod tests {
             ..call
         };
         let wire = json!({"callId": "c1", "sessionKey": "agent:main:main", "agentId": "main",
-                          "depth": 1, "tool": "sessionSend", "target": "agent:main:work",
+                          "depth": 1, "trust": {"level": "owner", "actsAs": "owner"},
+                          "tool": "sessionSend", "target": "agent:main:work",
                           "message": "hi", "waitSeconds": 0});
         assert_eq!(serde_json::to_value(&send).unwrap(), wire);
         assert_eq!(

@@ -12,6 +12,7 @@ mod replies;
 pub use directives::{directive_ack, parse_directives, Directives};
 pub use replies::{
     applied_directives, is_empty, model_command, think_command, CommandReply, SettingChange,
+    NOT_YOURS,
 };
 
 use crate::llm::ThinkingLevel;

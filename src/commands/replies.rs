@@ -54,7 +54,23 @@ impl Command {
             Command::Usage(_) => "usage",
         }
     }
+
+    /// Whether it changes the session (its history or its settings): such
+    /// commands are the owner's, and a person's in their own session
+    /// (`crate::trust::may_change_session`).
+    pub fn changes_session(&self) -> bool {
+        match self {
+            Command::Reset { .. } | Command::Compact { .. } => true,
+            Command::Model(arg) => arg.is_some(),
+            Command::Think(arg) => arg.is_some(),
+            Command::Stop | Command::Status | Command::Help | Command::Usage(_) => false,
+        }
+    }
 }
+
+/// The answer to a session-changing command from someone who may not.
+pub const NOT_YOURS: &str =
+    "Only the owner can change this conversation (reset, compact, model, thinking).";
 
 /// `/model` shows the session's model; `/model sel` sets it (a bare id
 /// keeps the current provider).

@@ -13,7 +13,26 @@ pub fn default_config() -> Value {
         "apiKeys": {},
         "providers": {},
         "timeouts": { "llmMs": 300000, "toolMs": 60000, "skillProbeMaxAgeMs": 600000 },
-        "tools": { "maxResultChars": 100000, "maxIterations": 25, "maxTransferBytes": 33554432 },
+        "tools": {
+            "maxResultChars": 100000, "maxIterations": 25, "maxTransferBytes": 33554432,
+            // Who may make the agent use what (src/trust/policy.rs): the
+            // owner everything; other people their own memories, reminders
+            // and the agent's self-reports, never a node, a workspace
+            // write, the config, the logs or another session.
+            "policy": {
+                "owner": { "allow": ["*"], "deny": [] },
+                "approved": {
+                    "allow": ["gsv__MemoryWrite", "gsv__MemorySearch", "gsv__MemoryGet", "gsv__MemoryDelete",
+                              "gsv__Cron", "who_am_i", "my_stats"],
+                    "deny": []
+                },
+                "group": {
+                    "allow": ["gsv__MemorySearch", "gsv__MemoryGet", "gsv__Cron", "who_am_i", "my_stats"],
+                    "deny": []
+                }
+            }
+        },
+        "owner": { "identities": [] },
         "transcription": { "provider": "workers-ai" },
         "channels": {
             "whatsapp": { "dmPolicy": "pairing", "allowFrom": [], "groups": { "requireMention": true } },
@@ -24,7 +43,8 @@ pub fn default_config() -> Value {
             "defaultResetPolicy": { "mode": "daily", "atHour": 4 },
             "mainKey": "main",
             "dmScope": "main",
-            "identityLinks": {}
+            "identityLinks": {},
+            "shareMainWith": []
         },
         "skills": { "entries": {} },
         "agents": {

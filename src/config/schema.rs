@@ -88,7 +88,11 @@ const SESSION: Ty = Ty::Obj(&[
         ]),
     ),
     ("identityLinks", Ty::Map(&Ty::StrList)),
+    // People who are not the owner but whose DMs the owner wants in the
+    // main session (identities as in `owner.identities`).
+    ("shareMainWith", Ty::StrList),
 ]);
+const TOOL_RULES: Ty = Ty::Obj(&[("allow", Ty::StrList), ("deny", Ty::StrList)]);
 const AGENTS: Ty = Ty::Obj(&[
     ("list", Ty::List),
     ("bindings", Ty::List),
@@ -140,8 +144,19 @@ pub const ROOT: Ty = Ty::Obj(&[
             ("maxIterations", Ty::Int(1, 1000)),
             // The gateway holds a file bound for R2 in memory: stay far below 128 MB.
             ("maxTransferBytes", Ty::Int(1, 64 * 1024 * 1024)),
+            (
+                "policy",
+                Ty::Obj(&[
+                    ("owner", TOOL_RULES),
+                    ("approved", TOOL_RULES),
+                    ("group", TOOL_RULES),
+                ]),
+            ),
         ]),
     ),
+    // The owner's own chat identities (`discord:81234`, `+4915100000`, or
+    // the name of an `session.identityLinks` entry).
+    ("owner", Ty::Obj(&[("identities", Ty::StrList)])),
     (
         "transcription",
         Ty::Obj(&[

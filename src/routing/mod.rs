@@ -82,6 +82,10 @@ pub struct RoutingConfig {
     pub agents: Vec<AgentEntry>,
     /// `agents.list[].default`, else `main`.
     pub default_agent_id: String,
+    /// `owner.identities`: the owner's own chat identities.
+    pub owner_identities: Vec<String>,
+    /// `session.shareMainWith`: other people whose DMs land in main.
+    pub share_main_with: Vec<String>,
 }
 
 impl Default for RoutingConfig {
@@ -146,7 +150,67 @@ impl RoutingConfig {
                 .collect(),
             default_agent_id: bindings::default_agent_id(&agents),
             agents,
+            owner_identities: strings(at(&["owner", "identities"])),
+            share_main_with: strings(at(&["session", "shareMainWith"])),
         }
+    }
+
+    /// Whether the DM peer `peer` (on `channel`, when known) is the
+    /// owner: named in `owner.identities` as `channel:id`, as a phone
+    /// number, or through the name of an identity link.
+    pub fn is_owner(&self, channel: Option<&str>, peer: &str) -> bool {
+        // v1's CLI and web keys (`agent:main:cli:dm:main`): the gateway's
+        // own clients, which hold its token.
+        let own_client = channel.is_some_and(|c| {
+            let c = normalize::normalize_channel(c);
+            c == "cli" || c == "web"
+        });
+        own_client || self.names(&self.owner_identities, channel, peer)
+    }
+
+    /// Whether DMs from `peer` land in the main session when `dmScope` is
+    /// `main`: the owner's, and those the owner shares it with. Anyone
+    /// else gets a session of their own, whatever `dmScope` says.
+    pub fn shares_main(&self, channel: Option<&str>, peer: &str) -> bool {
+        self.is_owner(channel, peer) || self.names(&self.share_main_with, channel, peer)
+    }
+
+    /// The dmScope a DM from `peer` is keyed by: `main` only for those
+    /// who share it; others per channel and peer (per peer when the
+    /// channel is not known, as in a per-peer key).
+    pub fn dm_scope_for(&self, channel: Option<&str>, peer: &str) -> DmScope {
+        match (self.dm_scope, self.shares_main(channel, peer), channel) {
+            (DmScope::Main, false, Some(c)) if !c.trim().is_empty() => DmScope::PerChannelPeer,
+            (DmScope::Main, false, _) => DmScope::PerPeer,
+            (scope, _, _) => scope,
+        }
+    }
+
+    fn names(&self, ids: &[String], channel: Option<&str>, peer: &str) -> bool {
+        let peer_name = normalize::normalize_peer_id(peer);
+        let peer_number = normalize_e164(peer);
+        let linked = channel.and_then(|c| resolve_linked_identity(&self.identity_links, c, peer));
+        ids.iter().any(|id| {
+            let id_ = id.trim();
+            if id_.starts_with('+') || id_.chars().all(|c| c.is_ascii_digit()) {
+                return !peer_number.is_empty() && normalize_e164(id_) == peer_number;
+            }
+            match id.split_once(':') {
+                Some(_) => channel.is_some_and(|c| {
+                    let link = IdentityLink {
+                        canonical: "_".into(),
+                        ids: vec![id.clone()],
+                    };
+                    resolve_linked_identity(&[link], c, peer).is_some()
+                }),
+                // A link's name: the peer it resolves to, or a key's peer
+                // already written as that name.
+                None => {
+                    let name = normalize::normalize_peer_id(id);
+                    linked.as_deref() == Some(name.as_str()) || peer_name == name
+                }
+            }
+        })
     }
 
     /// `agent:{agentId}:{mainKey}` under this configuration.
@@ -155,13 +219,27 @@ impl RoutingConfig {
     }
 }
 
+fn strings(v: Option<&Value>) -> Vec<String> {
+    v.and_then(Value::as_array)
+        .map(|a| {
+            a.iter()
+                .filter_map(Value::as_str)
+                .map(str::trim)
+                .filter(|s| !s.is_empty())
+                .map(String::from)
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
 /// The canonical form of a client-supplied key:
 /// - blank, `main` or the main key (case-insensitive) → the default
 ///   agent's main session;
 /// - `agent:{id}:main` / `agent:{id}:{mainKey}` → `agent:{id}:{mainKey}`;
 /// - structured keys are parsed and rebuilt: components normalized, DMs
 ///   re-keyed for the configured dmScope (collapsing to the main session
-///   under `main`);
+///   under `main` for the owner and those who share it, see
+///   [`RoutingConfig::dm_scope_for`]);
 /// - anything else is kept as given (trimmed).
 ///
 /// Identity links are not applied here (only to inbound routing), so a key
@@ -183,7 +261,8 @@ pub fn canonicalize_session_key(key: &str, cfg: &RoutingConfig) -> String {
             peer_kind: &p.peer.kind,
             peer_id: &p.peer.id,
         };
-        return build_session_key(&parts, cfg.dm_scope, &cfg.main_key);
+        let scope = cfg.dm_scope_for(p.channel.as_deref(), &p.peer.id);
+        return build_session_key(&parts, scope, &cfg.main_key);
     }
     let parts: Vec<&str> = key.split(':').collect();
     if let [_, agent, rest] = parts.as_slice() {
@@ -221,6 +300,8 @@ pub struct Route {
     pub linked_identity: Option<String>,
     /// Index into `agents.bindings` of the binding that chose the agent.
     pub binding: Option<usize>,
+    /// A DM from one of the owner's own identities.
+    pub from_owner: bool,
 }
 
 /// Routes an inbound message: identity link, then agent binding, then the
@@ -240,8 +321,12 @@ pub fn resolve_route(cfg: &RoutingConfig, inbound: &Inbound) -> Route {
         peer_kind: inbound.peer_kind,
         peer_id: linked.as_deref().unwrap_or(inbound.peer_id),
     };
+    let is_dm = normalize::normalize_peer_kind(inbound.peer_kind) == normalize::DEFAULT_PEER_KIND;
+    let channel = Some(inbound.channel);
+    let scope = cfg.dm_scope_for(channel, inbound.peer_id);
     Route {
-        session_key: build_session_key(&parts, cfg.dm_scope, &cfg.main_key),
+        session_key: build_session_key(&parts, scope, &cfg.main_key),
+        from_owner: is_dm && cfg.is_owner(channel, inbound.peer_id),
         main_session_key: cfg.main_session_key(&agent_id),
         agent_id,
         linked_identity: linked,

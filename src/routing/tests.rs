@@ -20,6 +20,8 @@ fn routing_config_defaults() {
         bindings: vec![],
         agents: vec![],
         default_agent_id: "main".into(),
+        owner_identities: vec![],
+        share_main_with: vec![],
     };
     assert_eq!(RoutingConfig::default(), want);
     assert_eq!(RoutingConfig::from_config(&Config::default()), want);
@@ -31,8 +33,10 @@ fn routing_config_from_config() {
         "session": {
             "mainKey": "Home",
             "dmScope": "per-channel-peer",
-            "identityLinks": {"steve": ["+31628552611", "telegram:1"]}
+            "identityLinks": {"steve": ["+31628552611", "telegram:1"]},
+            "shareMainWith": ["discord:7"]
         },
+        "owner": {"identities": ["steve", " "]},
         "agents": {
             "list": [{"id": "main"}, {"id": "Work", "default": true}],
             "bindings": [{"agentId": "main", "match": {"channel": "whatsapp"}}, {"bad": 1}]
@@ -65,6 +69,8 @@ fn routing_config_from_config() {
                 },
             ],
             default_agent_id: "work".into(),
+            owner_identities: vec!["steve".into()],
+            share_main_with: vec!["discord:7".into()],
         }
     );
     let odd = RoutingConfig::from_value(&json!({"session": {"dmScope": "sideways", "mainKey": 3}}));
@@ -124,9 +130,42 @@ fn dm_scope_collapsing() {
         canonicalize_session_key("agent:main:web:dm:local", &main),
         "agent:main:main"
     );
+    // Another person's DM keeps a session of its own (per channel and
+    // peer); the owner's own identities and those the owner shares main
+    // with collapse.
     assert_eq!(
         canonicalize_session_key("agent:main:whatsapp:bot:dm:+316", &main),
-        "agent:main:main"
+        "agent:main:whatsapp:dm:+316"
+    );
+    assert_eq!(
+        canonicalize_session_key("agent:main:dm:steve", &main),
+        "agent:main:dm:steve"
+    );
+    let owned = RoutingConfig {
+        owner_identities: vec!["+316".into(), "discord:81".into(), "steve".into()],
+        share_main_with: vec!["telegram:5".into()],
+        identity_links: vec![IdentityLink {
+            canonical: "steve".into(),
+            ids: vec!["slack:U1".into()],
+        }],
+        ..main.clone()
+    };
+    for key in [
+        "agent:main:whatsapp:bot:dm:+316",
+        "agent:main:discord:dm:81",
+        "agent:main:dm:steve",
+        "agent:main:slack:dm:U1",
+        "agent:main:telegram:dm:5",
+    ] {
+        assert_eq!(
+            canonicalize_session_key(key, &owned),
+            "agent:main:main",
+            "{key}"
+        );
+    }
+    assert_eq!(
+        canonicalize_session_key("agent:main:discord:dm:82", &owned),
+        "agent:main:discord:dm:82"
     );
     // Re-keyed for the other scopes.
     let key = "agent:Main:WhatsApp:Bot1:dm:31628552611:3@s.whatsapp.net";
@@ -229,6 +268,7 @@ fn routes_with_identity_links_and_bindings() {
         main_session_key: "agent:main:main".into(),
         linked_identity: Some("steve".into()),
         binding: None,
+        from_owner: false,
     };
     assert_eq!(whatsapp, want);
     assert_eq!(telegram, want);
@@ -240,7 +280,38 @@ fn routes_with_identity_links_and_bindings() {
             main_session_key: "agent:family:main".into(),
             linked_identity: None,
             binding: Some(0),
+            from_owner: false,
         }
+    );
+}
+
+#[test]
+fn under_main_only_the_owner_and_those_sharing_it_land_in_main() {
+    let c = RoutingConfig::from_value(&json!({
+        "owner": {"identities": ["discord:81", "+4915100000"]},
+        "session": {"shareMainWith": ["discord:90"]}
+    }));
+    let route = |channel, id| {
+        let r = routed(&c, channel, Some("default"), "dm", id);
+        (r.session_key, r.from_owner)
+    };
+    assert_eq!(route("discord", "81"), ("agent:main:main".into(), true));
+    assert_eq!(
+        route("whatsapp", "+4915100000"),
+        ("agent:main:main".into(), true)
+    );
+    assert_eq!(route("discord", "90"), ("agent:main:main".into(), false));
+    assert_eq!(
+        route("discord", "82"),
+        ("agent:main:discord:dm:82".into(), false)
+    );
+    // The owner in a group is one voice among many: keyed by the group.
+    assert_eq!(
+        (|| {
+            let r = routed(&c, "discord", None, "group", "g1");
+            (r.session_key, r.from_owner)
+        })(),
+        ("agent:main:discord:group:g1".into(), false)
     );
 }
 

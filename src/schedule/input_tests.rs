@@ -145,7 +145,8 @@ fn new_jobs_and_patches() {
             "enabled": true, "createdAtMs": now(), "updatedAtMs": now(),
             "schedule": {"kind": "cron", "expr": "0 9 * * *", "tz": "Europe/Berlin"},
             "spec": {"kind": "systemEvent", "text": "Drink water and check the calendar for today, please\nsecond line"},
-            "state": {"nextRunAtMs": utc("2026-11-24T08:00:00Z")}
+            "state": {"nextRunAtMs": utc("2026-11-24T08:00:00Z")},
+            "madeBy": {"trust": {"level": "owner", "actsAs": "owner"}}
         })
     );
     let never = json!({"schedule": {"kind": "cron", "expr": "0 0 30 2 *"}, "spec": {"kind": "systemEvent", "text": "x"}});

@@ -42,6 +42,7 @@ pub fn new_job(
         schedule,
         spec,
         state: JobState::default(),
+        made_by: Default::default(),
     };
     if job.enabled {
         job.state.next_run_at_ms = Some(first(&job.schedule, cx)?);

@@ -29,6 +29,7 @@ fn job(schedule: Schedule, next: Option<&str>) -> CronJob {
             next_run_at_ms: next.map(utc),
             ..JobState::default()
         },
+        made_by: Default::default(),
     }
 }
 
@@ -393,7 +394,8 @@ fn wire_shapes() {
             "spec": {"kind": "task", "message": "Summarize my inbox",
                      "model": "openai/gpt-5-mini", "timeoutSeconds": 300,
                      "deliver": true, "channel": "discord"},
-            "state": {"nextRunAtMs": 1795593600000i64, "lastStatus": "skipped"}
+            "state": {"nextRunAtMs": 1795593600000i64, "lastStatus": "skipped"},
+            "madeBy": {"trust": {"level": "owner", "actsAs": "owner"}}
         })
     );
     assert_eq!(serde_json::from_value::<CronJob>(v).unwrap(), j);

@@ -53,6 +53,14 @@ pub fn definition() -> ToolDefinition {
 pub struct CronToolRequest {
     pub agent_id: String,
     pub args: Value,
+    /// The asking run's trust: below the owner's, it sees and changes
+    /// only the jobs made in its own session, and makes jobs that run at
+    /// its level.
+    #[serde(default)]
+    pub trust: gsv_protocol::Trust,
+    /// The asking session.
+    #[serde(default)]
+    pub session_key: String,
 }
 
 /// The action's answer, as the model reads it.

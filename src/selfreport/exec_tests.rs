@@ -89,6 +89,7 @@ impl OtherSessions for Others {
             is_processing: false,
             queue_size: 0,
             last_workspace_load: None,
+            trust: None,
         })
     }
     async fn preview(

@@ -57,6 +57,9 @@ pub mod path {
     pub const GATEWAY_TOOL: &str = "/internal/gateway-tool";
     /// Session → Gateway: `gsv__Cron` (`crate::schedule::tool::CronToolRequest`).
     pub const CRON_TOOL: &str = "/internal/cron-tool";
+    /// Session → Gateway: a tool call of a turn below the owner, and what
+    /// became of it (`AuditRecord`), for the audit log.
+    pub const AUDIT: &str = "/internal/audit";
     /// Test harness → Worker → Gateway: move the schedule clock; refused
     /// unless `GSV_TEST_CLOCK=1` (never set in production).
     pub const TEST_CLOCK: &str = "/internal/test/clock";
@@ -206,6 +209,10 @@ pub struct SessionChatSend {
     /// Its attachments, already in R2 (or noted as not kept).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub media: Vec<crate::media::Attached>,
+    /// Who is speaking, as the gateway decided it: the tools its run is
+    /// offered and may call, and whether it may change the session.
+    #[serde(default)]
+    pub trust: gsv_protocol::Trust,
 }
 
 fn is_zero(n: &i64) -> bool {
@@ -324,4 +331,12 @@ mod tests {
             json!({"status": "started", "transferId": 7})
         );
     }
+}
+
+/// Session → Gateway: one tool call of a turn below the owner, for the
+/// audit log (`audit.list`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AuditRecord {
+    pub entry: gsv_protocol::AuditEntry,
 }

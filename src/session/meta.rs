@@ -30,6 +30,9 @@ pub struct SessionMeta {
     pub compaction_count: u64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_compacted_at: Option<i64>,
+    /// Who spoke last, as the gateway decided (absent before a message).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trust: Option<gsv_protocol::Trust>,
 }
 
 impl SessionMeta {
@@ -50,6 +53,7 @@ impl SessionMeta {
             last_input_tokens: None,
             compaction_count: 0,
             last_compacted_at: None,
+            trust: None,
         }
     }
 
@@ -77,6 +81,7 @@ impl SessionMeta {
             last_reset_at: self.last_reset_at,
             previous_session_ids: self.previous_session_ids.clone(),
             label: self.label.clone(),
+            trust: self.trust,
         }
     }
 }

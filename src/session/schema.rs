@@ -61,10 +61,14 @@ pub const MIGRATIONS: &[&str] = &["
     // as the run goes) no longer carries it. The old column is still read.
     "CREATE TABLE kept_prompts (rev TEXT PRIMARY KEY, body TEXT NOT NULL);
      ALTER TABLE current_run ADD COLUMN prompt_rev TEXT",
+    // Who spoke (`Trust` JSON): what the run's model is offered and may
+    // call, decided by the gateway.
+    "ALTER TABLE run_queue ADD COLUMN trust TEXT;
+     ALTER TABLE current_run ADD COLUMN trust TEXT",
 ];
 
 /// What the migrations build, as one script: a new Session's database is
-/// made in one step instead of twelve (most of them `ALTER TABLE`s, each
+/// made in one step instead of thirteen (most of them `ALTER TABLE`s, each
 /// rewriting the stored schema). Columns no longer used (`meta.config`,
 /// `nodes` and their revisions, `current_run.prompt`) are kept, so that a
 /// new database and a migrated one are the same.
@@ -74,11 +78,11 @@ pub const CURRENT: &str = "
         nodes TEXT NOT NULL DEFAULT '{}', config_rev TEXT NOT NULL DEFAULT '', nodes_rev TEXT NOT NULL DEFAULT '');
     CREATE TABLE run_queue (seq INTEGER PRIMARY KEY AUTOINCREMENT, run_id TEXT NOT NULL, message TEXT NOT NULL,
         queued_at INTEGER NOT NULL, overrides TEXT, reset_first INTEGER NOT NULL DEFAULT 0, channel TEXT,
-        send_depth INTEGER NOT NULL DEFAULT 0, person TEXT, plain TEXT, media TEXT);
+        send_depth INTEGER NOT NULL DEFAULT 0, person TEXT, plain TEXT, media TEXT, trust TEXT);
     CREATE TABLE current_run (id INTEGER PRIMARY KEY CHECK (id = 1), run_id TEXT NOT NULL, first_idx INTEGER NOT NULL,
         started_at INTEGER NOT NULL, usage TEXT NOT NULL, iterations INTEGER NOT NULL DEFAULT 0,
         resumes INTEGER NOT NULL DEFAULT 0, prompt TEXT, overrides TEXT, channel TEXT,
-        send_depth INTEGER NOT NULL DEFAULT 0, person TEXT, plain TEXT, prompt_rev TEXT);
+        send_depth INTEGER NOT NULL DEFAULT 0, person TEXT, plain TEXT, prompt_rev TEXT, trust TEXT);
     CREATE TABLE deadlines (kind TEXT PRIMARY KEY, at_ms INTEGER NOT NULL);
     CREATE TABLE reset_plan (id INTEGER PRIMARY KEY CHECK (id = 1), plan TEXT NOT NULL);
     CREATE TABLE tool_calls (seq INTEGER PRIMARY KEY, call_id TEXT NOT NULL UNIQUE, name TEXT NOT NULL,

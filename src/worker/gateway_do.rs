@@ -33,6 +33,7 @@ mod revisions;
 mod session_link;
 mod session_send;
 mod transfer;
+mod trust;
 
 use super::rpc::{internal_error, now_ms};
 use super::workspace::rpc as workspace_rpc;
@@ -77,6 +78,8 @@ const MIGRATIONS: &[&str] = &[
     memory_sweep::MIGRATION,
     // Files on the ledger's pieces.
     channel_store::MEDIA_MIGRATION,
+    // Tool calls of turns below the owner (trust.rs).
+    trust::MIGRATION,
 ];
 
 /// The open sockets with their attachments, shared while unchanged.

@@ -18,6 +18,7 @@ use crate::skills::skills_status;
 use crate::storage::{
     list_or_reuse, top_level_listing, tree_listing, ListingCost, ObjectStore, Reuse, StoreResult,
 };
+use crate::trust::{ToolPolicy, Trust};
 use crate::workspace::paths::*;
 use crate::workspace::templates::first_start_templates;
 use futures::future::join_all;
@@ -37,6 +38,10 @@ pub struct RunPrompt {
     pub tools: Vec<ToolDefinition>,
     pub agent_id: String,
     pub is_main: bool,
+    /// Who spoke: what its tools were chosen for, and what a call is
+    /// checked against.
+    #[serde(default)]
+    pub trust: Trust,
     /// The store requests made for it (not kept with a waiting run).
     #[serde(skip)]
     pub load: WorkspaceLoadStats,
@@ -105,6 +110,9 @@ pub struct RunInputs<'a> {
     /// When listings other runs of this isolate took may stand for this
     /// run's (`None`: everything is listed).
     pub reuse: Option<Reuse<'a>>,
+    /// Who spoke: the tools `tools.policy` allows at that level are the
+    /// only ones offered.
+    pub trust: Trust,
 }
 
 pub async fn assemble<S: ObjectStore>(store: &S, run: RunInputs<'_>) -> StoreResult<RunPrompt> {
@@ -236,6 +244,9 @@ pub fn render(
     if !run.nodes.hosts.is_empty() {
         tools.push(crate::gateway::transfer::definition());
     }
+    // What the policy refuses is never offered (nor named in the prompt).
+    let policy = ToolPolicy::for_level(run.config, &agent, run.trust.acts_as);
+    tools.retain(|t| policy.allows(&t.name));
     let ctx = PromptContext {
         agent_id: &agent,
         session_key: run.session_key,
@@ -257,6 +268,7 @@ pub fn render(
         tools,
         agent_id: agent,
         is_main,
+        trust: run.trust,
         load,
         workspace: Some(ws),
         prepared: Default::default(),

@@ -39,6 +39,7 @@ fn load_for(
         recalled: &[],
         now_ms: 1_000,
         reuse: None,
+        trust: gsv_protocol::Trust::OWNER,
     };
     block_on(assemble(store, run)).unwrap()
 }
@@ -231,6 +232,7 @@ fn load_reusing(store: &MemoryStore, session_key: &str, now_ms: u64, rev: &str) 
         recalled: &[],
         now_ms,
         reuse: Some(reuse_at(store, now_ms, rev)),
+        trust: gsv_protocol::Trust::OWNER,
     };
     block_on(assemble(store, run)).unwrap()
 }

@@ -19,6 +19,15 @@ const FOLLOW_WINDOW: u32 = 500;
 
 pub async fn run(target: &GatewayTarget, args: LogsArgs) -> Result<()> {
     let conn = target.connect().await?;
+    if args.what.as_deref() == Some("audit") {
+        let params = gsv_protocol::AuditListParams {
+            session_key: args.session.clone(),
+            limit: Some(args.lines.clamp(1, 1000)),
+        };
+        let r = conn.call::<method::AuditList>(&params).await?;
+        print!("{}", super::trust::render_audit(&r));
+        return Ok(());
+    }
     let params = LogsGetParams {
         node_id: args.node.clone(),
         lines: Some(i64::from(args.lines)),

@@ -12,6 +12,7 @@ mod node;
 mod session;
 mod skills;
 mod tools;
+pub mod trust;
 mod workspace;
 
 use crate::cli::{Cli, Command};
@@ -126,6 +127,12 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Cron(command) => {
             let target = GatewayTarget::resolve(cli.url, cli.token, &config());
             cron::run(&target, *command)
+                .await
+                .map(|()| ExitCode::SUCCESS)
+        }
+        Command::Trust(command) => {
+            let target = GatewayTarget::resolve(cli.url, cli.token, &config());
+            trust::run(&target, command)
                 .await
                 .map(|()| ExitCode::SUCCESS)
         }

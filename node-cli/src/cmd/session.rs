@@ -314,6 +314,9 @@ pub fn render_session(s: &SessionGetResult) -> String {
         ("Messages", s.message_count.to_string()),
         ("Tokens", tokens(&s.tokens)),
     ]);
+    if let Some(trust) = s.trust {
+        fields.push(("Trust", trust_line(trust)));
+    }
     let settings = &s.settings;
     if let Some(model) = &settings.model {
         let shown = match (model.provider.as_str(), model.id.as_str()) {
@@ -345,6 +348,11 @@ pub fn render_session(s: &SessionGetResult) -> String {
     render_fields(&fields)
 }
 
+/// `approved (last message; gsv trust explain shows what it may do)`.
+fn trust_line(trust: gsv_protocol::Trust) -> String {
+    format!("{trust} (the last message's; `gsv trust explain` shows what it may do)")
+}
+
 pub fn render_stats(s: &SessionStatsResult) -> String {
     let mut fields = vec![
         ("Session", s.session_key.clone()),
@@ -360,6 +368,9 @@ pub fn render_stats(s: &SessionStatsResult) -> String {
         ),
         ("Queued", s.queue_size.to_string()),
     ];
+    if let Some(trust) = s.trust {
+        fields.push(("Trust", trust_line(trust)));
+    }
     if let Some(l) = &s.last_workspace_load {
         fields.push(("Last prompt", workspace_load(l)));
         if !l.recalled.is_empty() {

@@ -2,7 +2,7 @@ use super::*;
 use crate::cli::{Cli, Command};
 use crate::test_support::CannedGateway;
 use clap::Parser;
-use gsv_protocol::{ErrorShape, ModelSelection, SessionRegistryEntry, SessionSettings};
+use gsv_protocol::{ErrorShape, ModelSelection, SessionRegistryEntry, SessionSettings, Trust};
 
 const DEFAULT_KEY: &str = "agent:main:cli:dm:main";
 /// 2026-02-18T12:00:00Z.
@@ -35,7 +35,8 @@ fn session_answer() -> Value {
         "messageCount": 12, "tokens": {"input": 1200, "output": 340, "total": 1540},
         "settings": {"model": {"provider": "openai", "id": "gpt-4.1"}, "thinkingLevel": "high"},
         "resetPolicy": {"mode": "idle", "idleMinutes": 30},
-        "previousSessionIds": ["s-1", "s-2"], "label": "Work"
+        "previousSessionIds": ["s-1", "s-2"], "label": "Work",
+        "trust": {"level": "approved", "actsAs": "approved"}
     })
 }
 
@@ -171,6 +172,7 @@ Created       2026-02-18T00:00:00Z
 Updated       2026-02-18T11:57:00Z
 Messages      12
 Tokens        1200 in, 340 out, 1540 total
+Trust         approved (the last message's; `gsv trust explain` shows what it may do)
 Model         openai/gpt-4.1
 Thinking      high
 Reset policy  idle after 30 min
@@ -192,6 +194,7 @@ Previous ids  s-1
         reset_policy: None,
         last_reset_at: Some(1_771_372_800_000),
         previous_session_ids: vec![],
+        trust: None,
         ..full
     };
     assert_eq!(
@@ -258,6 +261,7 @@ fn stats_and_history() {
         uptime: 2 * 3_600_000 + 5 * 60_000 + 9_000,
         is_processing: true,
         queue_size: 1,
+        trust: Some(Trust::system(Trust::GROUP)),
         last_workspace_load: Some(WorkspaceLoadStats {
             r2_gets: 1,
             r2_lists: 4,
@@ -285,6 +289,7 @@ Updated      2000-02-29T00:00:00Z
 Uptime       2h 5m
 Running      yes
 Queued       1
+Trust        system (as group) (the last message's; `gsv trust explain` shows what it may do)
 Last prompt  1 R2 reads, 4 listings in 2 batches (9 files and 3 skills cached, 0 skills read); the model was called alongside, prompt unchanged
 Recalled     ctx://default/users/owner/memories/preferences/coffee
              ctx://default/agents/main/memories/cases/vpn

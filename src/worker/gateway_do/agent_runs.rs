@@ -56,6 +56,9 @@ pub(super) struct AgentTurn<'a> {
     pub directives: Option<ChatDirectives>,
     pub timeout_ms: i64,
     pub work: &'a Value,
+    /// `system`, acting as whoever made the job (the owner for a
+    /// heartbeat, which the config makes).
+    pub trust: gsv_protocol::Trust,
 }
 
 impl Gateway {
@@ -81,6 +84,7 @@ impl Gateway {
         self.touch_session(turn.session_key, None, false)?;
         let send = SessionChatSend {
             directives: turn.directives,
+            trust: turn.trust,
             ..self.message_for(turn.session_key, turn.chat_run_id, turn.message)
         };
         let reply = self.send_to_session(send).await;

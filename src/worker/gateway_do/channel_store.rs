@@ -383,6 +383,25 @@ impl ChannelStore {
         Ok(rows.into_iter().next())
     }
 
+    /// The chat session `key` is answering now (its latest channel run),
+    /// if it is answering one.
+    pub fn chat_of_session(&self, key: &str) -> Res<Option<gsv_protocol::cron::JobChat>> {
+        let rows: Vec<ChannelRun> = self.rows(
+            "SELECT run_id, channel, account_id, peer, reply_to, started_at, parts, session_key FROM channel_runs WHERE session_key = ? ORDER BY started_at DESC LIMIT 1",
+            vec![key.into()],
+        )?;
+        rows.into_iter()
+            .next()
+            .map(|r| {
+                Ok(gsv_protocol::cron::JobChat {
+                    peer: r.peer()?,
+                    channel: r.channel,
+                    account_id: r.account_id,
+                })
+            })
+            .transpose()
+    }
+
     /// Counts `pieces` sent for the run; the reply target is used up.
     pub fn add_parts(&self, run_id: &str, pieces: i64) -> Res<()> {
         self.exec(

@@ -89,8 +89,10 @@ impl Gateway {
         self.watch(ws, att, &session_key, &p.session_key)?;
         self.touch_session(&session_key, None, false)?;
         let media = self.keep_client_media(&p.media, &session_key).await?;
+        // A client holds the token: the owner.
         let send = SessionChatSend {
             media,
+            trust: gsv_protocol::Trust::OWNER,
             ..self.message_for(&session_key, &run_id, p.message)
         };
         // Slash commands and directives are the session's to read: it owns

@@ -143,7 +143,7 @@ impl Gateway {
         Ok(CronListResult { jobs, count })
     }
 
-    pub(super) fn cron_add(&self, p: CronAddParams) -> Res<CronJobResult> {
+    pub(super) fn cron_add(&self, p: CronAddParams, made_by: JobMaker) -> Res<CronJobResult> {
         let store = self.cron_store();
         if !self.cron_limits().can_add(store.job_count()? as usize) {
             return Err(bad(format!(
@@ -153,7 +153,8 @@ impl Gateway {
         }
         let raw = serde_json::to_value(&p).map_err(internal_error)?;
         let default_agent = self.routing.borrow().default_agent_id.clone();
-        let job = self.with_input(|cx| jobs::new_job(&new_id(), &raw, &default_agent, cx))?;
+        let mut job = self.with_input(|cx| jobs::new_job(&new_id(), &raw, &default_agent, cx))?;
+        job.made_by = made_by;
         store.save_job(&job)?;
         Ok(CronJobResult { ok: true, job })
     }
@@ -376,6 +377,7 @@ impl Gateway {
             directives,
             timeout_ms,
             work: &work,
+            trust: gsv_protocol::Trust::system(job.made_by.trust),
         };
         if let Some(answer) = self.start_agent_turn(turn).await? {
             self.cron_run_ended(&work, RunEnd::Answered(answer)).await?;
@@ -396,6 +398,35 @@ impl Gateway {
         Option<ChatTarget>,
     ) {
         let main_key = self.routing.borrow().main_key.clone();
+        if !job.made_by.trust.is_owner() {
+            // Made in a person's or a group's conversation: its own
+            // session (no main-session memory), its answer to that chat
+            // only, whatever the job names.
+            let (text, directives, timeout) = match &job.spec {
+                JobSpec::SystemEvent { text } => (text.clone(), None, DEFAULT_TIMEOUT_MS),
+                JobSpec::Task {
+                    message,
+                    timeout_seconds,
+                    ..
+                } => (
+                    message.clone(),
+                    None,
+                    timeout_seconds.map_or(DEFAULT_TIMEOUT_MS, |s| i64::from(s) * 1000),
+                ),
+            };
+            let target = job.made_by.chat.clone().map(|c| ChatTarget {
+                channel: c.channel,
+                account_id: c.account_id,
+                peer: c.peer,
+            });
+            return (
+                format!("agent:{}:cron:{}", job.agent_id, job.id),
+                text,
+                directives,
+                timeout,
+                target,
+            );
+        }
         match &job.spec {
             JobSpec::SystemEvent { text } => (
                 crate::routing::keys::main_session_key(&job.agent_id, &main_key),

@@ -30,20 +30,40 @@ impl Gateway {
     pub(super) async fn cron_tool(&self, r: CronToolRequest) -> Res<CronToolReply> {
         let args = &r.args;
         let action = args.get("action").and_then(Value::as_str).unwrap_or("");
+        // Below the owner, a conversation sees and changes only its own jobs.
+        let owner = r.trust.is_owner();
+        if !owner && matches!(action, "update" | "remove" | "run" | "runs") {
+            self.own_job(&r, &id_of(args)?)?;
+        }
         let mut result = match action {
             "status" => serde_json::to_value(self.cron_status()?),
             "list" => {
                 let mut p: CronListParams = params(args)?;
                 p.agent_id = p.agent_id.or(Some(r.agent_id.clone()));
-                serde_json::to_value(self.cron_list(p)?)
+                let mut list = self.cron_list(p)?;
+                if !owner {
+                    list.jobs
+                        .retain(|j| j.job.made_by.session_key.as_deref() == Some(&r.session_key));
+                    list.count = list.jobs.len() as u64;
+                }
+                serde_json::to_value(list)
             }
             "add" => {
                 let mut fields = add_fields(args);
                 if let Some(o) = fields.as_object_mut() {
+                    if !owner {
+                        o.remove("agentId");
+                    }
                     o.entry("agentId").or_insert(json!(r.agent_id));
                 }
                 let p: CronAddParams = params(&fields)?;
-                let job = self.cron_add(p)?.job;
+                let made_by = JobMaker {
+                    // A job runs as `system`, acting at its maker's level.
+                    trust: gsv_protocol::Trust::of(r.trust.acts_as),
+                    session_key: Some(r.session_key.clone()),
+                    chat: self.channel_store().chat_of_session(&r.session_key)?,
+                };
+                let job = self.cron_add(p, made_by)?.job;
                 self.schedule_alarm().await;
                 Ok(self.job_answer(job))
             }
@@ -68,7 +88,13 @@ impl Gateway {
                 };
                 serde_json::to_value(self.cron_run(p).await?)
             }
-            "runs" => serde_json::to_value(self.cron_runs(params(args)?)?),
+            "runs" => {
+                let mut p: CronRunsParams = params(args)?;
+                if !owner {
+                    p.job_id = Some(id_of(args)?);
+                }
+                serde_json::to_value(self.cron_runs(p)?)
+            }
             other => {
                 return Err(ErrorShape::new(
                     codes::BAD_REQUEST,
@@ -89,6 +115,20 @@ impl Gateway {
             o.insert("timezone".into(), zone.into());
         }
         Ok(CronToolReply { result })
+    }
+
+    /// Job `id`, when the asking session made it; else as if there were
+    /// no such job (a person or group learns nothing of others' jobs).
+    fn own_job(&self, r: &CronToolRequest, id: &str) -> Res<CronJob> {
+        self.cron_store()
+            .job(id)?
+            .filter(|j| j.made_by.session_key.as_deref() == Some(&r.session_key))
+            .ok_or_else(|| {
+                ErrorShape::new(
+                    codes::NOT_FOUND,
+                    format!("no job {id} made in this conversation"),
+                )
+            })
     }
 
     /// A job with its schedule and next run in words.

@@ -107,6 +107,13 @@ impl Gateway {
                 };
                 reply(result)
             }
+            path::AUDIT => {
+                let result = match read_json::<crate::session::internal::AuditRecord>(req).await {
+                    Ok(r) => self.audit_record(r),
+                    Err(e) => Err(e),
+                };
+                reply(result)
+            }
             path::CRON_TOOL => {
                 let result = match read_json::<crate::schedule::tool::CronToolRequest>(req).await {
                     Ok(r) => self.cron_tool(r).await,

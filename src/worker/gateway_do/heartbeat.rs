@@ -220,6 +220,8 @@ impl Gateway {
             directives,
             timeout_ms: BEAT_TIMEOUT_MS,
             work: &work,
+            // The config makes heartbeats: the owner's.
+            trust: gsv_protocol::Trust::system(gsv_protocol::Trust::OWNER),
         };
         if let Some(answer) = self.start_agent_turn(turn).await? {
             self.heartbeat_ended(agent, &work, RunEnd::Answered(answer))

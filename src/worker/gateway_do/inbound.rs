@@ -233,14 +233,21 @@ impl Gateway {
                 sender_handle: sender.handle.clone(),
                 group: is_group
                     .then(|| msg.peer.name.clone().unwrap_or_else(|| msg.peer.id.clone())),
-                person: (!is_group).then(|| {
-                    crate::memory::calls::person_of(
+                // The owner's own identities remember as the owner does.
+                person: (!is_group).then(|| match route.from_owner {
+                    true => crate::memory::calls::OWNER.to_string(),
+                    false => crate::memory::calls::person_of(
                         &self.routing.borrow().identity_links,
                         channel,
                         &sender_id,
-                    )
+                    ),
                 }),
             }),
+            trust: match (is_group, route.from_owner) {
+                (true, _) => gsv_protocol::Trust::GROUP,
+                (false, true) => gsv_protocol::Trust::OWNER,
+                (false, false) => gsv_protocol::Trust::APPROVED,
+            },
             ..self.message_for(&route.session_key, &run_id, message_text(msg))
         };
         // Recorded before the session runs: its first event finds the chat.

@@ -48,6 +48,26 @@ impl Gateway {
         Ok(())
     }
 
+    /// Whether the gateway has routed to session `key`.
+    pub(super) fn session_known(&self, key: &str) -> Res<bool> {
+        #[derive(Deserialize)]
+        struct N {
+            n: i64,
+        }
+        let n = self
+            .state
+            .storage()
+            .sql()
+            .exec(
+                "SELECT COUNT(*) AS n FROM sessions WHERE session_key = ?",
+                vec![key.into()],
+            )
+            .and_then(|c| c.one::<N>())
+            .map_err(internal_error)?
+            .n;
+        Ok(n > 0)
+    }
+
     pub(super) fn sessions_list(&self, p: SessionsListParams) -> Res<SessionsListResult> {
         let limit = p.limit.unwrap_or(100).clamp(1, 500);
         self.registry("", vec![], limit, p.offset.unwrap_or(0))

@@ -200,7 +200,8 @@ impl Gateway {
             R::CronStatus(_) => now::<method::CronStatus>(self.cron_status()?),
             R::CronList(p) => now::<method::CronList>(self.cron_list(p)?),
             R::CronAdd(p) => {
-                let r = self.cron_add(p)?;
+                // A client holds the token: the owner's job.
+                let r = self.cron_add(p, Default::default())?;
                 self.schedule_alarm().await;
                 now::<method::CronAdd>(r)
             }
@@ -227,6 +228,8 @@ impl Gateway {
             R::MemoryDelete(p) => now::<method::MemoryDelete>(self.memory_delete(p).await?),
             R::MemoryStatus(_) => now::<method::MemoryStatus>(self.memory_status().await?),
             R::MemoryRepair(_) => now::<method::MemoryRepair>(self.memory_repair().await?),
+            R::TrustExplain(p) => now::<method::TrustExplain>(self.trust_explain(p).await?),
+            R::AuditList(p) => now::<method::AuditList>(self.audit_list(p)?),
         }
     }
 }

@@ -128,7 +128,8 @@ impl Gateway {
     }
 
     /// A message for session `key`'s object, stamped with the revisions
-    /// (the bodies are added by `send_to_session` when needed).
+    /// (the bodies are added by `send_to_session` when needed). Its trust
+    /// is the least until the caller says who is speaking.
     pub(super) fn message_for(&self, key: &str, run_id: &str, message: String) -> SessionChatSend {
         SessionChatSend {
             session_key: key.to_string(),
@@ -144,6 +145,7 @@ impl Gateway {
             relay: None,
             clock_offset_ms: self.clock_offset.get(),
             media: vec![],
+            trust: gsv_protocol::Trust::default(),
         }
     }
 

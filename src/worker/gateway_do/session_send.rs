@@ -68,6 +68,7 @@ impl Gateway {
         self.touch_session(&target, None, false)?;
         let send = SessionChatSend {
             relay: Some(relay),
+            trust: call.trust,
             ..self.message_for(&target, &run_id, message.clone())
         };
         let reply = self.send_to_session(send).await;

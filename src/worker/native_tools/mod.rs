@@ -26,6 +26,9 @@ pub struct ToolContext<'a> {
     /// For `session_logs`' calls to the Gateway and the other Sessions.
     pub env: &'a Env,
     pub agent_id: &'a str,
+    /// The asking session and who spoke in its run.
+    pub session_key: &'a str,
+    pub trust: gsv_protocol::Trust,
     pub model: &'a str,
     pub is_main: bool,
     /// The Session the call runs in (`session_logs` reads its history).
@@ -120,6 +123,8 @@ async fn cron(ctx: &ToolContext<'_>, args: &Value) -> Result<String, ToolError> 
     let req = CronToolRequest {
         agent_id: ctx.agent_id.to_string(),
         args: args.clone(),
+        trust: ctx.trust,
+        session_key: ctx.session_key.to_string(),
     };
     let reply = GatewayStub::get(ctx.env)
         .call(&req)

@@ -6,14 +6,17 @@
 use super::core::Origin;
 use super::error::{Res, SessionError};
 use super::Session;
+use crate::commands::NOT_YOURS;
 use crate::commands::{
     applied_directives, directive_ack, is_empty, model_command, parse_command, parse_directives,
     status_text, think_command, Command, CommandReply, SettingChange, StatusInfo, HELP_TEXT,
 };
 use crate::config::Config;
+use crate::routing::{is_main_session_key, RoutingConfig};
 use crate::session::internal::{SessionChatSend, SessionChatSendReply, SessionQuery};
 use crate::session::reset::{reset_due, ResetPolicy};
 use crate::session::run_config::RunConfig;
+use crate::trust::may_change_session;
 use crate::worker::rpc::now_ms;
 use crate::worker::tz::user_time_zone;
 use gsv_protocol::*;
@@ -38,19 +41,33 @@ impl Session {
                 reset_first,
                 Origin {
                     relay: Some(relay),
+                    trust: send.trust,
                     ..Origin::default()
                 },
             )?;
             self.start_queued().await?;
             return Ok(reply);
         }
-        if let Some(command) = parse_command(&send.message) {
-            return self.command(command, &send).await;
-        }
         // The config named is the one stored, kept parsed.
         let config = core.store.config()?;
+        let routing = RoutingConfig::from_config(&config);
+        let is_main = is_main_session_key(&send.session_key, &routing);
+        let may_change = may_change_session(send.trust, is_main);
+        if let Some(command) = parse_command(&send.message) {
+            if command.changes_session() && !may_change {
+                return Ok(SessionChatSendReply::Command {
+                    command: command.name().to_string(),
+                    response: None,
+                    error: Some(NOT_YOURS.to_string()),
+                    run_id: None,
+                });
+            }
+            return self.command(command, &send).await;
+        }
         let current = RunConfig::model_for(&config, &meta.settings);
-        let d = parse_directives(&send.message);
+        // Inline directives change the model of a run: read only from
+        // those who may change the session; others' are plain text.
+        let d = parse_directives(if may_change { &send.message } else { "" });
         let mut applied = applied_directives(&d, &current);
         if let Some(given) = &send.directives {
             applied.model = applied.model.or_else(|| given.model.clone());
@@ -76,6 +93,7 @@ impl Session {
                 turn: send.channel.as_ref(),
                 relay: None,
                 media: &send.media,
+                trust: send.trust,
             },
         )?;
         self.start_queued().await?;
@@ -150,6 +168,7 @@ impl Session {
                             turn: send.channel.as_ref(),
                             relay: None,
                             media: &send.media,
+                            trust: send.trust,
                         },
                     )?;
                     self.start_queued().await?;

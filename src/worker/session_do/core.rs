@@ -29,6 +29,8 @@ pub struct Origin<'a> {
     pub relay: Option<&'a SessionRelay>,
     /// Its attachments, already kept in R2.
     pub media: &'a [crate::media::Attached],
+    /// Who spoke, as the gateway decided.
+    pub trust: gsv_protocol::Trust,
 }
 
 /// A prompt as the next run may take it again.
@@ -106,6 +108,8 @@ pub struct PromptInputs {
     pub channel: Option<String>,
     /// Long-term memories recalled for the run's message.
     pub recalled: Vec<crate::memory::recall::Candidate>,
+    /// Who spoke: another level is offered other tools.
+    pub trust: gsv_protocol::Trust,
 }
 
 impl Core {
@@ -256,7 +260,12 @@ impl Core {
         reset_first: bool,
         origin: Origin<'_>,
     ) -> Res<SessionChatSendReply> {
-        let Origin { turn, relay, media } = origin;
+        let Origin {
+            turn,
+            relay,
+            media,
+            trust,
+        } = origin;
         let enveloped = match (turn, relay) {
             (Some(t), _) => Some(t.envelope(text)),
             (None, Some(r)) => Some(relayed_text(r, text)),
@@ -283,6 +292,7 @@ impl Core {
         };
         let now = now_ms();
         self.store.touch(now)?;
+        self.store.note_trust(trust)?;
         let message = Queued {
             run_id,
             text,
@@ -294,6 +304,7 @@ impl Core {
             person,
             plain: original,
             media: media_json,
+            trust,
         };
         let busy = self.store.current_run()?.is_some();
         let position = if self.idle(busy, reset_first)? {

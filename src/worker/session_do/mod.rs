@@ -245,6 +245,9 @@ impl Session {
             person: None,
             plain: "",
             media: None,
+            // At the level of whoever last spoke here (who started what
+            // the node reports on).
+            trust: gsv_protocol::Trust::system(store.meta("")?.trust.unwrap_or_default()),
         })?;
         self.start_loop();
         Ok(AckResult {
@@ -293,6 +296,7 @@ impl Session {
             tokens: meta.tokens,
             created_at: meta.created_at,
             updated_at: meta.updated_at,
+            trust: meta.trust,
             last_workspace_load: core
                 .last_prompt
                 .borrow()

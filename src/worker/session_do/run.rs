@@ -21,6 +21,7 @@ use crate::session::early_call::{race, Checked};
 use crate::session::run::{next_step, RunEvent, RunMachine, RunStep};
 use crate::session::run_config::{with_directives, RunConfig};
 use crate::time::today_and_yesterday;
+use crate::trust::ToolPolicy;
 use crate::worker::llm_call::{complete_request, request_for_prompt, Cancel};
 use crate::worker::r2;
 use crate::worker::rpc::{new_id, now_ms};
@@ -239,6 +240,7 @@ impl<'a> Drive<'a> {
             days,
             channel: run.channel.clone(),
             recalled,
+            trust: run.trust(),
         };
         let was_kept = kept.is_some();
         let (prompt, check) =
@@ -270,6 +272,11 @@ impl<'a> Drive<'a> {
     }
 
     async fn settle_tools(&mut self) -> RunEvent {
+        let policy = ToolPolicy::for_level(
+            &self.config,
+            &self.prompt.agent_id,
+            self.prompt.trust.acts_as,
+        );
         let tool_run = ToolRun {
             run_id: &self.run.run_id,
             prompt: &self.prompt,
@@ -278,6 +285,7 @@ impl<'a> Drive<'a> {
             send_depth: self.run.send_depth.max(0) as u32,
             memory: &self.memory,
             recheck_ms: run_prompt::recheck_ms(&self.config).max(0) as u64,
+            policy: &policy,
         };
         match self.tools().settle(&tool_run).await {
             Ok(true) => RunEvent::ToolsSettled,

@@ -62,6 +62,7 @@ pub(super) async fn choose<'a>(
                     recalled: &inputs.recalled,
                     now_ms: prompt_load::now(),
                     reuse: None,
+                    trust: inputs.trust,
                 };
                 Rc::new(crate::workspace::load::render(
                     ws,
@@ -109,6 +110,7 @@ fn assemble<'a>(
     let (key, days) = (session_key.to_string(), inputs.days.clone());
     let (channel, recalled) = (inputs.channel.clone(), inputs.recalled.clone());
     let (writes, workspace_rev) = (inputs.writes, inputs.workspace_rev.clone());
+    let trust = inputs.trust;
     Box::pin(async move {
         let channel = channel.as_deref();
         let now_ms = prompt_load::now();
@@ -129,6 +131,7 @@ fn assemble<'a>(
                 workspace_rev: &workspace_rev,
                 writes,
             }),
+            trust,
         };
         let bucket = core
             .bucket()

@@ -18,6 +18,10 @@ use crate::session::tools::{
     result_message, timed_out, tool_wait, PendingCall, ToolError, ToolWait,
 };
 use crate::storage::Reuse;
+use crate::session::internal::AuditRecord;
+use crate::trust::explain::args_digest;
+use crate::trust::{memory_refusal, ToolPolicy, Trust};
+use gsv_protocol::AuditEntry;
 use crate::worker::bindings::GatewayStub;
 use crate::worker::native_tools;
 use crate::worker::r2;
@@ -49,6 +53,9 @@ pub struct ToolRun<'a> {
     /// `workspace.recheckSeconds` in ms: how long a listing a prompt was
     /// made from also answers the workspace tools' reads.
     pub recheck_ms: u64,
+    /// The tools the run's trust level may call: any other call is
+    /// refused here, never run, whatever name the model sent.
+    pub policy: &'a ToolPolicy,
 }
 
 impl Tools<'_> {
@@ -79,12 +86,11 @@ impl Tools<'_> {
                     // when the watchdog tick resumes the run (which ends
                     // with an error after `MAX_RESUMES`): only calls
                     // answered from elsewhere need the deadline.
-                    let is_main = t.prompt.is_main;
-                    let here = |i: &usize| runs_at(&rows[*i].name, is_main).is_here();
+                    let here = |i: &usize| runs_at(&rows[*i].name, t).is_here();
                     if !indexes.iter().all(here) {
                         let allowance = indexes
                             .iter()
-                            .filter_map(|&i| gateway_call(&rows[i], is_main))
+                            .filter_map(|&i| gateway_call(&rows[i], t))
                             .filter_map(|c| c.ok())
                             .map(|c| agent_tools::allowance_ms(&c))
                             .fold(t.rc.tool_timeout_ms, u64::max);
@@ -112,7 +118,28 @@ impl Tools<'_> {
     async fn dispatch(&self, row: &CallRow, t: &ToolRun<'_>) -> Res<()> {
         let args: Value = serde_json::from_str(&row.args).unwrap_or(Value::Null);
         let max_chars = t.rc.max_result_chars;
-        let at = runs_at(&row.name, t.prompt.is_main);
+        let at = runs_at(&row.name, t);
+        let memory_refused = match at {
+            RunsAt::Memory => {
+                memory_refusal(t.prompt.trust, &row.name, &args, t.memory.user.as_deref())
+            }
+            _ => None,
+        };
+        if !t.prompt.trust.is_owner() {
+            let refused = matches!(at, RunsAt::Refused(_)) || memory_refused.is_some();
+            let decision = if refused { "refused" } else { "ran" };
+            let rule = memory_refused
+                .clone()
+                .unwrap_or_else(|| t.policy.decide(&row.name).rule);
+            self.audit(row, t, decision, rule).await;
+        }
+        if let Some(why) = match &at {
+            RunsAt::Refused(why) => Some(why.clone()),
+            _ => memory_refused,
+        } {
+            let outcome = Err(ToolError::new(why));
+            return self.store_outcome(&row.call_id, &row.name, outcome, max_chars);
+        }
         if at == RunsAt::Gateway {
             let tool = agent_tools::parse(&row.name, &args);
             return match self.ask_gateway(row, tool, t).await {
@@ -149,6 +176,8 @@ impl Tools<'_> {
                     let ctx = native_tools::ToolContext {
                         bucket: &bucket,
                         agent_id: &t.prompt.agent_id,
+                        session_key: t.session_key,
+                        trust: t.prompt.trust,
                         model: &t.rc.model,
                         is_main: t.prompt.is_main,
                         session: &self.core.store,
@@ -200,6 +229,30 @@ impl Tools<'_> {
         }
     }
 
+    /// Tells the Gateway's audit log of a call below the owner. A failure
+    /// to record is logged and does not hold the call back: the decision
+    /// was made here, in code, either way.
+    async fn audit(&self, row: &CallRow, t: &ToolRun<'_>, decision: &str, rule: String) {
+        let record = AuditRecord {
+            entry: AuditEntry {
+                at_ms: now_ms(),
+                session_key: t.session_key.to_string(),
+                who: t.memory.user.clone(),
+                trust: t.prompt.trust,
+                tool: row.name.clone(),
+                args_digest: args_digest(&row.args),
+                decision: decision.to_string(),
+                rule,
+            },
+        };
+        if let Err(e) = GatewayStub::get(&self.core.env).call(&record).await {
+            worker::console_error!(
+                "session: recording a call in the audit log failed: {}",
+                e.message
+            );
+        }
+    }
+
     /// Hands a tool the Gateway runs to it: its answer now, or `Pending`
     /// (the result comes on `/tool.result`).
     async fn ask_gateway(
@@ -213,6 +266,7 @@ impl Tools<'_> {
             session_key: t.session_key.to_string(),
             agent_id: t.prompt.agent_id.clone(),
             depth: t.send_depth,
+            trust: t.prompt.trust,
             tool: tool.map_err(ToolError::new)?,
         };
         GatewayStub::get(&self.core.env)
@@ -318,8 +372,8 @@ impl Tools<'_> {
 
 /// A call of a tool the Gateway runs, its arguments read (an `Err` is
 /// the model's to fix); `None` for every other tool.
-fn gateway_call(row: &CallRow, is_main: bool) -> Option<Result<GatewayTool, String>> {
-    (runs_at(&row.name, is_main) == RunsAt::Gateway).then(|| {
+fn gateway_call(row: &CallRow, t: &ToolRun<'_>) -> Option<Result<GatewayTool, String>> {
+    (runs_at(&row.name, t) == RunsAt::Gateway).then(|| {
         let args: Value = serde_json::from_str(&row.args).unwrap_or(Value::Null);
         agent_tools::parse(&row.name, &args)
     })
@@ -327,8 +381,11 @@ fn gateway_call(row: &CallRow, is_main: bool) -> Option<Result<GatewayTool, Stri
 
 /// Where a call runs: `dispatch` sends it there, and `settle` sets the
 /// deadline for the calls answered from elsewhere.
-#[derive(Clone, Copy, PartialEq, Eq)]
+#[derive(Clone, PartialEq, Eq)]
 enum RunsAt {
+    /// Not allowed at the run's trust level: answered with this refusal,
+    /// here, and run nowhere.
+    Refused(String),
     /// One of the tools the Gateway runs (the main agent's only).
     Gateway,
     /// A memory tool, run here.
@@ -341,12 +398,17 @@ enum RunsAt {
 
 impl RunsAt {
     /// Run by this object, answered before the run goes on.
-    fn is_here(self) -> bool {
-        matches!(self, RunsAt::Memory | RunsAt::Native)
+    fn is_here(&self) -> bool {
+        matches!(self, RunsAt::Refused(_) | RunsAt::Memory | RunsAt::Native)
     }
 }
 
-fn runs_at(name: &str, is_main: bool) -> RunsAt {
+fn runs_at(name: &str, t: &ToolRun<'_>) -> RunsAt {
+    let is_main = t.prompt.is_main;
+    let decision = t.policy.decide(name);
+    if !decision.allowed {
+        return RunsAt::Refused(refusal(name, t.prompt.trust, &decision.rule));
+    }
     if is_main && agent_tools::runs_on_gateway(name) {
         RunsAt::Gateway
     } else if crate::memory::tools::is_memory_tool(name) {
@@ -356,6 +418,13 @@ fn runs_at(name: &str, is_main: bool) -> RunsAt {
     } else {
         RunsAt::Elsewhere
     }
+}
+
+/// What the model reads for a call its run may not make.
+pub(super) fn refusal(name: &str, trust: Trust, rule: &str) -> String {
+    format!(
+        "{name} is not allowed in this conversation (trust level {trust}; {rule}). It was not run. Tell the person you cannot do this here."
+    )
 }
 
 fn pending(rows: &[CallRow]) -> Vec<PendingCall<String>> {

@@ -58,6 +58,23 @@ pub struct CurrentRun {
     pub person: Option<String>,
     /// Its message as written (no chat envelope): what recall searches on.
     pub plain: Option<String>,
+    /// `Trust` JSON: who spoke, as the gateway decided.
+    #[serde(default)]
+    pub trust: Option<String>,
+}
+
+impl CurrentRun {
+    /// The run's trust (unknown: the least).
+    pub fn trust(&self) -> gsv_protocol::Trust {
+        read_trust(self.trust.as_deref())
+    }
+}
+
+/// A stored `Trust` (absent or unreadable: the least, so nothing is
+/// granted by a row written before trust was kept).
+pub fn read_trust(json: Option<&str>) -> gsv_protocol::Trust {
+    json.and_then(|j| serde_json::from_str(j).ok())
+        .unwrap_or_default()
 }
 
 /// A message as its run will take it: queued, or started at once.
@@ -79,6 +96,8 @@ pub struct Queued<'a> {
     pub plain: &'a str,
     /// Its attachments (`crate::media::Attached` JSON), when it has any.
     pub media: Option<String>,
+    /// Who spoke.
+    pub trust: gsv_protocol::Trust,
 }
 
 /// A stored message: its index (gaps where messages were compacted) and JSON.
@@ -242,6 +261,20 @@ impl SessionStore {
     pub fn touch(&self, at_ms: i64) -> Res<()> {
         let mut meta = self.meta("")?;
         meta.updated_at = at_ms;
+        let mut kept = self.kept.borrow_mut();
+        kept.meta = Some(meta);
+        kept.meta_dirty = true;
+        Ok(())
+    }
+
+    /// Notes who spoke last on the kept meta (stored with its next write,
+    /// as `touch`'s stamp is).
+    pub fn note_trust(&self, trust: gsv_protocol::Trust) -> Res<()> {
+        let mut meta = self.meta("")?;
+        if meta.trust == Some(trust) {
+            return Ok(());
+        }
+        meta.trust = Some(trust);
         let mut kept = self.kept.borrow_mut();
         kept.meta = Some(meta);
         kept.meta_dirty = true;

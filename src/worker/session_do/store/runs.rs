@@ -7,7 +7,7 @@ impl SessionStore {
 
     pub fn enqueue(&self, q: Queued<'_>) -> Res<()> {
         self.exec(
-            "INSERT INTO run_queue (run_id, message, queued_at, overrides, reset_first, channel, send_depth, person, plain, media) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "INSERT INTO run_queue (run_id, message, queued_at, overrides, reset_first, channel, send_depth, person, plain, media, trust) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             vec![
                 q.run_id.into(),
                 q.text.into(),
@@ -19,6 +19,7 @@ impl SessionStore {
                 q.person.map(str::to_string).into(),
                 q.plain.into(),
                 q.media.into(),
+                trust_json(q.trust).into(),
             ],
         )?;
         let mut kept = self.kept.borrow_mut();
@@ -84,7 +85,7 @@ impl SessionStore {
         let rows: Vec<CurrentRun> = self.rows(
             "SELECT run_id, first_idx, usage, iterations, resumes,
                  COALESCE(prompt, (SELECT body FROM kept_prompts WHERE rev = current_run.prompt_rev)) AS prompt,
-                 prompt_rev, overrides, channel, send_depth, person, plain
+                 prompt_rev, overrides, channel, send_depth, person, plain, trust
              FROM current_run WHERE id = 1",
             vec![],
         )?;
@@ -127,13 +128,14 @@ impl SessionStore {
             plain: Option<String>,
             media: Option<String>,
             reset_first: i64,
+            trust: Option<String>,
         }
         // Known empty: every queued row is counted as it is written.
         if self.kept.borrow().queued == Some(0) {
             return Ok(None);
         }
         let rows: Vec<Row> = self.rows(
-            "SELECT seq, run_id, message, queued_at, overrides, channel, send_depth, person, plain, media, reset_first FROM run_queue ORDER BY seq LIMIT 1",
+            "SELECT seq, run_id, message, queued_at, overrides, channel, send_depth, person, plain, media, reset_first, trust FROM run_queue ORDER BY seq LIMIT 1",
             vec![],
         )?;
         let Some(q) = rows.into_iter().next() else {
@@ -161,6 +163,7 @@ impl SessionStore {
                 person: q.person.as_deref(),
                 plain: q.plain.as_deref().unwrap_or(&q.message),
                 media: q.media.clone(),
+                trust: read_trust(q.trust.as_deref()),
             },
             q.plain.is_some(),
         )
@@ -192,8 +195,9 @@ impl SessionStore {
         let channel = q.channel.map(str::to_string);
         let person = q.person.map(str::to_string);
         let send_depth = i64::from(q.send_depth);
+        let trust = Some(trust_json(q.trust));
         self.exec(
-            "INSERT INTO current_run (id, run_id, first_idx, started_at, usage, overrides, channel, send_depth, person, plain) VALUES (1, ?, ?, ?, '{}', ?, ?, ?, ?, ?)",
+            "INSERT INTO current_run (id, run_id, first_idx, started_at, usage, overrides, channel, send_depth, person, plain, trust) VALUES (1, ?, ?, ?, '{}', ?, ?, ?, ?, ?, ?)",
             vec![
                 q.run_id.into(),
                 first_idx.into(),
@@ -203,6 +207,7 @@ impl SessionStore {
                 send_depth.into(),
                 person.clone().into(),
                 plain.clone().into(),
+                trust.clone().into(),
             ],
         )?;
         let run = CurrentRun {
@@ -218,6 +223,7 @@ impl SessionStore {
             send_depth,
             person,
             plain,
+            trust,
         };
         self.kept.borrow_mut().run = Some(Some(run.clone()));
         Ok(run)
@@ -392,4 +398,8 @@ impl SessionStore {
         }
         self.delete_deadline(deadline_kind)
     }
+}
+
+fn trust_json(trust: gsv_protocol::Trust) -> String {
+    serde_json::to_string(&trust).unwrap_or_default()
 }

@@ -1,0 +1,137 @@
+//! `tools.policy.{owner,approved,group}`: `allow` and `deny` lists of
+//! tool-name patterns (`*` matches any run of characters), the built-in
+//! defaults overridden by the config, then by the agent's own
+//! `agents.list[].tools.policy`. A deny beats an allow; a tool no allow
+//! names is refused.
+
+use crate::config::Config;
+use gsv_protocol::TrustLevel;
+use serde_json::Value;
+
+/// The rules one level is decided by, with where each list came from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolPolicy {
+    pub level: TrustLevel,
+    pub allow: Vec<String>,
+    pub deny: Vec<String>,
+    /// The config path the lists were read at (`tools.policy.group`, or
+    /// the agent's `agents.list[main].tools.policy.group`).
+    pub allow_from: String,
+    pub deny_from: String,
+}
+
+/// A tool's fate under a policy, and the rule that decided it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Decision {
+    pub allowed: bool,
+    pub rule: String,
+}
+
+impl ToolPolicy {
+    /// The policy of `level` (`system` turns are decided at the level
+    /// they act as) for `agent_id`.
+    pub fn for_level(config: &Config, agent_id: &str, level: TrustLevel) -> Self {
+        let key = policy_key(level);
+        let base = format!("tools.policy.{key}");
+        let global = config.raw(&base);
+        let agent = agent_policy(config, agent_id, key);
+        let pick = |list: &str| -> (Vec<String>, String) {
+            match agent.and_then(|a| a.get(list)).and_then(strings) {
+                Some(v) => (
+                    v,
+                    format!("agents.list[{agent_id}].tools.policy.{key}.{list}"),
+                ),
+                None => (
+                    global
+                        .and_then(|g| g.get(list))
+                        .and_then(strings)
+                        .unwrap_or_default(),
+                    format!("{base}.{list}"),
+                ),
+            }
+        };
+        let (allow, allow_from) = pick("allow");
+        let (deny, deny_from) = pick("deny");
+        Self {
+            level,
+            allow,
+            deny,
+            allow_from,
+            deny_from,
+        }
+    }
+
+    pub fn decide(&self, tool: &str) -> Decision {
+        if let Some(p) = self.deny.iter().find(|p| matches(p, tool)) {
+            return Decision {
+                allowed: false,
+                rule: format!("{}: {p}", self.deny_from),
+            };
+        }
+        match self.allow.iter().find(|p| matches(p, tool)) {
+            Some(p) => Decision {
+                allowed: true,
+                rule: format!("{}: {p}", self.allow_from),
+            },
+            None => Decision {
+                allowed: false,
+                rule: format!("not in {}", self.allow_from),
+            },
+        }
+    }
+
+    pub fn allows(&self, tool: &str) -> bool {
+        self.decide(tool).allowed
+    }
+}
+
+fn policy_key(level: TrustLevel) -> &'static str {
+    match level {
+        TrustLevel::Owner | TrustLevel::System => "owner",
+        TrustLevel::Approved => "approved",
+        TrustLevel::Group => "group",
+    }
+}
+
+fn strings(v: &Value) -> Option<Vec<String>> {
+    v.as_array().map(|a| {
+        a.iter()
+            .filter_map(Value::as_str)
+            .map(|s| s.trim().to_string())
+            .filter(|s| !s.is_empty())
+            .collect()
+    })
+}
+
+/// `agents.list[i].tools.policy.<key>` of the agent with this id.
+fn agent_policy<'a>(config: &'a Config, agent_id: &str, key: &str) -> Option<&'a Value> {
+    config
+        .raw("agents.list")?
+        .as_array()?
+        .iter()
+        .find(|a| a.get("id").and_then(Value::as_str) == Some(agent_id))?
+        .get("tools")?
+        .get("policy")?
+        .get(key)
+}
+
+/// Whether `name` matches `pattern`, where `*` stands for any run of
+/// characters (none included); case-sensitive, as tool names are.
+pub fn matches(pattern: &str, name: &str) -> bool {
+    let parts: Vec<&str> = pattern.split('*').collect();
+    if parts.len() == 1 {
+        return pattern == name;
+    }
+    let (first, last) = (parts[0], parts[parts.len() - 1]);
+    if name.len() < first.len() + last.len() || !name.starts_with(first) || !name.ends_with(last) {
+        return false;
+    }
+    let mut rest = &name[first.len()..name.len() - last.len()];
+    for part in &parts[1..parts.len() - 1] {
+        match rest.find(part) {
+            Some(i) => rest = &rest[i + part.len()..],
+            None => return false,
+        }
+    }
+    true
+}
