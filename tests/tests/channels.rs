@@ -112,12 +112,13 @@ async fn an_unknown_sender_pairs_then_is_answered_as_a_reply() {
         .await;
     assert_eq!(allow.payload.unwrap()["value"], json!(["81"]));
 
-    // Now a DM runs, lands in the main session (dmScope main), and the
+    // Now a DM runs, lands in a session of its own (under dmScope main,
+    // only the owner's identities share the main session), and the
     // answer comes back as a reply to it.
     llm.script("what time", vec![Step::text("Teatime.")]);
     let started = inbound(&mut discord, dm("m3", "81", "what time is it?")).await;
     assert_eq!(started["status"], "started");
-    assert_eq!(started["sessionKey"], "agent:main:main");
+    assert_eq!(started["sessionKey"], "agent:main:discord:dm:81");
     let typing = discord.next_event("channel.typing").await;
     assert_eq!(typing["typing"], true);
     let answer = outbound(&mut discord).await;

@@ -101,7 +101,17 @@ impl Gateway {
         }
         let addressed = msg.was_mentioned || msg.is_reply_to_bot == Some(true);
         let access = ChannelAccess::from_config(&self.config.borrow(), &channel);
-        match decide(&access, &sender.id, is_group, addressed) {
+        // The owner's own identities are never strangers to pair.
+        let owner_dm = !is_group
+            && self
+                .routing
+                .borrow()
+                .is_owner(Some(&channel), &access.normalize(&sender.id));
+        let decided = match owner_dm {
+            true => Access::Allow,
+            false => decide(&access, &sender.id, is_group, addressed),
+        };
+        match decided {
             Access::Allow => {}
             Access::Pair => {
                 return self

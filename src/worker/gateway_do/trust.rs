@@ -5,8 +5,8 @@
 //! `crate::trust`'s; this is their I/O.
 
 use super::Gateway;
-use crate::routing::is_main_session_key;
 use crate::calls::Get;
+use crate::routing::is_main_session_key;
 use crate::session::internal::{AuditRecord, SessionQuery};
 use crate::trust::explain::{inferred_trust, landing, verdicts, warnings};
 use crate::trust::may_change_session;
@@ -83,9 +83,7 @@ impl Gateway {
                 sql.exec("SELECT COUNT(*) AS n FROM audit", None),
             ),
         };
-        let rows: Vec<Row> = rows
-            .and_then(|c| c.to_array())
-            .map_err(internal_error)?;
+        let rows: Vec<Row> = rows.and_then(|c| c.to_array()).map_err(internal_error)?;
         let count = count
             .and_then(|c| c.one::<Count>())
             .map_err(internal_error)?

@@ -13,20 +13,20 @@ use super::error::{Res, SessionError};
 use super::store::CallRow;
 use crate::agent_tools::{self, GatewayTool, GatewayToolCall, GatewayToolReply};
 use crate::gateway::transfer::{TransferArgs, TransferRequest, TRANSFER};
+use crate::session::internal::AuditRecord;
 use crate::session::run_config::RunConfig;
 use crate::session::tools::{
     result_message, timed_out, tool_wait, PendingCall, ToolError, ToolWait,
 };
 use crate::storage::Reuse;
-use crate::session::internal::AuditRecord;
 use crate::trust::explain::args_digest;
 use crate::trust::{memory_refusal, ToolPolicy, Trust};
-use gsv_protocol::AuditEntry;
 use crate::worker::bindings::GatewayStub;
 use crate::worker::native_tools;
 use crate::worker::r2;
 use crate::worker::rpc::now_ms;
 use crate::worker::workspace::prompt_load::RunPrompt;
+use gsv_protocol::AuditEntry;
 use gsv_protocol::{AckResult, AssistantMessage, Message, ToolRequestParams, ToolResultParams};
 use serde_json::Value;
 

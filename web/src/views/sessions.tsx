@@ -4,7 +4,7 @@
 
 import { useState } from "preact/hooks";
 import type { ViewProps } from "../app";
-import type { SessionTranscriptResult } from "../protocol/generated";
+import type { SessionTranscriptResult, Trust } from "../protocol/generated";
 import { Card, ErrorNote, fmtAgo, fmtTime, useAction, useClient, useLoad } from "../ui";
 import { MessageList } from "./messages";
 
@@ -98,6 +98,8 @@ function SessionDetail({ sessionKey, onOpen, onChanged, current }: { sessionKey:
             <dd>{fmtAgo(s.updatedAt)}</dd>
             <dt>Running</dt>
             <dd>{s.isProcessing ? `yes, ${s.queueSize} queued` : "no"}</dd>
+            <dt>Trust</dt>
+            <dd data-field="trust">{s.trust ? trustText(s.trust) : "no message yet"}</dd>
             {load && (
               <>
                 <dt>Last prompt's reads</dt>
@@ -142,8 +144,58 @@ function SessionDetail({ sessionKey, onOpen, onChanged, current }: { sessionKey:
           </p>
         )}
       </Card>
+      <TrustPanel sessionKey={sessionKey} />
       {info.data && <Transcripts sessionKey={sessionKey} ids={[...info.data.previousSessionIds].reverse()} current={info.data.sessionId} />}
     </div>
+  );
+}
+
+function trustText(t: Trust): string {
+  return t.level === t.actsAs ? t.level : `${t.level} (as ${t.actsAs})`;
+}
+
+// What the session's speaker may make the agent do (trust.explain): the
+// landing rule, whether session-changing commands are taken, and each
+// tool offered or refused with the rule that decided it.
+function TrustPanel({ sessionKey }: { sessionKey: string }) {
+  const client = useClient();
+  const r = useLoad(() => client.call("trust.explain", { sessionKey }), [client, sessionKey]);
+  const e = r.data;
+  return (
+    <Card title="Who may do what">
+      <ErrorNote error={r.error} />
+      {e && (
+        <div id="trust-explain">
+          <dl class="facts">
+            <dt>Level</dt>
+            <dd data-field="level">
+              {trustText(e.trust)} <span class="muted small">({e.trustSource})</span>
+            </dd>
+            <dt>Who lands here</dt>
+            <dd>{e.landing}</dd>
+            <dt>Session commands</dt>
+            <dd>{e.mayChangeSession ? "taken" : "refused (only the owner, or a person in their own session)"}</dd>
+          </dl>
+          <ul class="list small" id="trust-tools">
+            {e.tools.map((t) => (
+              <li key={t.name} data-tool={t.name} data-allowed={String(t.allowed)}>
+                <span class={t.allowed ? "pill" : "pill muted"}>{t.allowed ? "offered" : "refused"}</span> <span class="mono">{t.name}</span>{" "}
+                <span class="muted">{t.rule}</span>
+              </li>
+            ))}
+          </ul>
+          {e.warnings.length > 0 && (
+            <ul class="alerts" role="alert">
+              {e.warnings.map((w) => (
+                <li key={w} class="error">
+                  {w}
+                </li>
+              ))}
+            </ul>
+          )}
+        </div>
+      )}
+    </Card>
   );
 }
 
