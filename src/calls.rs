@@ -46,6 +46,18 @@ impl InternalCall for crate::schedule::tool::CronToolRequest {
     type Reply = crate::schedule::tool::CronToolReply;
 }
 
+/// Session → Gateway: a call of an `ask` tool.
+impl InternalCall for crate::session::internal::AskApproval {
+    const PATH: &'static str = path::ASK_APPROVAL;
+    type Reply = crate::session::internal::AskReply;
+}
+
+/// Gateway → Session: the owner's decision on a call.
+impl InternalCall for crate::session::internal::ApprovalDecided {
+    const PATH: &'static str = path::APPROVAL_DECIDED;
+    type Reply = gsv_protocol::AckResult;
+}
+
 /// Session → Gateway: a tool call of a turn below the owner.
 impl InternalCall for crate::session::internal::AuditRecord {
     const PATH: &'static str = path::AUDIT;

@@ -113,6 +113,11 @@ pub enum Command {
     /// shows what was called)
     #[command(subcommand)]
     Trust(crate::cmd::trust::TrustCommand),
+
+    /// Tool calls waiting for your approval (`tools.policy.*.ask`): list,
+    /// approve, deny
+    #[command(subcommand)]
+    Approvals(crate::cmd::trust::ApprovalsCommand),
 }
 
 #[derive(Debug, Args)]

@@ -54,6 +54,11 @@ fn is_zero(n: &u64) -> bool {
 pub struct ChannelsListResult {
     pub channels: Vec<ChannelRegistryEntry>,
     pub count: u64,
+    /// Settings that let people other than the owner do more than the
+    /// defaults (other people in the main session, node tools below the
+    /// owner); `gsv trust explain` says more.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
 }
 
 /// `channel.start`: the account's settings go to the channel; a bot token

@@ -264,6 +264,8 @@ methods! {
     MemoryRepair => "memory.repair" (NoParams) -> MemoryRepairResult, callers: Clients;
     TrustExplain => "trust.explain" (TrustExplainParams) -> TrustExplainResult, callers: Clients;
     AuditList => "audit.list" (AuditListParams) -> AuditListResult, callers: Clients;
+    ApprovalsList => "approvals.list" (NoParams) -> ApprovalsListResult, callers: Clients;
+    ApprovalsDecide => "approvals.decide" (ApprovalDecideParams) -> ApprovalDecideResult, callers: Clients;
 }
 
 macro_rules! events {

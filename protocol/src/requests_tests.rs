@@ -63,7 +63,9 @@ fn hello_lists_exactly_the_handled_methods() {
             "memory.status",
             "memory.repair",
             "trust.explain",
-            "audit.list"
+            "audit.list",
+            "approvals.list",
+            "approvals.decide"
         ]
     );
     assert_eq!(

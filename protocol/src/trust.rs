@@ -101,7 +101,11 @@ pub struct TrustExplainParams {
 #[serde(rename_all = "camelCase")]
 pub struct ToolVerdict {
     pub name: String,
+    /// Offered to the model.
     pub allowed: bool,
+    /// Offered, and each call waits for the owner's approval.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub ask: bool,
     pub rule: String,
 }
 
@@ -167,4 +171,53 @@ pub struct AuditListResult {
     pub entries: Vec<AuditEntry>,
     /// All recorded entries (of the session, when one was named).
     pub count: u64,
+}
+
+/// A tool call waiting for the owner's decision (`tools.policy.*.ask`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[serde(rename_all = "camelCase")]
+pub struct Approval {
+    /// What the owner answers with: `approve CODE` or `deny CODE`.
+    pub code: String,
+    pub session_key: String,
+    /// The person (`channel:id` or identity link), absent in a group.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub who: Option<String>,
+    pub trust: Trust,
+    pub tool: String,
+    /// The call's arguments, exactly as the model sent them.
+    pub args: serde_json::Value,
+    pub created_at_ms: i64,
+    /// Denied if undecided by then (`tools.policy.askTimeoutSeconds`).
+    pub expires_at_ms: i64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[serde(rename_all = "camelCase")]
+pub struct ApprovalsListResult {
+    pub approvals: Vec<Approval>,
+}
+
+/// `approvals.decide`: `approve` or deny the call with this code;
+/// `always` also approves this person's (or group's) later calls of the
+/// same tool without asking.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[serde(rename_all = "camelCase")]
+pub struct ApprovalDecideParams {
+    pub code: String,
+    pub approve: bool,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub always: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[serde(rename_all = "camelCase")]
+pub struct ApprovalDecideResult {
+    pub approval: Approval,
+    /// `approved`, `approved always` or `denied`.
+    pub decision: String,
 }

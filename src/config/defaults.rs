@@ -20,16 +20,19 @@ pub fn default_config() -> Value {
             // and the agent's self-reports, never a node, a workspace
             // write, the config, the logs or another session.
             "policy": {
-                "owner": { "allow": ["*"], "deny": [] },
+                "owner": { "allow": ["*"], "ask": [], "deny": [] },
                 "approved": {
                     "allow": ["gsv__MemoryWrite", "gsv__MemorySearch", "gsv__MemoryGet", "gsv__MemoryDelete",
                               "gsv__Cron", "who_am_i", "my_stats"],
+                    "ask": [],
                     "deny": []
                 },
                 "group": {
                     "allow": ["gsv__MemorySearch", "gsv__MemoryGet", "gsv__Cron", "who_am_i", "my_stats"],
+                    "ask": [],
                     "deny": []
-                }
+                },
+                "askTimeoutSeconds": 300
             }
         },
         "owner": { "identities": [] },

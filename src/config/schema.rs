@@ -92,7 +92,11 @@ const SESSION: Ty = Ty::Obj(&[
     // main session (identities as in `owner.identities`).
     ("shareMainWith", Ty::StrList),
 ]);
-const TOOL_RULES: Ty = Ty::Obj(&[("allow", Ty::StrList), ("deny", Ty::StrList)]);
+const TOOL_RULES: Ty = Ty::Obj(&[
+    ("allow", Ty::StrList),
+    ("ask", Ty::StrList),
+    ("deny", Ty::StrList),
+]);
 const AGENTS: Ty = Ty::Obj(&[
     ("list", Ty::List),
     ("bindings", Ty::List),
@@ -150,6 +154,8 @@ pub const ROOT: Ty = Ty::Obj(&[
                     ("owner", TOOL_RULES),
                     ("approved", TOOL_RULES),
                     ("group", TOOL_RULES),
+                    // How long a call waits for the owner before it is denied.
+                    ("askTimeoutSeconds", Ty::Int(10, 86_400)),
                 ]),
             ),
         ]),

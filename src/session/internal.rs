@@ -39,6 +39,12 @@ pub mod path {
     /// Gateway → Session: a node's answer (`gsv_protocol::ToolResultParams`);
     /// answers `gsv_protocol::AckResult`.
     pub const TOOL_RESULT: &str = "/tool.result";
+    /// Gateway → Session: the owner's decision on a call that waited for
+    /// it (`ApprovalDecided`); answers `gsv_protocol::AckResult`.
+    pub const APPROVAL_DECIDED: &str = "/approval.decided";
+    /// Session → Gateway: a call of an `ask` tool (`AskApproval`); answers
+    /// `AskReply`.
+    pub const ASK_APPROVAL: &str = "/internal/ask-approval";
     /// Gateway → Session: a background command ended (`SessionExecEvent`).
     pub const EXEC_EVENT: &str = "/exec.event";
     /// Gateway → Session: cancel the current run (`SessionQuery`).
@@ -339,4 +345,38 @@ mod tests {
 #[serde(rename_all = "camelCase")]
 pub struct AuditRecord {
     pub entry: gsv_protocol::AuditEntry,
+}
+
+/// Session → Gateway: a call of an `ask` tool, to be approved by the
+/// owner (or at once, by a standing "always" approval).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AskApproval {
+    pub session_key: String,
+    pub call_id: String,
+    pub tool: String,
+    pub args: Value,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub who: Option<String>,
+    pub trust: gsv_protocol::Trust,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "status", rename_all = "camelCase")]
+pub enum AskReply {
+    /// Run it now.
+    Approved,
+    /// The owner was asked; `ApprovalDecided` comes later.
+    Pending,
+}
+
+/// Gateway → Session: what the owner decided about call `call_id`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ApprovalDecided {
+    pub call_id: String,
+    pub approved: bool,
+    /// Why not (denied, timed out), for the model.
+    #[serde(default)]
+    pub reason: String,
 }

@@ -65,10 +65,12 @@ pub const MIGRATIONS: &[&str] = &["
     // call, decided by the gateway.
     "ALTER TABLE run_queue ADD COLUMN trust TEXT;
      ALTER TABLE current_run ADD COLUMN trust TEXT",
+    // A call of an `ask` tool the owner approved: run like any other.
+    "ALTER TABLE tool_calls ADD COLUMN approved INTEGER NOT NULL DEFAULT 0",
 ];
 
 /// What the migrations build, as one script: a new Session's database is
-/// made in one step instead of thirteen (most of them `ALTER TABLE`s, each
+/// made in one step instead of fourteen (most of them `ALTER TABLE`s, each
 /// rewriting the stored schema). Columns no longer used (`meta.config`,
 /// `nodes` and their revisions, `current_run.prompt`) are kept, so that a
 /// new database and a migrated one are the same.
@@ -86,7 +88,8 @@ pub const CURRENT: &str = "
     CREATE TABLE deadlines (kind TEXT PRIMARY KEY, at_ms INTEGER NOT NULL);
     CREATE TABLE reset_plan (id INTEGER PRIMARY KEY CHECK (id = 1), plan TEXT NOT NULL);
     CREATE TABLE tool_calls (seq INTEGER PRIMARY KEY, call_id TEXT NOT NULL UNIQUE, name TEXT NOT NULL,
-        args TEXT NOT NULL, dispatched INTEGER NOT NULL DEFAULT 0, result TEXT);
+        args TEXT NOT NULL, dispatched INTEGER NOT NULL DEFAULT 0, result TEXT,
+        approved INTEGER NOT NULL DEFAULT 0);
     CREATE TABLE seen_exec_events (event_id TEXT PRIMARY KEY, seen_at INTEGER NOT NULL);
     CREATE TABLE snapshots (kind TEXT PRIMARY KEY, rev TEXT NOT NULL, body TEXT NOT NULL);
     CREATE TABLE kept_prompts (rev TEXT PRIMARY KEY, body TEXT NOT NULL)

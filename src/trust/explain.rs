@@ -88,6 +88,7 @@ pub fn verdicts(config: &Config, key: &str, trust: Trust, tools: &[String]) -> V
             ToolVerdict {
                 name: name.clone(),
                 allowed: d.allowed,
+                ask: d.ask,
                 rule: d.rule,
             }
         })

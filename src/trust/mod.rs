@@ -4,6 +4,7 @@
 //! session offers the model only what is allowed here and refuses any
 //! other call, whatever name the model sends.
 
+pub mod approvals;
 pub mod explain;
 pub mod policy;
 

@@ -1,8 +1,9 @@
-//! `tools.policy.{owner,approved,group}`: `allow` and `deny` lists of
-//! tool-name patterns (`*` matches any run of characters), the built-in
-//! defaults overridden by the config, then by the agent's own
-//! `agents.list[].tools.policy`. A deny beats an allow; a tool no allow
-//! names is refused.
+//! `tools.policy.{owner,approved,group}`: `allow`, `ask` and `deny`
+//! lists of tool-name patterns (`*` matches any run of characters), the
+//! built-in defaults overridden by the config, then by the agent's own
+//! `agents.list[].tools.policy`, list by list. A deny beats an ask, an
+//! ask beats an allow; a tool none names is refused. An `ask` tool is
+//! offered, and each call waits for the owner's decision.
 
 use crate::config::Config;
 use gsv_protocol::TrustLevel;
@@ -13,17 +14,22 @@ use serde_json::Value;
 pub struct ToolPolicy {
     pub level: TrustLevel,
     pub allow: Vec<String>,
+    pub ask: Vec<String>,
     pub deny: Vec<String>,
-    /// The config path the lists were read at (`tools.policy.group`, or
-    /// the agent's `agents.list[main].tools.policy.group`).
+    /// The config path each list was read at (`tools.policy.group.allow`,
+    /// or the agent's `agents.list[main].tools.policy.group.allow`).
     pub allow_from: String,
+    pub ask_from: String,
     pub deny_from: String,
 }
 
 /// A tool's fate under a policy, and the rule that decided it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Decision {
+    /// Offered to the model (an `ask` tool too).
     pub allowed: bool,
+    /// Each call waits for the owner's approval.
+    pub ask: bool,
     pub rule: String,
 }
 
@@ -51,30 +57,44 @@ impl ToolPolicy {
             }
         };
         let (allow, allow_from) = pick("allow");
+        let (ask, ask_from) = pick("ask");
         let (deny, deny_from) = pick("deny");
         Self {
             level,
             allow,
+            ask,
             deny,
             allow_from,
+            ask_from,
             deny_from,
         }
     }
 
     pub fn decide(&self, tool: &str) -> Decision {
-        if let Some(p) = self.deny.iter().find(|p| matches(p, tool)) {
+        let found = |list: &[String]| list.iter().find(|p| matches(p, tool)).cloned();
+        if let Some(p) = found(&self.deny) {
             return Decision {
                 allowed: false,
+                ask: false,
                 rule: format!("{}: {p}", self.deny_from),
             };
         }
-        match self.allow.iter().find(|p| matches(p, tool)) {
+        if let Some(p) = found(&self.ask) {
+            return Decision {
+                allowed: true,
+                ask: true,
+                rule: format!("{}: {p}", self.ask_from),
+            };
+        }
+        match found(&self.allow) {
             Some(p) => Decision {
                 allowed: true,
+                ask: false,
                 rule: format!("{}: {p}", self.allow_from),
             },
             None => Decision {
                 allowed: false,
+                ask: false,
                 rule: format!("not in {}", self.allow_from),
             },
         }

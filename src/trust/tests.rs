@@ -136,14 +136,17 @@ fn a_deny_beats_an_allow_and_an_agent_overrides_the_config_list_by_list() {
         [
             Decision {
                 allowed: false,
+                ask: false,
                 rule: "tools.policy.approved.deny: *__Bash".into()
             },
             Decision {
                 allowed: true,
+                ask: false,
                 rule: "tools.policy.approved.allow: *".into()
             },
             Decision {
                 allowed: false,
+                ask: false,
                 rule: "tools.policy.approved.deny: gsv__Config*".into()
             },
         ]
@@ -154,10 +157,12 @@ fn a_deny_beats_an_allow_and_an_agent_overrides_the_config_list_by_list() {
         [
             Decision {
                 allowed: false,
+                ask: false,
                 rule: "agents.list[work].tools.policy.approved.deny: *__*".into()
             },
             Decision {
                 allowed: true,
+                ask: false,
                 rule: "tools.policy.approved.allow: *".into()
             },
         ]

@@ -3,6 +3,7 @@
 //! and fans `chat` events out to the clients watching a session.
 
 mod agent_runs;
+mod approvals;
 mod attachments;
 mod channel_store;
 mod channels;
@@ -80,6 +81,9 @@ const MIGRATIONS: &[&str] = &[
     channel_store::MEDIA_MIGRATION,
     // Tool calls of turns below the owner (trust.rs).
     trust::MIGRATION,
+    // Calls waiting for the owner's approval, standing approvals, and
+    // the chat the owner is asked in (approvals.rs).
+    approvals::MIGRATION,
 ];
 
 /// The open sockets with their attachments, shared while unchanged.

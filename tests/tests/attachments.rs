@@ -73,6 +73,13 @@ async fn a_discord_attachment_takes_the_same_path_and_a_file_goes_back_multipart
     owner
         .config_set("channels.discord.allowFrom", json!([messages::USER_ID]))
         .await;
+    // The owner, sending from their own Discord: the main session.
+    owner
+        .config_set(
+            "owner.identities",
+            json!([format!("discord:{}", messages::USER_ID)]),
+        )
+        .await;
     start_bot(&mut owner, &discord).await;
     let posted = |n: usize| {
         discord
@@ -343,6 +350,7 @@ async fn a_v1_channel_sends_a_photo_inline_and_anthropic_gets_it_as_what_its_byt
         content[1],
         json!({"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": b64(&photo)}})
     );
-    let keys = image_keys(&mut owner, "main").await;
+    // Bo is not the owner: his own session.
+    let keys = image_keys(&mut owner, "agent:main:whatsapp:dm:+15550001111").await;
     assert_eq!(gw.r2_get_outside(&keys[0]), Some(photo));
 }

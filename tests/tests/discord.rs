@@ -105,8 +105,8 @@ async fn a_stranger_pairs_then_chats_in_dms_and_groups() {
         "You're approved: I'll answer your messages from now on."
     );
 
-    // Now the DM is answered, as a reply to it, in the owner's main
-    // session (dmScope main): the CLI sees the same conversation.
+    // Now the DM is answered, as a reply to it, in a session of Ann's own
+    // (she is not the owner): the CLI reads it by its key.
     chat.llm.script("what time", vec![Step::text("Teatime.")]);
     chat.discord
         .dispatch("MESSAGE_CREATE", messages::dm("m2", "what time is it?"));
@@ -117,7 +117,10 @@ async fn a_stranger_pairs_then_chats_in_dms_and_groups() {
     );
     let preview = chat
         .owner
-        .request("session.preview", json!({"sessionKey": "main"}))
+        .request(
+            "session.preview",
+            json!({"sessionKey": format!("agent:main:discord:dm:{}", messages::USER_ID)}),
+        )
         .await;
     let messages = preview.payload.unwrap()["messages"].clone();
     assert_eq!(

@@ -76,7 +76,7 @@ async fn handshake_advertises_exactly_what_is_implemented() {
                     "cron.status", "cron.list", "cron.add", "cron.update", "cron.remove", "cron.run", "cron.runs",
                     "heartbeat.status", "heartbeat.start", "heartbeat.trigger",
                     "memory.search", "memory.get", "memory.put", "memory.delete", "memory.status", "memory.repair",
-                    "trust.explain", "audit.list"],
+                    "trust.explain", "audit.list", "approvals.list", "approvals.decide"],
                 "events": ["chat", "tool.invoke", "logs.get", "node.probe", "transfer.send", "transfer.receive", "transfer.end", "transfer.cancel",
                     "channel.outbound", "channel.typing"]}})
     );

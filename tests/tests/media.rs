@@ -59,6 +59,10 @@ async fn start() -> Chat {
     owner
         .config_set("channels.whatsapp.allowFrom", json!([ANN_E164]))
         .await;
+    // Ann is the owner, on her phone: her messages are the main session's.
+    owner
+        .config_set("owner.identities", json!([ANN_E164]))
+        .await;
     start_number(&mut owner).await;
     Chat { wa, llm, gw, owner }
 }

@@ -312,6 +312,13 @@ async fn an_approved_person_gets_their_own_session_and_cannot_touch_main() {
         answer(&mut discord).await,
         "Only the owner can change this conversation (reset, compact, model, thinking)."
     );
+    let listed = gsv(&gw, &["channel", "list"]);
+    assert!(
+        listed.contains(
+            "! session.shareMainWith puts other people in your main session (discord:82)"
+        ),
+        "{listed}"
+    );
     let explained = gsv(&gw, &["trust", "explain"]);
     assert!(
         explained.contains(
@@ -423,4 +430,161 @@ async fn a_cron_job_made_from_a_group_runs_at_the_groups_level() {
     );
     let listed = gsv(&gw, &["cron", "list"]);
     assert!(listed.contains(&id), "{listed}");
+}
+
+fn whatsapp_dm(id: &str, from: &str, text: &str) -> Value {
+    json!({
+        "channel": "whatsapp", "accountId": "default",
+        "message": {
+            "messageId": id, "peer": {"kind": "dm", "id": from},
+            "sender": {"id": from, "name": "Owner"},
+            "text": text
+        }
+    })
+}
+
+/// The code in an approval request the owner was sent.
+fn code_in(request: &str) -> String {
+    request
+        .split("\"approve ")
+        .nth(1)
+        .and_then(|t| t.get(..8))
+        .unwrap_or_else(|| panic!("no code in {request}"))
+        .to_string()
+}
+
+#[tokio::test]
+async fn an_ask_call_runs_once_when_the_owner_approves_from_whatsapp_and_never_otherwise() {
+    let (gw, llm, mut owner, mut discord) = setup().await;
+    let mut whatsapp = raw_channel(&gw.url(), TOKEN, "whatsapp").await;
+    for (path, value) in [
+        ("owner.identities", json!(["+4915100000"])),
+        ("channels.discord.allowFrom", json!(["82"])),
+        ("tools.policy.approved.ask", json!(["laptop__Bash"])),
+        ("tools.policy.askTimeoutSeconds", json!(10)),
+    ] {
+        owner.config_set(path, value).await;
+    }
+    let node = Node::start(&gw.url(), TOKEN, "laptop");
+    owner
+        .wait_for_tools(&["laptop__Bash"], Duration::from_secs(20))
+        .await;
+    let log = node.workspace.join("runs.log");
+    // The owner writes from WhatsApp once: requests go to that chat.
+    llm.script("morning", vec![Step::text("Morning!")]);
+    inbound(&mut whatsapp, whatsapp_dm("w1", "+4915100000", "morning")).await;
+    assert_eq!(answer(&mut whatsapp).await, "Morning!");
+
+    let bash = |id: &str, marker: &str| {
+        Step::tool_call(
+            id,
+            "laptop__Bash",
+            json!({"command": format!("echo {marker} >> {}", log.display())}),
+        )
+    };
+    // Approved: it runs, once.
+    llm.script(
+        "count please",
+        vec![bash("a1", "approved"), Step::text("Counted.")],
+    );
+    inbound(&mut discord, dm("d1", "82", "count please")).await;
+    let request = answer(&mut whatsapp).await;
+    assert!(
+        request.starts_with(
+            "Approval needed: discord:82 (approved) asks to run laptop__Bash with\n{\n  \"command\": \"echo approved >> "
+        ),
+        "{request}"
+    );
+    let code = code_in(&request);
+    let waiting = gsv(&gw, &["approvals", "list"]);
+    assert!(
+        waiting.starts_with(&format!(
+            "{code}  laptop__Bash  discord:82 (approved)  in agent:main:discord:dm:82  until "
+        )),
+        "{waiting}"
+    );
+    let decided = inbound(
+        &mut whatsapp,
+        whatsapp_dm("w2", "+4915100000", &format!("approve {code}")),
+    )
+    .await;
+    assert_eq!(decided["status"], "command", "{decided}");
+    assert_eq!(
+        answer(&mut whatsapp).await,
+        format!("laptop__Bash approved for discord:82 (approved) ({code}).")
+    );
+    assert_eq!(answer(&mut discord).await, "Counted.");
+    assert_eq!(std::fs::read_to_string(&log).unwrap(), "approved\n");
+
+    // Denied from the chat: never runs, and the model hears why.
+    llm.script(
+        "count again",
+        vec![bash("b1", "denied"), Step::text("Not allowed.")],
+    );
+    inbound(&mut discord, dm("d2", "82", "count again")).await;
+    let code = code_in(&answer(&mut whatsapp).await);
+    inbound(
+        &mut whatsapp,
+        whatsapp_dm("w3", "+4915100000", &format!("deny {code}")),
+    )
+    .await;
+    assert_eq!(
+        answer(&mut whatsapp).await,
+        format!("laptop__Bash denied for discord:82 (approved) ({code}).")
+    );
+    assert_eq!(answer(&mut discord).await, "Not allowed.");
+    assert_eq!(
+        tool_result(&llm, "b1"),
+        "Error: laptop__Bash was not run: the owner denied it. Tell the person the owner did not approve it."
+    );
+
+    // Unanswered: denied when askTimeoutSeconds pass.
+    llm.script(
+        "count once more",
+        vec![bash("c1", "late"), Step::text("Timed out.")],
+    );
+    inbound(&mut discord, dm("d3", "82", "count once more")).await;
+    answer(&mut whatsapp).await;
+    assert_eq!(answer(&mut discord).await, "Timed out.");
+    assert_eq!(
+        tool_result(&llm, "c1"),
+        "Error: laptop__Bash was not run: the owner did not answer within 10 s. Tell the person the owner did not approve it."
+    );
+    assert_eq!(std::fs::read_to_string(&log).unwrap(), "approved\n");
+    assert_eq!(
+        gsv(&gw, &["approvals", "list"]),
+        "No call waits for your approval.\n"
+    );
+
+    // Each step is in the audit log, newest first.
+    let audit = rpc(
+        &mut owner,
+        "audit.list",
+        json!({"sessionKey": "agent:main:discord:dm:82"}),
+    )
+    .await;
+    let steps: Vec<(String, String)> = audit["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| {
+            (
+                e["decision"].as_str().unwrap().to_string(),
+                e["tool"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    let step = |d: &str| (d.to_string(), "laptop__Bash".to_string());
+    assert_eq!(
+        steps,
+        [
+            step("timed out"),
+            step("asked"),
+            step("denied"),
+            step("asked"),
+            step("ran"),
+            step("approved"),
+            step("asked"),
+        ]
+    );
 }

@@ -717,6 +717,17 @@ async fn the_sessions_tab_shows_stats_compacts_resets_and_reads_archives() {
         "{stats}"
     );
     assert!(stats.contains("Last prompt's reads"), "{stats}");
+    assert_eq!(b.text("#session-stats [data-field=trust]").await, "owner");
+    // Who may do what: the level, and each tool with its rule.
+    b.wait_css("#trust-explain").await;
+    assert_eq!(
+        b.text("#trust-explain [data-field=level]").await,
+        "owner (the session's last message)"
+    );
+    let tool = b
+        .text("#trust-tools [data-tool=gsv__ConfigGet][data-allowed=true]")
+        .await;
+    assert_eq!(tool, "offered gsv__ConfigGet tools.policy.owner.allow: *");
     b.screenshot("sessions").await;
 
     // Compact to the last two messages: four go to an archive.

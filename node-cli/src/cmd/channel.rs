@@ -39,10 +39,10 @@ fn state(status: Option<&ChannelAccountStatus>) -> String {
 
 /// One line per account.
 pub fn render_channels(list: &ChannelsListResult, now: i64) -> String {
-    if list.channels.is_empty() {
-        return "No channel accounts yet. Start one with `gsv channel start discord`.\n".into();
-    }
     let mut out = String::new();
+    if list.channels.is_empty() {
+        out.push_str("No channel accounts yet. Start one with `gsv channel start discord`.\n");
+    }
     for c in &list.channels {
         let mut line = format!(
             "{}/{}  {}",
@@ -74,6 +74,9 @@ pub fn render_channels(list: &ChannelsListResult, now: i64) -> String {
         }
         out.push_str(&line);
         out.push('\n');
+    }
+    for w in &list.warnings {
+        out.push_str(&format!("! {w}\n"));
     }
     out
 }
@@ -227,6 +230,9 @@ mod tests {
     #[test]
     fn channels_render_one_line_per_account() {
         let list = ChannelsListResult {
+            warnings: vec![
+                "session.shareMainWith puts other people in your main session (discord:7)".into(),
+            ],
             count: 3,
             channels: vec![
                 ChannelRegistryEntry {
@@ -295,11 +301,13 @@ mod tests {
             render_channels(&list, NOW),
             "discord/default  connected  via binding  last message 2m ago  1 undelivered (last: Missing Access)\n\
              discord/work  not connected: Discord closed with 4004: the bot token is wrong\n\
-             whatsapp/default  connected  via binding  last message 30s ago  3 delivered, 2 read today\n"
+             whatsapp/default  connected  via binding  last message 30s ago  3 delivered, 2 read today\n\
+             ! session.shareMainWith puts other people in your main session (discord:7)\n"
         );
         let empty = ChannelsListResult {
             count: 0,
             channels: vec![],
+            warnings: vec![],
         };
         assert_eq!(
             render_channels(&empty, NOW),

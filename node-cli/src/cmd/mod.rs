@@ -130,6 +130,12 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 .await
                 .map(|()| ExitCode::SUCCESS)
         }
+        Command::Approvals(command) => {
+            let target = GatewayTarget::resolve(cli.url, cli.token, &config());
+            trust::approvals(&target, command)
+                .await
+                .map(|()| ExitCode::SUCCESS)
+        }
         Command::Trust(command) => {
             let target = GatewayTarget::resolve(cli.url, cli.token, &config());
             trust::run(&target, command)

@@ -7,8 +7,8 @@ use super::{print_answer, GatewayTarget};
 use anyhow::Result;
 use clap::{Subcommand, ValueEnum};
 use gsv_protocol::{
-    dates::iso_utc_seconds, method, AuditListResult, TrustExplainParams, TrustExplainResult,
-    TrustLevel,
+    dates::iso_utc_seconds, method, ApprovalDecideParams, ApprovalsListResult, AuditListResult,
+    NoParams, TrustExplainParams, TrustExplainResult, TrustLevel,
 };
 
 #[derive(Debug, Subcommand)]
@@ -31,6 +31,77 @@ Examples:
         #[arg(long)]
         json: bool,
     },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ApprovalsCommand {
+    /// Tool calls waiting for your decision: who asked, the tool, its
+    /// exact arguments, and when they are denied by themselves
+    List {
+        /// Print the gateway's whole answer as JSON
+        #[arg(long)]
+        json: bool,
+    },
+    /// Let a waiting call run
+    Approve {
+        /// The code the request showed
+        code: String,
+        /// Also let this person (or group) make later calls of the same
+        /// tool without asking
+        #[arg(long)]
+        always: bool,
+    },
+    /// Refuse a waiting call (the agent is told the owner said no)
+    Deny {
+        /// The code the request showed
+        code: String,
+    },
+}
+
+pub async fn approvals(target: &GatewayTarget, command: ApprovalsCommand) -> Result<()> {
+    let conn = target.connect().await?;
+    let decide = |code: String, approve, always| ApprovalDecideParams {
+        code,
+        approve,
+        always,
+    };
+    let params = match command {
+        ApprovalsCommand::List { json } => {
+            return print_answer::<method::ApprovalsList>(&conn, &NoParams, json, render_approvals)
+                .await
+        }
+        ApprovalsCommand::Approve { code, always } => decide(code, true, always),
+        ApprovalsCommand::Deny { code } => decide(code, false, false),
+    };
+    let r = conn.call::<method::ApprovalsDecide>(&params).await?;
+    println!(
+        "{} {} for {} ({}).",
+        r.approval.tool,
+        r.decision,
+        r.approval.who.as_deref().unwrap_or(&r.approval.session_key),
+        r.approval.code
+    );
+    Ok(())
+}
+
+pub fn render_approvals(r: &ApprovalsListResult) -> String {
+    if r.approvals.is_empty() {
+        return "No call waits for your approval.\n".into();
+    }
+    let mut out = String::new();
+    for a in &r.approvals {
+        out.push_str(&format!(
+            "{}  {}  {} ({})  in {}  until {}\n  {}\n",
+            a.code,
+            a.tool,
+            a.who.as_deref().unwrap_or("-"),
+            a.trust,
+            a.session_key,
+            iso_utc_seconds(a.expires_at_ms),
+            a.args
+        ));
+    }
+    out
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -85,9 +156,13 @@ pub fn render_explain(r: &TrustExplainResult) -> String {
     );
     let width = r.tools.iter().map(|t| t.name.len()).max().unwrap_or(0);
     for t in &r.tools {
-        let mark = if t.allowed { "offered" } else { "refused" };
+        let mark = match (t.allowed, t.ask) {
+            (false, _) => "refused",
+            (true, true) => "ask",
+            (true, false) => "offered",
+        };
         out.push_str(&format!(
-            "  {mark}  {:width$}  {}\n",
+            "  {mark:7}  {:width$}  {}\n",
             t.name,
             t.rule,
             width = width
@@ -161,6 +236,30 @@ Tools     1 offered, 1 refused
   refused  laptop__Bash       not in tools.policy.group.allow
 ! level group may use a node tool
 "
+        );
+    }
+
+    #[test]
+    fn waiting_approvals_show_the_exact_arguments() {
+        let r = ApprovalsListResult {
+            approvals: vec![gsv_protocol::Approval {
+                code: "ABCD2345".into(),
+                session_key: "agent:main:discord:dm:82".into(),
+                who: Some("discord:82".into()),
+                trust: Trust::APPROVED,
+                tool: "laptop__Bash".into(),
+                args: serde_json::json!({"command": "ls"}),
+                created_at_ms: 0,
+                expires_at_ms: 300_000,
+            }],
+        };
+        assert_eq!(
+            render_approvals(&r),
+            "ABCD2345  laptop__Bash  discord:82 (approved)  in agent:main:discord:dm:82  until 1970-01-01T00:05:00Z\n  {\"command\":\"ls\"}\n"
+        );
+        assert_eq!(
+            render_approvals(&ApprovalsListResult { approvals: vec![] }),
+            "No call waits for your approval.\n"
         );
     }
 

@@ -73,9 +73,12 @@ impl Gateway {
                 read,
             });
         }
+        let warnings =
+            crate::trust::explain::warnings(&self.config.borrow(), &self.routing.borrow());
         Ok(ChannelsListResult {
             count: channels.len() as u64,
             channels,
+            warnings,
         })
     }
 

@@ -55,11 +55,15 @@ impl Gateway {
         .into_iter()
         .flatten()
         .map(|at| self.to_real(at));
-        [nodes, self.channel_store().next_deadline()]
-            .into_iter()
-            .flatten()
-            .chain(scheduled)
-            .reduce(f64::min)
+        [
+            nodes,
+            self.channel_store().next_deadline(),
+            self.approvals_deadline(),
+        ]
+        .into_iter()
+        .flatten()
+        .chain(scheduled)
+        .reduce(f64::min)
     }
 
     /// Points the alarm at the next deadline (a past one: at once).
@@ -115,6 +119,7 @@ impl Gateway {
         self.heartbeat_alarm(sched).await;
         self.cron_alarm(sched).await;
         self.memory_sweep_alarm(sched).await;
+        self.expire_approvals(now).await;
         self.schedule_alarm().await;
     }
 

@@ -107,6 +107,13 @@ impl Gateway {
                 };
                 reply(result)
             }
+            path::ASK_APPROVAL => {
+                let result = match read_json::<crate::session::internal::AskApproval>(req).await {
+                    Ok(a) => self.ask_approval(a).await,
+                    Err(e) => Err(e),
+                };
+                reply(result)
+            }
             path::AUDIT => {
                 let result = match read_json::<crate::session::internal::AuditRecord>(req).await {
                     Ok(r) => self.audit_record(r),

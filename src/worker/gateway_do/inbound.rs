@@ -130,6 +130,24 @@ impl Gateway {
                 return Ok(answer(status));
             }
         }
+        if owner_dm {
+            // Approval requests go to the chat the owner last wrote from,
+            // and an answer to one is the owner's decision, not a message.
+            self.note_owner_chat(&channel, &account_id, &msg.peer);
+            if let Some(text) = self.owner_reply(&msg.text).await {
+                let source = format!("approval-reply:{channel}:{account_id}:{}", msg.message_id);
+                self.send_text(
+                    &channel,
+                    &account_id,
+                    &msg.peer,
+                    &source,
+                    &text,
+                    Some(&msg.message_id),
+                )
+                .await?;
+                return Ok(answer(InboundStatus::Command));
+            }
+        }
         self.run_channel_message(&channel, &account_id, msg, &sender, &access)
             .await
     }

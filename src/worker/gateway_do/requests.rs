@@ -230,6 +230,10 @@ impl Gateway {
             R::MemoryRepair(_) => now::<method::MemoryRepair>(self.memory_repair().await?),
             R::TrustExplain(p) => now::<method::TrustExplain>(self.trust_explain(p).await?),
             R::AuditList(p) => now::<method::AuditList>(self.audit_list(p)?),
+            R::ApprovalsList(_) => now::<method::ApprovalsList>(self.approvals_list()?),
+            R::ApprovalsDecide(p) => {
+                now::<method::ApprovalsDecide>(self.approvals_decide(p).await?)
+            }
         }
     }
 }

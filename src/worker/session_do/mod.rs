@@ -73,6 +73,9 @@ impl DurableObject for Session {
                 .await,
             ),
             path::TOOL_RESULT => answer(async { self.tool_result(body(req).await?) }.await),
+            path::APPROVAL_DECIDED => {
+                answer(async { self.approval_decided(body(req).await?) }.await)
+            }
             path::EXEC_EVENT => answer(async { self.exec_event(body(req).await?) }.await),
             path::ABORT => answer(
                 async {
@@ -209,6 +212,14 @@ impl Session {
     async fn compact(&self, p: SessionCompactParams) -> Res<SessionCompactResult> {
         let bucket = self.core.bucket()?;
         archives::compact(&self.core.store, &bucket, self.core.resetting.get(), p).await
+    }
+
+    fn approval_decided(&self, d: crate::session::internal::ApprovalDecided) -> Res<AckResult> {
+        let (ack, go_on) = self.tools().take_decision(d)?;
+        if go_on {
+            self.start_loop();
+        }
+        Ok(ack)
     }
 
     fn tool_result(&self, p: ToolResultParams) -> Res<AckResult> {

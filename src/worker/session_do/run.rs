@@ -286,6 +286,11 @@ impl<'a> Drive<'a> {
             memory: &self.memory,
             recheck_ms: run_prompt::recheck_ms(&self.config).max(0) as u64,
             policy: &policy,
+            ask_timeout_ms: self
+                .config
+                .u64_at("tools.policy.askTimeoutSeconds")
+                .unwrap_or(300)
+                .saturating_mul(1000),
         };
         match self.tools().settle(&tool_run).await {
             Ok(true) => RunEvent::ToolsSettled,

@@ -13,7 +13,7 @@ use super::error::{Res, SessionError};
 use super::store::CallRow;
 use crate::agent_tools::{self, GatewayTool, GatewayToolCall, GatewayToolReply};
 use crate::gateway::transfer::{TransferArgs, TransferRequest, TRANSFER};
-use crate::session::internal::AuditRecord;
+use crate::session::internal::{ApprovalDecided, AskApproval, AskReply, AuditRecord};
 use crate::session::run_config::RunConfig;
 use crate::session::tools::{
     result_message, timed_out, tool_wait, PendingCall, ToolError, ToolWait,
@@ -56,6 +56,8 @@ pub struct ToolRun<'a> {
     /// The tools the run's trust level may call: any other call is
     /// refused here, never run, whatever name the model sent.
     pub policy: &'a ToolPolicy,
+    /// `tools.policy.askTimeoutSeconds` in ms.
+    pub ask_timeout_ms: u64,
 }
 
 impl Tools<'_> {
@@ -86,14 +88,21 @@ impl Tools<'_> {
                     // when the watchdog tick resumes the run (which ends
                     // with an error after `MAX_RESUMES`): only calls
                     // answered from elsewhere need the deadline.
-                    let here = |i: &usize| runs_at(&rows[*i].name, t).is_here();
+                    let here = |i: &usize| runs_at(&rows[*i], t).is_here();
                     if !indexes.iter().all(here) {
+                        // A call waiting for the owner may wait the whole
+                        // ask timeout, then run.
+                        let asks = indexes.iter().any(|&i| runs_at(&rows[i], t) == RunsAt::Ask);
+                        let ask_allowance = match asks {
+                            true => t.ask_timeout_ms + t.rc.tool_timeout_ms,
+                            false => 0,
+                        };
                         let allowance = indexes
                             .iter()
                             .filter_map(|&i| gateway_call(&rows[i], t))
                             .filter_map(|c| c.ok())
                             .map(|c| agent_tools::allowance_ms(&c))
-                            .fold(t.rc.tool_timeout_ms, u64::max);
+                            .fold(t.rc.tool_timeout_ms.max(ask_allowance), u64::max);
                         self.core
                             .store
                             .set_deadline_once(TOOLS_DEADLINE, now_ms() + allowance as i64)?;
@@ -118,14 +127,15 @@ impl Tools<'_> {
     async fn dispatch(&self, row: &CallRow, t: &ToolRun<'_>) -> Res<()> {
         let args: Value = serde_json::from_str(&row.args).unwrap_or(Value::Null);
         let max_chars = t.rc.max_result_chars;
-        let at = runs_at(&row.name, t);
+        let at = runs_at(row, t);
         let memory_refused = match at {
             RunsAt::Memory => {
                 memory_refusal(t.prompt.trust, &row.name, &args, t.memory.user.as_deref())
             }
             _ => None,
         };
-        if !t.prompt.trust.is_owner() {
+        // A call put to the owner is logged by the Gateway as it asks.
+        if !t.prompt.trust.is_owner() && at != RunsAt::Ask {
             let refused = matches!(at, RunsAt::Refused(_)) || memory_refused.is_some();
             let decision = if refused { "refused" } else { "ran" };
             let rule = memory_refused
@@ -139,6 +149,28 @@ impl Tools<'_> {
         } {
             let outcome = Err(ToolError::new(why));
             return self.store_outcome(&row.call_id, &row.name, outcome, max_chars);
+        }
+        if at == RunsAt::Ask {
+            let ask = AskApproval {
+                session_key: t.session_key.to_string(),
+                call_id: row.call_id.clone(),
+                tool: row.name.clone(),
+                args: args.clone(),
+                who: t.memory.user.clone(),
+                trust: t.prompt.trust,
+            };
+            return match GatewayStub::get(&self.core.env).call(&ask).await {
+                // A standing approval: run it as approved, now.
+                Ok(AskReply::Approved) => {
+                    self.core.store.approve_call(&row.call_id)?;
+                    Box::pin(self.dispatch(&row.approved(), t)).await
+                }
+                Ok(AskReply::Pending) => self.core.store.mark_dispatched(&row.call_id),
+                Err(e) => {
+                    let outcome = Err(ToolError::new(e.message));
+                    self.store_outcome(&row.call_id, &row.name, outcome, max_chars)
+                }
+            };
         }
         if at == RunsAt::Gateway {
             let tool = agent_tools::parse(&row.name, &args);
@@ -311,6 +343,36 @@ impl Tools<'_> {
         self.core.store.save_call_result(&r.tool_call_id, message)
     }
 
+    /// The owner's decision on a call that waited: approved, it is sent
+    /// again to run (true: the run must go on to send it); denied or timed
+    /// out, its result is the refusal (true when that completed the turn).
+    pub fn take_decision(&self, d: ApprovalDecided) -> Res<(AckResult, bool)> {
+        let Some(name) = self.core.store.open_call(&d.call_id)? else {
+            return Ok((dropped(), false));
+        };
+        if d.approved {
+            self.core.store.approve_call(&d.call_id)?;
+            return Ok((
+                AckResult {
+                    ok: true,
+                    dropped: None,
+                },
+                true,
+            ));
+        }
+        let max_chars = RunConfig::max_result_chars_in(&*self.core.store.config()?);
+        let why = crate::trust::approvals::refusal_text(&name, &d.reason);
+        self.store_outcome(&d.call_id, &name, Err(ToolError::new(why)), max_chars)?;
+        let complete = matches!(self.state()?, ToolWait::Complete(_));
+        Ok((
+            AckResult {
+                ok: true,
+                dropped: None,
+            },
+            complete,
+        ))
+    }
+
     /// A node's answer, relayed by the Gateway. `dropped` when no call of
     /// the current turn waits for it (answered already, timed out, aborted).
     /// The flag is true when this answer completed the turn.
@@ -373,7 +435,7 @@ impl Tools<'_> {
 /// A call of a tool the Gateway runs, its arguments read (an `Err` is
 /// the model's to fix); `None` for every other tool.
 fn gateway_call(row: &CallRow, t: &ToolRun<'_>) -> Option<Result<GatewayTool, String>> {
-    (runs_at(&row.name, t) == RunsAt::Gateway).then(|| {
+    (runs_at(row, t) == RunsAt::Gateway).then(|| {
         let args: Value = serde_json::from_str(&row.args).unwrap_or(Value::Null);
         agent_tools::parse(&row.name, &args)
     })
@@ -386,6 +448,8 @@ enum RunsAt {
     /// Not allowed at the run's trust level: answered with this refusal,
     /// here, and run nowhere.
     Refused(String),
+    /// An `ask` tool not approved yet: the Gateway asks the owner.
+    Ask,
     /// One of the tools the Gateway runs (the main agent's only).
     Gateway,
     /// A memory tool, run here.
@@ -403,11 +467,15 @@ impl RunsAt {
     }
 }
 
-fn runs_at(name: &str, t: &ToolRun<'_>) -> RunsAt {
+fn runs_at(row: &CallRow, t: &ToolRun<'_>) -> RunsAt {
+    let name = row.name.as_str();
     let is_main = t.prompt.is_main;
     let decision = t.policy.decide(name);
     if !decision.allowed {
         return RunsAt::Refused(refusal(name, t.prompt.trust, &decision.rule));
+    }
+    if decision.ask && row.approved == 0 {
+        return RunsAt::Ask;
     }
     if is_main && agent_tools::runs_on_gateway(name) {
         RunsAt::Gateway

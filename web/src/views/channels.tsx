@@ -1,18 +1,68 @@
 // Channels and pairing: the chat-app accounts the gateway knows
 // (channels.list), an account's live status (channel.status), start/stop,
-// and the senders waiting for approval (pair.list/approve/reject).
+// the senders waiting for approval (pair.list/approve/reject), and the
+// tool calls waiting for the owner's decision (approvals.list/decide).
 
 import { useState } from "preact/hooks";
 import type { ViewProps } from "../app";
-import type { ChannelAccountConfig, ChannelRegistryEntry, ChannelStatusRpcResult, PendingPair } from "../protocol/generated";
+import type { Approval, ChannelAccountConfig, ChannelRegistryEntry, ChannelStatusRpcResult, PendingPair } from "../protocol/generated";
 import { Card, ErrorNote, Json, fmtAgo, useAction, useClient, useLoad } from "../ui";
 
 export function ChannelsView({ connected }: ViewProps) {
   return (
     <div class="stack">
+      <Approvals connected={connected} />
       <Pairing connected={connected} />
       <Channels connected={connected} />
     </div>
+  );
+}
+
+// Calls of `ask` tools (tools.policy.*.ask) from people and groups: who
+// asked, the tool and its exact arguments; approve once or always, deny.
+function Approvals({ connected }: { connected: boolean }) {
+  const client = useClient();
+  const list = useLoad(() => client.call("approvals.list"), [client, connected], connected);
+  const [act, state] = useAction();
+  const [done, setDone] = useState<string | null>(null);
+  const decide = (a: Approval, approve: boolean, always: boolean) =>
+    act(async () => {
+      const r = await client.call("approvals.decide", { code: a.code, approve, always });
+      setDone(`${r.approval.tool} ${r.decision} for ${r.approval.who ?? r.approval.sessionKey}.`);
+      list.reload();
+    });
+  const waiting = list.data?.approvals ?? [];
+  return (
+    <Card title="Waiting for your approval" actions={<button class="secondary" onClick={list.reload}>Refresh</button>}>
+      <ErrorNote error={list.error ?? state.error} />
+      {done && <p class="ok-note" id="approval-done">{done}</p>}
+      {list.data && waiting.length === 0 && <p class="muted">No tool call waits for your approval.</p>}
+      <ul class="list" id="approvals">
+        {waiting.map((a) => (
+          <li key={a.code} class="pair" data-code={a.code}>
+            <div class="pair-who">
+              <strong class="mono">{a.tool}</strong>{" "}
+              <span class="muted small">
+                {a.who ?? a.sessionKey} ({a.trust.level === a.trust.actsAs ? a.trust.level : `${a.trust.level} as ${a.trust.actsAs}`}) · code{" "}
+                <span class="mono">{a.code}</span> · denied by itself {fmtAgo(a.expiresAtMs)}
+              </span>
+              <Json value={a.args} />
+            </div>
+            <div class="row">
+              <button onClick={() => void decide(a, true, false)} disabled={state.busy} data-action="approve">
+                Approve
+              </button>
+              <button class="secondary" onClick={() => void decide(a, true, true)} disabled={state.busy} data-action="approve-always">
+                Always
+              </button>
+              <button class="secondary" onClick={() => void decide(a, false, false)} disabled={state.busy} data-action="deny">
+                Deny
+              </button>
+            </div>
+          </li>
+        ))}
+      </ul>
+    </Card>
   );
 }
 

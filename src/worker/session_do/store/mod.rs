@@ -115,9 +115,21 @@ pub struct CallRow {
     pub args: String,
     dispatched: i64,
     result: Option<String>,
+    /// The owner approved it (a call of an `ask` tool).
+    #[serde(default)]
+    pub approved: i64,
 }
 
 impl CallRow {
+    /// The row as the owner's approval leaves it.
+    pub fn approved(&self) -> Self {
+        Self {
+            approved: 1,
+            dispatched: 0,
+            ..self.clone()
+        }
+    }
+
     pub fn answered(&self) -> bool {
         self.result.is_some()
     }

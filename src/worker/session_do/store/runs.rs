@@ -314,6 +314,7 @@ impl SessionStore {
                 args: args.to_string(),
                 dispatched: 0,
                 result: None,
+                approved: 0,
             };
             self.exec(
                 "INSERT INTO tool_calls (seq, call_id, name, args) VALUES (?, ?, ?, ?)",
@@ -336,11 +337,26 @@ impl SessionStore {
             return Ok(rows.clone());
         }
         let rows: Vec<CallRow> = self.rows(
-            "SELECT call_id, name, args, dispatched, result FROM tool_calls ORDER BY seq",
+            "SELECT call_id, name, args, dispatched, result, approved FROM tool_calls ORDER BY seq",
             vec![],
         )?;
         self.kept.borrow_mut().calls = Some(rows.clone());
         Ok(rows)
+    }
+
+    /// The owner approved the call: dispatched again, this time to run.
+    pub fn approve_call(&self, call_id: &str) -> Res<()> {
+        self.exec(
+            "UPDATE tool_calls SET approved = 1, dispatched = 0 WHERE call_id = ? AND result IS NULL",
+            vec![call_id.into()],
+        )?;
+        self.kept_call(call_id, |row| {
+            if !row.answered() {
+                row.approved = 1;
+                row.dispatched = 0;
+            }
+        });
+        Ok(())
     }
 
     pub fn mark_dispatched(&self, call_id: &str) -> Res<()> {
