@@ -214,12 +214,20 @@ mod tests {
                 ToolVerdict {
                     name: "gsv__MemorySearch".into(),
                     allowed: true,
+                    ask: false,
                     rule: "tools.policy.group.allow: gsv__MemorySearch".into(),
                 },
                 ToolVerdict {
                     name: "laptop__Bash".into(),
                     allowed: false,
+                    ask: false,
                     rule: "not in tools.policy.group.allow".into(),
+                },
+                ToolVerdict {
+                    name: "laptop__Read".into(),
+                    allowed: true,
+                    ask: true,
+                    rule: "tools.policy.group.ask: laptop__*".into(),
                 },
             ],
             warnings: vec!["level group may use a node tool".into()],
@@ -231,9 +239,10 @@ Session   agent:main:discord:group:g1
 Trust     group (the session's last message)
 Lands     the group g1 on discord: everyone in it, at level group
 Commands  /reset, /new, /model, /think, /compact: refused (only the owner, or a person in their own session)
-Tools     1 offered, 1 refused
+Tools     2 offered, 1 refused
   offered  gsv__MemorySearch  tools.policy.group.allow: gsv__MemorySearch
   refused  laptop__Bash       not in tools.policy.group.allow
+  ask      laptop__Read       tools.policy.group.ask: laptop__*
 ! level group may use a node tool
 "
         );
