@@ -148,7 +148,7 @@ fn dm_scope_collapsing() {
             canonical: "steve".into(),
             ids: vec!["slack:U1".into()],
         }],
-        ..main.clone()
+        ..main
     };
     for key in [
         "agent:main:whatsapp:bot:dm:+316",
@@ -306,12 +306,10 @@ fn under_main_only_the_owner_and_those_sharing_it_land_in_main() {
         ("agent:main:discord:dm:82".into(), false)
     );
     // The owner in a group is one voice among many: keyed by the group.
+    let group = routed(&c, "discord", None, "group", "g1");
     assert_eq!(
-        (|| {
-            let r = routed(&c, "discord", None, "group", "g1");
-            (r.session_key, r.from_owner)
-        })(),
-        ("agent:main:discord:group:g1".into(), false)
+        (group.session_key, group.from_owner),
+        ("agent:main:discord:group:g1".to_string(), false)
     );
 }
 
