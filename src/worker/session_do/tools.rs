@@ -360,17 +360,8 @@ impl Tools<'_> {
                 true,
             ));
         }
-        let max_chars = RunConfig::max_result_chars_in(&*self.core.store.config()?);
         let why = crate::trust::approvals::refusal_text(&name, &d.reason);
-        self.store_outcome(&d.call_id, &name, Err(ToolError::new(why)), max_chars)?;
-        let complete = matches!(self.state()?, ToolWait::Complete(_));
-        Ok((
-            AckResult {
-                ok: true,
-                dropped: None,
-            },
-            complete,
-        ))
+        self.take_outcome(&d.call_id, &name, Err(ToolError::new(why)))
     }
 
     /// A node's answer, relayed by the Gateway. `dropped` when no call of
@@ -384,8 +375,19 @@ impl Tools<'_> {
             (Some(e), _) => Err(ToolError::new(e)),
             (None, r) => Ok(r.unwrap_or(Value::Null)),
         };
+        self.take_outcome(&p.call_id, &name, outcome)
+    }
+
+    /// Stores an outcome that came from outside the run (a node's answer,
+    /// the owner's refusal); true when it completed the turn.
+    fn take_outcome(
+        &self,
+        call_id: &str,
+        name: &str,
+        outcome: Result<Value, ToolError>,
+    ) -> Res<(AckResult, bool)> {
         let max_chars = RunConfig::max_result_chars_in(&*self.core.store.config()?);
-        self.store_outcome(&p.call_id, &name, outcome, max_chars)?;
+        self.store_outcome(call_id, name, outcome, max_chars)?;
         let complete = matches!(self.state()?, ToolWait::Complete(_));
         Ok((
             AckResult {
