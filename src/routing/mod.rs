@@ -179,21 +179,27 @@ impl RoutingConfig {
     /// who share it; others per channel and peer (per peer when the
     /// channel is not known, as in a per-peer key).
     pub fn dm_scope_for(&self, channel: Option<&str>, peer: &str) -> DmScope {
-        match (self.dm_scope, self.shares_main(channel, peer), channel) {
-            (DmScope::Main, false, Some(c)) if !c.trim().is_empty() => DmScope::PerChannelPeer,
-            (DmScope::Main, false, _) => DmScope::PerPeer,
-            (scope, _, _) => scope,
+        // Only `main` asks who the peer is.
+        if self.dm_scope != DmScope::Main || self.shares_main(channel, peer) {
+            return self.dm_scope;
+        }
+        match channel {
+            Some(c) if !c.trim().is_empty() => DmScope::PerChannelPeer,
+            _ => DmScope::PerPeer,
         }
     }
 
     fn names(&self, ids: &[String], channel: Option<&str>, peer: &str) -> bool {
-        let peer_name = normalize::normalize_peer_id(peer);
-        let peer_number = normalize_e164(peer);
-        let linked = channel.and_then(|c| resolve_linked_identity(&self.identity_links, c, peer));
+        // The peer's forms are made only when an entry needs them: every
+        // canonicalization of a DM key asks, and most configs name nobody.
+        let peer_name = std::cell::OnceCell::new();
+        let peer_number = std::cell::OnceCell::new();
+        let linked = std::cell::OnceCell::new();
         ids.iter().any(|id| {
             let id_ = id.trim();
             if id_.starts_with('+') || id_.chars().all(|c| c.is_ascii_digit()) {
-                return !peer_number.is_empty() && normalize_e164(id_) == peer_number;
+                let peer_number = peer_number.get_or_init(|| normalize_e164(peer));
+                return !peer_number.is_empty() && normalize_e164(id_) == *peer_number;
             }
             match id.split_once(':') {
                 Some(_) => channel.is_some_and(|c| {
@@ -207,7 +213,11 @@ impl RoutingConfig {
                 // already written as that name.
                 None => {
                     let name = normalize::normalize_peer_id(id);
-                    linked.as_deref() == Some(name.as_str()) || peer_name == name
+                    let linked = linked.get_or_init(|| {
+                        channel.and_then(|c| resolve_linked_identity(&self.identity_links, c, peer))
+                    });
+                    linked.as_deref() == Some(name.as_str())
+                        || *peer_name.get_or_init(|| normalize::normalize_peer_id(peer)) == name
                 }
             }
         })
