@@ -350,23 +350,7 @@ impl Workerd {
         let dir = self._dir.path();
         let file = dir.join("r2-put-outside");
         std::fs::write(&file, content).unwrap();
-        let out = wrangler_cli()
-            .args([
-                "r2",
-                "object",
-                "put",
-                &format!("gsv-storage/{key}"),
-                "--local",
-            ])
-            .arg("--file")
-            .arg(&file)
-            .arg("--persist-to")
-            .arg(self.wrangler_persist_dir())
-            .arg("-c")
-            .arg(dir.join("wrangler.toml"))
-            .current_dir(dir)
-            .output()
-            .expect("run wrangler r2 object put");
+        let out = self.wrangler_r2("put", key, Some(&file));
         assert!(
             out.status.success(),
             "wrangler r2 object put failed: {}",
@@ -377,27 +361,36 @@ impl Workerd {
     /// Deletes an object of the gateway's local R2 from outside, as an
     /// operator would (`wrangler r2 object delete --local`).
     pub fn r2_delete_outside(&self, key: &str) {
-        let dir = self._dir.path();
-        let out = wrangler_cli()
-            .args([
-                "r2",
-                "object",
-                "delete",
-                &format!("gsv-storage/{key}"),
-                "--local",
-            ])
-            .arg("--persist-to")
-            .arg(self.wrangler_persist_dir())
-            .arg("-c")
-            .arg(dir.join("wrangler.toml"))
-            .current_dir(dir)
-            .output()
-            .expect("run wrangler r2 object delete");
+        let out = self.wrangler_r2("delete", key, None);
         assert!(
             out.status.success(),
             "wrangler r2 object delete failed: {}",
             String::from_utf8_lossy(&out.stderr)
         );
+    }
+
+    /// `wrangler r2 object VERB gsv-storage/KEY --local [--file FILE]` on
+    /// this workerd's local R2, as an operator would run it.
+    fn wrangler_r2(&self, verb: &str, key: &str, file: Option<&Path>) -> std::process::Output {
+        let dir = self._dir.path();
+        let mut cmd = wrangler_cli();
+        cmd.args([
+            "r2",
+            "object",
+            verb,
+            &format!("gsv-storage/{key}"),
+            "--local",
+        ]);
+        if let Some(file) = file {
+            cmd.arg("--file").arg(file);
+        }
+        cmd.arg("--persist-to")
+            .arg(self.wrangler_persist_dir())
+            .arg("-c")
+            .arg(dir.join("wrangler.toml"))
+            .current_dir(dir)
+            .output()
+            .unwrap_or_else(|e| panic!("run wrangler r2 object {verb}: {e}"))
     }
 
     /// The `--persist-to` that makes wrangler's CLI see this workerd's
@@ -425,23 +418,7 @@ impl Workerd {
         let dir = self._dir.path();
         let file = dir.join("r2-get-outside");
         let _ = std::fs::remove_file(&file);
-        let out = wrangler_cli()
-            .args([
-                "r2",
-                "object",
-                "get",
-                &format!("gsv-storage/{key}"),
-                "--local",
-            ])
-            .arg("--file")
-            .arg(&file)
-            .arg("--persist-to")
-            .arg(self.wrangler_persist_dir())
-            .arg("-c")
-            .arg(dir.join("wrangler.toml"))
-            .current_dir(dir)
-            .output()
-            .expect("run wrangler r2 object get");
+        let out = self.wrangler_r2("get", key, Some(&file));
         let stderr = String::from_utf8_lossy(&out.stderr);
         let stdout = String::from_utf8_lossy(&out.stdout);
         if !out.status.success() {
