@@ -50,8 +50,7 @@ impl Session {
         }
         // The config named is the one stored, kept parsed.
         let config = core.store.config()?;
-        let routing = RoutingConfig::from_config(&config);
-        let is_main = is_main_session_key(&send.session_key, &routing);
+        let is_main = self.is_main(&config, &send.session_key);
         let may_change = may_change_session(send.trust, is_main);
         if let Some(command) = parse_command(&send.message) {
             if command.changes_session() && !may_change {
@@ -98,6 +97,21 @@ impl Session {
         )?;
         self.start_queued().await?;
         Ok(reply)
+    }
+
+    /// Whether `key` is its agent's main session under `config`: asked
+    /// once per config this instance holds, not once per message (the
+    /// routing it takes is built from the whole config).
+    fn is_main(&self, config: &std::rc::Rc<Config>, key: &str) -> bool {
+        let mut kept = self.core.main_of.borrow_mut();
+        if let Some((c, k, is_main)) = kept.as_ref() {
+            if std::rc::Rc::ptr_eq(c, config) && k == key {
+                return *is_main;
+            }
+        }
+        let is_main = is_main_session_key(key, &RoutingConfig::from_config(config));
+        *kept = Some((config.clone(), key.to_string(), is_main));
+        is_main
     }
 
     /// Takes the config and nodes a message names: stored when they came

@@ -76,6 +76,9 @@ pub struct Core {
     /// The kept history's messages as the model calls wrote them: the next
     /// call writes only what was added (`crate::llm::WrittenHistory`).
     pub written: RefCell<WrittenHistory>,
+    /// Whether the session is its agent's main one, under the config and
+    /// for the key asked last (`chat.rs`).
+    pub main_of: RefCell<Option<(Rc<crate::config::Config>, String, bool)>>,
     /// The R2 binding, looked up once: a lookup is a property read and a
     /// type check in JS, and every run asks for it.
     bucket: OnceCell<Bucket>,
@@ -130,6 +133,7 @@ impl Core {
             known_empty: RefCell::new(None),
             kept_prompt: RefCell::new(None),
             written: RefCell::default(),
+            main_of: RefCell::new(None),
             bucket: OnceCell::new(),
             state,
         }
