@@ -58,6 +58,12 @@ impl InternalCall for crate::session::internal::ApprovalDecided {
     type Reply = gsv_protocol::AckResult;
 }
 
+/// Gateway → Session: how a chat's run stands.
+impl InternalCall for crate::session::internal::RunOutcomeQuery {
+    const PATH: &'static str = path::RUN_OUTCOME;
+    type Reply = crate::session::internal::RunOutcome;
+}
+
 /// Session → Gateway: a tool call of a turn below the owner.
 impl InternalCall for crate::session::internal::AuditRecord {
     const PATH: &'static str = path::AUDIT;

@@ -8,6 +8,8 @@
 use serde::Deserialize;
 
 #[cfg(target_arch = "wasm32")]
+pub mod fault;
+#[cfg(target_arch = "wasm32")]
 mod route;
 #[cfg(target_arch = "wasm32")]
 pub use route::{internal_post, refuse_internal, Accounts};

@@ -115,6 +115,23 @@ pub struct ChannelStatusRpcResult {
     /// every retry (accounts with none are left out).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub undelivered: Vec<UndeliveredPieces>,
+    /// Accounts whose chats are owed answers: runs going on or whose end is
+    /// not yet in the ledger, and pieces in the ledger not yet sent
+    /// (accounts owing nothing are left out).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub owed: Vec<OwedAnswers>,
+}
+
+/// What one account's chats are still owed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[serde(rename_all = "camelCase")]
+pub struct OwedAnswers {
+    pub account_id: String,
+    /// Runs started from a chat whose answer is not yet in the ledger.
+    pub answers: u64,
+    /// Pieces in the ledger waiting to be sent (or retried).
+    pub pieces: u64,
 }
 
 /// What the gateway failed to deliver through one account.

@@ -203,8 +203,13 @@ pub struct ChannelCapabilities {
 
 // ---- channel → gateway ----
 
+/// A chat message handed to the gateway. Read from this contract's shape
+/// or GSV v1's WebSocket shape (`inbound_wire.rs`); written in this one.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[serde(
+    rename_all = "camelCase",
+    try_from = "crate::inbound_wire::InboundWire"
+)]
 pub struct ChannelInboundParams {
     pub channel: String,
     pub account_id: String,

@@ -10,3 +10,4 @@ pub mod delivery;
 pub mod envelope;
 pub mod message_tool;
 pub mod pairing;
+pub mod run_check;

@@ -69,6 +69,9 @@ pub mod path {
     /// Test harness → Worker → Gateway: move the schedule clock; refused
     /// unless `GSV_TEST_CLOCK=1` (never set in production).
     pub const TEST_CLOCK: &str = "/internal/test/clock";
+    /// Gateway → Session: how a chat's run stands (`RunOutcomeQuery`);
+    /// answers `RunOutcome`.
+    pub const RUN_OUTCOME: &str = "/run.outcome";
     /// Session → Gateway: `gsv__Message` (`ChannelMessageRequest`);
     /// answers `ChannelMessageReply`.
     pub const CHANNEL_MESSAGE: &str = "/internal/channel-message";
@@ -219,6 +222,11 @@ pub struct SessionChatSend {
     /// offered and may call, and whether it may change the session.
     #[serde(default)]
     pub trust: gsv_protocol::Trust,
+    /// A chat message's id as the gateway names it
+    /// (`channel:account:messageId`): the session takes each once, and
+    /// answers a repeat with what it answered the first time.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub inbound_id: Option<String>,
 }
 
 fn is_zero(n: &i64) -> bool {
@@ -297,6 +305,35 @@ pub enum SessionChatSendReply {
         response: Option<String>,
         directives: gsv_protocol::ChatDirectives,
     },
+    /// A chat message taken before (`inbound_id`): nothing was done again;
+    /// `first` is what it was answered then, for run `run_id`.
+    #[serde(rename_all = "camelCase")]
+    Taken {
+        run_id: String,
+        first: Box<SessionChatSendReply>,
+    },
+}
+
+/// Gateway → Session: how a run from a chat stands (its answer may not
+/// have reached the gateway).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RunOutcomeQuery {
+    pub session_key: String,
+    pub run_id: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "state", rename_all = "camelCase")]
+pub enum RunOutcome {
+    /// Waiting in the queue.
+    Queued,
+    /// In progress.
+    Running,
+    /// Ended: its final or error event, as it was sent.
+    Ended { event: Box<gsv_protocol::ChatEvent> },
+    /// The session has no such run (never taken, or ended too long ago).
+    Unknown,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -204,6 +204,7 @@ mod tests {
             clock_offset_ms: 0,
             media: vec![],
             trust: gsv_protocol::Trust::OWNER,
+            inbound_id: Some("discord:default:m1".into()),
         }
     }
 

@@ -67,10 +67,16 @@ pub const MIGRATIONS: &[&str] = &["
      ALTER TABLE current_run ADD COLUMN trust TEXT",
     // A call of an `ask` tool the owner approved: run like any other.
     "ALTER TABLE tool_calls ADD COLUMN approved INTEGER NOT NULL DEFAULT 0",
+    // Chat messages taken (by the gateway's inbound id) with the answer
+    // each was given, and how each run from a chat ended: a retried
+    // hand-over runs nothing twice, and an answer whose event was missed
+    // can be asked for.
+    "CREATE TABLE taken_messages (key TEXT PRIMARY KEY, run_id TEXT NOT NULL, reply TEXT NOT NULL, taken_at INTEGER NOT NULL);
+     CREATE TABLE run_outcomes (run_id TEXT PRIMARY KEY, event TEXT NOT NULL, ended_at INTEGER NOT NULL)",
 ];
 
 /// What the migrations build, as one script: a new Session's database is
-/// made in one step instead of fourteen (most of them `ALTER TABLE`s, each
+/// made in one step instead of fifteen (most of them `ALTER TABLE`s, each
 /// rewriting the stored schema). Columns no longer used (`meta.config`,
 /// `nodes` and their revisions, `current_run.prompt`) are kept, so that a
 /// new database and a migrated one are the same.
@@ -92,7 +98,9 @@ pub const CURRENT: &str = "
         approved INTEGER NOT NULL DEFAULT 0);
     CREATE TABLE seen_exec_events (event_id TEXT PRIMARY KEY, seen_at INTEGER NOT NULL);
     CREATE TABLE snapshots (kind TEXT PRIMARY KEY, rev TEXT NOT NULL, body TEXT NOT NULL);
-    CREATE TABLE kept_prompts (rev TEXT PRIMARY KEY, body TEXT NOT NULL)
+    CREATE TABLE kept_prompts (rev TEXT PRIMARY KEY, body TEXT NOT NULL);
+    CREATE TABLE taken_messages (key TEXT PRIMARY KEY, run_id TEXT NOT NULL, reply TEXT NOT NULL, taken_at INTEGER NOT NULL);
+    CREATE TABLE run_outcomes (run_id TEXT PRIMARY KEY, event TEXT NOT NULL, ended_at INTEGER NOT NULL)
 ";
 
 #[cfg(test)]

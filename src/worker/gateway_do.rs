@@ -9,7 +9,7 @@ mod channel_store;
 mod channels;
 mod chat;
 mod clock;
-pub use clock::test_clock_enabled;
+pub use clock::{test_clock_enabled, TEST_CLOCK_VAR};
 mod config;
 mod connect;
 mod cron;
@@ -84,6 +84,8 @@ const MIGRATIONS: &[&str] = &[
     // Calls waiting for the owner's approval, standing approvals, and
     // the chat the owner is asked in (approvals.rs).
     approvals::MIGRATION,
+    // When to ask a chat's run's session how it stands (outbound.rs).
+    channel_store::OUTCOME_CHECK_MIGRATION,
 ];
 
 /// The open sockets with their attachments, shared while unchanged.
@@ -146,6 +148,9 @@ pub struct Gateway {
     /// connection (each wake writes the schedules' rows, and the write
     /// would hold back the connection's answer).
     woke: std::cell::Cell<bool>,
+    /// This instance asked after every chat run once (outbound.rs): a
+    /// restart may have missed their ends.
+    runs_checked: std::cell::Cell<bool>,
     /// Alarm invocations since start and the longest one (ms).
     alarm_stats: std::cell::Cell<(u64, u64)>,
     /// The alarm this instance last set (deadlines.rs).
@@ -191,6 +196,7 @@ impl DurableObject for Gateway {
             channel_key: Default::default(),
             clock_offset: std::cell::Cell::new(0),
             woke: std::cell::Cell::new(false),
+            runs_checked: std::cell::Cell::new(false),
             alarm_stats: std::cell::Cell::new((0, 0)),
             alarm_set: std::cell::Cell::new(None),
             in_alarm: std::cell::Cell::new(false),

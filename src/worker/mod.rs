@@ -7,6 +7,7 @@
 mod bindings;
 pub(crate) mod body;
 mod channels;
+pub(crate) mod fault;
 mod gateway_do;
 mod llm_call;
 mod media;

@@ -431,6 +431,17 @@ impl Workerd {
         std::fs::read(&file).ok()
     }
 
+    /// Replaces the `.dev.vars` every worker of this workerd reads (the
+    /// next `restart` takes them).
+    pub fn set_dev_vars(&self, vars: &str) {
+        std::fs::write(self._dir.path().join(".dev.vars"), vars).unwrap();
+    }
+
+    /// The `.dev.vars` every worker of this workerd reads.
+    pub fn dev_vars(&self) -> String {
+        std::fs::read_to_string(self._dir.path().join(".dev.vars")).unwrap_or_default()
+    }
+
     /// Stops workerd and starts it again on the same persisted state.
     pub fn restart(&mut self) {
         self.kill();

@@ -210,6 +210,61 @@ async fn groups_answer_mentions_only_and_redeliveries_run_once() {
     assert_eq!(stranger["status"], "blocked");
 }
 
+/// A DM in GSV v1's WebSocket shape: peer, sender and mention beside the
+/// message, whose id is `message.id`.
+fn v1_dm(id: &str, from: &str, text: &str) -> Value {
+    json!({
+        "channel": "discord", "accountId": "default",
+        "peer": {"kind": "dm", "id": format!("dm-{from}"), "name": "Bea"},
+        "sender": {"id": from, "name": "Bea"},
+        "message": {"id": id, "text": text, "timestamp": 1_795_529_100_000i64},
+        "wasMentioned": false, "mentionedIds": []
+    })
+}
+
+#[tokio::test]
+async fn a_v1_shaped_channel_message_pairs_and_is_answered() {
+    let (gw, llm, _owner, mut discord) = setup().await;
+    let first = inbound(&mut discord, v1_dm("v1", "82", "hi there")).await;
+    assert_eq!(first, json!({"ok": true, "status": "pendingPairing"}));
+    let code_msg = outbound(&mut discord).await;
+    let text = code_msg["message"]["text"].as_str().unwrap();
+    let code = text.split("pairing code is ").nth(1).unwrap()[..8].to_string();
+    let approve = run_gsv(&gw.url(), TOKEN, &["pair", "approve", &code]);
+    assert!(approve.status.success(), "{approve:?}");
+    outbound(&mut discord).await; // "You're approved…"
+
+    llm.script("are you there", vec![Step::text("I am.")]);
+    let started = inbound(&mut discord, v1_dm("v2", "82", "are you there?")).await;
+    assert_eq!(
+        (&started["status"], &started["sessionKey"]),
+        (&json!("started"), &json!("agent:main:discord:dm:82"))
+    );
+    let answer = outbound(&mut discord).await;
+    assert_eq!(
+        answer,
+        json!({"channel": "discord", "accountId": "default",
+               "peer": {"kind": "dm", "id": "dm-82", "name": "Bea"},
+               "message": {"text": "I am.", "replyToId": "v2"}})
+    );
+    // Without an id in either shape, it is refused by name.
+    let res = discord
+        .request(
+            "channel.inbound",
+            json!({"channel": "discord", "accountId": "default",
+                   "peer": {"kind": "dm", "id": "dm-82"}, "message": {"text": "no id"}}),
+        )
+        .await;
+    assert_eq!(
+        res.error.map(|e| (e.code, e.message)),
+        Some((
+            400,
+            "Invalid params for channel.inbound: message.messageId (or v1's message.id) is required"
+                .to_string()
+        ))
+    );
+}
+
 #[tokio::test]
 async fn a_long_answer_arrives_in_pieces_with_code_fences_intact() {
     let (_gw, llm, mut owner, mut discord) = setup().await;

@@ -175,11 +175,18 @@ async fn a_stranger_pairs_then_chats_with_typing_and_receipts_and_redeliveries_r
     chat.llm.script("what time", vec![Step::text("Teatime.")]);
     let asked = chat.wa.user_says(ANN, "Ann", "what time is it?");
     let answer = chat.wait_sent(3).remove(2);
+    // The send names the piece by its ledger key, which Meta echoes in
+    // the message's statuses.
+    let key = answer.body["biz_opaque_callback_data"].clone();
+    assert!(
+        key.as_str().is_some_and(|k| !k.is_empty() && k.len() <= 25),
+        "{key}"
+    );
     assert_eq!(
         answer.body,
         json!({"messaging_product": "whatsapp", "recipient_type": "individual", "to": ANN,
                "type": "text", "text": {"body": "Teatime.", "preview_url": false},
-               "context": {"message_id": asked.id}})
+               "context": {"message_id": asked.id}, "biz_opaque_callback_data": key})
     );
     let read_marks: Vec<Value> = chat
         .wa

@@ -71,6 +71,16 @@ pub struct ErrorData {
 /// `POST /{phone-number-id}/messages`: a text, as a reply to `reply_to`
 /// when given. Longer than the Cloud API takes is refused here (the
 /// gateway splits at the channel's `maxTextLength`).
+/// Marks a send with the gateway's key for the piece: Meta echoes
+/// `biz_opaque_callback_data` in the message's status webhooks, so a send
+/// whose answer was lost is still known to have been taken.
+pub fn with_tracking(mut request: GraphRequest, key: &str) -> GraphRequest {
+    if let Some(body) = request.body.as_mut() {
+        body["biz_opaque_callback_data"] = json!(key);
+    }
+    request
+}
+
 pub fn send_text(
     phone_number_id: &str,
     to: &str,

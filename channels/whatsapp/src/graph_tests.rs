@@ -28,6 +28,22 @@ fn a_text_is_a_messages_post_with_its_reply_context() {
 }
 
 #[test]
+fn a_tracked_send_carries_the_piece_key_for_meta_to_echo() {
+    let tracked = with_tracking(send_text("1", "2", "x", None).unwrap(), "r9:0");
+    assert_eq!(
+        tracked.body,
+        Some(json!({
+            "messaging_product": "whatsapp",
+            "recipient_type": "individual",
+            "to": "2",
+            "type": "text",
+            "text": {"body": "x", "preview_url": false},
+            "biz_opaque_callback_data": "r9:0",
+        }))
+    );
+}
+
+#[test]
 fn texts_the_cloud_api_would_refuse_are_refused_here() {
     let at_limit = "é".repeat(MAX_TEXT_CHARS);
     assert!(send_text("1", "2", &at_limit, None).is_ok());

@@ -6,12 +6,13 @@
 //!
 //! The decisions are plain Rust, tested natively: the webhook's checks and
 //! payloads (`webhook`), message normalization (`inbound`), phone numbers
-//! (`phone`), Graph requests and their answers (`graph`) and an account's
-//! state (`account`). `worker` (wasm32 only) is the shell that performs them.
+//! (`phone`), Graph requests and their answers (`graph`), an account's
+//! state (`account`) and a send whose answer was lost (`lost_send`). `worker` (wasm32 only) is the shell that performs them.
 
 pub mod account;
 pub mod graph;
 pub mod inbound;
+pub mod lost_send;
 pub mod phone;
 pub mod webhook;
 

@@ -74,6 +74,10 @@ pub struct Receipt {
     /// Why it failed, in plain words.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// The `biz_opaque_callback_data` the send carried: the gateway's key
+    /// for the piece.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tracking: Option<String>,
 }
 
 /// Everything one delivery brought for one business phone number.
@@ -137,6 +141,9 @@ struct Status {
     timestamp: Option<String>,
     #[serde(default)]
     errors: Vec<ErrorObject>,
+    /// What the send carried in `biz_opaque_callback_data`, echoed.
+    #[serde(default)]
+    biz_opaque_callback_data: Option<String>,
 }
 
 /// One webhook delivery, read.
@@ -241,6 +248,7 @@ fn receipt(s: Status) -> Result<Receipt, String> {
         state,
         timestamp: s.timestamp.as_deref().and_then(seconds_to_ms),
         error,
+        tracking: s.biz_opaque_callback_data.filter(|t| !t.is_empty()),
     })
 }
 

@@ -91,6 +91,7 @@ fn a_delivery_is_one_batch_per_number_with_messages_and_receipts() {
             ]})),
         value("106540352242922", json!({"statuses": [
             {"id": "wamid.OUT1", "status": "delivered", "timestamp": "1750263773", "recipient_id": "16505551234",
+             "biz_opaque_callback_data": "r1:0",
              "pricing": {"billable": false, "pricing_model": "PMP", "category": "service", "type": "free_customer_service"}},
             {"id": "wamid.OUT2", "status": "failed", "timestamp": "1750263774", "recipient_id": "16505551234",
              "errors": [{"code": 131047, "title": "Re-engagement message", "message": "Re-engagement message",
@@ -141,12 +142,14 @@ fn a_delivery_is_one_batch_per_number_with_messages_and_receipts() {
                             state: DeliveryState::Delivered,
                             timestamp: Some(1_750_263_773_000),
                             error: None,
+                            tracking: Some("r1:0".into()),
                         },
                         Receipt {
                             message_id: "wamid.OUT2".into(),
                             state: DeliveryState::Failed,
                             timestamp: Some(1_750_263_774_000),
                             error: Some(window.into()),
+                            tracking: None,
                         },
                     ],
                     skipped: vec![
@@ -162,6 +165,7 @@ fn a_delivery_is_one_batch_per_number_with_messages_and_receipts() {
                         state: DeliveryState::Read,
                         timestamp: Some(1_750_263_780_000),
                         error: None,
+                        tracking: None,
                     }],
                     skipped: vec![],
                 },
@@ -195,6 +199,7 @@ fn a_failed_status_without_errors_still_says_it_failed() {
             state: DeliveryState::Failed,
             timestamp: Some(1000),
             error: Some("WhatsApp could not deliver the message (no reason given)".into()),
+            tracking: None,
         }]
     );
 }

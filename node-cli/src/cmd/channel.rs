@@ -102,6 +102,12 @@ pub fn render_status(r: &ChannelStatusRpcResult) -> String {
                 .unwrap_or_default()
         ));
     }
+    for o in &r.owed {
+        out.push_str(&format!(
+            "{}/{}  owes {} answer(s) still being written, {} piece(s) waiting to be sent\n",
+            r.channel, o.account_id, o.answers, o.pieces
+        ));
+    }
     out
 }
 
@@ -333,11 +339,17 @@ mod tests {
                 count: 2,
                 last_error: Some("Missing Permissions".into()),
             }],
+            owed: vec![OwedAnswers {
+                account_id: "default".into(),
+                answers: 1,
+                pieces: 3,
+            }],
         };
         assert_eq!(
             render_status(&r),
             "discord/default  connected\n\
-             discord/default  2 answer piece(s) not delivered (last: Missing Permissions)\n"
+             discord/default  2 answer piece(s) not delivered (last: Missing Permissions)\n\
+             discord/default  owes 1 answer(s) still being written, 3 piece(s) waiting to be sent\n"
         );
     }
 

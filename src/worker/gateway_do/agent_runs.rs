@@ -98,6 +98,13 @@ impl Gateway {
                 store.take_agent_run(turn.chat_run_id)?;
                 Ok(Some(response.unwrap_or_default()))
             }
+            // Only a chat-app message names an inbound id to be taken once.
+            Ok(SessionChatSendReply::Taken { run_id, .. }) => {
+                store.take_agent_run(turn.chat_run_id)?;
+                Err(crate::worker::rpc::internal_error(format!(
+                    "the session took run {run_id} as a repeat of a chat message"
+                )))
+            }
             Err(e) => {
                 store.take_agent_run(turn.chat_run_id)?;
                 Err(e)

@@ -4,6 +4,7 @@
 //! a chat, the delivery ledger, and each agent's last active chat.
 
 use crate::channels::pairing::PendingPair;
+use crate::channels::run_check::FIRST_CHECK_MS;
 use crate::worker::rpc::internal_error;
 use gsv_protocol::channels::{ChannelAccountStatus, ChannelPeer, DeliveryState, OutboundMedia};
 use gsv_protocol::ErrorShape;
@@ -43,6 +44,10 @@ pub const RECEIPTS_MIGRATION: &str = "
 
 /// Files going out: a piece may carry files (`OutboundMedia` JSON).
 pub const MEDIA_MIGRATION: &str = "ALTER TABLE deliveries ADD COLUMN media TEXT";
+
+/// When the gateway next asks a chat's run's session how it stands
+/// (`check_at`): an answer whose event it missed is still delivered.
+pub const OUTCOME_CHECK_MIGRATION: &str = "ALTER TABLE channel_runs ADD COLUMN check_at INTEGER";
 
 /// Receipts for messages the ledger does not (yet) know are kept this long.
 pub const EARLY_RECEIPT_TTL_MS: i64 = 3_600_000;
@@ -196,6 +201,15 @@ impl ChannelStore {
             .map_err(internal_error)
     }
 
+    fn count(&self, query: &str, bindings: Vec<SqlStorageValue>) -> Res<i64> {
+        #[derive(Deserialize)]
+        struct N {
+            n: i64,
+        }
+        let rows: Vec<N> = self.rows(query, bindings)?;
+        Ok(rows.first().map_or(0, |r| r.n))
+    }
+
     // --- accounts ----------------------------------------------------------
 
     pub fn touch_account(&self, channel: &str, account_id: &str, now: i64) -> Res<()> {
@@ -258,29 +272,34 @@ impl ChannelStore {
 
     // --- inbound ids ---------------------------------------------------------
 
-    /// Records an inbound message id; false when it was taken before.
-    pub fn first_sight(
+    /// Whether an inbound message was taken already (its session has it,
+    /// or it needed no session).
+    pub fn was_taken(&self, channel: &str, account_id: &str, message_id: &str) -> Res<bool> {
+        Ok(self.count(
+            "SELECT COUNT(*) AS n FROM channel_inbound_seen WHERE channel = ? AND account_id = ? AND message_id = ?",
+            vec![channel.into(), account_id.into(), message_id.into()],
+        )? > 0)
+    }
+
+    /// Records an inbound message as taken: only once its session stored
+    /// it (or it needed none), so a hand-over that failed is tried again.
+    pub fn mark_taken(
         &self,
         channel: &str,
         account_id: &str,
         message_id: &str,
         now: i64,
-    ) -> Res<bool> {
+    ) -> Res<()> {
         self.exec(
             "DELETE FROM channel_inbound_seen WHERE seen_at < ?",
             vec![(now - SEEN_TTL_MS).into()],
         )?;
-        #[derive(Deserialize)]
-        struct Taken {
-            #[allow(dead_code)]
-            message_id: String,
-        }
-        let inserted: Vec<Taken> = self.rows(
+        self.exec(
             "INSERT INTO channel_inbound_seen (channel, account_id, message_id, seen_at) VALUES (?, ?, ?, ?)
-             ON CONFLICT DO NOTHING RETURNING message_id",
+             ON CONFLICT DO NOTHING",
             vec![channel.into(), account_id.into(), message_id.into(), now.into()],
         )?;
-        Ok(!inserted.is_empty())
+        Ok(())
     }
 
     // --- pairing ---------------------------------------------------------------
@@ -359,8 +378,8 @@ impl ChannelStore {
     ) -> Res<()> {
         let peer = serde_json::to_string(peer).map_err(internal_error)?;
         self.exec(
-            "INSERT INTO channel_runs (run_id, channel, account_id, peer, reply_to, session_key, started_at, typing_at)
-             VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(run_id) DO NOTHING",
+            "INSERT INTO channel_runs (run_id, channel, account_id, peer, reply_to, session_key, started_at, typing_at, check_at)
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(run_id) DO NOTHING",
             vec![
                 run_id.into(),
                 channel.into(),
@@ -370,6 +389,7 @@ impl ChannelStore {
                 session_key.into(),
                 now.into(),
                 typing_at.into(),
+                (now + FIRST_CHECK_MS).into(),
             ],
         )?;
         Ok(())
@@ -417,6 +437,56 @@ impl ChannelStore {
             vec![run_id.into()],
         )?;
         Ok(())
+    }
+
+    /// Runs whose session is due to be asked how they stand; with `all`,
+    /// every run (after a restart, whatever was missed meanwhile).
+    pub fn runs_to_check(&self, now: i64, all: bool) -> Res<Vec<ChannelRun>> {
+        self.rows(
+            "SELECT run_id, channel, account_id, peer, reply_to, started_at, parts, session_key
+             FROM channel_runs WHERE ?2 OR (check_at IS NOT NULL AND check_at <= ?1)",
+            vec![now.into(), i64::from(all).into()],
+        )
+    }
+
+    /// The session's chat runs begun before `started_at` and not yet let
+    /// go (their ends unheard), oldest first.
+    pub fn runs_before(
+        &self,
+        session_key: &str,
+        started_at: i64,
+        run_id: &str,
+    ) -> Res<Vec<ChannelRun>> {
+        self.rows(
+            "SELECT run_id, channel, account_id, peer, reply_to, started_at, parts, session_key
+             FROM channel_runs WHERE session_key = ? AND started_at <= ? AND run_id != ? ORDER BY started_at",
+            vec![session_key.into(), started_at.into(), run_id.into()],
+        )
+    }
+
+    pub fn set_check_at(&self, run_id: &str, at: i64) -> Res<()> {
+        self.exec(
+            "UPDATE channel_runs SET check_at = ? WHERE run_id = ?",
+            vec![at.into(), run_id.into()],
+        )?;
+        Ok(())
+    }
+
+    /// Answers owed to an account's chats: runs going on or whose end was
+    /// not yet delivered.
+    pub fn owed_answers(&self, channel: &str, account_id: &str) -> Res<u64> {
+        Ok(self.count(
+            "SELECT COUNT(*) AS n FROM channel_runs WHERE channel = ? AND account_id = ?",
+            vec![channel.into(), account_id.into()],
+        )? as u64)
+    }
+
+    /// Pieces of an account waiting in the ledger to be sent or retried.
+    pub fn pending_pieces(&self, channel: &str, account_id: &str) -> Res<u64> {
+        Ok(self.count(
+            "SELECT COUNT(*) AS n FROM deliveries WHERE channel = ? AND account_id = ? AND status = 'pending'",
+            vec![channel.into(), account_id.into()],
+        )? as u64)
     }
 
     /// Runs whose typing indicator is due for renewal.
@@ -720,7 +790,8 @@ impl ChannelStore {
             .exec(
                 "SELECT MIN(at) AS at FROM (
                    SELECT MIN(next_at) AS at FROM deliveries WHERE status = 'pending'
-                   UNION ALL SELECT MIN(typing_at) FROM channel_runs)",
+                   UNION ALL SELECT MIN(typing_at) FROM channel_runs
+                   UNION ALL SELECT MIN(check_at) FROM channel_runs)",
                 None,
             )
             .and_then(|c| c.one::<Next>())

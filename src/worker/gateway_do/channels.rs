@@ -133,8 +133,18 @@ impl Gateway {
         let accounts = channel.status(account.as_deref()).await?;
         let store = self.channel_store();
         let mut undelivered = Vec::new();
+        let mut owed = Vec::new();
         for status in &accounts {
             store.save_status(&name, status, now_ms())?;
+            let answers = store.owed_answers(&name, &status.account_id)?;
+            let pieces = store.pending_pieces(&name, &status.account_id)?;
+            if answers + pieces > 0 {
+                owed.push(OwedAnswers {
+                    account_id: status.account_id.clone(),
+                    answers,
+                    pieces,
+                });
+            }
             let (count, last_error) = store.failures(&name, &status.account_id)?;
             if count > 0 {
                 undelivered.push(UndeliveredPieces {
@@ -148,6 +158,7 @@ impl Gateway {
             channel: name,
             accounts,
             undelivered,
+            owed,
         })
     }
 

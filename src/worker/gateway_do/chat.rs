@@ -130,6 +130,12 @@ impl Gateway {
                 response,
                 directives,
             }),
+            // Only a chat-app message names an inbound id to be taken once.
+            SessionChatSendReply::Taken { run_id, .. } => {
+                return Err(crate::worker::rpc::internal_error(format!(
+                    "the session took run {run_id} as a repeat of a chat message"
+                )))
+            }
         })
     }
 

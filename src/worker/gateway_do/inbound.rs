@@ -59,6 +59,25 @@ fn message_text(msg: &ChannelInboundMessage) -> String {
     text
 }
 
+/// Why a message was not taken, as the channel must read it: the session
+/// could not be reached or failed, so the channel tries again later (it
+/// holds the message); only a message the session judged bad is not
+/// worth another try.
+fn not_taken(e: ErrorShape) -> ErrorShape {
+    if e.code == codes::BAD_REQUEST {
+        return e;
+    }
+    ErrorShape {
+        code: codes::UNAVAILABLE,
+        message: format!(
+            "The session did not take the message; try again: {}",
+            e.message
+        ),
+        details: None,
+        retryable: Some(true),
+    }
+}
+
 impl Gateway {
     pub(super) async fn channel_inbound(
         &self,
@@ -80,14 +99,32 @@ impl Gateway {
             return Ok(answer(InboundStatus::Ignored));
         }
         let store = self.channel_store();
-        let now = now_ms();
-        if !store.first_sight(&channel, &account_id, &msg.message_id, now)? {
+        if store.was_taken(&channel, &account_id, &msg.message_id)? {
             console_log!(
                 "gateway: {channel} redelivered {}; taken once already",
                 msg.message_id
             );
             return Ok(answer(InboundStatus::Ignored));
         }
+        self.take_message(&channel, &account_id, msg).await
+    }
+
+    /// A message not taken before: access decided (pairing an unknown
+    /// sender), then run in its session. It is marked taken only once it
+    /// was (its session stored it, or the owner's decision was applied):
+    /// a hand-over that failed is answered as retryable, and the channel's
+    /// retry runs it (the session takes each message once, should the
+    /// first have reached it). A redelivery of one ignored or paired runs
+    /// to the same end again, and needs no mark.
+    async fn take_message(
+        &self,
+        channel: &str,
+        account_id: &str,
+        msg: &ChannelInboundMessage,
+    ) -> Res<ChannelInboundResult> {
+        let (channel, account_id) = (channel.to_string(), account_id.to_string());
+        let store = self.channel_store();
+        let now = now_ms();
         store.touch_account(&channel, &account_id, now)?;
         let is_group = msg.peer.kind != PeerKind::Dm;
         let sender = msg.sender.clone().unwrap_or_else(|| ChannelSender {
@@ -145,6 +182,7 @@ impl Gateway {
                     Some(&msg.message_id),
                 )
                 .await?;
+                store.mark_taken(&channel, &account_id, &msg.message_id, now_ms())?;
                 return Ok(answer(InboundStatus::Command));
             }
         }
@@ -276,6 +314,7 @@ impl Gateway {
                 (false, true) => gsv_protocol::Trust::OWNER,
                 (false, false) => gsv_protocol::Trust::APPROVED,
             },
+            inbound_id: Some(format!("{channel}:{account_id}:{}", msg.message_id)),
             ..self.message_for(&route.session_key, &run_id, message_text(msg))
         };
         // Recorded before the session runs: its first event finds the chat.
@@ -290,6 +329,7 @@ impl Gateway {
             Some(now + TYPING_RENEW_MS),
         )?;
         self.follow_run(&run_id);
+        crate::worker::fault::stop_at(&self.env, gsv_protocol::fault::INBOUND_RECORDED).await;
         // Typing comes on while the session takes the message, not
         // before; a message with files shows it while they are fetched
         // too (a second typing call then renews it).
@@ -331,9 +371,26 @@ impl Gateway {
             Err(e) => {
                 store.end_run(&run_id)?;
                 self.typing(channel, account_id, &msg.peer, false).await;
-                return Err(e);
+                return Err(not_taken(e));
             }
         };
+        // Taken before (a retry whose first hand-over reached the session):
+        // the first answer stands, for the first run, whose chat is recorded.
+        let (run_id, reply) = match reply {
+            SessionChatSendReply::Taken {
+                run_id: first,
+                first: reply,
+            } => {
+                if first != run_id {
+                    store.end_run(&run_id)?;
+                }
+                (first, *reply)
+            }
+            reply => (run_id, reply),
+        };
+        // In the same step as what follows the session's answer (the
+        // alarm, the run's end), not a commit of its own.
+        store.mark_taken(channel, account_id, &msg.message_id, now_ms())?;
         let started = |status| ChannelInboundResult {
             ok: true,
             status,
@@ -359,6 +416,8 @@ impl Gateway {
             SessionChatSendReply::DirectiveOnly { response, .. } => {
                 (InboundStatus::Directive, response, false)
             }
+            // The session answers a repeat with the first answer only.
+            SessionChatSendReply::Taken { .. } => (InboundStatus::Ignored, None, false),
         };
         // A command answers at once; only `/new TEXT` goes on to a run.
         if !runs {

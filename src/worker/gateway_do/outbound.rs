@@ -6,13 +6,17 @@
 //! it, so retries (a 429, a restart) never send a piece the chat has; a
 //! piece that finally fails stays in the ledger for `channels.list`.
 
-use super::channel_store::{dest_key, ChannelStore, DeliveryRow};
+use super::channel_store::{dest_key, ChannelRun, ChannelStore, DeliveryRow};
 use super::Gateway;
 use crate::channels::chunk::platform_limit;
 use crate::channels::delivery::{delivery_key, pieces, retry_at, TYPING_MAX_MS, TYPING_RENEW_MS};
+use crate::channels::run_check::{after_asking, RunCheck, CHECK_EVERY_MS};
 use crate::media::mime;
 use crate::media::outbound::{locate, split_media_lines, MAX_ATTACHMENTS};
-use crate::session::internal::{ChannelMessageReply, ChannelMessageRequest};
+use crate::session::internal::{
+    ChannelMessageReply, ChannelMessageRequest, RunOutcome, RunOutcomeQuery,
+};
+use crate::worker::bindings::SessionStub;
 use crate::worker::channels::{binding_name, BindingChannel, Channel, SocketChannel};
 use crate::worker::rpc::now_ms;
 use gsv_protocol::channel_key::derive_channel_key;
@@ -243,7 +247,7 @@ impl Gateway {
         let Some(run_id) = evt.run_id.as_deref() else {
             return;
         };
-        if let Err(e) = self.route_run_event(run_id, evt).await {
+        if let Err(e) = self.route_run_event(run_id, evt, true).await {
             console_error!(
                 "gateway: routing run {run_id} to its chat failed: {}",
                 e.message
@@ -251,11 +255,20 @@ impl Gateway {
         }
     }
 
-    async fn route_run_event(&self, run_id: &str, evt: &ChatEvent) -> Res<()> {
+    /// `settle_older`: before a run's end, the ends of the same session's
+    /// earlier runs that were missed are fetched, so a chat's answers keep
+    /// their order.
+    async fn route_run_event(&self, run_id: &str, evt: &ChatEvent, settle_older: bool) -> Res<()> {
         let store = self.channel_store();
         let Some(run) = store.run(run_id)? else {
             return Ok(());
         };
+        let ends = matches!(evt.state, ChatState::Final | ChatState::Error);
+        if ends && settle_older {
+            for older in store.runs_before(&run.session_key, run.started_at, run_id)? {
+                self.check_run(&older, now_ms()).await;
+            }
+        }
         let peer = run.peer()?;
         let (text, ends) = match evt.state {
             ChatState::Delta => return Ok(()),
@@ -269,6 +282,9 @@ impl Gateway {
                 true,
             ),
         };
+        if ends {
+            crate::worker::fault::stop_at(&self.env, gsv_protocol::fault::EVENT_SENT).await;
+        }
         // Typing goes off beside the answer, not before it: the answer is
         // what the person waits for.
         let typing_off = async {
@@ -277,10 +293,10 @@ impl Gateway {
                     .await
             }
         };
-        if ends {
-            store.end_run(run_id)?;
-        }
         let Some(text) = text.filter(|t| !t.trim().is_empty()) else {
+            if ends {
+                store.end_run(run_id)?;
+            }
             typing_off.await;
             return Ok(());
         };
@@ -301,12 +317,79 @@ impl Gateway {
             run.reply_to.as_deref(),
             &media,
         )?;
-        if !ends {
-            store.add_parts(run_id, keys.len().max(1) as i64)?;
+        // The run is let go of only with its answer in the ledger (one
+        // step): the ledger owes it to the chat from here.
+        match ends {
+            true => store.end_run(run_id)?,
+            false => store.add_parts(run_id, keys.len().max(1) as i64)?,
         }
+        crate::worker::fault::stop_at(&self.env, gsv_protocol::fault::LEDGER_WRITTEN).await;
         let dest = dest_key(&run.channel, &run.account_id, &peer.id);
         futures::join!(self.pump(&dest), typing_off);
         Ok(())
+    }
+
+    /// Asks the sessions of the chat runs that are due (all of them, the
+    /// first time in an instance: it may have missed their ends while it
+    /// was down) how each stands.
+    async fn check_runs(&self, now: i64) {
+        let all = !self.runs_checked.replace(true);
+        let runs = match self.channel_store().runs_to_check(now, all) {
+            Ok(runs) => runs,
+            Err(e) => return console_error!("gateway: reading chat runs failed: {}", e.message),
+        };
+        for run in runs {
+            self.check_run(&run, now).await;
+        }
+    }
+
+    /// Asks `run`'s session how it stands: an ended run's answer goes to
+    /// its chat as if its event had come, one going on is asked again
+    /// later, and one its session does not know is let go.
+    async fn check_run(&self, run: &ChannelRun, now: i64) {
+        let store = self.channel_store();
+        let query = RunOutcomeQuery {
+            session_key: run.session_key.clone(),
+            run_id: run.run_id.clone(),
+        };
+        let outcome = SessionStub::for_key(&self.env, &run.session_key)
+            .call(&query)
+            .await;
+        let next = now + CHECK_EVERY_MS;
+        if let Err(e) = &outcome {
+            console_error!(
+                "gateway: asking {} about run {} failed: {}",
+                run.session_key,
+                run.run_id,
+                e.message
+            );
+        }
+        let outcome = outcome.ok();
+        let handled = match (
+            after_asking(outcome.as_ref(), now - run.started_at),
+            outcome,
+        ) {
+            (RunCheck::Deliver, Some(RunOutcome::Ended { event })) => {
+                console_log!(
+                    "gateway: run {} had ended unheard; its answer goes to {} now",
+                    run.run_id,
+                    run.channel
+                );
+                Box::pin(self.route_run_event(&run.run_id, &event, false)).await
+            }
+            (RunCheck::LetGo, _) => {
+                console_log!(
+                    "gateway: session {} does not know run {}; no answer is owed for it",
+                    run.session_key,
+                    run.run_id
+                );
+                store.end_run(&run.run_id)
+            }
+            _ => store.set_check_at(&run.run_id, next),
+        };
+        if let Err(e) = handled {
+            console_error!("gateway: checking run {} failed: {}", run.run_id, e.message);
+        }
     }
 
     /// `gsv__Message`: to the chat named, else the agent's last active one.
@@ -453,8 +536,10 @@ impl Gateway {
         }
     }
 
-    /// The alarm's share: pieces due for a retry, typing renewals.
+    /// The alarm's share: pieces due for a retry, typing renewals, chat
+    /// runs to ask after.
     pub(super) async fn channel_alarm(&self, now: i64) {
+        self.check_runs(now).await;
         let store = self.channel_store();
         match store.due_dests(now) {
             Ok(dests) => {

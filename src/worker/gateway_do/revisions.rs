@@ -146,6 +146,7 @@ impl Gateway {
             clock_offset_ms: self.clock_offset.get(),
             media: vec![],
             trust: gsv_protocol::Trust::default(),
+            inbound_id: None,
         }
     }
 

@@ -24,6 +24,24 @@ use gsv_protocol::*;
 impl Session {
     pub(super) async fn chat_send(&self, send: SessionChatSend) -> Res<SessionChatSendReply> {
         let core = &self.core;
+        let inbound_id = send.inbound_id.clone();
+        if let Some(id) = inbound_id.as_deref() {
+            if let Some((run_id, first)) = core.store.taken(id)? {
+                // Its run may have been cut off with the instance that
+                // took it: the loop goes on with whatever is queued.
+                self.start_queued().await?;
+                return Ok(SessionChatSendReply::Taken {
+                    run_id,
+                    first: Box::new(first),
+                });
+            }
+        }
+        let took = |reply: &SessionChatSendReply| -> Res<()> {
+            match inbound_id.as_deref() {
+                Some(id) => core.store.take_message(id, &send.run_id, reply, now_ms()),
+                None => Ok(()),
+            }
+        };
         let meta = core.store.meta(&send.session_key)?;
         // Activity is stamped only once the reset policy has looked at the
         // previous message.
@@ -45,6 +63,7 @@ impl Session {
                     ..Origin::default()
                 },
             )?;
+            took(&reply)?;
             self.start_queued().await?;
             return Ok(reply);
         }
@@ -53,15 +72,20 @@ impl Session {
         let is_main = self.is_main(&config, &send.session_key);
         let may_change = may_change_session(send.trust, is_main);
         if let Some(command) = parse_command(&send.message) {
-            if command.changes_session() && !may_change {
-                return Ok(SessionChatSendReply::Command {
+            let reply = match command.changes_session() && !may_change {
+                true => SessionChatSendReply::Command {
                     command: command.name().to_string(),
                     response: None,
                     error: Some(NOT_YOURS.to_string()),
                     run_id: None,
-                });
-            }
-            return self.command(command, &send).await;
+                },
+                // A command's effect is not undone should the session stop
+                // before it is marked taken: a retry runs it again (`/reset`
+                // of a session just reset archives nothing).
+                false => self.command(command, &send).await?,
+            };
+            took(&reply)?;
+            return Ok(reply);
         }
         let current = RunConfig::model_for(&config, &meta.settings);
         // Inline directives change the model of a run: read only from
@@ -75,10 +99,12 @@ impl Session {
                 .or_else(|| given.thinking_level.clone());
         }
         if d.is_directive_only() && send.media.is_empty() {
-            return Ok(SessionChatSendReply::DirectiveOnly {
+            let reply = SessionChatSendReply::DirectiveOnly {
                 response: directive_ack(&d, &current),
                 directives: applied,
-            });
+            };
+            took(&reply)?;
+            return Ok(reply);
         }
         let text = if d.has_any() { d.text } else { send.message };
         let overrides = (!is_empty(&applied)).then_some(applied);
@@ -95,6 +121,9 @@ impl Session {
                 trust: send.trust,
             },
         )?;
+        // Taken in the same step as queued: no stop between them.
+        took(&reply)?;
+        crate::worker::fault::stop_at(&core.env, gsv_protocol::fault::SESSION_STORED).await;
         self.start_queued().await?;
         Ok(reply)
     }

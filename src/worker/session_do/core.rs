@@ -215,8 +215,23 @@ impl Core {
             error: Some(error.to_string()),
             ..self.event(run, ChatState::Error)
         };
-        self.emit(evt).await;
+        self.end_run(run, evt).await;
+    }
+
+    /// Ends the run, then sends its last event. A run from a chat keeps
+    /// that event, stored in the same step as the run's end: should the
+    /// event not reach the gateway (a dropped link, a restart), the
+    /// gateway asks for it (`RunOutcome`) and the chat still gets its
+    /// answer.
+    async fn end_run(&self, run: &CurrentRun, evt: ChatEvent) {
+        if run.channel.is_some() {
+            if let Err(e) = self.store.save_outcome(&evt, now_ms()) {
+                worker::console_error!("session: keeping run {}'s end failed: {e}", run.run_id);
+            }
+        }
         let _ = self.store.end_run();
+        crate::worker::fault::stop_at(&self.env, gsv_protocol::fault::RUN_FINISHED).await;
+        self.emit(evt).await;
     }
 
     /// Ends the current run with its answer (`tail`: text not yet streamed).
@@ -233,8 +248,7 @@ impl Core {
             delta: tail,
             ..self.event(run, ChatState::Final)
         };
-        self.emit(evt).await;
-        let _ = self.store.end_run();
+        self.end_run(run, evt).await;
     }
 
     /// Whether a message may start its run at once: nothing runs, waits

@@ -19,7 +19,7 @@ mod summarizer;
 mod tools;
 
 use self::core::Core;
-use crate::session::internal::{path, SessionExecEvent, SessionQuery};
+use crate::session::internal::{path, RunOutcome, SessionExecEvent, SessionQuery};
 use crate::session::patch::apply_patch;
 use crate::session::tools::{exec_event_message, ToolWait};
 use crate::worker::rpc::{new_id, now_ms, read_json, reply};
@@ -77,6 +77,7 @@ impl DurableObject for Session {
                 answer(async { self.approval_decided(body(req).await?) }.await)
             }
             path::EXEC_EVENT => answer(async { self.exec_event(body(req).await?) }.await),
+            path::RUN_OUTCOME => answer(async { self.run_outcome(body(req).await?) }.await),
             path::ABORT => answer(
                 async {
                     let q = body(req).await?;
@@ -212,6 +213,23 @@ impl Session {
     async fn compact(&self, p: SessionCompactParams) -> Res<SessionCompactResult> {
         let bucket = self.core.bucket()?;
         archives::compact(&self.core.store, &bucket, self.core.resetting.get(), p).await
+    }
+
+    /// How a chat's run stands, for a gateway that may have missed its end.
+    fn run_outcome(&self, q: crate::session::internal::RunOutcomeQuery) -> Res<RunOutcome> {
+        let store = &self.core.store;
+        if let Some(event) = store.outcome(&q.run_id)? {
+            return Ok(RunOutcome::Ended {
+                event: Box::new(event),
+            });
+        }
+        if store.current_run()?.is_some_and(|r| r.run_id == q.run_id) {
+            return Ok(RunOutcome::Running);
+        }
+        match store.is_queued(&q.run_id)? {
+            true => Ok(RunOutcome::Queued),
+            false => Ok(RunOutcome::Unknown),
+        }
     }
 
     fn approval_decided(&self, d: crate::session::internal::ApprovalDecided) -> Res<AckResult> {

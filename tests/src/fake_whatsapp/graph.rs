@@ -275,19 +275,29 @@ fn refuse_token(s: &mut State, auth: Option<&str>) -> Option<(u16, Value, After)
     }
 }
 
-/// Signed status webhooks, one after the other (each `pause`d 100 ms before).
+/// Signed status webhooks, one after the other (each `pause`d 100 ms
+/// before). One the webhook does not answer 200 is delivered again, as
+/// Meta does (here every half second, for a minute).
 async fn deliver_statuses(state: Shared, deliveries: Vec<Value>, pause: bool) {
     for payload in deliveries {
         if pause {
             tokio::time::sleep(std::time::Duration::from_millis(100)).await;
         }
-        let state = state.clone();
-        let body = payload.to_string();
-        let _ = tokio::task::spawn_blocking(move || {
-            let signature = format!("sha256={}", super::sign(super::APP_SECRET, body.as_bytes()));
-            deliver_now(&state, &body, Some(&signature))
-        })
-        .await;
+        for _ in 0..120 {
+            let state = state.clone();
+            let body = payload.to_string();
+            let status = tokio::task::spawn_blocking(move || {
+                let signature =
+                    format!("sha256={}", super::sign(super::APP_SECRET, body.as_bytes()));
+                deliver_now(&state, &body, Some(&signature))
+            })
+            .await
+            .unwrap_or(0);
+            if status == 200 {
+                break;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+        }
     }
 }
 
@@ -372,6 +382,17 @@ fn messages(s: &mut State, body: &Value) -> (u16, Value, After) {
     let Some(to) = body["to"].as_str().filter(|t| !t.is_empty()) else {
         return invalid(s, "The parameter to is required.");
     };
+    // Any string up to 512 characters, echoed in the message's statuses.
+    match &body["biz_opaque_callback_data"] {
+        Value::Null => {}
+        Value::String(t) if t.chars().count() <= 512 => {}
+        _ => {
+            return invalid(
+                s,
+                "Param biz_opaque_callback_data must be a string of at most 512 characters.",
+            )
+        }
+    }
     if !matches!(body.get("recipient_type"), None | Some(Value::Null))
         && body["recipient_type"] != "individual"
     {
@@ -485,6 +506,11 @@ fn accept(s: &mut State, to: &str, body: &Value) -> (u16, Value, After) {
     } else {
         vec![]
     };
+    let tracking = body["biz_opaque_callback_data"].as_str();
+    let statuses = statuses
+        .into_iter()
+        .map(|p| payloads::tracked(p, tracking))
+        .collect();
     (
         200,
         json!({"messaging_product": "whatsapp", "contacts": [{"input": to, "wa_id": to}],

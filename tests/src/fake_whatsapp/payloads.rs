@@ -113,6 +113,21 @@ pub fn status(id: &str, recipient: &str, status: &str, error: Option<(i64, &str,
     change(json!({"statuses": [s]}))
 }
 
+/// A status delivery with the send's `biz_opaque_callback_data`, when it
+/// carried one (Meta echoes it in every status of the message).
+pub fn tracked(mut delivery: Value, tracking: Option<&str>) -> Value {
+    if let Some(t) = tracking {
+        for status in delivery["entry"][0]["changes"][0]["value"]["statuses"]
+            .as_array_mut()
+            .into_iter()
+            .flatten()
+        {
+            status["biz_opaque_callback_data"] = Value::String(t.to_string());
+        }
+    }
+    delivery
+}
+
 /// Meta's details for the closed window (131047).
 pub const WINDOW_CLOSED_DETAILS: &str =
     "Message failed to send because more than 24 hours have passed since the customer last replied to this number.";

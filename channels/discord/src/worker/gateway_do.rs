@@ -233,6 +233,8 @@ impl DiscordGateway {
             };
             rest_client::call_multipart(&base, &token, &request).await
         };
+        let env = &self.inner.env;
+        gsv_channel_worker::fault::stop_at(env, gsv_protocol::fault::PLATFORM_CALLED).await;
         match sent {
             Ok(body) => {
                 #[derive(serde::Deserialize)]
@@ -240,6 +242,10 @@ impl DiscordGateway {
                     id: String,
                 }
                 let id = serde_json::from_str::<Created>(&body).ok().map(|c| c.id);
+                // A retry of this piece carries the same nonce: Discord
+                // answers it with this message instead of a second one.
+                gsv_channel_worker::fault::stop_at(env, gsv_protocol::fault::PLATFORM_ANSWERED)
+                    .await;
                 ChannelSendResult {
                     ok: true,
                     message_id: id,

@@ -52,6 +52,12 @@ impl WhatsAppAccount {
             taken += 1;
         }
         for r in a.batch.receipts {
+            // Meta took a piece whose send's answer may have been lost:
+            // the gateway's retry of it is answered without a second send.
+            if let (Some(key), true) = (&r.tracking, r.state != DeliveryState::Failed) {
+                store.remember_sent(key, &r.message_id, now)?;
+                store.note_tracked_receipt(now)?;
+            }
             let state = serde_json::to_value(r.state)?;
             if !store.first_sight(
                 &format!("{}:{}", r.message_id, state.as_str().unwrap_or_default()),

@@ -10,10 +10,30 @@ use crate::graph::{
     self, mark_read_with_typing, media_info, parse_media_info, send_kind, send_media, send_text,
     succeeded, upload_media, upload_type, uploaded_media_id, GraphError, GraphRequest,
 };
+use crate::lost_send::{after_lost_answer, LostSend};
 use crate::phone::to_wa_id;
 use crate::CHANNEL_ID;
 use gsv_protocol::channels::*;
 use worker::*;
+
+/// A retry of a piece whose earlier send got no answer, `age` ms after
+/// that send (`lost_send`): `None` when it is sent again.
+fn unknown_outcome(age: i64, receipts_name_sends: bool) -> Option<ChannelSendResult> {
+    match after_lost_answer(age, receipts_name_sends) {
+        LostSend::Wait => Some(send_failed(
+            "an earlier send of this piece got no answer; waiting for WhatsApp's receipt before sending it again"
+                .into(),
+            true,
+        )),
+        LostSend::SendAgain => None,
+        LostSend::GiveUp => Some(send_failed(
+            "may not have been delivered: WhatsApp's answer to the send was lost and no receipt \
+             named it within a minute; not sent again, to avoid sending it twice"
+                .into(),
+            false,
+        )),
+    }
+}
 
 fn send_failed(error: String, retryable: bool) -> ChannelSendResult {
     ChannelSendResult {
@@ -53,8 +73,8 @@ impl WhatsAppAccount {
             );
         };
         let key = msg.idempotency_key.as_deref().filter(|k| !k.is_empty());
-        // A retry of a piece Meta already took: the same answer, not a second message.
         if let (Some(store), Some(key)) = (&self.store, key) {
+            // A retry of a piece Meta already took: the same answer, not a second message.
             if let Ok(Some(id)) = store.sent_id(key) {
                 return ChannelSendResult {
                     ok: true,
@@ -62,6 +82,13 @@ impl WhatsAppAccount {
                     error: None,
                     retryable: None,
                 };
+            }
+            // A send whose answer never came: Meta may have taken it.
+            if let Ok(Some(at)) = store.attempt_at(key) {
+                let receipts_name_sends = store.tracked_receipts_seen(now_ms()).unwrap_or(false);
+                if let Some(refusal) = unknown_outcome(now_ms() - at, receipts_name_sends) {
+                    return refusal;
+                }
             }
         }
         let to = to_wa_id(&msg.peer.id);
@@ -85,10 +112,30 @@ impl WhatsAppAccount {
                 return send_failed(e.message, e.retryable);
             }
         };
-        let answer = match graph_client::call(&api_base(&self.env), &token, &request).await {
+        let request = match key {
+            Some(key) => graph::with_tracking(request, key),
+            None => request,
+        };
+        // Stored before the call: should its answer be lost (a dropped
+        // connection, a restart), the piece is not sent again blindly.
+        if let (Some(store), Some(key)) = (&self.store, key) {
+            if let Err(e) = store.begin_attempt(key, now_ms()) {
+                return send_failed(format!("recording the send failed: {e}"), true);
+            }
+        }
+        let called = graph_client::call(&api_base(&self.env), &token, &request).await;
+        gsv_channel_worker::fault::stop_at(&self.env, gsv_protocol::fault::PLATFORM_CALLED).await;
+        let answer = match called {
             Ok((status, body)) => graph::sent_message_id(status, &body),
             Err(e) => return send_failed(e, true),
         };
+        gsv_channel_worker::fault::stop_at(&self.env, gsv_protocol::fault::PLATFORM_ANSWERED).await;
+        // Meta answered: whatever it said, the outcome is known.
+        if let (Some(store), Some(key), Err(_)) = (&self.store, key, &answer) {
+            if let Err(e) = store.end_attempt(key) {
+                console_error!("whatsapp: clearing a send's attempt failed: {e}");
+            }
+        }
         match answer {
             Ok(id) => {
                 let now = now_ms();

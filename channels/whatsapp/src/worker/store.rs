@@ -16,6 +16,9 @@ const MIGRATIONS: &[&str] = &[
      CREATE TABLE outbox (id INTEGER PRIMARY KEY AUTOINCREMENT, path TEXT NOT NULL, body TEXT NOT NULL);
      CREATE TABLE peers (peer_id TEXT PRIMARY KEY, message_id TEXT NOT NULL, at INTEGER NOT NULL);
      CREATE TABLE sent (key TEXT PRIMARY KEY, message_id TEXT NOT NULL, at INTEGER NOT NULL)",
+    // Sends begun whose outcome is not known yet (Meta may have taken
+    // them): written before the call, cleared by its answer or a receipt.
+    "CREATE TABLE attempts (key TEXT PRIMARY KEY, at INTEGER NOT NULL)",
 ];
 
 /// Meta redelivers for up to 7 days; ids are kept a day longer.
@@ -217,6 +220,61 @@ impl Store {
             "INSERT OR REPLACE INTO sent (key, message_id, at) VALUES (?, ?, ?)",
             vec![key.into(), message_id.into(), now.into()],
         )?;
+        self.end_attempt(key)
+    }
+
+    // --- sends whose outcome is unknown ------------------------------------------------
+
+    /// When a send of `key` began whose outcome is not known, if one did.
+    pub fn attempt_at(&self, key: &str) -> worker::Result<Option<i64>> {
+        #[derive(Deserialize)]
+        struct Row {
+            at: i64,
+        }
+        let rows: Vec<Row> =
+            self.rows("SELECT at FROM attempts WHERE key = ?", vec![key.into()])?;
+        Ok(rows.into_iter().next().map(|r| r.at))
+    }
+
+    /// A send of `key` is about to be made (stored before the call).
+    pub fn begin_attempt(&self, key: &str, now: i64) -> worker::Result<()> {
+        self.sql.exec(
+            "DELETE FROM attempts WHERE at < ?",
+            vec![(now - SENT_TTL_MS).into()],
+        )?;
+        self.sql.exec(
+            "INSERT OR REPLACE INTO attempts (key, at) VALUES (?, ?)",
+            vec![key.into(), now.into()],
+        )?;
+        Ok(())
+    }
+
+    /// A receipt named its send by the piece's key (Meta echoes
+    /// `biz_opaque_callback_data` to this account's webhook).
+    pub fn note_tracked_receipt(&self, now: i64) -> worker::Result<()> {
+        self.sql.exec(
+            "INSERT OR REPLACE INTO seen (key, at) VALUES ('~tracked-receipt', ?)",
+            vec![now.into()],
+        )?;
+        Ok(())
+    }
+
+    /// Whether receipts named their sends here lately (within the time
+    /// delivery ids are kept).
+    pub fn tracked_receipts_seen(&self, now: i64) -> worker::Result<bool> {
+        #[derive(Deserialize)]
+        struct Row {
+            at: i64,
+        }
+        let rows: Vec<Row> =
+            self.rows("SELECT at FROM seen WHERE key = '~tracked-receipt'", vec![])?;
+        Ok(rows.first().is_some_and(|r| now - r.at < SEEN_TTL_MS))
+    }
+
+    /// The send's outcome is known (Meta answered, or a receipt came).
+    pub fn end_attempt(&self, key: &str) -> worker::Result<()> {
+        self.sql
+            .exec("DELETE FROM attempts WHERE key = ?", vec![key.into()])?;
         Ok(())
     }
 }

@@ -26,6 +26,7 @@ use worker::{SqlStorage, SqlStorageValue};
 
 mod deadlines;
 mod history;
+pub mod outcomes;
 mod reset_plan;
 mod runs;
 
