@@ -217,7 +217,7 @@ mod tests {
         let text = serde_json::to_string(&down).unwrap();
         assert_eq!(
             text,
-            r#"{"chatSend":{"call":7,"send":{"sessionKey":"agent:main:main","runId":"r1","message":"hello","configRev":"c1","nodesRev":"n1","workspaceRev":"w1","trust":{"level":"owner","actsAs":"owner"}}}}"#
+            r#"{"chatSend":{"call":7,"send":{"sessionKey":"agent:main:main","runId":"r1","message":"hello","configRev":"c1","nodesRev":"n1","workspaceRev":"w1","trust":{"level":"owner","actsAs":"owner"},"inboundId":"discord:default:m1"}}}"#
         );
         assert_eq!(LinkDown::read(&text).unwrap(), down);
         let closed = serde_json::to_string(&LinkDown::Closed).unwrap();
