@@ -2,6 +2,7 @@
 
 use super::tools::{DELETE_FILE, EDIT_FILE, LIST_FILES, READ_FILE, WRITE_FILE};
 use crate::session::tools::ToolError;
+use crate::storage::content_type_of;
 use crate::workspace::paths::WorkspacePath;
 use serde_json::Value;
 
@@ -160,15 +161,4 @@ pub fn apply_edit(
 /// Content type stored with a written file, by extension.
 pub fn content_type(path: &WorkspacePath) -> &'static str {
     content_type_of(path.as_str())
-}
-
-/// Content type for an R2 key or file name, by extension.
-pub fn content_type_of(name: &str) -> &'static str {
-    let ext = name.rsplit_once('.').map(|(_, e)| e.to_ascii_lowercase());
-    match ext.as_deref() {
-        Some("md") => "text/markdown; charset=utf-8",
-        Some("json") => "application/json",
-        Some("yaml" | "yml") => "text/yaml; charset=utf-8",
-        _ => "text/plain; charset=utf-8",
-    }
 }

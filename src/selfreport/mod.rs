@@ -8,7 +8,8 @@ mod knowledge;
 pub mod logs;
 mod tools;
 
-pub use edit::{apply_edit, content_type, content_type_of, EditError, Edited, WorkspaceCall};
+pub use crate::storage::content_type_of;
+pub use edit::{apply_edit, content_type, EditError, Edited, WorkspaceCall};
 pub use exec::{execute, is_native, native_tool_definitions, NativeCall};
 pub use knowledge::{
     count_memories, memory_sections, what_do_i_know, Knowledge, MemorySection,

@@ -4,7 +4,6 @@
 //! (`worker::gateway_do::probes`) does the I/O around these decisions.
 
 use super::host::HostInfo;
-use super::status::SkillsStatus;
 use gsv_protocol::{
     valid_bin_name, NodeProbeResultParams, NodeRuntimeInfo, SkillProbeError, SkillsUpdateResult,
 };
@@ -144,11 +143,11 @@ pub fn apply_probe_result(
 
 /// The `skills.update` answer: `status` re-evaluated after the probes,
 /// and what each probe did (`(node id, outcome)`, any order).
-pub fn update_result(
-    status: SkillsStatus,
+pub fn update_result<S>(
+    status: S,
     outcomes: &[(String, ProbeOutcome)],
     mut skipped: Vec<String>,
-) -> SkillsUpdateResult<SkillsStatus> {
+) -> SkillsUpdateResult<S> {
     let mut updated: Vec<String> = Vec::new();
     let mut errors: Vec<SkillProbeError> = Vec::new();
     for (node_id, outcome) in outcomes {

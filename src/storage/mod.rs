@@ -15,6 +15,17 @@
 mod list;
 mod listings;
 mod memory;
+/// Content type for an R2 key or file name, by extension.
+pub fn content_type_of(name: &str) -> &'static str {
+    let ext = name.rsplit_once('.').map(|(_, e)| e.to_ascii_lowercase());
+    match ext.as_deref() {
+        Some("md") => "text/markdown; charset=utf-8",
+        Some("json") => "application/json",
+        Some("yaml" | "yml") => "text/yaml; charset=utf-8",
+        _ => "text/plain; charset=utf-8",
+    }
+}
+
 #[cfg(test)]
 mod tests;
 mod text_cache;
@@ -25,7 +36,6 @@ pub use listings::{
 pub use memory::{MemoryStore, Requests};
 pub use text_cache::TextCache;
 
-use crate::selfreport::content_type_of;
 use std::collections::HashMap;
 
 /// A failed store request.

@@ -4,7 +4,6 @@
 //! their media id (`GET /{media-id}` gives a short-lived URL).
 
 use crate::phone::to_e164;
-use crate::webhook::seconds_to_ms;
 use gsv_protocol::channels::{
     ChannelInboundMessage, ChannelMedia, ChannelPeer, ChannelSender, MediaType, PeerKind,
 };
@@ -272,6 +271,11 @@ fn shared_contacts(contacts: &[SharedContact]) -> String {
         })
         .collect::<Vec<_>>()
         .join("\n")
+}
+
+/// Meta's timestamps: seconds since the epoch, as a string.
+pub fn seconds_to_ms(s: &str) -> Option<i64> {
+    s.trim().parse::<i64>().ok().map(|secs| secs * 1000)
 }
 
 #[cfg(test)]

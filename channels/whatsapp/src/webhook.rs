@@ -3,7 +3,7 @@
 //! into one batch of messages and receipts per business phone number.
 
 use crate::graph::{explain, ErrorObject};
-use crate::inbound::{normalize, Contact, Normalized};
+use crate::inbound::{normalize, seconds_to_ms, Contact, Normalized};
 use gsv_protocol::channel_key::secrets_match;
 use gsv_protocol::channels::{ChannelInboundMessage, DeliveryState};
 use hmac::{Hmac, Mac};
@@ -250,11 +250,6 @@ fn receipt(s: Status) -> Result<Receipt, String> {
         error,
         tracking: s.biz_opaque_callback_data.filter(|t| !t.is_empty()),
     })
-}
-
-/// Meta's timestamps: seconds since the epoch, as a string.
-pub fn seconds_to_ms(s: &str) -> Option<i64> {
-    s.trim().parse::<i64>().ok().map(|secs| secs * 1000)
 }
 
 #[cfg(test)]

@@ -7,7 +7,6 @@
 //! what becomes of the answer.
 
 use super::cron_store::{AgentRun, CronStore};
-use super::session_send::KIND_SESSION_SEND;
 use super::Gateway;
 use crate::calls::Abort;
 use crate::session::internal::{SessionChatSend, SessionChatSendReply, SessionQuery};
@@ -38,6 +37,9 @@ impl ChatTarget {
         format!("{}:{}", self.channel, self.peer.id)
     }
 }
+
+/// The kind of agent run a `gsv__SessionSend` waits on (session_send.rs).
+pub(super) const KIND_SESSION_SEND: &str = "session_send";
 
 /// How an agent run ended.
 pub(super) enum RunEnd {

@@ -6,7 +6,7 @@
 //! so it survives hibernation and the alarm ends it. The decisions are in
 //! `crate::agent_tools::session_send`.
 
-use super::agent_runs::RunEnd;
+use super::agent_runs::{RunEnd, KIND_SESSION_SEND};
 use super::cron_store::AgentRun;
 use super::Gateway;
 use crate::agent_tools::session_send::{accepted, answered, failed, plan_send, timed_out};
@@ -19,8 +19,6 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 type Res<T> = std::result::Result<T, ErrorShape>;
-
-pub(super) const KIND_SESSION_SEND: &str = "session_send";
 
 /// What a waiting send needs when the run ends: the sender's call.
 #[derive(Debug, Serialize, Deserialize)]

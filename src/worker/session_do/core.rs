@@ -187,16 +187,6 @@ impl Core {
         }
     }
 
-    /// Sends `evt` to the Gateway; a link opened for it is listened on,
-    /// since the Gateway sends this session's messages on it too.
-    pub async fn emit(&self, evt: ChatEvent) {
-        if let Some(opened) = self.link.emit(&self.env, &evt).await {
-            if let Some(core) = self.this.upgrade() {
-                super::link::listen(core, opened);
-            }
-        }
-    }
-
     pub fn event(&self, run: &CurrentRun, state: ChatState) -> ChatEvent {
         ChatEvent {
             run_id: Some(run.run_id.clone()),

@@ -13,6 +13,18 @@ use gsv_protocol::{codes, ErrorShape, ToolRequestParams, ToolResultParams};
 use std::rc::Rc;
 use worker::{console_error, WebSocket, WebsocketEvent};
 
+impl Core {
+    /// Sends `evt` to the Gateway; a link opened for it is listened on,
+    /// since the Gateway sends this session's messages on it too.
+    pub async fn emit(&self, evt: gsv_protocol::ChatEvent) {
+        if let Some(opened) = self.link.emit(&self.env, &evt).await {
+            if let Some(core) = self.this.upgrade() {
+                listen(core, opened);
+            }
+        }
+    }
+}
+
 /// Listens on `ws` until it closes. Messages are taken in the order they
 /// came: each is queued before the next is looked at, as requests are.
 pub fn listen(core: Rc<Core>, ws: WebSocket) {
