@@ -108,6 +108,18 @@ impl Rig {
         self.gw.restart();
     }
 
+    /// Waits until the flow stopped at `step`, then crashes right there:
+    /// workerd killed and started again without the fault.
+    fn crash_at(&mut self, step: &str) {
+        let stopped = format!("fault: stopped at {step}");
+        assert!(
+            wait_until(Duration::from_secs(60), || self.gw.log().contains(&stopped)),
+            "the flow never reached {step}:\n{}",
+            self.gw.log()
+        );
+        self.restart(None);
+    }
+
     /// `wa_id` writes `text`; delivered again until the webhook takes it,
     /// as Meta does.
     fn whatsapp_says(&self, wa_id: &str, text: &str) {
@@ -198,14 +210,7 @@ async fn a_crash_after_any_step_still_answers_each_message_once_in_order() {
         rig.llm.script(&question, vec![Step::text(&answer)]);
         rig.restart(Some(step));
         rig.whatsapp_says(ANN, &question);
-        let stopped = format!("fault: stopped at {step}");
-        assert!(
-            wait_until(Duration::from_secs(60), || rig.gw.log().contains(&stopped)),
-            "the flow never reached {step}:\n{}",
-            rig.gw.log()
-        );
-        // A crash right there.
-        rig.restart(None);
+        rig.crash_at(step);
         expected.push(answer.clone());
         assert!(
             wait_until(Duration::from_secs(120), || rig
@@ -238,13 +243,7 @@ async fn a_discord_answer_cut_off_at_the_platform_is_seen_once() {
         rig.restart(Some(step));
         rig.discord
             .dispatch("MESSAGE_CREATE", messages::dm(&format!("9{i}"), &question));
-        let stopped = format!("fault: stopped at {step}");
-        assert!(
-            wait_until(Duration::from_secs(60), || rig.gw.log().contains(&stopped)),
-            "the flow never reached {step}:\n{}",
-            rig.gw.log()
-        );
-        rig.restart(None);
+        rig.crash_at(step);
         expected.push(answer.clone());
         // Posted again after the restart (same nonce): one message.
         let path = format!("/channels/{DM}/messages");

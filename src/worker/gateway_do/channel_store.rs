@@ -57,6 +57,17 @@ pub const SEEN_TTL_MS: i64 = 24 * 3_600_000;
 /// Sent pieces stay in the ledger this long, for retries to find them.
 pub const SENT_TTL_MS: i64 = 24 * 3_600_000;
 
+/// A query of `channel_runs` rows as `ChannelRun` reads them, `$rest`
+/// after the table (one column list, made at compile time).
+macro_rules! run_select {
+    ($rest:literal) => {
+        concat!(
+            "SELECT run_id, channel, account_id, peer, reply_to, started_at, parts, session_key FROM channel_runs ",
+            $rest
+        )
+    };
+}
+
 /// A run whose answer goes back to the chat it came from.
 #[derive(Debug, Clone, Deserialize)]
 pub struct ChannelRun {
@@ -396,10 +407,8 @@ impl ChannelStore {
     }
 
     pub fn run(&self, run_id: &str) -> Res<Option<ChannelRun>> {
-        let rows: Vec<ChannelRun> = self.rows(
-            "SELECT run_id, channel, account_id, peer, reply_to, started_at, parts, session_key FROM channel_runs WHERE run_id = ?",
-            vec![run_id.into()],
-        )?;
+        let rows: Vec<ChannelRun> =
+            self.rows(run_select!("WHERE run_id = ?"), vec![run_id.into()])?;
         Ok(rows.into_iter().next())
     }
 
@@ -407,7 +416,7 @@ impl ChannelStore {
     /// if it is answering one.
     pub fn chat_of_session(&self, key: &str) -> Res<Option<gsv_protocol::cron::JobChat>> {
         let rows: Vec<ChannelRun> = self.rows(
-            "SELECT run_id, channel, account_id, peer, reply_to, started_at, parts, session_key FROM channel_runs WHERE session_key = ? ORDER BY started_at DESC LIMIT 1",
+            run_select!("WHERE session_key = ? ORDER BY started_at DESC LIMIT 1"),
             vec![key.into()],
         )?;
         rows.into_iter()
@@ -443,8 +452,7 @@ impl ChannelStore {
     /// every run (after a restart, whatever was missed meanwhile).
     pub fn runs_to_check(&self, now: i64, all: bool) -> Res<Vec<ChannelRun>> {
         self.rows(
-            "SELECT run_id, channel, account_id, peer, reply_to, started_at, parts, session_key
-             FROM channel_runs WHERE ?2 OR (check_at IS NOT NULL AND check_at <= ?1)",
+            run_select!("WHERE ?2 OR (check_at IS NOT NULL AND check_at <= ?1)"),
             vec![now.into(), i64::from(all).into()],
         )
     }
@@ -458,8 +466,9 @@ impl ChannelStore {
         run_id: &str,
     ) -> Res<Vec<ChannelRun>> {
         self.rows(
-            "SELECT run_id, channel, account_id, peer, reply_to, started_at, parts, session_key
-             FROM channel_runs WHERE session_key = ? AND started_at <= ? AND run_id != ? ORDER BY started_at",
+            run_select!(
+                "WHERE session_key = ? AND started_at <= ? AND run_id != ? ORDER BY started_at"
+            ),
             vec![session_key.into(), started_at.into(), run_id.into()],
         )
     }
@@ -492,8 +501,7 @@ impl ChannelStore {
     /// Runs whose typing indicator is due for renewal.
     pub fn typing_due(&self, now: i64) -> Res<Vec<ChannelRun>> {
         self.rows(
-            "SELECT run_id, channel, account_id, peer, reply_to, started_at, parts, session_key
-             FROM channel_runs WHERE typing_at IS NOT NULL AND typing_at <= ?",
+            run_select!("WHERE typing_at IS NOT NULL AND typing_at <= ?"),
             vec![now.into()],
         )
     }
@@ -767,16 +775,11 @@ impl ChannelStore {
     /// written: a run of that chat's session, started at or after `since`
     /// (an older one is taken to have died with its isolate).
     pub fn last_chat_replying(&self, agent_id: &str, since: i64) -> Res<bool> {
-        #[derive(Deserialize)]
-        struct N {
-            n: i64,
-        }
-        let rows: Vec<N> = self.rows(
+        Ok(self.count(
             "SELECT COUNT(*) AS n FROM channel_runs r JOIN last_active l ON r.session_key = l.session_key
              WHERE l.agent_id = ? AND r.started_at >= ?",
             vec![agent_id.into(), since.into()],
-        )?;
-        Ok(rows.first().is_some_and(|r| r.n > 0))
+        )? > 0)
     }
 
     /// The earliest moment the channel plane has work: a piece due, a

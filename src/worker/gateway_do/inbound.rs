@@ -67,15 +67,14 @@ fn not_taken(e: ErrorShape) -> ErrorShape {
     if e.code == codes::BAD_REQUEST {
         return e;
     }
-    ErrorShape {
-        code: codes::UNAVAILABLE,
-        message: format!(
+    ErrorShape::new(
+        codes::UNAVAILABLE,
+        format!(
             "The session did not take the message; try again: {}",
             e.message
         ),
-        details: None,
-        retryable: Some(true),
-    }
+    )
+    .retryable(true)
 }
 
 impl Gateway {

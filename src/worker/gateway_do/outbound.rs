@@ -270,17 +270,14 @@ impl Gateway {
             }
         }
         let peer = run.peer()?;
-        let (text, ends) = match evt.state {
+        let text = match evt.state {
             ChatState::Delta => return Ok(()),
-            ChatState::Partial => (evt.message.as_ref().map(|m| m.text()), false),
-            ChatState::Final => (evt.message.as_ref().map(|m| m.text()), true),
-            ChatState::Error => (
-                evt.error
-                    .as_deref()
-                    .filter(|e| !QUIET_ERRORS.contains(e))
-                    .map(|e| format!("Sorry, I couldn't finish that: {e}")),
-                true,
-            ),
+            ChatState::Partial | ChatState::Final => evt.message.as_ref().map(|m| m.text()),
+            ChatState::Error => evt
+                .error
+                .as_deref()
+                .filter(|e| !QUIET_ERRORS.contains(e))
+                .map(|e| format!("Sorry, I couldn't finish that: {e}")),
         };
         if ends {
             crate::worker::fault::stop_at(&self.env, gsv_protocol::fault::EVENT_SENT).await;
