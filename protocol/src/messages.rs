@@ -36,6 +36,23 @@ impl Message {
 pub struct UserMessage {
     pub content: UserContent,
     pub timestamp: i64,
+    /// What the gateway attached for the model with this message (the
+    /// memories recalled for it), sent after `content` in the same turn.
+    /// Kept with the message so every later call sends the same bytes (a
+    /// provider's prompt cache holds); clients show `content`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub context: Option<String>,
+}
+
+impl UserMessage {
+    /// A message of `content` sent at `timestamp`, with nothing attached.
+    pub fn new(content: UserContent, timestamp: i64) -> Self {
+        Self {
+            content,
+            timestamp,
+            context: None,
+        }
+    }
 }
 
 /// A user message is either plain text or a list of blocks (text, images).
@@ -279,7 +296,8 @@ mod tests {
             vec![
                 Message::User(UserMessage {
                     content: UserContent::Text("Hello".into()),
-                    timestamp: 1708300000000
+                    timestamp: 1708300000000,
+                    context: None,
                 }),
                 Message::Assistant(AssistantMessage::new(
                     vec![AssistantBlock::Text {

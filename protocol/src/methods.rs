@@ -38,6 +38,14 @@ pub struct ToolDefinition {
     pub input_schema: Value,
 }
 
+impl ToolDefinition {
+    /// A node's tool is named `{nodeId}__{Tool}`; `gsv__…` and unprefixed
+    /// tools are the gateway's own.
+    pub fn is_node_tool(&self) -> bool {
+        !self.name.starts_with("gsv__") && self.name.contains("__")
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct AuthParams {

@@ -19,6 +19,7 @@ fn user(text: &str, ts: i64) -> Message {
     Message::User(UserMessage {
         content: UserContent::Text(text.into()),
         timestamp: ts,
+        context: None,
     })
 }
 

@@ -10,6 +10,7 @@ fn message(i: usize) -> Message {
         0 => Message::User(UserMessage {
             content: UserContent::Text(format!("question {i} — ünïcödé ✓")),
             timestamp: t,
+            context: None,
         }),
         1 => Message::Assistant(AssistantMessage::new(
             vec![

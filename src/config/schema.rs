@@ -56,6 +56,7 @@ const PROVIDER: Ty = Ty::Obj(&[
         Ty::OneOf(&["openai-completions", "anthropic-messages"]),
     ),
     ("contextWindow", POS),
+    ("cacheTtl", Ty::OneOf(&["5m", "1h", "off"])),
 ]);
 const TIMEOUTS: Ty = Ty::Obj(&[
     ("llmMs", Ty::Int(1000, 3_600_000)),

@@ -4,7 +4,9 @@ mod body;
 mod decoder;
 
 use super::http_error::classify_http_error;
-use super::{Endpoint, HttpRequest, LlmError, LlmRequest, Prepared, Provider, StreamDecoder};
+use super::{
+    CacheTtl, Endpoint, HttpRequest, LlmError, LlmRequest, Prepared, Provider, StreamDecoder,
+};
 use gsv_protocol::{Message, ToolDefinition};
 use serde_json::value::RawValue;
 
@@ -35,8 +37,13 @@ impl Provider for Anthropic {
         }
     }
 
-    fn prepare(&self, system_prompt: &str, tools: &[ToolDefinition]) -> Prepared {
-        body::prepare(system_prompt, tools)
+    fn prepare(
+        &self,
+        system_prompt: &str,
+        tools: &[ToolDefinition],
+        ttl: Option<CacheTtl>,
+    ) -> Prepared {
+        body::prepare(system_prompt, tools, ttl)
     }
 
     fn write_messages(&self, messages: &[Message]) -> Vec<Box<RawValue>> {
@@ -64,6 +71,7 @@ mod tests {
         let messages = vec![Message::User(UserMessage {
             content: UserContent::Text("hi".into()),
             timestamp: 1,
+            context: None,
         })];
         let req = LlmRequest {
             model: "claude-sonnet-4-5",
@@ -74,6 +82,7 @@ mod tests {
             max_tokens: None,
             prepared: None,
             written: None,
+            cache: None,
         };
         let endpoint = Endpoint {
             base_url: "https://api.anthropic.com".into(),

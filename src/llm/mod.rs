@@ -62,6 +62,46 @@ pub struct Endpoint {
     pub api_key: String,
 }
 
+/// How long a provider keeps a prompt prefix it cached
+/// (`providers.<name>.cacheTtl`: `5m`, the default, or `1h`; `off` asks
+/// for no caching).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum CacheTtl {
+    #[default]
+    FiveMinutes,
+    OneHour,
+}
+
+impl CacheTtl {
+    /// The setting's value: `Some(None)` is `off`; `None` an unknown value.
+    pub fn parse(s: &str) -> Option<Option<Self>> {
+        Some(match s.trim().to_ascii_lowercase().as_str() {
+            "5m" => Some(Self::FiveMinutes),
+            "1h" => Some(Self::OneHour),
+            "off" => None,
+            _ => return None,
+        })
+    }
+}
+
+/// Asks the provider to cache the request's prefix for later calls.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PromptCache<'a> {
+    pub ttl: CacheTtl,
+    /// Names the conversation for providers that route requests to the
+    /// cache holding their prefix (OpenAI's `prompt_cache_key`).
+    pub key: &'a str,
+}
+
+/// A conversation's `PromptCache::key`: its session key hashed, so the
+/// provider is not told whom the session is with.
+pub fn cache_key(session_key: &str) -> String {
+    use sha2::{Digest, Sha256};
+    let hash = Sha256::digest(session_key.as_bytes());
+    let hex: String = hash.iter().take(12).map(|b| format!("{b:02x}")).collect();
+    format!("gsv-{hex}")
+}
+
 /// One model call.
 #[derive(Debug, Clone, PartialEq)]
 pub struct LlmRequest<'a> {
@@ -77,6 +117,8 @@ pub struct LlmRequest<'a> {
     /// The first messages as this provider writes them, when a caller kept
     /// them from an earlier call (`WrittenHistory`): the rest is written.
     pub written: Option<WrittenPrefix<'a>>,
+    /// Whether and how the provider should cache the prompt's prefix.
+    pub cache: Option<PromptCache<'a>>,
 }
 
 /// The parts of a body that stay the same while a prompt does (a large
@@ -135,32 +177,40 @@ impl<'a, T: Serialize> Kept<'a, T> {
 
 /// Test support for both providers: for each `(system prompt, tools)`, the
 /// body written with the parts `prepare` kept is the body written fresh,
-/// byte for byte.
+/// byte for byte, with caching off and at each TTL.
 #[cfg(test)]
 pub(crate) fn assert_kept_parts_write_the_fresh_body(
     request_json: fn(&LlmRequest) -> String,
-    prepare: fn(&str, &[ToolDefinition]) -> Prepared,
+    prepare: fn(&str, &[ToolDefinition], Option<CacheTtl>) -> Prepared,
     model: &str,
     messages: &[Message],
     cases: Vec<(&str, Vec<ToolDefinition>)>,
 ) {
+    let ttls = [None, Some(CacheTtl::FiveMinutes), Some(CacheTtl::OneHour)];
     for (system, tools) in cases {
-        let fresh = LlmRequest {
-            model,
-            system_prompt: system,
-            messages,
-            tools: &tools,
-            thinking: ThinkingLevel::None,
-            max_tokens: None,
-            prepared: None,
-            written: None,
-        };
-        let prepared = prepare(system, &tools);
-        let kept = LlmRequest {
-            prepared: Some(&prepared),
-            ..fresh.clone()
-        };
-        assert_eq!(request_json(&kept), request_json(&fresh), "{system:?}");
+        for ttl in ttls {
+            let fresh = LlmRequest {
+                model,
+                system_prompt: system,
+                messages,
+                tools: &tools,
+                thinking: ThinkingLevel::None,
+                max_tokens: None,
+                prepared: None,
+                written: None,
+                cache: ttl.map(|ttl| PromptCache { ttl, key: "k" }),
+            };
+            let prepared = prepare(system, &tools, ttl);
+            let kept = LlmRequest {
+                prepared: Some(&prepared),
+                ..fresh.clone()
+            };
+            assert_eq!(
+                request_json(&kept),
+                request_json(&fresh),
+                "{system:?} {ttl:?}"
+            );
+        }
     }
 }
 
@@ -236,8 +286,14 @@ pub trait Provider {
     /// Default base URL when `providers.<name>.baseUrl` is not configured.
     fn default_base_url(&self) -> &'static str;
     fn build_request(&self, endpoint: &Endpoint, req: &LlmRequest) -> HttpRequest;
-    /// `system_prompt` and `tools` serialized as `build_request` writes them.
-    fn prepare(&self, system_prompt: &str, tools: &[ToolDefinition]) -> Prepared;
+    /// `system_prompt` and `tools` serialized as `build_request` writes
+    /// them for a request whose `cache` has `ttl`.
+    fn prepare(
+        &self,
+        system_prompt: &str,
+        tools: &[ToolDefinition],
+        ttl: Option<CacheTtl>,
+    ) -> Prepared;
     /// Each entry of a body's `messages` that `messages` make, as
     /// `build_request` writes it (for `WrittenHistory`).
     fn write_messages(&self, messages: &[Message]) -> Vec<Box<serde_json::value::RawValue>>;

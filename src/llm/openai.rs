@@ -8,7 +8,9 @@ mod chunk;
 mod decoder;
 
 use super::http_error::classify_http_error;
-use super::{Endpoint, HttpRequest, LlmError, LlmRequest, Prepared, Provider, StreamDecoder};
+use super::{
+    CacheTtl, Endpoint, HttpRequest, LlmError, LlmRequest, Prepared, Provider, StreamDecoder,
+};
 use gsv_protocol::{Message, ToolDefinition};
 use serde_json::value::RawValue;
 
@@ -68,8 +70,13 @@ impl Provider for OpenAi {
         }
     }
 
-    fn prepare(&self, system_prompt: &str, tools: &[ToolDefinition]) -> Prepared {
-        body::prepare(system_prompt, tools)
+    fn prepare(
+        &self,
+        system_prompt: &str,
+        tools: &[ToolDefinition],
+        ttl: Option<CacheTtl>,
+    ) -> Prepared {
+        body::prepare(system_prompt, tools, ttl)
     }
 
     fn write_messages(&self, messages: &[Message]) -> Vec<Box<RawValue>> {
@@ -116,6 +123,7 @@ mod tests {
         let messages = vec![Message::User(UserMessage {
             content: UserContent::Text("hi".into()),
             timestamp: 1,
+            context: None,
         })];
         let req = LlmRequest {
             model: "gpt-4.1",
@@ -126,6 +134,7 @@ mod tests {
             max_tokens: None,
             prepared: None,
             written: None,
+            cache: None,
         };
         let openai = OpenAi::for_provider("openai");
         let endpoint = Endpoint {

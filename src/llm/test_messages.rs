@@ -12,6 +12,7 @@ pub(crate) fn user(text: &str) -> Message {
     Message::User(UserMessage {
         content: UserContent::Text(text.into()),
         timestamp: 0,
+        context: None,
     })
 }
 

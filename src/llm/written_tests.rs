@@ -13,6 +13,7 @@ fn body(provider: &dyn Provider, messages: &[Message], written: Option<WrittenPr
         max_tokens: None,
         prepared: None,
         written,
+        cache: None,
     };
     let endpoint = Endpoint {
         base_url: "http://localhost".into(),

@@ -56,6 +56,7 @@ fn user(blocks: Vec<ContentBlock>) -> Message {
     Message::User(UserMessage {
         content: UserContent::Blocks(blocks),
         timestamp: 1,
+        context: None,
     })
 }
 

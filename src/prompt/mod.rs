@@ -74,8 +74,6 @@ pub struct PromptContext<'a> {
     pub model_id: &'a str,
     /// IANA name (`userTimezone`).
     pub timezone: &'a str,
-    /// The channel the conversation comes from, if any.
-    pub channel: Option<&'a str>,
     /// The tools attached to this run, native and node.
     pub tools: &'a [ToolDefinition],
     /// Connected nodes.
@@ -84,8 +82,6 @@ pub struct PromptContext<'a> {
     pub base_prompt: &'a str,
     /// The configured heartbeat prompt, quoted in the Heartbeats section.
     pub heartbeat_prompt: Option<&'a str>,
-    /// Long-term memories recalled for this run's message.
-    pub recalled: &'a [crate::memory::recall::Candidate],
 }
 
 /// Assembles the system prompt.
@@ -95,11 +91,17 @@ pub struct PromptContext<'a> {
 /// Soul → Your Identity → About Your Human → Operating Instructions →
 /// Long-Term Memory (main session only) → Recent Context (Yesterday, Today)
 /// → Tool Notes → Heartbeats (meaningful HEARTBEAT.md only) → Skills
-/// (Mandatory Scan) (eligible skills only) → Chat App Messages (a run
-/// whose message came from a chat app) → Runtime (always).
+/// (Mandatory Scan) (eligible skills only) → Chat App Messages → Runtime.
 ///
 /// When BOOTSTRAP.md exists: scaffold → COMMISSIONING CEREMONY (First Run)
-/// → Current Soul → Current Identity → About Your Human → Runtime.
+/// → Current Soul → Current Identity → About Your Human → Chat App
+/// Messages → Runtime.
+///
+/// Nothing here depends on the message a run answers (the memories
+/// recalled for it go with the message, `UserMessage::context`; a chat
+/// app's envelope names the channel and time): between two runs the prompt
+/// is the same text unless what it is made from changed, so a provider's
+/// cache of it holds.
 pub fn build_system_prompt(
     ws: &Workspace,
     ctx: &PromptContext<'_>,
@@ -140,8 +142,6 @@ pub fn build_system_prompt(
             "USER.md",
             ws.user.as_deref(),
         ));
-        let recalled = crate::memory::recall::render(ctx.recalled);
-        push(budget.take("recalled memories", &recalled));
     } else {
         push(file_section(
             &mut budget,
@@ -182,8 +182,6 @@ pub fn build_system_prompt(
                 ws.memory.as_deref(),
             ));
         }
-        let recalled = crate::memory::recall::render(ctx.recalled);
-        push(budget.take("recalled memories", &recalled));
         push(sections::recent_context(
             &mut budget,
             ws.yesterday.as_ref(),
@@ -206,12 +204,10 @@ pub fn build_system_prompt(
             ctx.tools,
         ));
     }
-    if let Some(channel) = ctx.channel {
-        out.push(format!(
-            "## Chat App Messages\n\n{}",
-            crate::channels::envelope::prompt_note(channel)
-        ));
-    }
+    out.push(format!(
+        "## Chat App Messages\n\n{}",
+        crate::channels::envelope::PROMPT_NOTE
+    ));
     out.push(runtime::runtime(ctx));
     out.join(SECTION_SEPARATOR)
 }

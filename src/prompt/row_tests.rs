@@ -129,11 +129,7 @@ fn memory_only_in_the_main_session() {
         ..Workspace::default()
     };
     assert_eq!(titles(&build(&ws, true)), expect(&["## Long-Term Memory"]));
-    // The non-main context is a WhatsApp DM: its note, no memory.
-    assert_eq!(
-        titles(&build(&ws, false)),
-        expect(&["## Chat App Messages"])
-    );
+    assert_eq!(titles(&build(&ws, false)), expect(&[]));
 }
 
 #[test]
@@ -149,7 +145,6 @@ fn bootstrap_skips_everything_but_soul_identity_user() {
             "## COMMISSIONING CEREMONY (First Run)",
             "## Current Soul (update during commissioning)",
             "## Current Identity (fill in during commissioning)",
-            "## Chat App Messages",
         ])
     );
     // A blank BOOTSTRAP.md does not switch modes.

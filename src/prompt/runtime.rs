@@ -15,10 +15,6 @@ pub(crate) fn runtime(ctx: &PromptContext<'_>) -> String {
         format!("- Session key: {}", ctx.session_key),
         format!("- Model: {}/{}", ctx.model_provider, ctx.model_id),
         format!("- Timezone: {}", ctx.timezone),
-        format!(
-            "- Channel: {}",
-            ctx.channel.unwrap_or("none (direct client)")
-        ),
     ];
     let hosts = sorted_hosts(ctx.hosts);
     let role = |r: &str| {

@@ -26,7 +26,7 @@ fn tooling(tools: &[ToolDefinition]) -> String {
     if tools.is_empty() {
         return "## Tooling\n\nNo tools are attached to this run.".to_string();
     }
-    let node = tools.iter().filter(|t| is_node_tool(&t.name)).count();
+    let node = tools.iter().filter(|t| t.is_node_tool()).count();
     let native = tools.len() - node;
     let mut s = format!(
         "## Tooling\n\n{} attached to this run: {native} native (run inside the gateway: your workspace, config, messages, schedules and self-report) and {node} node {} (named `{{nodeId}}__{{Tool}}`, run on a machine your human connected).\nCall tools by the exact names below; names are case-sensitive. The list changes as nodes connect and disconnect, so trust it over earlier conversations.\n",
@@ -37,12 +37,6 @@ fn tooling(tools: &[ToolDefinition]) -> String {
         s.push_str(&format!("\n- {}: {}", t.name, one_line(&t.description)));
     }
     s
-}
-
-/// A node tool is `{nodeId}__{Tool}`; `gsv__…` and unprefixed tools are
-/// native.
-fn is_node_tool(name: &str) -> bool {
-    !name.starts_with("gsv__") && name.contains("__")
 }
 
 fn plural(n: usize, one: &str, many: &str) -> String {

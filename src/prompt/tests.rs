@@ -64,14 +64,12 @@ pub(super) fn ctx<'a>(
         model_provider: "anthropic",
         model_id: "claude-sonnet-4-20250514",
         timezone: "Europe/Berlin",
-        channel: if is_main { None } else { Some("whatsapp") },
         tools,
         hosts,
         base_prompt: "You are a helpful AI assistant running inside GSV.",
         heartbeat_prompt: Some(
             "Read HEARTBEAT.md if it exists. If nothing needs attention, reply HEARTBEAT_OK.",
         ),
-        recalled: &[],
     }
 }
 
@@ -131,7 +129,7 @@ pub(super) fn expect(middle: &[&str]) -> Vec<String> {
     SCAFFOLD
         .iter()
         .chain(middle)
-        .chain(["## Runtime"].iter())
+        .chain(["## Chat App Messages", "## Runtime"].iter())
         .map(|s| s.to_string())
         .collect()
 }
@@ -157,40 +155,6 @@ fn snapshot_normal_main_session() {
 }
 
 #[test]
-fn recalled_memories_follow_memory_md() {
-    use crate::memory::recall::Candidate;
-    let recalled = [Candidate {
-        uri: "ctx://default/users/luis/memories/preferences/language".into(),
-        category: "preferences".into(),
-        abstract_text: "Luis prefers Spanish".into(),
-    }];
-    let (t, h) = (tools(), hosts());
-    let c = PromptContext {
-        recalled: &recalled,
-        ..ctx(&t, &h, true)
-    };
-    let prompt = build_system_prompt(&full(), &c, PromptLimits::default());
-    assert_eq!(
-        titles(&prompt),
-        expect(&[
-            "## Your Soul",
-            "## Your Identity",
-            "## About Your Human",
-            "## Operating Instructions",
-            "## Long-Term Memory",
-            "## Recalled memories",
-            "## Recent Context",
-            "## Tool Notes",
-            "## Heartbeats",
-            "## Skills (Mandatory Scan)",
-        ])
-    );
-    assert!(prompt.contains(
-        "\n- [preferences] Luis prefers Spanish (ctx://default/users/luis/memories/preferences/language)\n"
-    ));
-}
-
-#[test]
 fn snapshot_non_main_session_has_no_memory() {
     let prompt = build(&full(), false);
     assert_eq!(
@@ -204,7 +168,6 @@ fn snapshot_non_main_session_has_no_memory() {
             "## Tool Notes",
             "## Heartbeats",
             "## Skills (Mandatory Scan)",
-            "## Chat App Messages",
         ])
     );
     assert!(!prompt.contains("Luis prefers Spanish"));

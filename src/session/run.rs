@@ -200,6 +200,7 @@ mod tests {
         let user = Message::User(UserMessage {
             content: UserContent::Text("hi".into()),
             timestamp: 1,
+            context: None,
         });
         assert_eq!(next_step(std::slice::from_ref(&user)), NextStep::CallModel);
         let done = assistant(vec![AssistantBlock::Text {

@@ -2,7 +2,7 @@
 //! start of the run: session settings override the global config.
 
 use crate::config::{Config, DEFAULT_SYSTEM_PROMPT};
-use crate::llm::{provider_for, Endpoint, ThinkingLevel};
+use crate::llm::{provider_for, CacheTtl, Endpoint, ThinkingLevel};
 use crate::session::run::DEFAULT_MAX_ITERATIONS;
 use crate::session::tools::DEFAULT_MAX_RESULT_CHARS;
 use gsv_protocol::{ChatDirectives, ModelSelection, SessionSettings};
@@ -26,6 +26,9 @@ pub struct RunConfig {
     pub max_iterations: u32,
     /// Set when the run cannot call the model: the reason, worded for the user.
     pub unusable: Option<String>,
+    /// How long the provider is asked to keep the prompt's prefix cached
+    /// (`None`: it is not asked).
+    pub cache: Option<CacheTtl>,
 }
 
 /// Providers whose hosted API always needs a key (a custom `baseUrl` may
@@ -67,6 +70,7 @@ impl RunConfig {
             .or(config.str_at("model.thinkingLevel"))
             .and_then(ThinkingLevel::parse)
             .unwrap_or_default();
+        let cache = Self::cache_in(config, &provider, api.as_deref());
         let system_prompt = settings
             .system_prompt
             .clone()
@@ -93,6 +97,7 @@ impl RunConfig {
                     n.min(u64::from(u32::MAX)) as u32
                 }),
             unusable,
+            cache,
         }
     }
 }
@@ -125,6 +130,18 @@ impl RunConfig {
         config
             .u64_at("tools.maxResultChars")
             .map_or(DEFAULT_MAX_RESULT_CHARS, |n| n as usize)
+    }
+
+    /// `providers.<name>.cacheTtl`, else what the provider is known to
+    /// accept: the Messages API takes `cache_control` (on by default),
+    /// OpenAI's own API `prompt_cache_key`; a compatible server that may
+    /// reject unknown fields is asked only when configured to be.
+    fn cache_in(config: &Config, provider: &str, api: Option<&str>) -> Option<CacheTtl> {
+        if let Some(setting) = config.str_at(&format!("providers.{provider}.cacheTtl")) {
+            return CacheTtl::parse(setting).unwrap_or(Some(CacheTtl::FiveMinutes));
+        }
+        let messages_api = provider_for(provider, api).api() == crate::llm::anthropic::API;
+        (messages_api || provider == "openai").then_some(CacheTtl::FiveMinutes)
     }
 
     /// The model this run calls, as `/status` and `/model` name it.
@@ -211,6 +228,7 @@ mod tests {
                     "No API key configured for provider 'anthropic'. Set one with: gsv config set apiKeys.anthropic <key>"
                         .into()
                 ),
+                cache: Some(CacheTtl::FiveMinutes),
             }
         );
     }
@@ -253,8 +271,29 @@ mod tests {
                 max_result_chars: 5000,
                 max_iterations: 3,
                 unusable: None,
+                cache: Some(CacheTtl::FiveMinutes),
             }
         );
+    }
+
+    #[test]
+    fn prompt_caching_is_asked_of_providers_known_to_take_it() {
+        let cache = |provider: &str, setting: Option<&str>| {
+            let mut c = Config::default();
+            c.set("model.provider", json!(provider)).unwrap();
+            if let Some(ttl) = setting {
+                c.set(&format!("providers.{provider}.cacheTtl"), json!(ttl))
+                    .unwrap();
+            }
+            RunConfig::resolve(&c, &SessionSettings::default()).cache
+        };
+        let five = Some(CacheTtl::FiveMinutes);
+        assert_eq!(cache("anthropic", None), five);
+        assert_eq!(cache("anthropic", Some("1h")), Some(CacheTtl::OneHour));
+        assert_eq!(cache("anthropic", Some("off")), None);
+        assert_eq!(cache("openai", None), five);
+        assert_eq!(cache("ollama", None), None);
+        assert_eq!(cache("ollama", Some("5m")), five);
     }
 
     #[test]

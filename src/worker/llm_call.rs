@@ -7,7 +7,7 @@ use super::body::BodyReader;
 use super::rpc::now_ms;
 use crate::llm::{
     network_error, provider_for, HttpRequest, LlmError, LlmErrorKind, LlmRequest, Prepared,
-    Provider, RetryPolicy, StreamReader, WrittenHistory, WrittenPrefix,
+    PromptCache, Provider, RetryPolicy, StreamReader, WrittenHistory, WrittenPrefix,
 };
 use crate::session::run_config::RunConfig;
 use crate::workspace::load::RunPrompt;
@@ -57,67 +57,80 @@ where
     complete_request(rc, &http, cancel, on_text).await
 }
 
-/// The HTTP request of one model call. Built apart from the call so a
-/// caller holding a large history (images inlined for this call) can drop
-/// it before the call waits on the model.
-pub fn request_for(rc: &RunConfig, history: &[Message], tools: &[ToolDefinition]) -> HttpRequest {
+/// The HTTP request of a one-off model call (nothing for a cache to
+/// keep).
+fn request_for(rc: &RunConfig, history: &[Message], tools: &[ToolDefinition]) -> HttpRequest {
     let provider = provider_for(&rc.provider, rc.api.as_deref());
-    build(
-        rc,
-        &*provider,
-        &rc.system_prompt,
-        history,
+    let parts = Parts {
+        system_prompt: &rc.system_prompt,
         tools,
-        None,
-        None,
-    )
+        prepared: None,
+        cache: None,
+    };
+    build(rc, &*provider, parts, history, None)
 }
 
-/// [`request_for`] a run's prompt (its system prompt and tools, not
-/// `rc`'s): they are serialized once per prompt and body kind, not for
-/// every call. With `kept`, a history of that generation is written only
-/// where it grew since the last call (`WrittenHistory`).
+/// The HTTP request of one call of a run with its prompt (its system
+/// prompt and tools, not `rc`'s): they are serialized once per prompt, body
+/// kind and cache setting, not for every call. With `kept`, a history of
+/// that generation is written only where it grew since the last call
+/// (`WrittenHistory`). The provider is asked to cache the prefix under
+/// `cache_key` (the session's) as `rc` says. Built apart from the call so
+/// a caller holding a large history (images inlined for this call) can
+/// drop it before the call waits on the model.
 pub fn request_for_prompt(
     rc: &RunConfig,
     history: &[Message],
     prompt: &RunPrompt,
     kept: Option<(&mut WrittenHistory, u64)>,
+    cache_key: &str,
 ) -> HttpRequest {
     let provider = provider_for(&rc.provider, rc.api.as_deref());
-    let prepared = prompt.prepared_for(provider.api(), || {
-        provider.prepare(&prompt.system_prompt, &prompt.tools)
+    let kind = match rc.cache {
+        Some(ttl) => format!("{} {ttl:?}", provider.api()),
+        None => provider.api().to_string(),
+    };
+    let prepared = prompt.prepared_for(&kind, || {
+        provider.prepare(&prompt.system_prompt, &prompt.tools, rc.cache)
     });
     let written = kept.map(|(kept, generation)| kept.update(&*provider, generation, history));
-    let system = &prompt.system_prompt;
-    build(
-        rc,
-        &*provider,
-        system,
-        history,
-        &prompt.tools,
-        Some(&prepared),
-        written,
-    )
+    let parts = Parts {
+        system_prompt: &prompt.system_prompt,
+        tools: &prompt.tools,
+        prepared: Some(&prepared),
+        cache: rc.cache.map(|ttl| PromptCache {
+            ttl,
+            key: cache_key,
+        }),
+    };
+    build(rc, &*provider, parts, history, written)
+}
+
+/// What a body has besides its messages.
+struct Parts<'a> {
+    system_prompt: &'a str,
+    tools: &'a [ToolDefinition],
+    prepared: Option<&'a Prepared>,
+    cache: Option<PromptCache<'a>>,
 }
 
 fn build(
     rc: &RunConfig,
     provider: &dyn Provider,
-    system_prompt: &str,
+    parts: Parts,
     history: &[Message],
-    tools: &[ToolDefinition],
-    prepared: Option<&Prepared>,
     written: Option<WrittenPrefix>,
 ) -> HttpRequest {
     let request = LlmRequest {
         model: &rc.model,
-        system_prompt,
+        system_prompt: parts.system_prompt,
         messages: history,
-        tools,
+        tools: parts.tools,
         thinking: rc.thinking,
         max_tokens: rc.max_tokens,
-        prepared,
+        prepared: parts.prepared,
         written,
+        cache: parts.cache,
     };
     provider.build_request(&rc.endpoint, &request)
 }

@@ -45,10 +45,6 @@ pub struct RunPrompt {
     /// The store requests made for it (not kept with a waiting run).
     #[serde(skip)]
     pub load: WorkspaceLoadStats,
-    /// The files it was made from, so it can be made again for other
-    /// recalled memories without reading them (not kept with a waiting run).
-    #[serde(skip)]
-    pub workspace: Option<std::rc::Rc<Workspace>>,
     /// The system prompt and tools as the last provider called with them
     /// writes them (that provider's body kind), made once per prompt.
     #[serde(skip)]
@@ -101,10 +97,6 @@ pub struct RunInputs<'a> {
     pub nodes: &'a NodeSnapshot,
     /// Today and yesterday in the user's time zone, as the run saw them.
     pub days: &'a (String, String),
-    /// The chat app the run's message came from.
-    pub channel: Option<&'a str>,
-    /// Long-term memories recalled for the run's message.
-    pub recalled: &'a [crate::memory::recall::Candidate],
     /// Now, for the skills' eligibility.
     pub now_ms: u64,
     /// When listings other runs of this isolate took may stand for this
@@ -223,18 +215,16 @@ pub async fn assemble<S: ObjectStore>(store: &S, run: RunInputs<'_>) -> StoreRes
     };
     Ok(RunPrompt {
         reused_listing_from: lists.reused_from,
-        ..render(std::rc::Rc::new(ws), &run, load)
+        ..render(&ws, &run, load)
     })
 }
 
-/// The prompt of `run` from its workspace as read: a run whose recalled
-/// memories are all that changed since the last prompt gets it again
-/// without a store request.
-pub fn render(
-    ws: std::rc::Rc<Workspace>,
-    run: &RunInputs<'_>,
-    mut load: WorkspaceLoadStats,
-) -> RunPrompt {
+/// The prompt of `run` from its workspace as read. Nothing in it depends
+/// on the run's message (what is recalled for a message goes with the
+/// message), so it stays the same, byte for byte, from run to run until
+/// the workspace, config, nodes, trust or day change: a provider's cache
+/// of the prompt holds.
+fn render(ws: &Workspace, run: &RunInputs<'_>, load: WorkspaceLoadStats) -> RunPrompt {
     let routing = RoutingConfig::from_config(run.config);
     let agent = agent_id_of(run.session_key);
     let is_main = is_main_session_key(run.session_key, &routing);
@@ -254,15 +244,12 @@ pub fn render(
         model_provider: &run.rc.provider,
         model_id: &run.rc.model,
         timezone,
-        channel: run.channel,
         tools: &tools,
         hosts: &run.nodes.hosts,
         base_prompt: &run.rc.system_prompt,
         heartbeat_prompt: run.config.str_at("agents.defaultHeartbeat.prompt"),
-        recalled: run.recalled,
     };
-    load.recalled = run.recalled.iter().map(|c| c.uri.clone()).collect();
-    let system_prompt = build_system_prompt(&ws, &ctx, PromptLimits::from_config(run.config));
+    let system_prompt = build_system_prompt(ws, &ctx, PromptLimits::from_config(run.config));
     RunPrompt {
         system_prompt,
         tools,
@@ -270,7 +257,6 @@ pub fn render(
         is_main,
         trust: run.trust,
         load,
-        workspace: Some(ws),
         prepared: Default::default(),
         system_tokens: Default::default(),
         reused_listing_from: None,

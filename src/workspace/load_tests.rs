@@ -18,15 +18,10 @@ const SKILL: &str = "---\nname: weather\ndescription: Look up the weather.\n---\
 const GLOBAL_SKILL: &str = "---\nname: notes\ndescription: Keep notes.\n---\nWrite them down.\n";
 
 fn load(store: &MemoryStore, config: &Config) -> RunPrompt {
-    load_for(store, config, MAIN, None)
+    load_for(store, config, MAIN)
 }
 
-fn load_for(
-    store: &MemoryStore,
-    config: &Config,
-    session_key: &str,
-    channel: Option<&str>,
-) -> RunPrompt {
+fn load_for(store: &MemoryStore, config: &Config, session_key: &str) -> RunPrompt {
     let rc = RunConfig::resolve(config, &SessionSettings::default());
     let days = (DAYS.0.to_string(), DAYS.1.to_string());
     let run = RunInputs {
@@ -35,8 +30,6 @@ fn load_for(
         session_key,
         nodes: &NodeSnapshot::default(),
         days: &days,
-        channel,
-        recalled: &[],
         now_ms: 1_000,
         reuse: None,
         trust: gsv_protocol::Trust::OWNER,
@@ -49,19 +42,14 @@ fn a_group_chat_gets_neither_memory_nor_the_owner_profile() {
     let store = workspace();
     // One session per chat (under `main`, every DM is the main session).
     let config = Config::from_overrides(json!({"session": {"dmScope": "per-channel-peer"}}));
-    let dm = load_for(&store, &config, "agent:main:discord:dm:81", Some("discord"));
+    let dm = load_for(&store, &config, "agent:main:discord:dm:81");
     assert!(dm.system_prompt.contains("Ada, in Lisbon."));
     assert!(!dm.system_prompt.contains("likes tea"));
     assert!(dm.system_prompt.contains("## Chat App Messages"));
-    let group = load_for(
-        &store,
-        &config,
-        "agent:main:discord:group:chan-7",
-        Some("discord"),
-    );
+    let group = load_for(&store, &config, "agent:main:discord:group:chan-7");
     assert!(!group.system_prompt.contains("Ada, in Lisbon."));
     assert!(!group.system_prompt.contains("likes tea"));
-    assert!(group.system_prompt.contains("- Channel: discord"));
+    assert!(group.system_prompt.contains("## Chat App Messages"));
 }
 
 /// A workspace some runs ago: a few files, today's memory, one skill of
@@ -118,12 +106,10 @@ fn the_prompt_is_the_workspace_as_listed() {
         model_provider: &rc.provider,
         model_id: &rc.model,
         timezone: "Europe/Lisbon",
-        channel: None,
         tools: &tools,
         hosts: &[],
         base_prompt: &rc.system_prompt,
         heartbeat_prompt: config.str_at("agents.defaultHeartbeat.prompt"),
-        recalled: &[],
     };
     let expected = build_system_prompt(&ws, &ctx, PromptLimits::from_config(&config));
     assert_eq!(prompt.system_prompt, expected);
@@ -228,8 +214,6 @@ fn load_reusing(store: &MemoryStore, session_key: &str, now_ms: u64, rev: &str) 
         session_key,
         nodes: &NodeSnapshot::default(),
         days: &days,
-        channel: None,
-        recalled: &[],
         now_ms,
         reuse: Some(reuse_at(store, now_ms, rev)),
         trust: gsv_protocol::Trust::OWNER,
@@ -270,12 +254,7 @@ fn another_sessions_listings_stand_within_the_recheck_bound() {
     // a session lists nothing: it was checked when they were taken.
     let third = load_reusing(&store, "agent:main:c", 69_999, "r1");
     assert_eq!(listed(&third), (0, 0, Some(10_000)));
-    let fresh = load_for(
-        &store,
-        &Config::from_overrides(json!({})),
-        "agent:main:c",
-        None,
-    );
+    let fresh = load_for(&store, &Config::from_overrides(json!({})), "agent:main:c");
     assert_eq!(third.system_prompt, fresh.system_prompt);
     // The skills' listings are past the bound, the others not yet.
     let fourth = load_reusing(&store, "agent:main:d", 70_500, "r1");

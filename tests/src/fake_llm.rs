@@ -30,6 +30,7 @@
 //! The server runs on its own runtime thread, so it keeps answering while a
 //! test blocks (e.g. on a child process).
 
+mod cache;
 mod checks;
 pub mod embeddings;
 mod frames;
@@ -239,6 +240,8 @@ struct State {
     embedding_calls: usize,
     transcript: Option<String>,
     transcriptions: Vec<TranscriptionRequest>,
+    /// Anthropic's prompt cache (cache.rs).
+    prompt_cache: cache::PromptCache,
 }
 
 type Shared = Arc<Mutex<State>>;
@@ -277,6 +280,7 @@ impl FakeLlm {
             embedding_calls: 0,
             transcript: None,
             transcriptions: Vec::new(),
+            prompt_cache: cache::PromptCache::default(),
         }));
         let listener = {
             let _context = runtime.enter();
@@ -556,7 +560,22 @@ async fn reply(state: &Shared, req: Request<Incoming>) -> (Response<Body>, Optio
             body: error_body(api, 400, Some(&format!("invalid JSON: {e}"))),
         }),
     });
-    let asked = Asked::of(api, &parsed.unwrap_or_default());
+    let mut asked = Asked::of(api, &parsed.unwrap_or_default());
+    // Marks for Anthropic's cache: checked, then read and written as the
+    // API would (the body is read whole only when it has some).
+    let marked = api == Api::Anthropic && raw.windows(14).any(|w| w == b"\"cache_control");
+    let checked = checked.and_then(|()| {
+        if !marked {
+            return Ok(());
+        }
+        let body: Value = serde_json::from_slice(&raw).unwrap_or_default();
+        cache::check_marks(&body).map_err(|m| Rejection {
+            status: 400,
+            body: error_body(api, 400, Some(&m)),
+        })?;
+        asked.cache = state.lock().unwrap().prompt_cache.anthropic(&body);
+        Ok(())
+    });
 
     let (expected_key, token_delay, index) = {
         let mut s = state.lock().unwrap();
@@ -594,6 +613,8 @@ struct Asked {
     prompt_chars: usize,
     /// OpenAI's `stream_options.include_usage`.
     include_usage: bool,
+    /// The input as a cache bills it, when the request asked for caching.
+    cache: Option<cache::CacheUsage>,
 }
 
 impl Asked {
@@ -606,6 +627,7 @@ impl Asked {
             user_text: last_user_text(api, body),
             prompt_chars: prompt_chars(body),
             include_usage: view::is_true(body.fields.object("stream_options").get("include_usage")),
+            cache: None,
         }
     }
 }
@@ -751,9 +773,15 @@ async fn answer(api: Api, asked: &Asked, step: Step, token_delay: Duration) -> R
             .iter()
             .map(|(_, name, args)| name.len() + args.to_string().len())
             .sum::<usize>();
-    let tokens = TokenCounts {
+    let billed = asked.cache.unwrap_or(cache::CacheUsage {
         input: estimate_tokens(asked.prompt_chars),
+        ..Default::default()
+    });
+    let tokens = TokenCounts {
+        input: billed.input,
         output: estimate_tokens(output_chars),
+        cache_read: billed.read,
+        cache_write: billed.write,
     };
     let mut frames = match api {
         Api::OpenAi => frames::openai_frames(model, &reply, tokens, asked.include_usage),

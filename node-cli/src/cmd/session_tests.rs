@@ -656,6 +656,7 @@ fn compact_and_transcript_rendering() {
         messages: vec![gsv_protocol::Message::User(UserMessage {
             content: UserContent::Text("hi".into()),
             timestamp: 1,
+            context: None,
         })],
         next_offset: Some(3),
     };

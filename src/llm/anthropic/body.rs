@@ -2,6 +2,7 @@
 
 use gsv_protocol::{
     AssistantBlock, AssistantMessage, ContentBlock, Message, ToolDefinition, UserContent,
+    UserMessage,
 };
 use serde::Serialize;
 use serde_json::value::RawValue;
@@ -10,7 +11,7 @@ use std::borrow::Cow;
 
 use crate::llm::transcript::{turns, ToolResult, Turn};
 use crate::llm::written::{unwritten, write_entries};
-use crate::llm::{raw, Kept, LlmRequest, Prepared, ThinkingLevel, WrittenPrefix};
+use crate::llm::{raw, CacheTtl, Kept, LlmRequest, Prepared, ThinkingLevel, WrittenPrefix};
 
 /// `max_tokens` when the request sets none (the API requires one).
 const DEFAULT_MAX_TOKENS: u64 = 8192;
@@ -35,8 +36,15 @@ pub(super) fn write_messages(messages: &[Message]) -> Vec<Box<RawValue>> {
 }
 
 /// The system prompt and tools as `request_json` writes them.
-pub(super) fn prepare(system_prompt: &str, tools: &[ToolDefinition]) -> Prepared {
-    Prepared::new(system_prompt, tools.iter().map(tool))
+pub(super) fn prepare(
+    system_prompt: &str,
+    tools: &[ToolDefinition],
+    ttl: Option<CacheTtl>,
+) -> Prepared {
+    Prepared {
+        system: raw(&System::of(system_prompt, ttl)),
+        tools: raw(&tools_of(tools, ttl)),
+    }
 }
 
 /// The body as a value (the tests read it).
@@ -50,7 +58,7 @@ pub(super) fn request_body(req: &LlmRequest) -> Value {
 struct Body<'a> {
     model: &'a str,
     #[serde(skip_serializing_if = "Option::is_none")]
-    system: Option<Kept<'a, &'a str>>,
+    system: Option<Kept<'a, System<'a>>>,
     messages: Messages<'a>,
     #[serde(skip_serializing_if = "Option::is_none")]
     tools: Option<Kept<'a, Vec<Tool<'a>>>>,
@@ -78,7 +86,106 @@ impl Serialize for Messages<'_> {
 #[derive(Serialize)]
 struct Msg<'a> {
     role: &'static str,
-    content: MsgContent<'a>,
+    #[serde(serialize_with = "marked_content")]
+    content: (MsgContent<'a>, Option<CacheControl>),
+}
+
+impl<'a> Msg<'a> {
+    fn new(role: &'static str, content: MsgContent<'a>) -> Self {
+        Msg {
+            role,
+            content: (content, None),
+        }
+    }
+}
+
+/// A message's content, its last block marked when the message ends a
+/// prefix to cache (plain text becomes one text block for that; thinking
+/// cannot be marked, so a block before it is).
+fn marked_content<S: serde::Serializer>(
+    (content, mark): &(MsgContent, Option<CacheControl>),
+    s: S,
+) -> Result<S::Ok, S::Error> {
+    use serde::ser::SerializeSeq;
+    let text_block;
+    let blocks: &[Block] = match (content, mark) {
+        (_, None) => return content.serialize(s),
+        (MsgContent::Text(text), Some(_)) => {
+            text_block = [Block::Text {
+                text: Cow::Borrowed(text),
+            }];
+            &text_block
+        }
+        (MsgContent::Blocks(blocks), Some(_)) => blocks,
+    };
+    let marked = blocks
+        .iter()
+        .rposition(|b| !matches!(b, Block::Thinking { .. }));
+    let mut seq = s.serialize_seq(Some(blocks.len()))?;
+    for (i, block) in blocks.iter().enumerate() {
+        if Some(i) != marked {
+            seq.serialize_element(block)?;
+            continue;
+        }
+        let mut block = serde_json::to_value(block).map_err(serde::ser::Error::custom)?;
+        if let Value::Object(fields) = &mut block {
+            fields.insert("cache_control".into(), serde_json::json!(mark));
+        }
+        seq.serialize_element(&block)?;
+    }
+    seq.end()
+}
+
+/// Marks the end of a prefix the API is to cache (`cache_control`).
+#[derive(Serialize, Debug, Clone, Copy, PartialEq, Eq)]
+struct CacheControl {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    /// Absent for the API's default of five minutes.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    ttl: Option<&'static str>,
+}
+
+impl CacheControl {
+    fn of(ttl: CacheTtl) -> Self {
+        CacheControl {
+            kind: "ephemeral",
+            ttl: match ttl {
+                CacheTtl::FiveMinutes => None,
+                CacheTtl::OneHour => Some("1h"),
+            },
+        }
+    }
+}
+
+/// The system prompt: plain text, or one text block marked for caching
+/// (with the tools before it, the prefix every call of a session shares).
+#[derive(Serialize)]
+#[serde(untagged)]
+enum System<'a> {
+    Text(&'a str),
+    Marked([SystemText<'a>; 1]),
+}
+
+#[derive(Serialize)]
+struct SystemText<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    text: &'a str,
+    cache_control: CacheControl,
+}
+
+impl<'a> System<'a> {
+    fn of(text: &'a str, ttl: Option<CacheTtl>) -> Self {
+        match ttl {
+            None => System::Text(text),
+            Some(ttl) => System::Marked([SystemText {
+                kind: "text",
+                text,
+                cache_control: CacheControl::of(ttl),
+            }]),
+        }
+    }
 }
 
 #[derive(Serialize)]
@@ -136,23 +243,31 @@ struct Tool<'a> {
     name: &'a str,
     description: &'a str,
     input_schema: &'a Value,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    cache_control: Option<CacheControl>,
 }
 
 impl<'a> Body<'a> {
     fn of(req: &'a LlmRequest, turns: &'a [Turn<'a>]) -> Self {
         let (max_tokens, budget) = max_tokens_and_budget(req.thinking, req.max_tokens);
+        let ttl = req.cache.map(|c| c.ttl);
+        let mut fresh = messages_of(turns);
+        if let Some(ttl) = ttl {
+            mark_history(&mut fresh, CacheControl::of(ttl));
+        }
         Body {
             model: req.model,
-            system: (!req.system_prompt.is_empty())
-                .then(|| Kept::or_fresh(req.prepared.map(|p| &*p.system), || req.system_prompt)),
+            system: (!req.system_prompt.is_empty()).then(|| {
+                Kept::or_fresh(req.prepared.map(|p| &*p.system), || {
+                    System::of(req.system_prompt, ttl)
+                })
+            }),
             messages: Messages {
                 written: req.written,
-                fresh: messages_of(turns),
+                fresh,
             },
             tools: (!req.tools.is_empty()).then(|| {
-                Kept::or_fresh(req.prepared.map(|p| &*p.tools), || {
-                    req.tools.iter().map(tool).collect()
-                })
+                Kept::or_fresh(req.prepared.map(|p| &*p.tools), || tools_of(req.tools, ttl))
             }),
             max_tokens,
             thinking: budget.map(|budget_tokens| Thinking {
@@ -189,11 +304,45 @@ fn max_tokens_and_budget(level: ThinkingLevel, requested: Option<u64>) -> (u64, 
     (max_tokens, (budget >= MIN_BUDGET).then_some(budget))
 }
 
-fn tool(t: &ToolDefinition) -> Tool<'_> {
-    Tool {
-        name: &t.name,
-        description: &t.description,
-        input_schema: &t.input_schema,
+/// The tools; with caching, the last of the gateway's own is marked when
+/// node tools follow, so the nodes coming and going leave that prefix
+/// cached (the system prompt, after all tools, is marked as well).
+fn tools_of(tools: &[ToolDefinition], ttl: Option<CacheTtl>) -> Vec<Tool<'_>> {
+    let first_node = tools.iter().position(|t| t.is_node_tool());
+    let marked = match (ttl, first_node) {
+        (Some(ttl), Some(i)) if i > 0 => Some((i - 1, CacheControl::of(ttl))),
+        _ => None,
+    };
+    tools
+        .iter()
+        .enumerate()
+        .map(|(i, t)| Tool {
+            name: &t.name,
+            description: &t.description,
+            input_schema: &t.input_schema,
+            cache_control: marked.filter(|(at, _)| *at == i).map(|(_, mark)| mark),
+        })
+        .collect()
+}
+
+/// Marks the conversation for caching: its last entry, so the next call
+/// (a tool round or the next message) reads all of this one, and the entry
+/// before it, the end of what earlier calls sent, so a prefix cached then
+/// is found even when this call's last entry is long. With the tools' and
+/// the system prompt's, at most the API's four breakpoints. Both entries
+/// are always written fresh (what was written before ends at the last
+/// assistant message, which is at most the second to last entry); below
+/// the model's minimum cacheable length the API caches nothing.
+fn mark_history(fresh: &mut [Msg], mark: CacheControl) {
+    let n = fresh.len();
+    for msg in fresh.iter_mut().skip(n.saturating_sub(2)) {
+        let empty = match &msg.content.0 {
+            MsgContent::Text(text) => text.is_empty(),
+            MsgContent::Blocks(blocks) => blocks.is_empty(),
+        };
+        if !empty {
+            msg.content.1 = Some(mark);
+        }
     }
 }
 
@@ -201,22 +350,37 @@ fn messages_of<'a>(turns: &'a [Turn<'a>]) -> Vec<Msg<'a>> {
     let mut out = Vec::with_capacity(turns.len());
     for turn in turns {
         match turn {
-            Turn::User(u) => out.push(Msg {
-                role: "user",
-                content: match &u.content {
-                    UserContent::Text(text) => MsgContent::Text(text),
-                    UserContent::Blocks(blocks) => MsgContent::Blocks(content_blocks(blocks)),
-                },
-            }),
+            Turn::User(u) => out.push(Msg::new("user", user_content(u))),
             Turn::Assistant(a) => out.extend(assistant(a)),
             // All results of one assistant turn go back in one user message.
-            Turn::ToolResults(results) => out.push(Msg {
-                role: "user",
-                content: MsgContent::Blocks(results.iter().map(tool_result).collect()),
-            }),
+            Turn::ToolResults(results) => out.push(Msg::new(
+                "user",
+                MsgContent::Blocks(results.iter().map(tool_result).collect()),
+            )),
         }
     }
     out
+}
+
+/// A user message's content, then what the gateway attached to it.
+fn user_content(u: &UserMessage) -> MsgContent<'_> {
+    let context = u.context.as_deref().filter(|c| !c.is_empty());
+    match (&u.content, context) {
+        (UserContent::Text(text), None) => MsgContent::Text(text),
+        (content, context) => {
+            let mut blocks = match content {
+                UserContent::Text(text) if text.is_empty() => Vec::new(),
+                UserContent::Text(text) => vec![Block::Text {
+                    text: Cow::Borrowed(text),
+                }],
+                UserContent::Blocks(blocks) => content_blocks(blocks),
+            };
+            blocks.extend(context.map(|c| Block::Text {
+                text: Cow::Borrowed(c),
+            }));
+            MsgContent::Blocks(blocks)
+        }
+    }
 }
 
 /// Text and image blocks; the API rejects empty text blocks.
@@ -284,10 +448,7 @@ fn assistant(a: &AssistantMessage) -> Option<Msg<'_>> {
             }),
         })
         .collect();
-    (!blocks.is_empty()).then_some(Msg {
-        role: "assistant",
-        content: MsgContent::Blocks(blocks),
-    })
+    (!blocks.is_empty()).then_some(Msg::new("assistant", MsgContent::Blocks(blocks)))
 }
 
 fn tool_result<'a>(r: &'a ToolResult<'a>) -> Block<'a> {

@@ -39,6 +39,7 @@ fn request(messages: &[Message], tools: &[ToolDefinition], thinking: ThinkingLev
         max_tokens: None,
         prepared: None,
         written: None,
+        cache: None,
     })
 }
 
@@ -49,6 +50,7 @@ fn a_body_with_prepared_parts_is_the_same_text() {
     let messages = vec![Message::User(UserMessage {
         content: UserContent::Text("hi".into()),
         timestamp: 1,
+        context: None,
     })];
     let bash = ToolDefinition {
         name: "laptop__Bash".into(),
@@ -60,8 +62,105 @@ fn a_body_with_prepared_parts_is_the_same_text() {
         prepare,
         "claude-sonnet-4-5",
         &messages,
-        vec![("You are gsv.\nSay \"hi\"", vec![bash]), ("", vec![])],
+        vec![
+            ("You are gsv.\nSay \"hi\"", vec![bash.clone()]),
+            ("", vec![]),
+            ("You are gsv.", vec![own_tool(), bash]),
+        ],
     );
+}
+
+fn own_tool() -> ToolDefinition {
+    ToolDefinition {
+        name: "gsv__ConfigGet".into(),
+        description: "Read the config".into(),
+        input_schema: json!({"type":"object"}),
+    }
+}
+
+fn user_msg(text: &str, context: Option<&str>) -> Message {
+    Message::User(UserMessage {
+        content: UserContent::Text(text.into()),
+        timestamp: 1,
+        context: context.map(String::from),
+    })
+}
+
+/// With caching, the gateway's own tools (before the nodes'), the system
+/// prompt, and the conversation's last two entries end cached prefixes;
+/// what was recalled for a message follows its words in the same turn.
+#[test]
+fn caching_marks_four_prefixes_and_context_follows_the_message() {
+    let bash = ToolDefinition {
+        name: "laptop__Bash".into(),
+        description: "Run a shell command".into(),
+        input_schema: json!({"type":"object"}),
+    };
+    let messages = vec![
+        user_msg("hi", None),
+        assistant_msg(
+            vec![
+                AssistantBlock::Thinking {
+                    thinking: "t".into(),
+                    thinking_signature: Some("sig".into()),
+                },
+                AssistantBlock::Text {
+                    text: "Hello.".into(),
+                },
+            ],
+            StopReason::Stop,
+        ),
+        user_msg("coffee?", Some("## Recalled memories\n- likes tea")),
+    ];
+    let tools = [own_tool(), bash];
+    let body = request_body(&LlmRequest {
+        model: "claude-sonnet-4-5",
+        system_prompt: "You are gsv.",
+        messages: &messages,
+        tools: &tools,
+        thinking: ThinkingLevel::None,
+        max_tokens: None,
+        prepared: None,
+        written: None,
+        cache: Some(crate::llm::PromptCache {
+            ttl: CacheTtl::OneHour,
+            key: "k",
+        }),
+    });
+    let mark = json!({"type": "ephemeral", "ttl": "1h"});
+    assert_eq!(
+        body,
+        json!({
+            "model": "claude-sonnet-4-5",
+            "system": [{"type": "text", "text": "You are gsv.", "cache_control": mark}],
+            "messages": [
+                {"role": "user", "content": "hi"},
+                {"role": "assistant", "content": [
+                    {"type": "thinking", "thinking": "t", "signature": "sig"},
+                    {"type": "text", "text": "Hello.", "cache_control": mark},
+                ]},
+                {"role": "user", "content": [
+                    {"type": "text", "text": "coffee?"},
+                    {"type": "text", "text": "## Recalled memories\n- likes tea", "cache_control": mark},
+                ]},
+            ],
+            "tools": [
+                {"name": "gsv__ConfigGet", "description": "Read the config",
+                 "input_schema": {"type": "object"}, "cache_control": mark},
+                {"name": "laptop__Bash", "description": "Run a shell command",
+                 "input_schema": {"type": "object"}},
+            ],
+            "max_tokens": 8192,
+            "stream": true,
+        })
+    );
+    // Without caching: no marks, the text alone stays a string.
+    let plain = request(&messages[..1], &[], ThinkingLevel::None);
+    assert_eq!(
+        plain["messages"],
+        json!([{"role": "user", "content": "hi"}])
+    );
+    assert_eq!(plain["system"], json!("You are gsv."));
 }
 
 #[test]
@@ -79,6 +178,7 @@ fn conversation_with_thinking_parallel_tool_calls_and_merged_results() {
                 },
             ]),
             timestamp: 1,
+            context: None,
         }),
         assistant_msg(
             vec![
@@ -126,6 +226,7 @@ fn conversation_with_thinking_parallel_tool_calls_and_merged_results() {
         Message::User(UserMessage {
             content: UserContent::Text("ok".into()),
             timestamp: 5,
+            context: None,
         }),
     ];
     let tools = [ToolDefinition {
@@ -175,6 +276,7 @@ fn unsigned_thinking_empty_results_and_no_system() {
         Message::User(UserMessage {
             content: UserContent::Text("go".into()),
             timestamp: 1,
+            context: None,
         }),
         assistant_msg(
             vec![
@@ -201,6 +303,7 @@ fn unsigned_thinking_empty_results_and_no_system() {
         max_tokens: Some(1000),
         prepared: None,
         written: None,
+        cache: None,
     });
     assert_eq!(
         body,

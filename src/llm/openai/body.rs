@@ -1,7 +1,8 @@
 //! The Chat Completions request body.
 
 use gsv_protocol::{
-    join_text, AssistantBlock, AssistantMessage, ContentBlock, Message, ToolDefinition, UserContent,
+    join_text, AssistantBlock, AssistantMessage, ContentBlock, Message, ToolDefinition,
+    UserContent, UserMessage,
 };
 use serde::Serialize;
 use serde_json::value::RawValue;
@@ -10,7 +11,7 @@ use std::borrow::Cow;
 
 use crate::llm::transcript::{turns, ToolResult, Turn};
 use crate::llm::written::{unwritten, write_entries};
-use crate::llm::{raw, Kept, LlmRequest, Prepared, ThinkingLevel, WrittenPrefix};
+use crate::llm::{raw, CacheTtl, Kept, LlmRequest, Prepared, ThinkingLevel, WrittenPrefix};
 
 /// The body as JSON text. The system prompt and the tools' schemas are
 /// written from where they are (borrowed, not copied into a `Value`): they
@@ -19,8 +20,13 @@ pub(super) fn request_json(req: &LlmRequest) -> String {
     serde_json::to_string(&Body::of(req)).unwrap_or_default()
 }
 
-/// The system prompt and tools as `request_json` writes them.
-pub(super) fn prepare(system_prompt: &str, tools: &[ToolDefinition]) -> Prepared {
+/// The system prompt and tools as `request_json` writes them (the API
+/// caches a prefix on its own: nothing in them marks one).
+pub(super) fn prepare(
+    system_prompt: &str,
+    tools: &[ToolDefinition],
+    _ttl: Option<CacheTtl>,
+) -> Prepared {
     Prepared::new(system_prompt, tools.iter().map(tool))
 }
 
@@ -47,6 +53,9 @@ struct Body<'a> {
     max_completion_tokens: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     reasoning_effort: Option<&'static str>,
+    /// Routes a conversation's calls to the servers caching its prefix.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    prompt_cache_key: Option<&'a str>,
 }
 
 impl<'a> Body<'a> {
@@ -72,6 +81,7 @@ impl<'a> Body<'a> {
             }),
             max_completion_tokens: req.max_tokens,
             reasoning_effort: reasoning_effort(req.thinking),
+            prompt_cache_key: req.cache.map(|c| c.key).filter(|k| !k.is_empty()),
         }
     }
 }
@@ -148,20 +158,36 @@ fn msgs(messages: &[Message]) -> Vec<Msg<'_>> {
     let mut out = Vec::with_capacity(messages.len());
     for turn in turns(messages) {
         match turn {
-            Turn::User(u) => out.push(match &u.content {
-                UserContent::Text(text) => Msg::Plain {
-                    role: "user",
-                    content: Cow::Borrowed(text),
-                },
-                UserContent::Blocks(blocks) => Msg::Other(
-                    json!({ "role": "user", "content": blocks.iter().map(content_part).collect::<Vec<_>>() }),
-                ),
-            }),
+            Turn::User(u) => out.push(user(u)),
             Turn::Assistant(a) => out.extend(assistant(a)),
             Turn::ToolResults(results) => tool_results(&results, &mut out),
         }
     }
     out
+}
+
+/// A user message, then what the gateway attached to it (after its
+/// text, or as one more text part).
+fn user(u: &UserMessage) -> Msg<'_> {
+    let context = u.context.as_deref().filter(|c| !c.is_empty());
+    match (&u.content, context) {
+        (UserContent::Text(text), None) => Msg::Plain {
+            role: "user",
+            content: Cow::Borrowed(text),
+        },
+        (UserContent::Text(text), Some(context)) => Msg::Plain {
+            role: "user",
+            content: Cow::Owned(match text.is_empty() {
+                true => context.to_string(),
+                false => format!("{text}\n\n{context}"),
+            }),
+        },
+        (UserContent::Blocks(blocks), context) => {
+            let mut parts: Vec<Value> = blocks.iter().map(content_part).collect();
+            parts.extend(context.map(|c| json!({ "type": "text", "text": c })));
+            Msg::Other(json!({ "role": "user", "content": parts }))
+        }
+    }
 }
 
 /// One message of the body: the shapes a conversation is mostly made of
@@ -322,6 +348,7 @@ mod tests {
                     },
                 ]),
                 timestamp: 1,
+                context: None,
             }),
             Message::Assistant(AssistantMessage {
                 content: vec![
@@ -358,6 +385,7 @@ mod tests {
             Message::User(UserMessage {
                 content: UserContent::Text("thanks".into()),
                 timestamp: 4,
+                context: None,
             }),
         ]
     }
@@ -386,7 +414,7 @@ mod tests {
             ],
         );
         // The kept parts are what is written (the fresh ones are not read).
-        let other = prepare("Other.", &[]);
+        let other = prepare("Other.", &[], None);
         let req = LlmRequest {
             model: "gpt-5",
             system_prompt: "You are gsv.",
@@ -396,11 +424,62 @@ mod tests {
             max_tokens: None,
             prepared: Some(&other),
             written: None,
+            cache: None,
         };
         assert_eq!(
             serde_json::from_str::<Value>(&request_json(&req)).unwrap(),
             json!({"model": "gpt-5", "messages": [{"role": "system", "content": "Other."}],
                    "stream": true, "stream_options": {"include_usage": true}})
+        );
+    }
+
+    /// The API caches prefixes itself: the body names the conversation,
+    /// and what was recalled for a message follows its words.
+    #[test]
+    fn a_cached_call_names_its_conversation_and_context_follows_the_message() {
+        let messages = [
+            Message::User(UserMessage {
+                content: UserContent::Text("coffee?".into()),
+                timestamp: 1,
+                context: Some("## Recalled memories\n- likes tea".into()),
+            }),
+            Message::User(UserMessage {
+                content: UserContent::Blocks(vec![ContentBlock::Text {
+                    text: "and this?".into(),
+                }]),
+                timestamp: 2,
+                context: Some("## Recalled memories\n- likes cake".into()),
+            }),
+        ];
+        let req = LlmRequest {
+            model: "gpt-5",
+            system_prompt: "",
+            messages: &messages,
+            tools: &[],
+            thinking: ThinkingLevel::None,
+            max_tokens: None,
+            prepared: None,
+            written: None,
+            cache: Some(crate::llm::PromptCache {
+                ttl: CacheTtl::FiveMinutes,
+                key: "gsv-0123",
+            }),
+        };
+        assert_eq!(
+            request_body(&req),
+            json!({
+                "model": "gpt-5",
+                "messages": [
+                    {"role": "user", "content": "coffee?\n\n## Recalled memories\n- likes tea"},
+                    {"role": "user", "content": [
+                        {"type": "text", "text": "and this?"},
+                        {"type": "text", "text": "## Recalled memories\n- likes cake"},
+                    ]},
+                ],
+                "stream": true,
+                "stream_options": {"include_usage": true},
+                "prompt_cache_key": "gsv-0123",
+            })
         );
     }
 
@@ -417,6 +496,7 @@ mod tests {
             max_tokens: Some(4096),
             prepared: None,
             written: None,
+            cache: None,
         };
         assert_eq!(
             request_body(&req),
@@ -503,6 +583,7 @@ mod tests {
                     size: None,
                 }]),
                 timestamp: 3,
+                context: None,
             }),
         ];
         let req = LlmRequest {
@@ -514,6 +595,7 @@ mod tests {
             max_tokens: None,
             prepared: None,
             written: None,
+            cache: None,
         };
         assert_eq!(
             request_body(&req)["messages"],

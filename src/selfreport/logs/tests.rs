@@ -9,6 +9,7 @@ fn user(text: &str, ts: i64) -> Message {
     Message::User(UserMessage {
         content: UserContent::Text(text.into()),
         timestamp: ts,
+        context: None,
     })
 }
 
@@ -167,6 +168,7 @@ fn entry_text_is_one_line_with_tool_calls_and_images() {
             },
         ]),
         timestamp: 2,
+        context: None,
     });
     assert_eq!(
         [entry_text(&call), entry_text(&photo)],

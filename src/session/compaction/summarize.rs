@@ -321,5 +321,6 @@ pub fn summary_message(outcome: &SummaryOutcome, timestamp: i64) -> Message {
             outcome.summary
         )),
         timestamp,
+        context: None,
     })
 }

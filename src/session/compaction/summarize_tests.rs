@@ -202,6 +202,7 @@ fn the_summary_message() {
                     .into()
             ),
             timestamp: 77,
+            context: None,
         })
     );
     let image = Message::User(UserMessage {
@@ -213,6 +214,7 @@ fn the_summary_message() {
             size: None,
         }]),
         timestamp: 1,
+        context: None,
     });
     assert_eq!(
         Summarization::new(&[], vec![], 1000, None)

@@ -8,6 +8,7 @@ pub(super) fn user(text: &str) -> Message {
     Message::User(UserMessage {
         content: UserContent::Text(text.into()),
         timestamp: 1,
+        context: None,
     })
 }
 
@@ -63,6 +64,7 @@ fn token_estimates() {
     let hello = Message::User(UserMessage {
         content: UserContent::Text("Hello".into()),
         timestamp: 1708300000000,
+        context: None,
     });
     assert_eq!(estimate_message_tokens(&hello), 18);
     assert_eq!(estimate_messages_tokens(&[hello.clone(), hello]), 36);

@@ -59,6 +59,9 @@ pub struct Core {
     /// run's early call), shared with the runs that use it, and its load
     /// as `session.stats` reports it.
     pub last_prompt: RefCell<Option<LastPrompt>>,
+    /// The memories the last new run recalled for its message (URIs), for
+    /// `session.stats` with its prompt's load.
+    pub last_recalled: RefCell<Vec<String>>,
     /// The gateway's schedule clock offset, as the last message brought it
     /// (0 but under the test harness's clock).
     pub clock_offset: Cell<i64>,
@@ -107,10 +110,6 @@ pub struct PromptInputs {
     pub workspace_rev: String,
     /// Today and yesterday in the user's time zone (the daily memory files).
     pub days: (String, String),
-    /// The chat app the run's message came from.
-    pub channel: Option<String>,
-    /// Long-term memories recalled for the run's message.
-    pub recalled: Vec<crate::memory::recall::Candidate>,
     /// Who spoke: another level is offered other tools.
     pub trust: gsv_protocol::Trust,
 }
@@ -127,6 +126,7 @@ impl Core {
             resetting: Cell::new(false),
             paused: Cell::new(false),
             last_prompt: RefCell::new(None),
+            last_recalled: RefCell::default(),
             clock_offset: Cell::new(0),
             workspace_rev: RefCell::new(String::new()),
             checked_at: Cell::new(i64::MIN),

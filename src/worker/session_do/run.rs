@@ -104,6 +104,8 @@ struct Drive<'a> {
     rc: RunConfig,
     inputs: PromptInputs,
     session_key: String,
+    /// Names the session to a provider's prompt cache.
+    cache_key: String,
     /// Who the run's memory calls act for.
     memory: Caller,
     /// Shared with the session's last prompt while it is the same one.
@@ -207,22 +209,22 @@ impl<'a> Drive<'a> {
         let now = now_ms() + core.clock_offset.get();
         let days = today_and_yesterday(&*user_time_zone(&config), now);
         let memory = memory_caller(&config, &meta.session_key, run.person.clone());
-        // Recall is part of a new prompt's inputs: a run resuming with its
-        // kept prompt recalls nothing again.
-        let recalled = match &kept {
-            None => {
-                recall(
-                    core,
-                    &config,
-                    &memory,
-                    run,
-                    &meta.session_key,
-                    (&days.0, now),
-                )
-                .await
-            }
-            Some(_) => Vec::new(),
-        };
+        // What is recalled for a new run's message goes with the message
+        // (a run resuming with its kept prompt has sent it already).
+        if kept.is_none() && run.iterations == 0 {
+            let recalled = recall(
+                core,
+                &config,
+                &memory,
+                run,
+                &meta.session_key,
+                (&days.0, now),
+            )
+            .await;
+            let context = crate::memory::recall::render(&recalled);
+            store.set_message_context(run.first_idx, &context)?;
+            *core.last_recalled.borrow_mut() = recalled.into_iter().map(|c| c.uri).collect();
+        }
         // A new run may take this session's previous prompt when nothing
         // this isolate knows of changed since: no workspace write here or
         // at the gateway (the agent's own edits, workspace RPCs), the same
@@ -238,8 +240,6 @@ impl<'a> Drive<'a> {
             nodes_rev,
             workspace_rev: core.workspace_rev.borrow().clone(),
             days,
-            channel: run.channel.clone(),
-            recalled,
             trust: run.trust(),
         };
         let was_kept = kept.is_some();
@@ -254,6 +254,7 @@ impl<'a> Drive<'a> {
             config,
             rc,
             inputs,
+            cache_key: crate::llm::cache_key(&meta.session_key),
             session_key: meta.session_key,
             memory,
             was_kept,
@@ -413,7 +414,7 @@ impl<'a> Drive<'a> {
                     None
                 }
             };
-            request_for_prompt(&self.rc, &sent, &self.prompt, kept)
+            request_for_prompt(&self.rc, &sent, &self.prompt, kept, &self.cache_key)
         };
         // The images inlined for this call live on in the request only.
         drop(sent);

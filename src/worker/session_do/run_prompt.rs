@@ -1,9 +1,9 @@
 //! The prompt a run starts with: the one it kept while waiting on tools,
 //! the session's last one when nothing it was made from changed (checked
 //! again in the background once `workspace.recheckSeconds` passed, see
-//! `early_call`), the last one rendered again for other recalled
-//! memories, or a new one assembled from R2. Also who the run's memory
-//! calls act for and what they recall.
+//! `early_call`), or a new one assembled from R2. Also who the run's
+//! memory calls act for and what they recall (which goes with the run's
+//! message, not into the prompt).
 
 use super::core::{Core, KeptPrompt, LastPrompt, PromptInputs};
 use super::error::{Res, SessionError};
@@ -48,32 +48,6 @@ pub(super) async fn choose<'a>(
         _ => None,
     };
     let fresh = now_ms() - core.checked_at.get() < recheck_ms(config);
-    // Only other memories recalled: the same files make it again.
-    let rerendered = match (&kept, &early, run.iterations, &*core.last_prompt.borrow()) {
-        (None, None, 0, Some(last)) if fresh && only_recall_differs(&last.inputs, inputs) => {
-            last.prompt.workspace.clone().map(|ws| {
-                let run = RunInputs {
-                    config,
-                    rc: &inputs.rc,
-                    session_key,
-                    nodes,
-                    days: &inputs.days,
-                    channel: inputs.channel.as_deref(),
-                    recalled: &inputs.recalled,
-                    now_ms: prompt_load::now(),
-                    reuse: None,
-                    trust: inputs.trust,
-                };
-                Rc::new(crate::workspace::load::render(
-                    ws,
-                    &run,
-                    WorkspaceLoadStats::default(),
-                ))
-            })
-        }
-        _ => None,
-    };
-    let early = early.or(rerendered);
     let mut check = None;
     let prompt = match (kept, early) {
         (Some(p), _) => p,
@@ -108,11 +82,9 @@ fn assemble<'a>(
 ) -> Checking<'a> {
     let (config, rc, nodes) = (config.clone(), inputs.rc.clone(), nodes.clone());
     let (key, days) = (session_key.to_string(), inputs.days.clone());
-    let (channel, recalled) = (inputs.channel.clone(), inputs.recalled.clone());
     let (writes, workspace_rev) = (inputs.writes, inputs.workspace_rev.clone());
     let trust = inputs.trust;
     Box::pin(async move {
-        let channel = channel.as_deref();
         let now_ms = prompt_load::now();
         let run = RunInputs {
             config: &config,
@@ -120,8 +92,6 @@ fn assemble<'a>(
             session_key: &key,
             nodes: &nodes,
             days: &days,
-            channel,
-            recalled: &recalled,
             now_ms,
             // Another session's listings hold as this session's own
             // check would (see `loaded`).
@@ -161,7 +131,6 @@ pub(super) fn loaded(
         // Nothing was read for this run.
         WorkspaceLoadStats {
             early_call: early,
-            recalled: prompt.load.recalled.clone(),
             ..Default::default()
         }
     };
@@ -195,15 +164,6 @@ pub(super) fn kept_prompt(core: &Core, run: &CurrentRun) -> Option<Rc<RunPrompt>
         }));
     }
     Some(prompt)
-}
-
-/// Whether `was` and `now` differ in their recalled memories only.
-fn only_recall_differs(was: &PromptInputs, now: &PromptInputs) -> bool {
-    let same_rest = PromptInputs {
-        recalled: now.recalled.clone(),
-        ..was.clone()
-    };
-    same_rest == *now
 }
 
 /// How long a prompt checked against R2 holds without another check

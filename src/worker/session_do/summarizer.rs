@@ -24,6 +24,7 @@ pub async fn ask(rc: &RunConfig, req: &SummarizerRequest) -> Result<String, LlmE
     let history = [Message::User(UserMessage {
         content: UserContent::Text(req.user.clone()),
         timestamp: now_ms(),
+        context: None,
     })];
     let answer = complete(&rc, &history, &[], &Cancel::default(), |_| async {}).await?;
     Ok(answer.text())

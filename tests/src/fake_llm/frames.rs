@@ -16,6 +16,9 @@ pub(crate) struct Reply {
 pub(crate) struct TokenCounts {
     pub input: u64,
     pub output: u64,
+    /// Input read from a prompt cache, and written to one.
+    pub cache_read: u64,
+    pub cache_write: u64,
 }
 
 /// The created/id values are fixed: the fake is deterministic.
@@ -153,8 +156,10 @@ pub(crate) fn anthropic_frames(model: &str, reply: &Reply, tokens: TokenCounts) 
         "type": "message_start",
         "message": {"id": MESSAGE_ID, "type": "message", "role": "assistant", "content": [],
             "model": model, "stop_reason": null, "stop_sequence": null,
-            "usage": {"input_tokens": tokens.input, "cache_creation_input_tokens": 0,
-                "cache_read_input_tokens": 0, "output_tokens": 1, "service_tier": "standard"}},
+            "usage": {"input_tokens": tokens.input,
+                "cache_creation_input_tokens": tokens.cache_write,
+                "cache_read_input_tokens": tokens.cache_read, "output_tokens": 1,
+                "service_tier": "standard"}},
     }))];
     let mut index = 0;
     let mut block = |frames: &mut Vec<String>, start: Value, deltas: Vec<Value>| {
@@ -271,6 +276,8 @@ mod tests {
             TokenCounts {
                 input: 3,
                 output: 2,
+                cache_read: 0,
+                cache_write: 0,
             },
             true,
         );
@@ -318,6 +325,8 @@ mod tests {
             TokenCounts {
                 input: 1,
                 output: 1,
+                cache_read: 0,
+                cache_write: 0,
             },
             false,
         );
@@ -355,6 +364,8 @@ mod tests {
             TokenCounts {
                 input: 10,
                 output: 4,
+                cache_read: 0,
+                cache_write: 0,
             },
         );
         let events: Vec<(String, Value)> = frames

@@ -120,6 +120,7 @@ fn user(text: &str) -> Message {
     Message::User(UserMessage {
         content: UserContent::Text(text.into()),
         timestamp: 1,
+        context: None,
     })
 }
 
@@ -133,6 +134,7 @@ fn request<'a>(model: &'a str, messages: &'a [Message]) -> LlmRequest<'a> {
         max_tokens: None,
         prepared: None,
         written: None,
+        cache: None,
     }
 }
 
@@ -209,6 +211,56 @@ async fn echo_reply_streams_word_by_word_on_both_apis() {
             "{name}"
         );
     }
+}
+
+/// The gateway's Anthropic body with caching, against the fake's caching
+/// rules: the first call writes the prefix, the next reads it and writes
+/// only what it added; marks the API refuses are refused.
+#[tokio::test]
+async fn anthropic_prompt_caching_reads_what_the_last_call_wrote() {
+    use gsv_gateway::llm::{CacheTtl, PromptCache};
+    let llm = FakeLlm::start().await;
+    let system = "Be thorough. ".repeat(400); // about 1 300 tokens
+    fn cached<'a>(system: &'a str, messages: &'a [Message]) -> LlmRequest<'a> {
+        LlmRequest {
+            system_prompt: system,
+            cache: Some(PromptCache {
+                ttl: CacheTtl::FiveMinutes,
+                key: "k",
+            }),
+            ..request("claude-sonnet-4-5", messages)
+        }
+    }
+    let usage = |out: Outcome| out.result.unwrap().usage.unwrap();
+    let mut history = vec![user("first")];
+    let first = usage(call(&llm, "anthropic", FAKE_API_KEY, &cached(&system, &history)).await);
+    assert_eq!((first.input, first.cache_read), (0, 0));
+    assert!(first.cache_write > 1300, "{first:?}");
+    history.push(Message::Assistant(expected_message(
+        "anthropic",
+        "claude-sonnet-4-5",
+        vec![AssistantBlock::Text {
+            text: "echo: first".into(),
+        }],
+        first.clone(),
+        StopReason::Stop,
+    )));
+    history.push(user("second"));
+    let second = usage(call(&llm, "anthropic", FAKE_API_KEY, &cached(&system, &history)).await);
+    assert_eq!(second.cache_read, first.cache_write);
+    assert!(
+        second.cache_write > 0 && second.cache_write < 20,
+        "{second:?}"
+    );
+    assert_eq!(second.input, 0);
+    // Uncached, the same conversation bills all of it as input.
+    let plain = LlmRequest {
+        cache: None,
+        ..cached(&system, &history)
+    };
+    let whole = usage(call(&llm, "anthropic", FAKE_API_KEY, &plain).await);
+    assert_eq!((whole.cache_read, whole.cache_write), (0, 0));
+    assert!(whole.input >= second.cache_read + second.cache_write);
 }
 
 #[tokio::test]

@@ -181,6 +181,45 @@ impl SessionStore {
         Ok(())
     }
 
+    /// Attaches `context` (empty: nothing) to the user message at `idx`,
+    /// the current run's, before a model call sent it. The kept history
+    /// changes in place without a new generation: the message is after
+    /// the last assistant message, and nothing from there on was written
+    /// for a provider yet (`WrittenHistory` writes up to that message).
+    pub fn set_message_context(&self, idx: i64, context: &str) -> Res<()> {
+        let context = (!context.is_empty()).then(|| context.to_string());
+        let kept = self.kept.borrow().history.as_ref().and_then(|h| h.get(idx));
+        let message = match kept {
+            Some(message) => message,
+            None => {
+                let rows: Vec<DataRow> =
+                    self.rows("SELECT data FROM messages WHERE idx = ?", vec![idx.into()])?;
+                match parse_all(rows)?.pop() {
+                    Some(message) => message,
+                    None => return Ok(()),
+                }
+            }
+        };
+        let Message::User(mut user) = message else {
+            return Ok(());
+        };
+        if user.context == context {
+            return Ok(());
+        }
+        user.context = context;
+        let message = Message::User(user);
+        let data = serde_json::to_string(&message).map_err(SessionError::storage)?;
+        let size = measure(&data);
+        self.exec(
+            "UPDATE messages SET data = ? WHERE idx = ?",
+            vec![data.into(), idx.into()],
+        )?;
+        if let Some(h) = self.kept.borrow_mut().history.as_mut() {
+            h.replace(idx, message, size);
+        }
+        Ok(())
+    }
+
     pub fn clear_messages(&self) -> Res<()> {
         self.exec("DELETE FROM messages", vec![])?;
         self.history_changed();
@@ -213,6 +252,24 @@ impl History {
 
     fn next_idx(&self) -> i64 {
         self.idxs.last().map_or(0, |idx| idx + 1)
+    }
+
+    /// The message at index `idx`, if kept.
+    fn get(&self, idx: i64) -> Option<Message> {
+        let at = self.idxs.binary_search(&idx).ok()?;
+        self.messages.get(at).cloned()
+    }
+
+    /// The message at index `idx` becomes `message`, stored as `data` (its
+    /// size and estimate).
+    fn replace(&mut self, idx: i64, message: Message, (bytes, tokens): (usize, u64)) {
+        let Ok(at) = self.idxs.binary_search(&idx) else {
+            return;
+        };
+        let old = serde_json::to_string(&self.messages[at]).map_or(0, |d| d.len());
+        Rc::make_mut(&mut self.messages)[at] = message;
+        Rc::make_mut(&mut self.tokens)[at] = tokens;
+        self.bytes = self.bytes.saturating_sub(old) + bytes;
     }
 
     fn read_from(&self, first_idx: i64) -> HistoryRead {

@@ -190,6 +190,7 @@ impl SessionStore {
         self.append(&Message::User(UserMessage {
             content: crate::media::message::user_content(q.text, &media),
             timestamp: q.queued_at,
+            context: None,
         }))?;
         let plain = has_plain.then(|| q.plain.to_string());
         let channel = q.channel.map(str::to_string);
