@@ -8,8 +8,8 @@
 # --grep-runs N --compact-messages N --reset-messages N --discord-turns N
 # --cron-burst N --cron-stored N --cron-cap N --whatsapp-turns N
 # --memory-nodes N --memory-searches N --memory-turns N
-# --history-messages N --history-turns N --startup-runs N
-# --only turns,concurrent,history,prompt,tools,grep,lifecycle,discord,whatsapp,cron,memory,startup.
+# --history-messages N --history-turns N --startup-runs N --cost-turns N
+# --only turns,concurrent,history,prompt,tools,grep,lifecycle,discord,whatsapp,cron,memory,cost,startup.
 # --profile DIR records CPU profiles of the gateway's isolate, one per
 # phase run (DIR/turns.cpuprofile, concurrent, history, the tool turns,
 # cron-burst; for DevTools) and puts each one's top in the JSON; the

@@ -281,9 +281,53 @@ pub struct SessionGetParams {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct TokenCounts {
+    /// Input billed at the full price (not read from or written to a
+    /// provider's prompt cache).
     pub input: u64,
     pub output: u64,
     pub total: u64,
+    /// Input read from the provider's prompt cache.
+    #[serde(default, rename = "cacheRead")]
+    pub cache_read: u64,
+    /// Input written to the provider's prompt cache.
+    #[serde(default, rename = "cacheWrite")]
+    pub cache_write: u64,
+    /// What these tokens cost, estimated from the price table
+    /// (`providers.<name>.prices`, USD per million tokens by default);
+    /// absent while no call had a known price.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost: Option<f64>,
+}
+
+impl TokenCounts {
+    /// `10000 read / 300 written (96% of input)`, when a cache was used.
+    pub fn cache_text(&self) -> Option<String> {
+        (self.cache_read + self.cache_write > 0).then(|| {
+            format!(
+                "{} read / {} written ({:.0}% of input)",
+                self.cache_read,
+                self.cache_write,
+                100.0 * self.cached_share()
+            )
+        })
+    }
+
+    /// `~$0.0602`, `~$1.25`, when the cost is known.
+    pub fn cost_text(&self) -> Option<String> {
+        self.cost.map(|c| match c < 1.0 {
+            true => format!("~${c:.4}"),
+            false => format!("~${c:.2}"),
+        })
+    }
+
+    /// The share of all input that was read from a prompt cache.
+    pub fn cached_share(&self) -> f64 {
+        let all = self.input + self.cache_read + self.cache_write;
+        match all {
+            0 => 0.0,
+            _ => self.cache_read as f64 / all as f64,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -414,6 +458,9 @@ pub struct SessionStatsResult {
     /// Who spoke last, as the gateway decided (absent before a message).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub trust: Option<crate::Trust>,
+    /// The last run's tokens (all its model calls) and their cost.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_turn: Option<TokenCounts>,
 }
 
 /// The R2 requests one run made to assemble its system prompt.

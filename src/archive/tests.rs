@@ -173,6 +173,7 @@ fn metadata_maps() {
         input: 1000,
         output: 200,
         total: 1200,
+        ..Default::default()
     };
     let s = |pairs: &[(&str, &str)]| -> BTreeMap<String, String> {
         pairs

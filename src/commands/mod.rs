@@ -214,8 +214,15 @@ pub fn status_text(s: &StatusInfo) -> String {
         ResetPolicy::Daily { at_hour } => format!("daily at {at_hour:02}:00"),
         ResetPolicy::Idle { idle_minutes } => format!("after {idle_minutes} min idle"),
     };
+    let mut usage = String::new();
+    if let Some(cache) = s.tokens.cache_text() {
+        usage.push_str(&format!("\n• Cache: {cache}"));
+    }
+    if let Some(cost) = s.tokens.cost_text() {
+        usage.push_str(&format!("\n• Cost: {cost} (estimated)"));
+    }
     format!(
-        "**Session Status**\n• Session: `{}`\n• Messages: {}\n• Tokens: {} in / {} out\n• Model: {}/{}\n• Thinking: {}\n• Reset: {reset}",
+        "**Session Status**\n• Session: `{}`\n• Messages: {}\n• Tokens: {} in / {} out{usage}\n• Model: {}/{}\n• Thinking: {}\n• Reset: {reset}",
         s.session_key,
         s.message_count,
         s.tokens.input,

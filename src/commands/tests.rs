@@ -243,6 +243,7 @@ fn help_and_status() {
         input: 1200,
         output: 300,
         total: 1500,
+        ..Default::default()
     };
     let model = ModelSelection {
         provider: "anthropic".into(),
@@ -259,6 +260,28 @@ fn help_and_status() {
         }),
         "**Session Status**\n• Session: `agent:main:main`\n• Messages: 12\n• Tokens: 1200 in / 300 out\n\
 • Model: anthropic/claude-sonnet-4\n• Thinking: medium\n• Reset: daily at 04:00"
+    );
+    // With a prompt cache and known prices: what was cached, and the cost.
+    let cached = TokenCounts {
+        input: 1200,
+        output: 300,
+        total: 41_800,
+        cache_read: 39_000,
+        cache_write: 1_300,
+        cost: Some(0.02967),
+    };
+    assert_eq!(
+        status_text(&StatusInfo {
+            tokens: &cached,
+            session_key: "agent:main:main",
+            message_count: 12,
+            model: &model,
+            thinking: ThinkingLevel::Medium,
+            reset: &ResetPolicy::Manual,
+        }),
+        "**Session Status**\n• Session: `agent:main:main`\n• Messages: 12\n• Tokens: 1200 in / 300 out\n\
+• Cache: 39000 read / 1300 written (94% of input)\n• Cost: ~$0.0297 (estimated)\n\
+• Model: anthropic/claude-sonnet-4\n• Thinking: medium\n• Reset: manual"
     );
 }
 

@@ -57,6 +57,9 @@ const PROVIDER: Ty = Ty::Obj(&[
     ),
     ("contextWindow", POS),
     ("cacheTtl", Ty::OneOf(&["5m", "1h", "off"])),
+    // Per model id prefix: {input, output, cacheRead?, cacheWrite?} per
+    // million tokens (llm::prices).
+    ("prices", Ty::AnyObj),
 ]);
 const TIMEOUTS: Ty = Ty::Obj(&[
     ("llmMs", Ty::Int(1000, 3_600_000)),

@@ -10,6 +10,7 @@ pub mod anthropic;
 mod http_error;
 pub use http_error::network_error;
 pub mod openai;
+pub mod prices;
 pub mod retry;
 pub mod sse;
 #[cfg(test)]

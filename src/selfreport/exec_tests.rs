@@ -91,6 +91,7 @@ impl OtherSessions for Others {
             queue_size: 0,
             last_workspace_load: None,
             trust: None,
+            last_turn: None,
         })
     }
     async fn preview(

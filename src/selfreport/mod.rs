@@ -72,7 +72,7 @@ pub fn who_am_i(
 
 /// The `my_stats` result: the workspace's figures, and long-term
 /// memory's from its index ([`MyStats::with_memory`]).
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, serde::Deserialize)]
 pub struct MyStats {
     /// Archived sessions plus the current one.
     pub sessions_total: u64,
@@ -89,6 +89,10 @@ pub struct MyStats {
     pub top_concept_tags_7d: Vec<String>,
     /// Top-level workspace files that exist, in layout order.
     pub workspace_files_present: Vec<String>,
+    /// This session's tokens (input, output, prompt cache) and what they
+    /// cost, estimated; the Session adds them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session_tokens: Option<gsv_protocol::TokenCounts>,
 }
 
 impl MyStats {

@@ -33,6 +33,9 @@ pub struct SessionMeta {
     /// Who spoke last, as the gateway decided (absent before a message).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub trust: Option<gsv_protocol::Trust>,
+    /// The tokens of the last run (all its model calls), and their cost.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_turn: Option<TokenCounts>,
 }
 
 impl SessionMeta {
@@ -54,18 +57,26 @@ impl SessionMeta {
             compaction_count: 0,
             last_compacted_at: None,
             trust: None,
+            last_turn: None,
         }
     }
 
-    pub fn add_usage(&mut self, usage: &Usage) {
+    /// Counts one model call's usage, and its cost at `prices` if known,
+    /// for the session and its last turn (`first`: the turn's first call).
+    pub fn add_usage(
+        &mut self,
+        usage: &Usage,
+        prices: Option<&crate::llm::prices::Prices>,
+        first: bool,
+    ) {
         self.last_input_tokens = Some(usage.input + usage.cache_read + usage.cache_write);
-        self.tokens.input += usage.input;
-        self.tokens.output += usage.output;
-        self.tokens.total += if usage.total_tokens > 0 {
-            usage.total_tokens
-        } else {
-            usage.input + usage.output
+        crate::llm::prices::count(&mut self.tokens, usage, prices);
+        let turn = match (first, self.last_turn.take()) {
+            (false, Some(turn)) => turn,
+            _ => TokenCounts::default(),
         };
+        let turn = self.last_turn.insert(turn);
+        crate::llm::prices::count(turn, usage, prices);
     }
 
     pub fn to_result(&self, message_count: u64) -> SessionGetResult {
@@ -93,24 +104,51 @@ mod tests {
     #[test]
     fn usage_accumulates() {
         let mut m = SessionMeta::new("s1".into(), "agent:main:main".into(), 10);
-        m.add_usage(&Usage {
-            input: 100,
-            output: 20,
-            total_tokens: 120,
-            ..Default::default()
-        });
-        m.add_usage(&Usage {
-            input: 5,
-            output: 5,
-            ..Default::default()
-        });
+        m.add_usage(
+            &Usage {
+                input: 100,
+                output: 20,
+                total_tokens: 120,
+                ..Default::default()
+            },
+            None,
+            true,
+        );
+        m.add_usage(
+            &Usage {
+                input: 5,
+                output: 5,
+                cache_read: 1000,
+                ..Default::default()
+            },
+            None,
+            false,
+        );
         assert_eq!(
             m.tokens,
             TokenCounts {
                 input: 105,
                 output: 25,
-                total: 130
+                total: 1130,
+                cache_read: 1000,
+                ..Default::default()
             }
+        );
+        assert_eq!(m.last_input_tokens, Some(1005));
+        assert_eq!(m.last_turn, Some(m.tokens.clone()));
+        // The next turn's first call starts the turn's count again.
+        let usage = Usage {
+            input: 7,
+            ..Default::default()
+        };
+        m.add_usage(&usage, None, true);
+        assert_eq!(
+            m.last_turn,
+            Some(TokenCounts {
+                input: 7,
+                total: 7,
+                ..Default::default()
+            })
         );
     }
 }

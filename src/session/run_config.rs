@@ -29,6 +29,8 @@ pub struct RunConfig {
     /// How long the provider is asked to keep the prompt's prefix cached
     /// (`None`: it is not asked).
     pub cache: Option<CacheTtl>,
+    /// What the model's tokens cost, when known.
+    pub prices: Option<crate::llm::prices::Prices>,
 }
 
 /// Providers whose hosted API always needs a key (a custom `baseUrl` may
@@ -71,6 +73,7 @@ impl RunConfig {
             .and_then(ThinkingLevel::parse)
             .unwrap_or_default();
         let cache = Self::cache_in(config, &provider, api.as_deref());
+        let prices = crate::llm::prices::Prices::of(config, &provider, &model, cache);
         let system_prompt = settings
             .system_prompt
             .clone()
@@ -98,6 +101,7 @@ impl RunConfig {
                 }),
             unusable,
             cache,
+            prices,
         }
     }
 }
@@ -229,6 +233,12 @@ mod tests {
                         .into()
                 ),
                 cache: Some(CacheTtl::FiveMinutes),
+                prices: Some(crate::llm::prices::Prices {
+                    input: 3.0,
+                    output: 15.0,
+                    cache_read: 0.3,
+                    cache_write: 3.75,
+                }),
             }
         );
     }
@@ -272,6 +282,12 @@ mod tests {
                 max_iterations: 3,
                 unusable: None,
                 cache: Some(CacheTtl::FiveMinutes),
+                prices: Some(crate::llm::prices::Prices {
+                    input: 2.0,
+                    output: 8.0,
+                    cache_read: 0.5,
+                    cache_write: 2.0,
+                }),
             }
         );
     }

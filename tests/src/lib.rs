@@ -11,6 +11,7 @@
 
 pub mod browser;
 pub mod channel_rig;
+pub mod cost_rig;
 pub mod cron_rig;
 pub mod fake_discord;
 pub mod fake_llm;

@@ -142,7 +142,10 @@ async fn an_unknown_sender_pairs_then_is_answered_as_a_reply() {
     );
     let system = request["messages"][0]["content"].as_str().unwrap();
     assert!(system.contains("## Chat App Messages"), "{system}");
-    assert!(system.contains("- Channel: discord"), "{system}");
+    // The prompt names no channel (only the session's key does): it stays
+    // the same whichever app a message came through (the envelope names it).
+    assert_eq!(system.matches("discord").count(), 1, "{system}");
+    assert!(system.contains("- Session key: agent:main:discord:dm:81"));
 
     // From the CLI, the agent messages the last chat on its own.
     llm.script(

@@ -46,17 +46,34 @@ async fn converse(ch: &mut Client, channel: &str, id: &str, from: &str, text: &s
 }
 
 /// The system prompt of the model request whose messages mention `text`.
-fn system_prompt_for(llm: &FakeLlm, text: &str) -> String {
+/// What the model read as the user's message `text`: its words, then the
+/// memories recalled for it (they go with the message; the system prompt,
+/// the same from message to message, never has them).
+fn read_with(llm: &FakeLlm, text: &str) -> String {
     let req = llm
         .requests()
         .into_iter()
         .rev()
         .find(|r| r.body["messages"].to_string().contains(text))
         .unwrap_or_else(|| panic!("no model request mentions {text}"));
-    req.body["messages"][0]["content"]
-        .as_str()
-        .unwrap()
-        .to_string()
+    let messages = req.body["messages"].as_array().unwrap();
+    let system = messages[0]["content"].as_str().unwrap();
+    assert!(!system.contains("Recalled memories"), "{system}");
+    let message = messages
+        .iter()
+        .rev()
+        .find(|m| m["role"] == "user" && m["content"].to_string().contains(text))
+        .unwrap();
+    match &message["content"] {
+        Value::String(words) => words.clone(),
+        parts => parts
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|p| p["text"].as_str())
+            .collect::<Vec<_>>()
+            .join("\n\n"),
+    }
 }
 
 /// The text of the result the model got for tool call `id`.
@@ -173,7 +190,7 @@ async fn a_memory_written_in_one_chat_is_recalled_in_another_and_forgotten() {
         .await,
         "Black."
     );
-    let prompt = system_prompt_for(&llm, "which coffee should I order?");
+    let prompt = read_with(&llm, "which coffee should I order?");
     let section =
         format!("{RECALL_INTRO}- [preferences] Steve takes his coffee black ({STEVE_COFFEE})");
     assert!(prompt.contains(&section), "{prompt}");
@@ -194,7 +211,7 @@ async fn a_memory_written_in_one_chat_is_recalled_in_another_and_forgotten() {
         chat(&mut owner, "main", "owner coffee: which one?").await,
         "No idea."
     );
-    assert!(!system_prompt_for(&llm, "owner coffee: which one?").contains("Recalled memories"));
+    assert!(!read_with(&llm, "owner coffee: which one?").contains("Recalled memories"));
 
     // The CLI finds it, reads it whole, and deletes it.
     let found = gsv(&gw, &["memory", "search", "coffee", "black"]);
@@ -247,7 +264,7 @@ async fn a_memory_written_in_one_chat_is_recalled_in_another_and_forgotten() {
         "coffee again?",
     )
     .await;
-    assert!(!system_prompt_for(&llm, "coffee again?").contains("Recalled memories"));
+    assert!(!read_with(&llm, "coffee again?").contains("Recalled memories"));
 }
 
 #[tokio::test]
@@ -308,11 +325,11 @@ async fn found(c: &mut Client, query: &str) -> Vec<String> {
         .collect()
 }
 
-/// Whether the main session's prompt for `message` recalled the job.
+/// Whether the main session's message `message` came with the job recalled.
 async fn job_recalled(c: &mut Client, llm: &FakeLlm, message: &str) -> bool {
     llm.script(message, vec![Step::text("Ok.")]);
     assert_eq!(chat(c, "main", message).await, "Ok.");
-    let prompt = system_prompt_for(llm, message);
+    let prompt = read_with(llm, message);
     prompt.contains(&format!("- [profile] Works as a nurse in Lisbon ({JOB})"))
 }
 
@@ -501,7 +518,7 @@ async fn a_memory_recalled_on_three_days_is_dreamt_into_memory_md() {
             &format!("short answers please, answer day {day}"),
         )
         .await;
-        assert!(system_prompt_for(&llm, &format!("answer day {day}")).contains(
+        assert!(read_with(&llm, &format!("answer day {day}")).contains(
             "- [preferences] Prefers short answers (ctx://default/users/owner/memories/preferences/brevity)"
         ));
         // A day later on the gateway's clock: the nightly sweep runs.
@@ -566,6 +583,11 @@ async fn a_memory_recalled_on_three_days_is_dreamt_into_memory_md() {
         (&json!(1), &json!(3), &json!(["style"]))
     );
     assert!(stats["last_dream_ts"].as_u64().is_some(), "{stats}");
+    // This session's tokens so far, counted as the provider reported them.
+    assert!(
+        stats["session_tokens"]["input"].as_u64().unwrap() > 0,
+        "{stats}"
+    );
     let status = rpc(&mut c, "memory.status", json!({})).await;
     assert_eq!(status["memoriesPromoted"], json!(1));
 }
@@ -719,7 +741,7 @@ async fn a_session_that_found_no_memories_recalls_the_first_one_written_anywhere
     llm.script("sail", vec![Step::text("Ok.")]);
     chat(&mut c, "main", "sail: when do we leave?").await;
     chat(&mut c, "main", "sail: and the tide?").await;
-    assert!(!system_prompt_for(&llm, "sail: and the tide?").contains("Recalled memories"));
+    assert!(!read_with(&llm, "sail: and the tide?").contains("Recalled memories"));
 
     let put = rpc(
         &mut c,
@@ -731,10 +753,10 @@ async fn a_session_that_found_no_memories_recalls_the_first_one_written_anywhere
     let dawn = put["uri"].as_str().unwrap().to_string();
     chat(&mut c, "main", "sail: what time tomorrow?").await;
     assert!(
-        system_prompt_for(&llm, "sail: what time tomorrow?")
+        read_with(&llm, "sail: what time tomorrow?")
             .contains(&format!("- [preferences] Sails at dawn ({dawn})")),
         "{}",
-        system_prompt_for(&llm, "sail: what time tomorrow?")
+        read_with(&llm, "sail: what time tomorrow?")
     );
 
     // Emptied, found empty again, then a first memory from a tool call in
@@ -742,7 +764,7 @@ async fn a_session_that_found_no_memories_recalls_the_first_one_written_anywhere
     rpc(&mut c, "memory.delete", json!({"uri": dawn})).await;
     chat(&mut c, "main", "sail: anything on dawn?").await;
     chat(&mut c, "main", "sail: anything at all?").await;
-    assert!(!system_prompt_for(&llm, "sail: anything at all?").contains("Recalled memories"));
+    assert!(!read_with(&llm, "sail: anything at all?").contains("Recalled memories"));
     llm.script(
         "note the mooring",
         vec![
@@ -758,7 +780,7 @@ async fn a_session_that_found_no_memories_recalls_the_first_one_written_anywhere
     );
     assert_eq!(chat(&mut c, "other", "note the mooring").await, "Noted.");
     chat(&mut c, "main", "sail: where is the mooring buoy?").await;
-    let prompt = system_prompt_for(&llm, "sail: where is the mooring buoy?");
+    let prompt = read_with(&llm, "sail: where is the mooring buoy?");
     assert!(
         prompt.contains("- [preferences] Moored at buoy 12 ("),
         "{prompt}"

@@ -61,8 +61,13 @@ async fn providers_through_the_gateway() {
         .into_iter()
         .rfind(|r| r.api == Api::Anthropic)
         .unwrap();
-    let system = req.body["system"].as_str().unwrap();
+    // One text block, marked to be cached (with the tools before it).
+    let system = req.body["system"][0]["text"].as_str().unwrap();
     assert!(system.starts_with("You are the e2e agent."), "{system}");
+    assert_eq!(
+        req.body["system"][0]["cache_control"],
+        json!({"type": "ephemeral"})
+    );
     assert_eq!(req.body["model"], json!("claude-sonnet-4-20250514"));
     assert_eq!(req.api_key.as_deref(), Some(FAKE_API_KEY));
 

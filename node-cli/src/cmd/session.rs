@@ -359,6 +359,12 @@ pub fn render_stats(s: &SessionStatsResult) -> String {
         ("Session id", s.session_id.clone()),
         ("Messages", s.message_count.to_string()),
         ("Tokens", tokens(&s.tokens)),
+    ];
+    fields.extend(usage_fields(&s.tokens));
+    if let Some(turn) = &s.last_turn {
+        fields.push(("Last turn", turn_line(turn)));
+    }
+    fields.extend([
         ("Created", iso_utc(s.created_at)),
         ("Updated", iso_utc(s.updated_at)),
         ("Uptime", duration(s.uptime)),
@@ -367,7 +373,7 @@ pub fn render_stats(s: &SessionStatsResult) -> String {
             if s.is_processing { "yes" } else { "no" }.to_string(),
         ),
         ("Queued", s.queue_size.to_string()),
-    ];
+    ]);
     if let Some(trust) = s.trust {
         fields.push(("Trust", trust_line(trust)));
     }
@@ -552,6 +558,30 @@ fn render_fields(fields: &[(&str, String)]) -> String {
 
 fn tokens(t: &TokenCounts) -> String {
     format!("{} in, {} out, {} total", t.input, t.output, t.total)
+}
+
+/// The cache and cost lines, when there is something to say.
+fn usage_fields(t: &TokenCounts) -> Vec<(&'static str, String)> {
+    let mut fields = Vec::new();
+    if let Some(cache) = t.cache_text() {
+        fields.push(("Cache", cache));
+    }
+    if let Some(cost) = t.cost_text() {
+        fields.push(("Cost", format!("{cost} (estimated)")));
+    }
+    fields
+}
+
+/// `1200 in, 300 out; cache 39000 read / 1300 written (94% of input); ~$0.0297`.
+fn turn_line(t: &TokenCounts) -> String {
+    let mut line = format!("{} in, {} out", t.input, t.output);
+    if let Some(cache) = t.cache_text() {
+        line.push_str(&format!("; cache {cache}"));
+    }
+    if let Some(cost) = t.cost_text() {
+        line.push_str(&format!("; {cost}"));
+    }
+    line
 }
 
 fn id_list(ids: &[String]) -> String {

@@ -254,8 +254,19 @@ fn stats_and_history() {
         tokens: TokenCounts {
             input: 10,
             output: 5,
-            total: 15,
+            total: 40_315,
+            cache_read: 39_000,
+            cache_write: 1_300,
+            cost: Some(0.0165),
         },
+        last_turn: Some(TokenCounts {
+            input: 4,
+            output: 2,
+            total: 2_006,
+            cache_read: 1_900,
+            cache_write: 100,
+            cost: Some(0.001),
+        }),
         created_at: 0,
         updated_at: 951_782_400_000, // 2000-02-29
         uptime: 2 * 3_600_000 + 5 * 60_000 + 9_000,
@@ -283,7 +294,10 @@ fn stats_and_history() {
 Session      agent:main:work
 Session id   s-3
 Messages     12
-Tokens       10 in, 5 out, 15 total
+Tokens       10 in, 5 out, 40315 total
+Cache        39000 read / 1300 written (97% of input)
+Cost         ~$0.0165 (estimated)
+Last turn    4 in, 2 out; cache 1900 read / 100 written (95% of input); ~$0.0010
 Created      1970-01-01T00:00:00Z
 Updated      2000-02-29T00:00:00Z
 Uptime       2h 5m

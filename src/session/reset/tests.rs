@@ -192,6 +192,7 @@ fn input(reason: ResetReason, message_count: u64, extract: bool) -> ResetInput<'
             input: 100,
             output: 20,
             total: 120,
+            ..Default::default()
         },
         now_ms: utc("2026-03-02T09:00:00Z"),
         last_activity_ms: utc("2026-03-01T23:30:00Z"),
@@ -361,6 +362,7 @@ fn resumes_after_a_crash_and_meta_steps_are_idempotent() {
         input: 100,
         output: 20,
         total: 120,
+        ..Default::default()
     };
     let mut want = meta.clone();
     want.session_id = "new-2".into();

@@ -75,7 +75,8 @@ pub async fn execute(ctx: &ToolContext<'_>, name: &str, args: &Value) -> Result<
     }
 }
 
-/// `my_stats` with the long-term memory figures of the index.
+/// `my_stats` with the long-term memory figures of the index and this
+/// session's tokens.
 async fn with_memory_stats(ctx: &ToolContext<'_>, text: &str) -> Result<String, ToolError> {
     let stats: crate::selfreport::MyStats =
         serde_json::from_str(text).map_err(|e| ToolError::new(e.to_string()))?;
@@ -84,7 +85,11 @@ async fn with_memory_stats(ctx: &ToolContext<'_>, text: &str) -> Result<String, 
             caller: ctx.memory.clone(),
         })
         .await?;
-    serde_json::to_string(&stats.with_memory(&memory)).map_err(|e| ToolError::new(e.to_string()))
+    let stats = crate::selfreport::MyStats {
+        session_tokens: Some(ctx.session.meta().map_err(ToolError::from)?.tokens),
+        ..stats.with_memory(&memory)
+    };
+    serde_json::to_string(&stats).map_err(|e| ToolError::new(e.to_string()))
 }
 
 /// `gsv__Message`: the Gateway sends it through the chat's channel.

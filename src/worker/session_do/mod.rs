@@ -326,6 +326,7 @@ impl Session {
             created_at: meta.created_at,
             updated_at: meta.updated_at,
             trust: meta.trust,
+            last_turn: meta.last_turn,
             last_workspace_load: core.last_prompt.borrow().as_ref().map(|last| {
                 WorkspaceLoadStats {
                     recalled: core.last_recalled.borrow().clone(),

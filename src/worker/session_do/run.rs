@@ -486,7 +486,7 @@ impl<'a> Drive<'a> {
         if let Some(u) = &answer.usage {
             self.usage.add(u);
             if let Ok(mut meta) = store.meta("") {
-                meta.add_usage(u);
+                meta.add_usage(u, self.rc.prices.as_ref(), iteration == 0);
                 meta.updated_at = now_ms();
                 let _ = store.save_meta(&meta);
             }

@@ -35,6 +35,9 @@
 //! - the WhatsApp turn (signed webhook → the reply's POST at the fake
 //!   Graph API) the same way, and a 10 MB file coming in: time to the model
 //!   request (it is in R2 by then) and workerd's memory (`bench/whatsapp.rs`);
+//! - what a turn costs with a model that caches prompts: billed input
+//!   tokens per turn of a 30-turn conversation with memory recall, cached
+//!   and not, as Anthropic bills them (`bench/cost.rs`);
 //! - cron at scale: a burst of jobs due at once, and many stored
 //!   (`bench/cron.rs`); long-term memory at scale: writes, searches and
 //!   recall's cost in a turn (`bench/memory.rs`);
@@ -47,13 +50,15 @@
 //! Run with `bash scripts/bench.sh` (builds first); see BENCHMARKS.md.
 //! `--median FILE...` prints several runs' reports as one (`bench/median.rs`;
 //! `scripts/bench.sh --runs N` makes the runs).
-//! `--only turns,concurrent,connect,history,prompt,tools,grep,lifecycle,discord,whatsapp,cron,memory,startup` runs some parts
+//! `--only turns,concurrent,connect,history,prompt,tools,grep,lifecycle,discord,whatsapp,cron,memory,cost,startup` runs some parts
 //! (the echo floor always runs: the ratios need it).
 
 // Test support (harness, doubles, bench): a failed unwrap here is a failed
 // test or a broken fixture, so panicking is the right report.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+#[path = "bench/cost.rs"]
+mod cost;
 #[path = "bench/cron.rs"]
 mod cron;
 #[path = "bench/discord.rs"]
@@ -398,6 +403,13 @@ async fn main() {
             targets[format!("memory_{t}")] = memory["targets"][t].clone();
         }
         report["memory"] = memory;
+    }
+
+    if wants("cost") {
+        let cost = cost::cost(arg("--cost-turns", 30)).await;
+        targets["cost_cachedAtMost0_2xUncached"] =
+            cost["targets"]["cachedAtMost0_2xUncached"].clone();
+        report["cost"] = cost;
     }
 
     if wants("lifecycle") {

@@ -4,7 +4,7 @@
 
 import { useState } from "preact/hooks";
 import type { ViewProps } from "../app";
-import type { SessionTranscriptResult, Trust } from "../protocol/generated";
+import type { SessionTranscriptResult, TokenCounts, Trust } from "../protocol/generated";
 import { Card, ErrorNote, fmtAgo, fmtTime, useAction, useClient, useLoad } from "../ui";
 import { MessageList } from "./messages";
 
@@ -92,6 +92,18 @@ function SessionDetail({ sessionKey, onOpen, onChanged, current }: { sessionKey:
             <dd>
               {s.tokens.total} ({s.tokens.input} in, {s.tokens.output} out)
             </dd>
+            {s.tokens.cacheRead + s.tokens.cacheWrite > 0 && (
+              <>
+                <dt>Cache</dt>
+                <dd>{cacheText(s.tokens)}</dd>
+              </>
+            )}
+            {s.tokens.cost != null && (
+              <>
+                <dt>Cost</dt>
+                <dd>{costText(s.tokens.cost)} (estimated)</dd>
+              </>
+            )}
             <dt>Created</dt>
             <dd>{fmtTime(s.createdAt)}</dd>
             <dt>Updated</dt>
@@ -148,6 +160,18 @@ function SessionDetail({ sessionKey, onOpen, onChanged, current }: { sessionKey:
       {info.data && <Transcripts sessionKey={sessionKey} ids={[...info.data.previousSessionIds].reverse()} current={info.data.sessionId} />}
     </div>
   );
+}
+
+/** `39000 read / 1300 written (94% of input)`, as the CLI and /status say it. */
+function cacheText(t: TokenCounts): string {
+  const all = t.input + t.cacheRead + t.cacheWrite;
+  const share = all === 0 ? 0 : Math.round((100 * t.cacheRead) / all);
+  return `${t.cacheRead} read / ${t.cacheWrite} written (${share}% of input)`;
+}
+
+/** `~$0.0297`, `~$1.25`. */
+function costText(cost: number): string {
+  return cost < 1 ? `~$${cost.toFixed(4)}` : `~$${cost.toFixed(2)}`;
 }
 
 function trustText(t: Trust): string {

@@ -76,12 +76,10 @@ pub fn prompt_assembly(iterations: usize) -> Value {
             model_provider: "anthropic",
             model_id: "claude-sonnet-4-20250514",
             timezone: "Europe/Berlin",
-            channel: None,
             tools: &[],
             hosts: &[],
             base_prompt: "You are a helpful AI assistant running inside GSV.",
             heartbeat_prompt: None,
-            recalled: &[],
         };
         let prompt = build_system_prompt(&ws, &ctx, PromptLimits::from_config(&config));
         samples.push(ms(t.elapsed()));
