@@ -9,6 +9,7 @@
 pub mod anthropic;
 mod http_error;
 pub use http_error::network_error;
+pub mod named;
 pub mod openai;
 pub mod prices;
 pub mod retry;
@@ -303,15 +304,13 @@ pub trait Provider {
     fn classify_error(&self, status: u16, retry_after: Option<&str>, body: &str) -> LlmError;
 }
 
-/// The provider implementation for a configured provider name: `anthropic`
-/// speaks the Messages API, everything else Chat Completions (OpenAI,
-/// OpenRouter, Ollama, llama.cpp server, vLLM, Gemini's compatible endpoint).
+/// The provider implementation for a configured provider name: a named
+/// provider's API (`named::NAMED`), else Chat Completions (llama.cpp's
+/// server, vLLM and other compatible servers); `providers.<name>.api`
+/// overrides either.
 pub fn provider_for(name: &str, api_override: Option<&str>) -> Box<dyn Provider> {
-    match api_override.unwrap_or(if name == "anthropic" {
-        "anthropic-messages"
-    } else {
-        "openai-completions"
-    }) {
+    let api = named::named(name).map_or(openai::API, |n| n.api);
+    match api_override.unwrap_or(api) {
         "anthropic-messages" | "anthropic" => Box::new(anthropic::Anthropic),
         _ => Box::new(openai::OpenAi::for_provider(name)),
     }

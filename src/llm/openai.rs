@@ -42,10 +42,8 @@ impl Provider for OpenAi {
     }
 
     fn default_base_url(&self) -> &'static str {
-        match self.provider.as_str() {
-            "openai" => "https://api.openai.com/v1",
-            "openrouter" => "https://openrouter.ai/api/v1",
-            "google" => "https://generativelanguage.googleapis.com/v1beta/openai",
+        match super::named::named(&self.provider) {
+            Some(named) if named.api == API => named.base_url,
             // Anything else is most likely a local server; Ollama's port.
             _ => "http://localhost:11434/v1",
         }

@@ -2,6 +2,7 @@
 //! start of the run: session settings override the global config.
 
 use crate::config::{Config, DEFAULT_SYSTEM_PROMPT};
+use crate::llm::named::named;
 use crate::llm::{provider_for, CacheTtl, Endpoint, ThinkingLevel};
 use crate::session::run::DEFAULT_MAX_ITERATIONS;
 use crate::session::tools::DEFAULT_MAX_RESULT_CHARS;
@@ -33,10 +34,6 @@ pub struct RunConfig {
     pub prices: Option<crate::llm::prices::Prices>,
 }
 
-/// Providers whose hosted API always needs a key (a custom `baseUrl` may
-/// point at a local server that needs none).
-const HOSTED: &[&str] = &["anthropic", "openai", "openrouter", "google"];
-
 impl RunConfig {
     pub fn resolve(config: &Config, settings: &SessionSettings) -> Self {
         let ModelSelection {
@@ -58,7 +55,8 @@ impl RunConfig {
         let unusable = if model.is_empty() {
             Some("No model configured. Set one with: gsv config set model.id <model>".to_string())
         } else if api_key.is_none()
-            && (configured_base.is_none() || HOSTED.contains(&provider.as_str()))
+            && (configured_base.is_none() || named(&provider).is_some_and(|n| n.needs_key))
+            && named(&provider).is_none_or(|n| n.needs_key)
         {
             Some(format!(
                 "No API key configured for provider '{provider}'. Set one with: gsv config set apiKeys.{provider} <key>"
@@ -113,13 +111,22 @@ impl RunConfig {
     pub fn model_for(config: &Config, settings: &SessionSettings) -> ModelSelection {
         match &settings.model {
             Some(m) if !m.provider.is_empty() && !m.id.is_empty() => m.clone(),
-            _ => ModelSelection {
-                provider: config
-                    .str_at("model.provider")
-                    .unwrap_or("anthropic")
-                    .to_string(),
-                id: config.str_at("model.id").unwrap_or_default().to_string(),
-            },
+            _ => {
+                let provider = config.str_at("model.provider").unwrap_or("anthropic");
+                // The configured model, else the provider's own default (the
+                // default config's model is Anthropic's).
+                let set = config
+                    .overrides()
+                    .pointer("/model/id")
+                    .and_then(|v| v.as_str());
+                let id = set
+                    .or_else(|| named(provider).map(|n| n.default_model))
+                    .unwrap_or_default();
+                ModelSelection {
+                    provider: provider.to_string(),
+                    id: id.to_string(),
+                }
+            }
         }
     }
 
@@ -290,6 +297,90 @@ mod tests {
                 }),
             }
         );
+    }
+
+    #[test]
+    fn a_named_provider_alone_brings_its_address_api_and_model() {
+        let resolve = |provider: &str, key: bool| {
+            let mut c = Config::default();
+            c.set("model.provider", json!(provider)).unwrap();
+            if key {
+                c.set(&format!("apiKeys.{provider}"), json!("k")).unwrap();
+            }
+            RunConfig::resolve(&c, &SessionSettings::default())
+        };
+        let cases = [
+            (
+                "anthropic",
+                "https://api.anthropic.com",
+                "claude-sonnet-4-20250514",
+            ),
+            ("openai", "https://api.openai.com/v1", "gpt-5"),
+            (
+                "google",
+                "https://generativelanguage.googleapis.com/v1beta/openai",
+                "gemini-2.5-flash",
+            ),
+            (
+                "gemini",
+                "https://generativelanguage.googleapis.com/v1beta/openai",
+                "gemini-2.5-flash",
+            ),
+            (
+                "groq",
+                "https://api.groq.com/openai/v1",
+                "llama-3.3-70b-versatile",
+            ),
+            (
+                "mistral",
+                "https://api.mistral.ai/v1",
+                "mistral-large-latest",
+            ),
+            ("deepseek", "https://api.deepseek.com/v1", "deepseek-chat"),
+            ("xai", "https://api.x.ai/v1", "grok-4"),
+            (
+                "openrouter",
+                "https://openrouter.ai/api/v1",
+                "anthropic/claude-sonnet-4.5",
+            ),
+            ("ollama", "http://localhost:11434/v1", "llama3.2"),
+        ];
+        for (provider, url, model) in cases {
+            let rc = resolve(provider, true);
+            assert_eq!(
+                (
+                    rc.endpoint.base_url.as_str(),
+                    rc.model.as_str(),
+                    &rc.unusable
+                ),
+                (url, model, &None),
+                "{provider}"
+            );
+            let api = provider_for(provider, None).api();
+            let expected = match provider {
+                "anthropic" => "anthropic-messages",
+                _ => "openai-completions",
+            };
+            assert_eq!(api, expected, "{provider}");
+        }
+        // Ollama runs locally without a key; a hosted one needs its key.
+        assert_eq!(resolve("ollama", false).unusable, None);
+        assert!(resolve("groq", false)
+            .unusable
+            .unwrap()
+            .contains("apiKeys.groq"));
+        // An unknown provider has no model of its own to offer.
+        let unknown = resolve("llamacpp", true);
+        assert_eq!(
+            unknown.unusable.as_deref(),
+            Some("No model configured. Set one with: gsv config set model.id <model>")
+        );
+        // A model set explicitly wins.
+        let mut c = Config::default();
+        c.set("model", json!({"provider": "groq", "id": "qwen-qwq-32b"}))
+            .unwrap();
+        let rc = RunConfig::resolve(&c, &SessionSettings::default());
+        assert_eq!(rc.model, "qwen-qwq-32b");
     }
 
     #[test]
