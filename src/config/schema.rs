@@ -48,6 +48,8 @@ const MODEL: Ty = Ty::Obj(&[
     ("id", Ty::Str),
     ("thinkingLevel", Ty::OneOf(THINK_LEVELS)),
     ("maxTokens", POS),
+    // `provider/id` or `id`, in order (session::fallback).
+    ("fallbacks", Ty::StrList),
 ]);
 const PROVIDER: Ty = Ty::Obj(&[
     ("baseUrl", Ty::Str),

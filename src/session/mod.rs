@@ -6,6 +6,7 @@ pub mod coalesce;
 pub mod compaction;
 pub mod early_call;
 pub mod error;
+pub mod fallback;
 pub mod internal;
 pub mod link;
 pub mod memory;

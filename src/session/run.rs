@@ -46,6 +46,9 @@ pub enum RunEvent {
     /// An early model call was cancelled: the checked workspace gave
     /// another prompt. The call is made again with it.
     PromptChanged,
+    /// The model kept failing and the next of `model.fallbacks` takes
+    /// over: the call is made again with it.
+    FellBack,
     /// The model's answer is stored; `tool_calls` when it asks for tools.
     Answered { tool_calls: bool },
     /// The model call failed. `overflow`: the provider refused the prompt
@@ -127,7 +130,7 @@ impl RunMachine {
                 self.compacted = true;
                 RunStep::SettleTools
             }
-            RunEvent::PromptChanged => {
+            RunEvent::PromptChanged | RunEvent::FellBack => {
                 self.iterations -= 1;
                 RunStep::SettleTools
             }
@@ -500,6 +503,22 @@ mod tests {
                 RunStep::CallModel { iteration: 1 },
             ]
         );
+    }
+
+    #[test]
+    fn a_fallback_repeats_the_call_without_counting_it() {
+        let mut m = RunMachine::new(0, 25);
+        let call = [
+            RunEvent::ToolsSettled,
+            RunEvent::HistoryRead(NextStep::CallModel),
+            RunEvent::NotCompacted,
+        ];
+        let mut events = vec![RunEvent::Started];
+        events.extend(call.clone());
+        events.push(RunEvent::FellBack);
+        events.extend(call);
+        let last = steps(&mut m, events).pop();
+        assert_eq!(last, Some(RunStep::CallModel { iteration: 1 }));
     }
 
     #[test]

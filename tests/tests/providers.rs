@@ -151,4 +151,60 @@ async fn providers_through_the_gateway() {
         req.body["thinking"],
         json!({"type": "enabled", "budget_tokens": 2048})
     );
+
+    // A provider that keeps failing hands the call to the next model in
+    // `model.fallbacks`, which answers; the answer names the model.
+    c.config_set("apiKeys.openai", json!(FAKE_API_KEY)).await;
+    c.config_set("providers.openai.baseUrl", json!(llm.base_url_openai()))
+        .await;
+    c.config_set("model.fallbacks", json!(["openai/gpt-fallback"]))
+        .await;
+    let overloaded = || Step::Status {
+        code: 529,
+        retry_after: None,
+        body: None,
+    };
+    llm.script(
+        "fall back",
+        vec![
+            overloaded(),
+            overloaded(),
+            overloaded(),
+            overloaded(),
+            Step::text("From the fallback."),
+        ],
+    );
+    let run = c
+        .chat_send("agent:main:p:fallback", "fall back, please")
+        .await;
+    let events = c.run_events(&run).await;
+    let last = events.last().unwrap();
+    assert_eq!(last.state, ChatState::Final, "{events:?}");
+    let answer = last.message.as_ref().unwrap();
+    assert_eq!(answer.text(), "From the fallback.");
+    assert_eq!(
+        (answer.provider.as_deref(), answer.model.as_deref()),
+        (Some("openai"), Some("gpt-fallback"))
+    );
+    let asked: Vec<Api> = llm
+        .requests()
+        .into_iter()
+        .filter(|r| r.body.to_string().contains("fall back, please"))
+        .map(|r| r.api)
+        .collect();
+    assert_eq!(
+        asked,
+        [
+            Api::Anthropic,
+            Api::Anthropic,
+            Api::Anthropic,
+            Api::Anthropic,
+            Api::OpenAi
+        ]
+    );
+    // A refusal of the request itself (a wrong key) is not handed over.
+    c.config_set("apiKeys.anthropic", json!("sk-wrong")).await;
+    let run = c.chat_send("agent:main:p:fallback", "no fallback").await;
+    let events = c.run_events(&run).await;
+    assert_eq!(events.last().unwrap().state, ChatState::Error);
 }

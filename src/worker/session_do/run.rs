@@ -18,6 +18,7 @@ use crate::llm::{LlmErrorKind, WrittenHistory};
 use crate::memory::calls::Caller;
 use crate::session::coalesce::DeltaCoalescer;
 use crate::session::early_call::{race, Checked};
+use crate::session::fallback::{fallbacks, hands_over};
 use crate::session::run::{next_step, RunEvent, RunMachine, RunStep};
 use crate::session::run_config::{with_directives, RunConfig};
 use crate::time::today_and_yesterday;
@@ -31,7 +32,7 @@ use gsv_protocol::*;
 use std::borrow::Cow;
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
-use worker::console_error;
+use worker::{console_error, console_log};
 
 /// Streamed text is sent to the gateway at most this often.
 const DELTA_INTERVAL_MS: i64 = 40;
@@ -106,6 +107,10 @@ struct Drive<'a> {
     session_key: String,
     /// Names the session to a provider's prompt cache.
     cache_key: String,
+    /// How many of `model.fallbacks` took over so far.
+    fallbacks_used: usize,
+    /// The session's settings with the message's directives.
+    settings: SessionSettings,
     /// Who the run's memory calls act for.
     memory: Caller,
     /// Shared with the session's last prompt while it is the same one.
@@ -200,7 +205,8 @@ impl<'a> Drive<'a> {
             .as_deref()
             .and_then(|o| serde_json::from_str(o).ok())
             .unwrap_or_default();
-        let rc = RunConfig::resolve(&config, &with_directives(&meta.settings, &overrides));
+        let settings = with_directives(&meta.settings, &overrides);
+        let rc = RunConfig::resolve(&config, &settings);
         if let Some(reason) = &rc.unusable {
             return Err(SessionError::Unusable(reason.clone()));
         }
@@ -255,6 +261,8 @@ impl<'a> Drive<'a> {
             rc,
             inputs,
             cache_key: crate::llm::cache_key(&meta.session_key),
+            fallbacks_used: 0,
+            settings,
             session_key: meta.session_key,
             memory,
             was_kept,
@@ -354,8 +362,10 @@ impl<'a> Drive<'a> {
         )));
         // Text is held while an early call's prompt is being checked.
         let shown = Rc::new(Cell::new(self.check.is_none()));
+        let heard = Cell::new(false);
         let cancel = Cancel::default();
         let on_text = |text: String| {
+            heard.set(true);
             // Stopped (`chat.abort`) while the model answers: nothing more
             // of it is shown, and the request is aborted so the provider
             // stops generating.
@@ -462,6 +472,9 @@ impl<'a> Drive<'a> {
         let tail = coalescer.borrow_mut().take_rest();
         let answer = match result {
             Ok(a) => a,
+            Err(e) if !heard.get() && hands_over(&e.kind) && self.fall_back(&e) => {
+                return RunEvent::FellBack;
+            }
             Err(e) => {
                 return RunEvent::ModelFailed {
                     overflow: e.kind == LlmErrorKind::ContextOverflow,
@@ -471,6 +484,31 @@ impl<'a> Drive<'a> {
             }
         };
         self.store_answer(answer, tail, iteration).await
+    }
+
+    /// Hands the run to the next of `model.fallbacks` after the model
+    /// failed with `error` (nothing of its answer came): false when none
+    /// is left. The answer the next one gives names its model.
+    fn fall_back(&mut self, error: &crate::llm::LlmError) -> bool {
+        let chain = fallbacks(&self.config, &self.rc.provider);
+        let Some(next) = chain.get(self.fallbacks_used).cloned() else {
+            return false;
+        };
+        self.fallbacks_used += 1;
+        console_log!(
+            "llm: {}/{} failed ({}); {}/{} answers instead",
+            self.rc.provider,
+            self.rc.model,
+            error.message,
+            next.provider,
+            next.id
+        );
+        let settings = SessionSettings {
+            model: Some(next),
+            ..self.settings.clone()
+        };
+        self.rc = RunConfig::resolve(&self.config, &settings);
+        true
     }
 
     /// Counts the answer's usage, stores it with its calls in one
