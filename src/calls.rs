@@ -155,6 +155,11 @@ impl InternalCall for SessionTranscriptParams {
     type Reply = SessionTranscriptResult;
 }
 
+impl InternalCall for crate::session::internal::UsageDays {
+    const PATH: &'static str = path::USAGE_DAYS;
+    type Reply = Vec<gsv_protocol::DayUsage>;
+}
+
 /// → Session: its id, key, settings and size.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(transparent)]

@@ -25,6 +25,7 @@ pub mod skills;
 pub mod storage;
 pub mod time;
 pub mod trust;
+pub mod usage;
 pub mod workspace;
 
 #[cfg(target_arch = "wasm32")]

@@ -104,6 +104,9 @@ pub enum Command {
     #[command(subcommand)]
     Heartbeat(crate::cmd::cron::HeartbeatCommand),
 
+    /// What the agent's model calls used and cost, by day and by session
+    Usage(crate::cmd::usage::UsageArgs),
+
     /// The agent's long-term memory: search, get, put, rm, status, repair
     #[command(subcommand)]
     Memory(crate::cmd::memory::MemoryCommand),

@@ -21,6 +21,7 @@ pub mod skills;
 pub mod trust;
 #[cfg(feature = "ts")]
 pub mod ts;
+pub mod usage;
 
 pub use channel_rpc::*;
 pub use cron::*;
@@ -33,6 +34,7 @@ pub use nodes::*;
 pub use requests::*;
 pub use skills::*;
 pub use trust::*;
+pub use usage::*;
 
 /// The only protocol version this gateway speaks.
 pub const PROTOCOL_VERSION: u32 = 1;

@@ -207,6 +207,8 @@ methods! {
     SessionPreview => "session.preview" (SessionPreviewParams) -> SessionPreviewResult, callers: ClientsAndChannels;
     SessionsList => "sessions.list" (SessionsListParams) -> SessionsListResult, callers: Clients;
     SessionStats => "session.stats" (SessionGetParams) -> SessionStatsResult, callers: ClientsAndChannels;
+    /// Asks each session active in the window.
+    UsageDaily => "usage.daily" (UsageDailyParams) -> UsageDailyResult, callers: Clients;
     SessionHistory => "session.history" (SessionGetParams) -> SessionHistoryResult, callers: ClientsAndChannels;
     SessionPatch => "session.patch" (SessionPatchParams) -> SessionPatchResult, callers: Clients;
     SessionCompact => "session.compact" (SessionCompactParams) -> SessionCompactResult, callers: Clients;

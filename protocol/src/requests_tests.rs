@@ -14,6 +14,7 @@ fn hello_lists_exactly_the_handled_methods() {
             "session.preview",
             "sessions.list",
             "session.stats",
+            "usage.daily",
             "session.history",
             "session.patch",
             "session.compact",

@@ -22,6 +22,8 @@ pub mod path {
     pub const RESET: &str = "/session.reset";
     /// Body: `gsv_protocol::SessionTranscriptParams`.
     pub const TRANSCRIPT: &str = "/session.transcript";
+    /// Body: `UsageDays`; answers the session's `gsv_protocol::DayUsage`s.
+    pub const USAGE_DAYS: &str = "/usage.days";
     /// Session → Gateway: deliver a `chat` event to the session's watchers.
     pub const CHAT_EVENT: &str = "/internal/chat-event";
     /// Session → Gateway: a WebSocket carrying the session's `chat` events
@@ -416,4 +418,10 @@ pub struct ApprovalDecided {
     /// Why not (denied, timed out), for the model.
     #[serde(default)]
     pub reason: String,
+}
+
+/// → Session: its tokens per day from `from` (`YYYY-MM-DD`) on.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct UsageDays {
+    pub from: String,
 }

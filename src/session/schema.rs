@@ -73,10 +73,14 @@ pub const MIGRATIONS: &[&str] = &["
     // can be asked for.
     "CREATE TABLE taken_messages (key TEXT PRIMARY KEY, run_id TEXT NOT NULL, reply TEXT NOT NULL, taken_at INTEGER NOT NULL);
      CREATE TABLE run_outcomes (run_id TEXT PRIMARY KEY, event TEXT NOT NULL, ended_at INTEGER NOT NULL)",
+    // Tokens and their estimated cost per day (the user's), kept across
+    // resets: what the session cost, day by day (`usage.daily`).
+    "CREATE TABLE usage_days (day TEXT PRIMARY KEY, input INTEGER NOT NULL, output INTEGER NOT NULL,
+        cache_read INTEGER NOT NULL, cache_write INTEGER NOT NULL, total INTEGER NOT NULL, cost REAL)",
 ];
 
 /// What the migrations build, as one script: a new Session's database is
-/// made in one step instead of fifteen (most of them `ALTER TABLE`s, each
+/// made in one step instead of sixteen (most of them `ALTER TABLE`s, each
 /// rewriting the stored schema). Columns no longer used (`meta.config`,
 /// `nodes` and their revisions, `current_run.prompt`) are kept, so that a
 /// new database and a migrated one are the same.
@@ -100,7 +104,9 @@ pub const CURRENT: &str = "
     CREATE TABLE snapshots (kind TEXT PRIMARY KEY, rev TEXT NOT NULL, body TEXT NOT NULL);
     CREATE TABLE kept_prompts (rev TEXT PRIMARY KEY, body TEXT NOT NULL);
     CREATE TABLE taken_messages (key TEXT PRIMARY KEY, run_id TEXT NOT NULL, reply TEXT NOT NULL, taken_at INTEGER NOT NULL);
-    CREATE TABLE run_outcomes (run_id TEXT PRIMARY KEY, event TEXT NOT NULL, ended_at INTEGER NOT NULL)
+    CREATE TABLE run_outcomes (run_id TEXT PRIMARY KEY, event TEXT NOT NULL, ended_at INTEGER NOT NULL);
+    CREATE TABLE usage_days (day TEXT PRIMARY KEY, input INTEGER NOT NULL, output INTEGER NOT NULL,
+        cache_read INTEGER NOT NULL, cache_write INTEGER NOT NULL, total INTEGER NOT NULL, cost REAL)
 ";
 
 #[cfg(test)]

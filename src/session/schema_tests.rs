@@ -102,6 +102,8 @@ fn a_new_database_is_the_one_the_migrations_build() {
             "index sqlite_autoindex_taken_messages_1 on taken_messages",
             "table tool_calls on tool_calls",
             "index sqlite_autoindex_tool_calls_1 on tool_calls",
+            "table usage_days on usage_days",
+            "index sqlite_autoindex_usage_days_1 on usage_days",
         ]
     );
     assert!(migrated.iter().any(|l| l.contains("prompt_rev")));

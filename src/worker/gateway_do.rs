@@ -35,6 +35,7 @@ mod session_link;
 mod session_send;
 mod transfer;
 mod trust;
+mod usage;
 
 use super::rpc::{internal_error, now_ms};
 use super::workspace::rpc as workspace_rpc;

@@ -14,6 +14,7 @@ use gsv_e2e::cost_rig::{
 use gsv_e2e::fake_llm::FakeLlm;
 use gsv_e2e::harness::{GatewayOptions, Workerd};
 use gsv_e2e::ws::Client;
+use gsv_protocol::{Usage, UsageDailyResult};
 use serde_json::json;
 use std::collections::BTreeSet;
 
@@ -46,6 +47,39 @@ async fn a_long_conversation_with_recall_is_read_from_cache() {
         assert!(billed(u) < 0.25 * (u.input + u.cache_read + u.cache_write) as f64);
     }
     assert_eq!(systems(&llm).len(), 1, "one system prompt for all turns");
+
+    // What it used and cost, as `usage.daily` adds it up: today's bar is
+    // the whole conversation, priced as Anthropic prices the model.
+    let daily = c.request("usage.daily", json!({"days": 7})).await;
+    assert!(daily.ok, "{daily:?}");
+    let daily: UsageDailyResult = serde_json::from_value(daily.payload.unwrap()).unwrap();
+    assert_eq!(daily.days.len(), 7);
+    let today = &daily.days[6].tokens;
+    let sum = |f: fn(&Usage) -> u64| usages.iter().map(f).sum::<u64>();
+    assert_eq!(
+        (
+            today.input,
+            today.cache_read,
+            today.cache_write,
+            today.output
+        ),
+        (
+            sum(|u| u.input),
+            sum(|u| u.cache_read),
+            sum(|u| u.cache_write),
+            sum(|u| u.output)
+        )
+    );
+    // Sonnet: $3 a million input, $15 output, reads $0.30, writes $3.75.
+    let cost = (3.0 * today.input as f64
+        + 15.0 * today.output as f64
+        + 0.3 * today.cache_read as f64
+        + 3.75 * today.cache_write as f64)
+        / 1e6;
+    assert!((today.cost.unwrap() - cost).abs() < 1e-9, "{today:?}");
+    assert_eq!(daily.sessions.len(), 1);
+    assert_eq!(daily.sessions[0].session_key, MAIN);
+    assert_eq!(&daily.total, today);
 
     // Each message went with the memory recalled for it, after its words,
     // as the conversation's last (cached) block.

@@ -709,6 +709,19 @@ async fn the_sessions_tab_shows_stats_compacts_resets_and_reads_archives() {
 
     let b = Browser::start(DESKTOP.0, DESKTOP.1).await;
     login(&b, &gw, "/sessions").await;
+    // What the model calls used: a bar for each of the last 30 days, the
+    // session that made them.
+    b.wait_css("#usage-chart").await;
+    b.wait_js(
+        "the usage chart's days",
+        "return document.querySelectorAll('#usage-chart .usage-day').length === 30;",
+        vec![],
+    )
+    .await;
+    let total = b.text("#usage-total").await;
+    assert!(total.contains("% from cache), "), "{total}");
+    let sessions = b.text("#usage-sessions").await;
+    assert!(sessions.starts_with("agent:main:main "), "{sessions}");
     b.click("#session-list li .list-item").await;
     b.wait_css("#session-stats").await;
     let stats = b.text("#session-stats").await;

@@ -13,6 +13,7 @@ mod session;
 mod skills;
 mod tools;
 pub mod trust;
+pub mod usage;
 mod workspace;
 
 use crate::cli::{Cli, Command};
@@ -141,6 +142,10 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             trust::run(&target, command)
                 .await
                 .map(|()| ExitCode::SUCCESS)
+        }
+        Command::Usage(args) => {
+            let target = GatewayTarget::resolve(cli.url, cli.token, &config());
+            usage::run(&target, args).await.map(|()| ExitCode::SUCCESS)
         }
         Command::Memory(command) => {
             let target = GatewayTarget::resolve(cli.url, cli.token, &config());

@@ -73,6 +73,26 @@ impl Gateway {
         self.registry("", vec![], limit, p.offset.unwrap_or(0))
     }
 
+    /// The keys of the sessions active since `since_ms` (`usage.daily`).
+    pub(super) fn active_since(&self, since_ms: i64) -> Res<Vec<String>> {
+        #[derive(Deserialize)]
+        struct Row {
+            session_key: String,
+        }
+        self.flush_touches()?;
+        let rows: Vec<Row> = self
+            .state
+            .storage()
+            .sql()
+            .exec(
+                "SELECT session_key FROM sessions WHERE last_active_at >= ? ORDER BY session_key",
+                vec![since_ms.into()],
+            )
+            .and_then(|c| c.to_array())
+            .map_err(internal_error)?;
+        Ok(rows.into_iter().map(|r| r.session_key).collect())
+    }
+
     /// The registry's sessions of one agent (keys `agent:{agentId}:…`),
     /// for a Session's `session_logs`.
     pub(super) fn agent_sessions(&self, q: AgentSessionsQuery) -> Res<SessionsListResult> {

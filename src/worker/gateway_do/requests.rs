@@ -108,6 +108,7 @@ impl Gateway {
                 let r = self.session_query(ws, &mut att, p.session_key, None, Stats);
                 now::<method::SessionStats>(r.await?)
             }
+            R::UsageDaily(p) => now::<method::UsageDaily>(self.usage_daily(p).await?),
             R::SessionHistory(p) => {
                 let r = self.session_query(ws, &mut att, p.session_key, None, History);
                 now::<method::SessionHistory>(r.await?)

@@ -85,6 +85,13 @@ impl DurableObject for Session {
                 }
                 .await,
             ),
+            path::USAGE_DAYS => answer(
+                async {
+                    let q: crate::session::internal::UsageDays = body(req).await?;
+                    self.core.store.usage_days(&q.from)
+                }
+                .await,
+            ),
             path::TRANSCRIPT => answer(
                 async {
                     let p = body(req).await?;

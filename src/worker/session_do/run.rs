@@ -528,6 +528,11 @@ impl<'a> Drive<'a> {
                 meta.updated_at = now_ms();
                 let _ = store.save_meta(&meta);
             }
+            // By the user's day, as the run saw it (under the test clock too).
+            let cost = self.rc.prices.map(|p| p.cost(u));
+            if let Err(e) = store.add_usage_day(&self.inputs.days.0, u, cost) {
+                console_error!("session: counting the day's usage failed: {e}");
+            }
         }
         let tool_calls = answer.has_tool_calls();
         // The run's usage and model calls are kept for a run that goes on

@@ -1,4 +1,5 @@
-// Sessions: the list (sessions.list), one session's stats (tokens, the
+// Sessions: what the model calls used and cost (usage.tsx), the list
+// (sessions.list), one session's stats (tokens, the
 // R2 reads of its last prompt), reset, compact, and the archived
 // transcripts of its earlier session ids (session.history/transcript).
 
@@ -7,12 +8,15 @@ import type { ViewProps } from "../app";
 import type { SessionTranscriptResult, TokenCounts, Trust } from "../protocol/generated";
 import { Card, ErrorNote, fmtAgo, fmtTime, useAction, useClient, useLoad } from "../ui";
 import { MessageList } from "./messages";
+import { costText, UsageCard } from "./usage";
 
 export function SessionsView({ settings, update, connected, go }: ViewProps) {
   const client = useClient();
   const list = useLoad(() => client.call("sessions.list", { limit: 200 }), [client, connected], connected);
   const [selected, setSelected] = useState<string | null>(null);
   return (
+    <>
+    <UsageCard connected={connected} />
     <div class="split">
       <Card title={`Sessions${list.data ? ` (${list.data.count})` : ""}`} actions={<button class="secondary" onClick={list.reload}>Refresh</button>}>
         <ErrorNote error={list.error} />
@@ -42,6 +46,7 @@ export function SessionsView({ settings, update, connected, go }: ViewProps) {
         />
       )}
     </div>
+    </>
   );
 }
 
@@ -167,11 +172,6 @@ function cacheText(t: TokenCounts): string {
   const all = t.input + t.cacheRead + t.cacheWrite;
   const share = all === 0 ? 0 : Math.round((100 * t.cacheRead) / all);
   return `${t.cacheRead} read / ${t.cacheWrite} written (${share}% of input)`;
-}
-
-/** `~$0.0297`, `~$1.25`. */
-function costText(cost: number): string {
-  return cost < 1 ? `~$${cost.toFixed(4)}` : `~$${cost.toFixed(2)}`;
 }
 
 function trustText(t: Trust): string {

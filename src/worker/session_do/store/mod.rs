@@ -29,6 +29,7 @@ mod history;
 pub mod outcomes;
 mod reset_plan;
 mod runs;
+mod usage;
 
 use history::History;
 
