@@ -8,6 +8,10 @@
 //! the shape of the history (tool calls and results must pair up, as the real
 //! APIs insist), and records every request.
 //!
+//! Both APIs' prompt caches are simulated as their documentation states
+//! them (`cache.rs`): Anthropic's breakpoints, OpenAI's automatic prefix
+//! cache for requests naming their conversation (`prompt_cache_key`).
+//!
 //! `POST /v1/audio/transcriptions` speaks OpenAI's transcription API: a
 //! `multipart/form-data` upload (`file` with a supported extension,
 //! `model`, `response_format`) answered `{"text": …}` — the text set with
@@ -563,17 +567,31 @@ async fn reply(state: &Shared, req: Request<Incoming>) -> (Response<Body>, Optio
     let mut asked = Asked::of(api, &parsed.unwrap_or_default());
     // Marks for Anthropic's cache: checked, then read and written as the
     // API would (the body is read whole only when it has some).
-    let marked = api == Api::Anthropic && raw.windows(14).any(|w| w == b"\"cache_control");
+    // OpenAI's, for a request naming its conversation: the common prefix.
+    let has = |field: &[u8]| raw.windows(field.len()).any(|w| w == field);
+    let marked = api == Api::Anthropic && has(b"\"cache_control\"");
+    let keyed = api == Api::OpenAi && has(b"\"prompt_cache_key\"");
     let checked = checked.and_then(|()| {
-        if !marked {
+        if !marked && !keyed {
             return Ok(());
         }
         let body: Value = serde_json::from_slice(&raw).unwrap_or_default();
+        let mut s = state.lock().unwrap();
+        if keyed {
+            let cached = s.prompt_cache.openai(&body);
+            let all = estimate_tokens(asked.prompt_chars);
+            asked.cache = Some(cache::CacheUsage {
+                input: all.saturating_sub(cached),
+                read: cached.min(all),
+                write: 0,
+            });
+            return Ok(());
+        }
         cache::check_marks(&body).map_err(|m| Rejection {
             status: 400,
             body: error_body(api, 400, Some(&m)),
         })?;
-        asked.cache = state.lock().unwrap().prompt_cache.anthropic(&body);
+        asked.cache = s.prompt_cache.anthropic(&body);
         Ok(())
     });
 

@@ -346,9 +346,11 @@ async fn a_v1_channel_sends_a_photo_inline_and_anthropic_gets_it_as_what_its_byt
         .as_array()
         .unwrap()
         .clone();
+    // The message's last block ends the prefix to cache.
     assert_eq!(
         content[1],
-        json!({"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": b64(&photo)}})
+        json!({"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": b64(&photo)},
+               "cache_control": {"type": "ephemeral"}})
     );
     // Bo is not the owner: his own session.
     let keys = image_keys(&mut owner, "agent:main:whatsapp:dm:+15550001111").await;

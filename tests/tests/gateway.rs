@@ -68,7 +68,7 @@ async fn handshake_advertises_exactly_what_is_implemented() {
             "server": {"version": "0.1.0", "connectionId": null},
             "features": {
                 "methods": ["connect", "chat.send", "config.get", "config.set", "session.get", "session.preview",
-                    "sessions.list", "session.stats", "session.history", "session.patch",
+                    "sessions.list", "session.stats", "usage.daily", "session.history", "session.patch",
                     "session.compact", "session.reset", "session.transcript", "skills.status", "skills.update", "workspace.list", "workspace.read", "workspace.write", "workspace.delete", "workspace.refresh",
                     "chat.abort", "tools.list", "tool.invoke", "tool.result", "tool.request", "logs.get", "logs.result", "node.exec.event", "node.probe.result", "transfer.status",
                     "channels.list", "channel.inbound", "channel.start", "channel.stop", "channel.status", "channel.login", "channel.logout",
@@ -824,7 +824,7 @@ async fn reset_archives_everything_then_starts_a_new_session() {
         (
             json!(new_id),
             json!(0),
-            json!({"input": 0, "output": 0, "total": 0}),
+            json!({"input": 0, "output": 0, "total": 0, "cacheRead": 0, "cacheWrite": 0}),
             json!([old_id])
         )
     );

@@ -138,3 +138,34 @@ async fn caching_off_marks_nothing() {
         assert!(!r.body.to_string().contains("cache_control"), "{}", r.body);
     }
 }
+
+/// OpenAI caches prefixes on its own: each call names its conversation
+/// (the session key, hashed), and from the second turn on the shared
+/// prefix is read from cache.
+#[tokio::test]
+async fn openai_calls_name_their_conversation_and_read_its_prefix() {
+    let llm = FakeLlm::start().await;
+    let gw = Workerd::start(GatewayOptions::default());
+    let mut c = Client::connect(&gw.url(), Some(TOKEN)).await;
+    c.use_fake_openai(&llm).await;
+    c.config_set("agents.defaultHeartbeat", json!({"every": "0"}))
+        .await;
+    let mut usages = Vec::new();
+    for text in ["first", "second", "third"] {
+        let run = c.chat_send(MAIN, text).await;
+        let events = c.run_events(&run).await;
+        usages.push(events.last().unwrap().usage.clone().unwrap());
+    }
+    assert_eq!(usages[0].cache_read, 0, "{:?}", usages[0]);
+    for u in &usages[1..] {
+        assert!(u.cache_read >= 1024, "{u:?}");
+    }
+    let keys: BTreeSet<String> = llm
+        .requests()
+        .iter()
+        .map(|r| r.body["prompt_cache_key"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(keys.len(), 1, "{keys:?}");
+    let key = keys.into_iter().next().unwrap();
+    assert!(key.starts_with("gsv-") && !key.contains("main"), "{key}");
+}

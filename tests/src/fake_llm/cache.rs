@@ -36,6 +36,9 @@ const LOOKBACK_BLOCKS: usize = 20;
 #[derive(Debug, Default)]
 pub(crate) struct PromptCache {
     entries: HashMap<u64, Entry>,
+    /// OpenAI's: recent prompts by model and `prompt_cache_key`, each
+    /// with when it expires.
+    prompts: HashMap<String, Vec<(String, Instant)>>,
     /// Added to the real clock (tests age entries past their lifetime).
     pub skew: Duration,
 }
@@ -209,6 +212,55 @@ fn unmarked(block: &Value) -> (String, Option<Duration>) {
     (Value::Object(rest).to_string(), Some(ttl))
 }
 
+/// OpenAI's automatic prompt caching ("Prompt caching" guide): nothing is
+/// marked; a prompt of 1 024 tokens or more is cached, and a later request
+/// whose prompt begins the same way reads the longest common prefix,
+/// counted from 1 024 tokens in steps of 128 (`prompt_tokens_details.
+/// cached_tokens`). A conversation meets its cache through
+/// `prompt_cache_key`: the fake keeps each key's (and model's) recent
+/// prompts, and caches nothing for a request without one.
+const OPENAI_MINIMUM: u64 = 1024;
+const OPENAI_STEP: u64 = 128;
+/// Prompts kept per key (the last calls of a conversation).
+const OPENAI_KEPT: usize = 8;
+
+impl PromptCache {
+    /// The tokens of a Chat Completions `body` read from cache (0 without
+    /// a `prompt_cache_key`).
+    pub fn openai(&mut self, body: &Value) -> u64 {
+        let Some(key) = body["prompt_cache_key"].as_str() else {
+            return 0;
+        };
+        let prompt = format!("{}{}", body["tools"], body["messages"]);
+        let now = Instant::now() + self.skew;
+        let slot = format!("{}\u{0}{key}", body["model"]);
+        let kept = self.prompts.entry(slot).or_default();
+        kept.retain(|(_, expires)| *expires > now);
+        let common = kept
+            .iter()
+            .map(|(p, _)| common_prefix(p, &prompt))
+            .max()
+            .unwrap_or(0);
+        let tokens = estimate_tokens(common);
+        let cached = match tokens {
+            t if t < OPENAI_MINIMUM => 0,
+            t => OPENAI_MINIMUM + (t - OPENAI_MINIMUM) / OPENAI_STEP * OPENAI_STEP,
+        };
+        if estimate_tokens(prompt.chars().count()) >= OPENAI_MINIMUM {
+            kept.push((prompt, now + Duration::from_secs(300)));
+            if kept.len() > OPENAI_KEPT {
+                kept.remove(0);
+            }
+        }
+        cached
+    }
+}
+
+/// The characters two texts begin with alike.
+fn common_prefix(a: &str, b: &str) -> usize {
+    a.chars().zip(b.chars()).take_while(|(x, y)| x == y).count()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -292,5 +344,27 @@ mod tests {
         let mut other = long.clone();
         other["model"] = json!("claude-opus-4-1");
         assert_eq!(cache.anthropic(&other).unwrap().read, 0);
+    }
+
+    #[test]
+    fn openai_reads_the_common_prefix_of_a_conversations_prompts() {
+        let mut cache = PromptCache::default();
+        let system = "s".repeat(6000); // 1 500 tokens
+        let ask = |key: Option<&str>, turns: &[&str]| {
+            let mut messages = vec![json!({"role": "system", "content": system})];
+            messages.extend(turns.iter().map(|t| json!({"role": "user", "content": t})));
+            let mut body = json!({"model": "gpt-5", "messages": messages});
+            if let Some(key) = key {
+                body["prompt_cache_key"] = json!(key);
+            }
+            body
+        };
+        assert_eq!(cache.openai(&ask(Some("a"), &["hi"])), 0);
+        // The system prompt is shared: 1 024 tokens and whole steps of 128.
+        let cached = cache.openai(&ask(Some("a"), &["hi", "more"]));
+        assert_eq!(cached, 1024 + 3 * 128);
+        // Another conversation, or none named, meets no cache.
+        assert_eq!(cache.openai(&ask(Some("b"), &["hi", "more"])), 0);
+        assert_eq!(cache.openai(&ask(None, &["hi", "more"])), 0);
     }
 }

@@ -122,10 +122,10 @@ pub(crate) fn openai_frames(
         frames.push(chunk(
             json!([]),
             Some(json!({
-                "prompt_tokens": tokens.input,
+                "prompt_tokens": tokens.input + tokens.cache_read,
                 "completion_tokens": tokens.output,
-                "total_tokens": tokens.input + tokens.output,
-                "prompt_tokens_details": {"cached_tokens": 0, "audio_tokens": 0},
+                "total_tokens": tokens.input + tokens.cache_read + tokens.output,
+                "prompt_tokens_details": {"cached_tokens": tokens.cache_read, "audio_tokens": 0},
                 "completion_tokens_details": {"reasoning_tokens": 0, "audio_tokens": 0,
                     "accepted_prediction_tokens": 0, "rejected_prediction_tokens": 0},
             })),
