@@ -373,6 +373,10 @@ pub struct ChannelSendResult {
     /// The failure may pass if the same send is tried again later.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub retryable: Option<bool>,
+    /// When a retryable failure should be tried again at the soonest, in
+    /// ms from now (the platform's `retry_after`, or a receipt awaited).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retry_after_ms: Option<i64>,
 }
 
 impl InternalCall for ChannelSendParams {

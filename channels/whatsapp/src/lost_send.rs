@@ -30,6 +30,11 @@ pub fn after_lost_answer(age: i64, receipts_name_sends: bool) -> LostSend {
     }
 }
 
+/// How much longer a send begun `age` ms ago may wait for its receipt.
+pub fn receipt_wait_left(age: i64) -> i64 {
+    (RECEIPT_WAIT_MS - age).max(0)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -53,6 +58,17 @@ mod tests {
                 LostSend::GiveUp,
                 LostSend::SendAgain,
             ]
+        );
+    }
+
+    #[test]
+    fn the_retry_comes_when_the_wait_is_over() {
+        assert_eq!(receipt_wait_left(0), 60_000);
+        assert_eq!(receipt_wait_left(45_000), 15_000);
+        assert_eq!(receipt_wait_left(90_000), 0);
+        assert_eq!(
+            after_lost_answer(receipt_wait_left(0), true),
+            LostSend::SendAgain
         );
     }
 }

@@ -101,6 +101,7 @@ impl Channel for BindingChannel {
                     message_id: None,
                     error: Some(e.message),
                     retryable: Some(true),
+                    retry_after_ms: None,
                 })
         }
         .boxed_local()

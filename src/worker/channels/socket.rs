@@ -71,6 +71,7 @@ impl Channel for SocketChannel {
                     self.name
                 )),
                 retryable: Some(false),
+                retry_after_ms: None,
             };
             return async move { result }.boxed_local();
         }
@@ -90,12 +91,14 @@ impl Channel for SocketChannel {
                 message_id: None,
                 error: None,
                 retryable: None,
+                retry_after_ms: None,
             },
             Err(e) => ChannelSendResult {
                 ok: false,
                 message_id: None,
                 error: Some(e.message),
                 retryable: Some(true),
+                retry_after_ms: None,
             },
         };
         async move { result }.boxed_local()

@@ -235,7 +235,7 @@ impl Gateway {
             row.account_id
         );
         let retry = match result.retryable {
-            Some(true) => retry_at(now_ms(), row.attempts as u32 + 1, None),
+            Some(true) => retry_at(now_ms(), row.attempts as u32 + 1, result.retry_after_ms),
             _ => None,
         };
         store.mark_attempt_failed(&row.key, &error, retry, now_ms())

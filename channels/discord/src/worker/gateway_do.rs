@@ -170,6 +170,7 @@ impl DiscordGateway {
             message_id: None,
             error: Some(error),
             retryable: Some(retryable),
+            retry_after_ms: None,
         };
         let Some(token) = self.token() else {
             return failed("the account has no bot token".into(), false);
@@ -251,6 +252,7 @@ impl DiscordGateway {
                     message_id: id,
                     error: None,
                     retryable: None,
+                    retry_after_ms: None,
                 }
             }
             Err(e) => failed(e.message, e.retryable),

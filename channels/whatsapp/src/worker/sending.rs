@@ -10,7 +10,7 @@ use crate::graph::{
     self, mark_read_with_typing, media_info, parse_media_info, send_kind, send_media, send_text,
     succeeded, upload_media, upload_type, uploaded_media_id, GraphError, GraphRequest,
 };
-use crate::lost_send::{after_lost_answer, LostSend};
+use crate::lost_send::{after_lost_answer, receipt_wait_left, LostSend};
 use crate::phone::to_wa_id;
 use crate::CHANNEL_ID;
 use gsv_protocol::channels::*;
@@ -20,11 +20,16 @@ use worker::*;
 /// that send (`lost_send`): `None` when it is sent again.
 fn unknown_outcome(age: i64, receipts_name_sends: bool) -> Option<ChannelSendResult> {
     match after_lost_answer(age, receipts_name_sends) {
-        LostSend::Wait => Some(send_failed(
-            "an earlier send of this piece got no answer; waiting for WhatsApp's receipt before sending it again"
-                .into(),
-            true,
-        )),
+        // Tried again once the receipt could have come, not before: the
+        // gateway's retries would be spent within the wait.
+        LostSend::Wait => Some(ChannelSendResult {
+            retry_after_ms: Some(receipt_wait_left(age)),
+            ..send_failed(
+                "an earlier send of this piece got no answer; waiting for WhatsApp's receipt before sending it again"
+                    .into(),
+                true,
+            )
+        }),
         LostSend::SendAgain => None,
         LostSend::GiveUp => Some(send_failed(
             "may not have been delivered: WhatsApp's answer to the send was lost and no receipt \
@@ -41,6 +46,7 @@ fn send_failed(error: String, retryable: bool) -> ChannelSendResult {
         message_id: None,
         error: Some(error),
         retryable: Some(retryable),
+        retry_after_ms: None,
     }
 }
 
@@ -81,6 +87,7 @@ impl WhatsAppAccount {
                     message_id: Some(id),
                     error: None,
                     retryable: None,
+                    retry_after_ms: None,
                 };
             }
             // A send whose answer never came: Meta may have taken it.
@@ -150,6 +157,7 @@ impl WhatsAppAccount {
                     message_id: Some(id),
                     error: None,
                     retryable: None,
+                    retry_after_ms: None,
                 }
             }
             Err(e) => {
