@@ -254,6 +254,14 @@ pub struct Usage {
 }
 
 impl Usage {
+    /// All tokens of the call: as the provider totalled them, else the sum.
+    pub fn total(&self) -> u64 {
+        match self.total_tokens {
+            0 => self.input + self.output + self.cache_read + self.cache_write,
+            total => total,
+        }
+    }
+
     pub fn add(&mut self, other: &Usage) {
         self.input += other.input;
         self.output += other.output;

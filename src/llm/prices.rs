@@ -115,10 +115,7 @@ pub fn count(tokens: &mut TokenCounts, usage: &Usage, prices: Option<&Prices>) {
     tokens.output += usage.output;
     tokens.cache_read += usage.cache_read;
     tokens.cache_write += usage.cache_write;
-    tokens.total += match usage.total_tokens {
-        0 => usage.input + usage.output + usage.cache_read + usage.cache_write,
-        total => total,
-    };
+    tokens.total += usage.total();
     if let Some(prices) = prices {
         tokens.cost = Some(tokens.cost.unwrap_or(0.0) + prices.cost(usage));
     }

@@ -6,7 +6,7 @@
 //! same on any model's turn and is reported.
 
 use crate::config::Config;
-use crate::llm::LlmErrorKind;
+use crate::llm::{LlmError, LlmErrorKind};
 use gsv_protocol::ModelSelection;
 
 /// The fallbacks, in order: `provider/id`, or an id alone for the
@@ -24,15 +24,10 @@ pub fn fallbacks(config: &Config, provider: &str) -> Vec<ModelSelection> {
         .collect()
 }
 
-/// Whether a failure of this kind hands the call to the next model.
-pub fn hands_over(kind: &LlmErrorKind) -> bool {
-    matches!(
-        kind,
-        LlmErrorKind::RateLimited
-            | LlmErrorKind::Server
-            | LlmErrorKind::Network
-            | LlmErrorKind::Timeout
-    )
+/// Whether a failure of this kind hands the call to the next model: what
+/// the call's own retries were for, or no answer in time.
+pub fn hands_over(error: &LlmError) -> bool {
+    error.is_retryable() || error.kind == LlmErrorKind::Timeout
 }
 
 #[cfg(test)]
@@ -73,8 +68,8 @@ mod tests {
             ContextOverflow,
             Invalid,
         ]
-        .iter()
-        .map(hands_over)
+        .into_iter()
+        .map(|kind| hands_over(&LlmError::new(kind, "")))
         .collect();
         assert_eq!(over, [true, true, true, true, false, false, false]);
     }

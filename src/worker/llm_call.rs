@@ -86,11 +86,7 @@ pub fn request_for_prompt(
     cache_key: &str,
 ) -> HttpRequest {
     let provider = provider_for(&rc.provider, rc.api.as_deref());
-    let kind = match rc.cache {
-        Some(ttl) => format!("{} {ttl:?}", provider.api()),
-        None => provider.api().to_string(),
-    };
-    let prepared = prompt.prepared_for(&kind, || {
+    let prepared = prompt.prepared_for((provider.api(), rc.cache), || {
         provider.prepare(&prompt.system_prompt, &prompt.tools, rc.cache)
     });
     let written = kept.map(|(kept, generation)| kept.update(&*provider, generation, history));

@@ -46,9 +46,10 @@ pub struct RunPrompt {
     #[serde(skip)]
     pub load: WorkspaceLoadStats,
     /// The system prompt and tools as the last provider called with them
-    /// writes them (that provider's body kind), made once per prompt.
+    /// writes them (that provider's body kind and cache setting), made
+    /// once per prompt.
     #[serde(skip)]
-    pub prepared: std::cell::RefCell<Option<(String, std::rc::Rc<crate::llm::Prepared>)>>,
+    pub prepared: std::cell::RefCell<Option<(PreparedKind, std::rc::Rc<crate::llm::Prepared>)>>,
     /// The system prompt's token estimate, made once per prompt.
     #[serde(skip)]
     system_tokens: std::cell::Cell<Option<u64>>,
@@ -74,20 +75,24 @@ impl RunPrompt {
     /// made by `make` the first time.
     pub fn prepared_for(
         &self,
-        kind: &str,
+        kind: PreparedKind,
         make: impl FnOnce() -> crate::llm::Prepared,
     ) -> std::rc::Rc<crate::llm::Prepared> {
         let mut kept = self.prepared.borrow_mut();
         match &*kept {
-            Some((k, p)) if k == kind => p.clone(),
+            Some((k, p)) if *k == kind => p.clone(),
             _ => {
                 let p = std::rc::Rc::new(make());
-                *kept = Some((kind.to_string(), p.clone()));
+                *kept = Some((kind, p.clone()));
                 p
             }
         }
     }
 }
+
+/// A provider's body kind (its `api`) and the cache setting its parts
+/// were written for.
+pub type PreparedKind = (&'static str, Option<crate::llm::CacheTtl>);
 
 /// What a run's prompt is assembled for.
 pub struct RunInputs<'a> {

@@ -472,7 +472,7 @@ impl<'a> Drive<'a> {
         let tail = coalescer.borrow_mut().take_rest();
         let answer = match result {
             Ok(a) => a,
-            Err(e) if !heard.get() && hands_over(&e.kind) && self.fall_back(&e) => {
+            Err(e) if !heard.get() && hands_over(&e) && self.fall_back(&e) => {
                 return RunEvent::FellBack;
             }
             Err(e) => {

@@ -8,10 +8,6 @@ use serde::Deserialize;
 impl SessionStore {
     /// Adds one model call's `usage` (and its `cost`, when known) to `day`.
     pub fn add_usage_day(&self, day: &str, usage: &Usage, cost: Option<f64>) -> Res<()> {
-        let total = match usage.total_tokens {
-            0 => usage.input + usage.output + usage.cache_read + usage.cache_write,
-            total => total,
-        };
         let n = |v: u64| i64::try_from(v).unwrap_or(i64::MAX);
         self.exec(
             "INSERT INTO usage_days (day, input, output, cache_read, cache_write, total, cost)
@@ -26,7 +22,7 @@ impl SessionStore {
                 n(usage.output).into(),
                 n(usage.cache_read).into(),
                 n(usage.cache_write).into(),
-                n(total).into(),
+                n(usage.total()).into(),
                 cost.into(),
             ],
         )
