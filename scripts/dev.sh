@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# README command 1: sets up everything, builds the gateway and the Discord
-# and WhatsApp channels once, installs the `gsv` CLI, makes an auth token
-# on first run and gives it to the CLI, then runs the gateway and the
+# README command 1: sets up everything, builds the gateway, the web UI,
+# the Discord and WhatsApp channels and the `gsv` CLI (each only when what
+# it is built from changed), makes an auth token on first run and gives it
+# to the CLI, then runs the gateway and the
 # channels in one workerd (wrangler's local runtime) on 127.0.0.1:8787,
 # with their SQLite and R2 state kept in .gsv/state. The channels stay idle
 # until started (`gsv channel start discord --bot-token …`, `gsv channel
@@ -15,16 +16,27 @@ PORT="${GSV_PORT:-8787}"
 WHATSAPP_PORT="${GSV_WHATSAPP_PORT:-8788}"
 
 bash scripts/setup.sh
-say "building the gateway (wasm)"
-bash scripts/build-worker.sh >/dev/null
-say "building the web UI"
-bash scripts/build-web.sh
-say "building the Discord channel (wasm)"
-bash channels/discord/build.sh >/dev/null
-say "building the WhatsApp channel (wasm)"
-bash channels/whatsapp/build.sh >/dev/null
-say "installing the gsv CLI into ~/.cargo/bin"
-cargo install --quiet --locked --path node-cli --target-dir target/install
+# Each part is built when what it is built from changed since its last
+# build (scripts/build-changed.sh): a first start builds everything (about
+# nine minutes on two cores), a later one with nothing edited serves in
+# seconds.
+crates=(protocol worker-sql worker-start channel-worker Cargo.toml Cargo.lock)
+built() { bash scripts/build-changed.sh "$@"; }
+say "the gateway (wasm)"
+built gateway build/index.js src "${crates[@]}" scripts/build-worker.sh -- \
+  bash -c 'bash scripts/build-worker.sh >/dev/null'
+say "the web UI"
+built web web/dist/index.html web protocol package.json package-lock.json scripts/build-web.sh -- \
+  bash scripts/build-web.sh
+say "the Discord channel (wasm)"
+built discord channels/discord/build/index.js channels/discord "${crates[@]}" -- \
+  bash -c 'bash channels/discord/build.sh >/dev/null'
+say "the WhatsApp channel (wasm)"
+built whatsapp channels/whatsapp/build/index.js channels/whatsapp "${crates[@]}" -- \
+  bash -c 'bash channels/whatsapp/build.sh >/dev/null'
+say "the gsv CLI (into ~/.cargo/bin)"
+built cli "${CARGO_HOME:-$HOME/.cargo}/bin/gsv" node-cli protocol Cargo.toml Cargo.lock -- \
+  cargo install --quiet --locked --path node-cli --target-dir target/install
 
 mkdir -p .gsv
 if ! grep -qs '^GSV_AUTH_TOKEN=' .dev.vars; then

@@ -121,6 +121,20 @@ pub enum Command {
     /// approve, deny
     #[command(subcommand)]
     Approvals(crate::cmd::trust::ApprovalsCommand),
+
+    /// Print a shell completion script (bash, zsh, fish, powershell, elvish)
+    #[command(after_help = "\
+Examples:
+  gsv completions bash > ~/.local/share/bash-completion/completions/gsv
+  gsv completions zsh > ~/.zfunc/_gsv       (with fpath+=~/.zfunc before compinit in ~/.zshrc)
+  gsv completions fish > ~/.config/fish/completions/gsv.fish
+  gsv completions powershell >> $PROFILE
+
+Or load it for the current shell only: source <(gsv completions bash)")]
+    Completions {
+        /// The shell to write the script for
+        shell: clap_complete::Shell,
+    },
 }
 
 #[derive(Debug, Args)]
@@ -150,6 +164,12 @@ pub struct LogsArgs {
 }
 
 #[derive(Debug, Subcommand)]
+#[command(after_help = "\
+Examples:
+  gsv channel list
+  gsv channel start discord
+  gsv channel status whatsapp --account shop
+  gsv channel stop discord")]
 pub enum ChannelCommand {
     /// Every channel account the gateway knows: connected or not, last
     /// message, undelivered answers
@@ -477,7 +497,12 @@ nodes that cannot run commands. The gateway also checks every node when it conne
 Examples:
   gsv chat \"Summarize my unread mail\"
   gsv chat -s agent:main:work \"Status of the deploy?\"
+  gsv chat --attach photo.jpg \"What plant is this?\"
+  gsv chat --raw \"Draft a README\"  the markdown as the agent wrote it, unstyled
   gsv chat                      (interactive: /quit, exit or Ctrl-D leaves)
+
+Replies are markdown, shown styled in a terminal; they are printed exactly as
+sent with --raw, when the output is not a terminal, or when NO_COLOR is set.
 
 In a chat: /stop cancels the running reply and its pending tool calls;
 /new (or /reset) starts a new session, /compact [N] keeps the last N
@@ -499,6 +524,11 @@ pub struct ChatArgs {
     /// 25 MB each). Repeatable; with it, MESSAGE may be left out.
     #[arg(long = "attach", value_name = "FILE")]
     pub attach: Vec<std::path::PathBuf>,
+
+    /// Print replies exactly as sent, markdown unrendered (the default when
+    /// stdout is not a terminal or NO_COLOR is set)
+    #[arg(long)]
+    pub raw: bool,
 }
 
 #[derive(Debug, Subcommand)]
@@ -507,6 +537,12 @@ Paths are dotted, e.g. model.provider, model.id, apiKeys.anthropic, auth.token,
 channels.discord.dmPolicy.")]
 pub enum ConfigCommand {
     /// Print the value at PATH as JSON, or the whole configuration (secrets masked)
+    #[command(after_help = "\
+Examples:
+  gsv config get                  everything
+  gsv config get model            the model settings
+  gsv config get model.id
+  gsv config get channels.discord")]
     Get {
         /// Dotted path such as model.id; omit it for everything
         path: Option<String>,
@@ -634,7 +670,7 @@ pub fn parse() -> Cli {
     Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit())
 }
 
-fn command() -> clap::Command {
+pub fn command() -> clap::Command {
     let keys: String = KNOWN_KEYS
         .iter()
         .map(|(key, help)| format!("  {key:<26}{help}\n"))

@@ -5,6 +5,7 @@ mod cmd;
 mod config;
 mod connection;
 mod logs;
+mod markdown;
 mod node;
 mod service;
 #[cfg(test)]

@@ -55,7 +55,12 @@ const PROVIDER: Ty = Ty::Obj(&[
     ("baseUrl", Ty::Str),
     (
         "api",
-        Ty::OneOf(&["openai-completions", "anthropic-messages"]),
+        Ty::OneOf(&[
+            "openai-completions",
+            "openai-responses",
+            "anthropic-messages",
+            "workers-ai",
+        ]),
     ),
     ("contextWindow", POS),
     ("cacheTtl", Ty::OneOf(&["5m", "1h", "off"])),

@@ -138,6 +138,8 @@ fn providers_base_url_is_configurable() {
         c.str_at("providers.ollama.baseUrl"),
         Some("http://127.0.0.1:11434/v1")
     );
+    c.set("providers.openai.api", json!("openai-responses"))
+        .unwrap();
     assert!(c.set("providers.ollama.api", json!("soap")).is_err());
     c.set("providers.anthropic.cacheTtl", json!("1h")).unwrap();
     assert!(c.set("providers.anthropic.cacheTtl", json!("2h")).is_err());

@@ -12,11 +12,13 @@ pub use http_error::network_error;
 pub mod named;
 pub mod openai;
 pub mod prices;
+pub mod responses;
 pub mod retry;
 pub mod sse;
 #[cfg(test)]
 mod test_messages;
 mod transcript;
+pub mod workers_ai;
 mod written;
 
 use gsv_protocol::{AssistantMessage, Message, ToolDefinition};
@@ -287,6 +289,11 @@ pub trait Provider {
     fn api(&self) -> &'static str;
     /// Default base URL when `providers.<name>.baseUrl` is not configured.
     fn default_base_url(&self) -> &'static str;
+    /// The Worker binding the calls go through instead of HTTP (its
+    /// `run(model, body)`), for a provider reached that way.
+    fn binding(&self) -> Option<&'static str> {
+        None
+    }
     fn build_request(&self, endpoint: &Endpoint, req: &LlmRequest) -> HttpRequest;
     /// `system_prompt` and `tools` serialized as `build_request` writes
     /// them for a request whose `cache` has `ttl`.
@@ -312,6 +319,8 @@ pub fn provider_for(name: &str, api_override: Option<&str>) -> Box<dyn Provider>
     let api = named::named(name).map_or(openai::API, |n| n.api);
     match api_override.unwrap_or(api) {
         "anthropic-messages" | "anthropic" => Box::new(anthropic::Anthropic),
+        responses::API => Box::new(responses::Responses::for_provider(name)),
+        workers_ai::API => Box::new(workers_ai::WorkersAi),
         _ => Box::new(openai::OpenAi::for_provider(name)),
     }
 }

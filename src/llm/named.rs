@@ -7,9 +7,11 @@
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Named {
     pub name: &'static str,
-    /// The wire format (`anthropic-messages`, `openai-completions`).
+    /// The wire format (`anthropic-messages`, `openai-completions`,
+    /// `workers-ai`).
     pub api: &'static str,
-    /// Without a trailing slash.
+    /// Without a trailing slash; empty for a provider reached through a
+    /// binding.
     pub base_url: &'static str,
     /// The model used when `model.id` is not set.
     pub default_model: &'static str,
@@ -79,6 +81,14 @@ pub const NAMED: &[Named] = &[
         api: COMPLETIONS,
         base_url: "http://localhost:11434/v1",
         default_model: "llama3.2",
+        needs_key: false,
+    },
+    // Through the Worker's `AI` binding: no address, no key.
+    Named {
+        name: "workers-ai",
+        api: crate::llm::workers_ai::API,
+        base_url: "",
+        default_model: "@cf/moonshotai/kimi-k2.5",
         needs_key: false,
     },
 ];

@@ -3,9 +3,9 @@
 //! Also spoken by OpenRouter, Gemini's OpenAI-compatible endpoint, Ollama,
 //! llama.cpp's server and vLLM, so the decoder accepts their variations.
 
-mod body;
+pub(crate) mod body;
 mod chunk;
-mod decoder;
+pub(crate) mod decoder;
 
 use super::http_error::classify_http_error;
 use super::{

@@ -22,10 +22,11 @@ fn body(provider: &dyn Provider, messages: &[Message], written: Option<WrittenPr
     provider.build_request(&endpoint, &request).body
 }
 
-fn providers() -> [Box<dyn Provider>; 2] {
+fn providers() -> [Box<dyn Provider>; 3] {
     [
         provider_for("openai", None),
         provider_for("anthropic", None),
+        provider_for("openai", Some(crate::llm::responses::API)),
     ]
 }
 

@@ -179,9 +179,10 @@ pub struct SessionChatSend {
     pub session_key: String,
     pub run_id: String,
     pub message: String,
-    /// The effective gateway config (secrets included) at the time of the
-    /// message, when the session may not have `config_rev` yet; the
-    /// session resolves its runs from it.
+    /// The gateway config's overrides (what the owner set, secrets
+    /// included) at the time of the message, when the session may not have
+    /// `config_rev` yet; the session resolves its runs from them over the
+    /// defaults.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub config: Option<Value>,
     /// The config's revision: a session that has it keeps it parsed.

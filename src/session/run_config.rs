@@ -399,6 +399,16 @@ mod tests {
         assert_eq!(cache("anthropic", Some("1h")), Some(CacheTtl::OneHour));
         assert_eq!(cache("anthropic", Some("off")), None);
         assert_eq!(cache("openai", None), five);
+        // OpenAI's Responses API takes `prompt_cache_key` as well.
+        let mut c = Config::default();
+        c.set("model.provider", json!("openai")).unwrap();
+        c.set("providers.openai.api", json!("openai-responses"))
+            .unwrap();
+        let rc = RunConfig::resolve(&c, &SessionSettings::default());
+        assert_eq!(
+            (rc.cache, rc.endpoint.base_url.as_str()),
+            (five, "https://api.openai.com/v1")
+        );
         assert_eq!(cache("ollama", None), None);
         assert_eq!(cache("ollama", Some("5m")), five);
     }

@@ -19,6 +19,32 @@ pub const MEMORY_INDEX: &str = "MEMORY_INDEX";
 /// The R2 bucket of workspaces, archives and media.
 pub const STORAGE: &str = "STORAGE";
 
+/// Workers AI (`[ai] binding = "AI"`); a local gateway has none.
+pub const AI: &str = crate::llm::workers_ai::BINDING;
+
+#[wasm_bindgen::prelude::wasm_bindgen]
+extern "C" {
+    /// A binding with `run(model, inputs)`: Workers AI's, or a local
+    /// double of it bound as a service. Called as a method: through
+    /// `Function.prototype.call` an RPC stub would make `call` a remote
+    /// call of its own.
+    pub type AiBinding;
+    #[wasm_bindgen(method, catch)]
+    pub fn run(
+        this: &AiBinding,
+        model: &str,
+        inputs: &wasm_bindgen::JsValue,
+    ) -> Result<js_sys::Promise, wasm_bindgen::JsValue>;
+}
+
+/// The binding `name` when it has a `run` method.
+pub fn ai(env: &Env, name: &str) -> Option<AiBinding> {
+    use wasm_bindgen::JsCast;
+    let ai = js_sys::Reflect::get(env, &name.into()).ok()?;
+    let run = js_sys::Reflect::get(&ai, &"run".into()).ok()?;
+    run.is_function().then(|| ai.unchecked_into())
+}
+
 /// The `STORAGE` bucket.
 pub fn bucket(env: &Env) -> worker::Result<Bucket> {
     env.bucket(STORAGE)

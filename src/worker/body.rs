@@ -48,6 +48,14 @@ impl BodyReader {
         Self { reader, whole }
     }
 
+    /// A stream that is not a response's (a binding's answer).
+    pub fn from_stream(stream: &worker::web_sys::ReadableStream) -> Self {
+        Self {
+            reader: Some(stream.get_reader().unchecked_into()),
+            whole: None,
+        }
+    }
+
     /// The next chunk; `None` at the end. A read aborted by the request's
     /// signal ends the body, as worker's `ByteStream` has it.
     pub async fn next(&mut self) -> Option<worker::Result<Vec<u8>>> {

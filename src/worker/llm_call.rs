@@ -43,6 +43,7 @@ impl Cancel {
 }
 
 pub async fn complete<F, Fut>(
+    env: &worker::Env,
     rc: &RunConfig,
     history: &[Message],
     tools: &[ToolDefinition],
@@ -54,7 +55,7 @@ where
     Fut: Future<Output = ()>,
 {
     let http = request_for(rc, history, tools);
-    complete_request(rc, &http, cancel, on_text).await
+    complete_request(env, rc, &http, cancel, on_text).await
 }
 
 /// The HTTP request of a one-off model call (nothing for a cache to
@@ -133,6 +134,7 @@ fn build(
 
 /// [`complete`] of a request already built.
 pub async fn complete_request<F, Fut>(
+    env: &worker::Env,
     rc: &RunConfig,
     http: &HttpRequest,
     cancel: &Cancel,
@@ -149,6 +151,7 @@ where
         let mut shown = false;
         let signal = cancel.arm();
         let call = Box::pin(attempt_once(
+            env,
             &*provider,
             rc,
             http,
@@ -192,6 +195,7 @@ where
 }
 
 async fn attempt_once<F, Fut>(
+    env: &worker::Env,
     provider: &dyn Provider,
     rc: &RunConfig,
     http: &HttpRequest,
@@ -203,9 +207,12 @@ where
     F: FnMut(String) -> Fut,
     Fut: Future<Output = ()>,
 {
+    if let Some(binding) = provider.binding() {
+        let answer = call_binding(env, binding, rc, http).await?;
+        return read_answer(provider, rc, http, answer, on_text, shown).await;
+    }
     let unreached =
         |e: worker::Error| network_error(&rc.provider, &http.url, false, &e.to_string());
-    let broke_off = |e: worker::Error| network_error(&rc.provider, &http.url, true, &e.to_string());
     let headers = Headers::new();
     for (name, value) in &http.headers {
         headers.set(name, value).map_err(unreached)?;
@@ -240,8 +247,101 @@ where
         let body = BodyReader::new(&resp).read_text().await.unwrap_or_default();
         return Err(provider.classify_error(status, retry_after.as_deref(), &body));
     }
-    let mut body = BodyReader::new(&resp);
+    read_answer(
+        provider,
+        rc,
+        http,
+        Answer::Stream(BodyReader::new(&resp)),
+        on_text,
+        shown,
+    )
+    .await
+}
+
+/// What a model answered: a stream of server-sent events, or (a binding
+/// not asked to stream) the whole answer as JSON.
+enum Answer {
+    Stream(BodyReader),
+    Whole(String),
+}
+
+/// Calls `binding.run(model, body)` (Workers AI): the body is the
+/// binding's inputs. What it throws is classified by the provider's words.
+async fn call_binding(
+    env: &worker::Env,
+    binding: &str,
+    rc: &RunConfig,
+    http: &HttpRequest,
+) -> Result<Answer, LlmError> {
+    let missing = || {
+        LlmError::new(
+            LlmErrorKind::Invalid,
+            format!(
+                "{} is reached through the Worker's {binding} binding, which this gateway \
+                 does not have: it is there when deployed (wrangler.toml [ai] binding = \"{binding}\"); \
+                 a local gateway has none, Workers AI running on Cloudflare",
+                rc.provider
+            ),
+        )
+    };
+    let ai = crate::worker::bindings::ai(env, binding).ok_or_else(missing)?;
+    let inputs = js_sys::JSON::parse(&http.body)
+        .map_err(|_| LlmError::new(LlmErrorKind::Invalid, "the request body is not JSON"))?;
+    let thrown = |e: wasm_bindgen::JsValue| {
+        let message = e
+            .dyn_ref::<js_sys::Error>()
+            .map(|e| String::from(e.message()))
+            .or_else(|| e.as_string())
+            .unwrap_or_else(|| format!("{e:?}"));
+        crate::llm::workers_ai::classify_thrown(&message)
+    };
+    let promise = ai.run(&rc.model, &inputs).map_err(thrown)?;
+    let output = JsFuture::from(js_sys::Promise::resolve(&promise))
+        .await
+        .map_err(thrown)?;
+    if let Some(stream) = output.dyn_ref::<web_sys::ReadableStream>() {
+        return Ok(Answer::Stream(BodyReader::from_stream(stream)));
+    }
+    let whole = js_sys::JSON::stringify(&output)
+        .ok()
+        .and_then(|s| s.as_string())
+        .unwrap_or_default();
+    Ok(Answer::Whole(whole))
+}
+
+/// Reads an answer through the provider's decoder, showing its text as it
+/// comes.
+async fn read_answer<F, Fut>(
+    provider: &dyn Provider,
+    rc: &RunConfig,
+    http: &HttpRequest,
+    answer: Answer,
+    on_text: &mut F,
+    shown: &mut bool,
+) -> Result<AssistantMessage, LlmError>
+where
+    F: FnMut(String) -> Fut,
+    Fut: Future<Output = ()>,
+{
+    let broke_off = |e: worker::Error| network_error(&rc.provider, &http.url, true, &e.to_string());
     let mut reader = StreamReader::new(provider.decoder(&rc.provider, &rc.model));
+    let mut body = match answer {
+        Answer::Stream(body) => body,
+        Answer::Whole(json) => {
+            // One event, as a stream would bring it.
+            let mut decoder = provider.decoder(&rc.provider, &rc.model);
+            let mut text = String::new();
+            for event in crate::llm::workers_ai::whole_answer_events(&json) {
+                text.push_str(&decoder.on_event(&event)?);
+            }
+            let message = decoder.finish(now_ms())?;
+            if !text.is_empty() {
+                *shown = true;
+                on_text(text).await;
+            }
+            return Ok(message);
+        }
+    };
     while let Some(chunk) = body.next().await {
         let visible = reader.push(&chunk.map_err(broke_off)?)?;
         if !visible.is_empty() {

@@ -1,16 +1,18 @@
 //! A fake LLM provider for end-to-end tests and the benchmark.
 //!
-//! It speaks both streaming APIs over real HTTP on 127.0.0.1, framed exactly
+//! It speaks the streaming APIs over real HTTP on 127.0.0.1, framed exactly
 //! like the real servers: `POST /v1/chat/completions` (OpenAI Chat
 //! Completions: `chat.completion.chunk`s, a usage chunk when
-//! `stream_options.include_usage`, `data: [DONE]`) and `POST /v1/messages`
-//! (Anthropic Messages: `event:` + `data:` lines). It checks the API key and
-//! the shape of the history (tool calls and results must pair up, as the real
-//! APIs insist), and records every request.
+//! `stream_options.include_usage`, `data: [DONE]`), `POST /v1/responses`
+//! (OpenAI's Responses API: typed events, `responses.rs`) and `POST
+//! /v1/messages` (Anthropic Messages: `event:` + `data:` lines). It checks
+//! the API key and the shape of the history (tool calls and results must
+//! pair up, as the real APIs insist), and records every request.
 //!
-//! Both APIs' prompt caches are simulated as their documentation states
-//! them (`cache.rs`): Anthropic's breakpoints, OpenAI's automatic prefix
-//! cache for requests naming their conversation (`prompt_cache_key`).
+//! Both providers' prompt caches are simulated as their documentation
+//! states them (`cache.rs`): Anthropic's breakpoints, OpenAI's automatic
+//! prefix cache for requests naming their conversation (`prompt_cache_key`,
+//! in both of its APIs).
 //!
 //! `POST /v1/audio/transcriptions` speaks OpenAI's transcription API: a
 //! `multipart/form-data` upload (`file` with a supported extension,
@@ -38,9 +40,11 @@ mod cache;
 mod checks;
 pub mod embeddings;
 mod frames;
+mod responses;
 #[cfg(test)]
 mod tests;
 mod view;
+mod workers_ai;
 
 use std::collections::VecDeque;
 use std::convert::Infallible;
@@ -76,6 +80,11 @@ pub enum Api {
     OpenAi,
     /// `POST /v1/messages`
     Anthropic,
+    /// `POST /v1/responses` (`responses.rs`)
+    Responses,
+    /// `POST /client/v4/accounts/{account_id}/ai/run/{model}`
+    /// (`workers_ai.rs`).
+    WorkersAi,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -520,6 +529,8 @@ async fn reply(state: &Shared, req: Request<Incoming>) -> (Response<Body>, Optio
     let api = match (req.method().as_str(), req.uri().path()) {
         ("POST", "/v1/chat/completions") => Api::OpenAi,
         ("POST", "/v1/messages") => Api::Anthropic,
+        ("POST", "/v1/responses") => Api::Responses,
+        ("POST", path) if workers_ai::model_in_path(path).is_some() => Api::WorkersAi,
         (_, path) => {
             let body = serde_json::json!({"error": {"message": format!("Unknown request URL: {path}"),
                 "type": "invalid_request_error", "param": null, "code": "unknown_url"}});
@@ -533,7 +544,7 @@ async fn reply(state: &Shared, req: Request<Incoming>) -> (Response<Body>, Optio
             .map(str::to_string)
     };
     let api_key = match api {
-        Api::OpenAi => {
+        Api::OpenAi | Api::WorkersAi | Api::Responses => {
             header("authorization").and_then(|v| v.strip_prefix("Bearer ").map(str::to_string))
         }
         Api::Anthropic => header("x-api-key"),
@@ -570,7 +581,7 @@ async fn reply(state: &Shared, req: Request<Incoming>) -> (Response<Body>, Optio
     // OpenAI's, for a request naming its conversation: the common prefix.
     let has = |field: &[u8]| raw.windows(field.len()).any(|w| w == field);
     let marked = api == Api::Anthropic && has(b"\"cache_control\"");
-    let keyed = api == Api::OpenAi && has(b"\"prompt_cache_key\"");
+    let keyed = matches!(api, Api::OpenAi | Api::Responses) && has(b"\"prompt_cache_key\"");
     let checked = checked.and_then(|()| {
         if !marked && !keyed {
             return Ok(());
@@ -633,6 +644,8 @@ struct Asked {
     include_usage: bool,
     /// The input as a cache bills it, when the request asked for caching.
     cache: Option<cache::CacheUsage>,
+    /// What a Responses API answer echoes of its request.
+    responses: Option<responses::Request>,
 }
 
 impl Asked {
@@ -646,6 +659,7 @@ impl Asked {
             prompt_chars: prompt_chars(body),
             include_usage: view::is_true(body.fields.object("stream_options").get("include_usage")),
             cache: None,
+            responses: (api == Api::Responses).then(|| responses::Request::of(body)),
         }
     }
 }
@@ -756,7 +770,10 @@ async fn answer(api: Api, asked: &Asked, step: Step, token_delay: Duration) -> R
             let error = error.unwrap_or_else(|| error_body(api, code, None));
             return json_response(code, &error, retry_after);
         }
-        Step::ContextOverflow => return json_response(400, &context_overflow_body(api), None),
+        Step::ContextOverflow => {
+            let status = if api == Api::WorkersAi { 413 } else { 400 };
+            return json_response(status, &context_overflow_body(api), None);
+        }
         Step::Text(text) => (
             Reply {
                 text,
@@ -802,16 +819,23 @@ async fn answer(api: Api, asked: &Asked, step: Step, token_delay: Duration) -> R
         cache_write: billed.write,
     };
     let mut frames = match api {
-        Api::OpenAi => frames::openai_frames(model, &reply, tokens, asked.include_usage),
+        Api::OpenAi | Api::WorkersAi => {
+            frames::openai_frames(model, &reply, tokens, asked.include_usage)
+        }
         Api::Anthropic => frames::anthropic_frames(model, &reply, tokens),
+        Api::Responses => match &asked.responses {
+            Some(request) => responses::frames(request, &reply, tokens),
+            None => Vec::new(),
+        },
     };
     if ending != Ending::Complete {
         frames.truncate(frames.len() / 2); // cut midway: some text, no end
     }
     if ending == Ending::ErrorEvent {
         frames.push(match api {
-            Api::OpenAi => frames::openai_error_frame(),
+            Api::OpenAi | Api::WorkersAi => frames::openai_error_frame(),
             Api::Anthropic => frames::anthropic_error_frame(),
+            Api::Responses => responses::error_frame(frames.len()),
         });
     }
     sse_response(frames, token_delay, ending == Ending::DropConnection)

@@ -2,7 +2,7 @@
 //! the Workers with the real wrangler and checks bindings and sizes; the
 //! real run goes against a stub `wrangler` that records what it was asked
 //! (the one place a double stands in for Cloudflare, which nothing here
-//! can reach). Both run through npm, as the README says.
+//! can reach). Both run through npm, as docs/deploying.md says.
 // Test code: a failed unwrap is a failed test.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 

@@ -208,3 +208,99 @@ async fn providers_through_the_gateway() {
     let events = c.run_events(&run).await;
     assert_eq!(events.last().unwrap().state, ChatState::Error);
 }
+
+/// OpenAI's Responses API through the real gateway: with
+/// `providers.openai.api openai-responses` a turn goes to `/v1/responses`,
+/// a tool call and its output pair up by `call_id`, and the conversation
+/// names its prompt cache. Its own gateway: the model config is global.
+#[tokio::test]
+async fn openai_responses_api_through_the_gateway() {
+    let llm = FakeLlm::start().await;
+    let gw = Workerd::start(GatewayOptions::default());
+    let mut c = Client::connect(&gw.url(), Some(TOKEN)).await;
+    c.config_set("model", json!({"provider": "openai", "id": "gpt-5"}))
+        .await;
+    c.config_set("apiKeys.openai", json!(FAKE_API_KEY)).await;
+    c.config_set("providers.openai.baseUrl", json!(llm.base_url_openai()))
+        .await;
+    c.config_set("providers.openai.api", json!("openai-responses"))
+        .await;
+    llm.script(
+        "which api",
+        vec![
+            Step::tool_call(
+                "call_api",
+                "gsv__ConfigGet",
+                json!({"path": "providers.openai.api"}),
+            ),
+            Step::text("The Responses API."),
+        ],
+    );
+    let run = c
+        .chat_send("agent:main:main", "which api do you use?")
+        .await;
+    let events = c.run_events(&run).await;
+    let last = events.last().unwrap();
+    assert_eq!(last.state, ChatState::Final, "{events:?}");
+    let answer = last.message.as_ref().unwrap();
+    assert_eq!(answer.text(), "The Responses API.");
+    assert_eq!(streamed_text(&events), "The Responses API.");
+    assert_eq!(
+        (answer.api.as_deref(), answer.provider.as_deref()),
+        (Some("openai-responses"), Some("openai"))
+    );
+
+    let asked: Vec<_> = llm
+        .requests()
+        .into_iter()
+        .filter(|r| r.body.to_string().contains("which api do you use?"))
+        .collect();
+    assert_eq!(
+        asked.iter().map(|r| r.api).collect::<Vec<_>>(),
+        [Api::Responses, Api::Responses]
+    );
+    let question = json!({"role": "user", "content": [
+        {"type": "input_text", "text": "which api do you use?"}]});
+    assert_eq!(asked[0].body["input"], json!([question]));
+    // The call, then its output under the same call_id.
+    let body = &asked[1].body;
+    let output = body["input"][2]["output"].as_str().unwrap();
+    assert_eq!(
+        serde_json::from_str::<serde_json::Value>(output).unwrap(),
+        json!({"path": "providers.openai.api", "value": "openai-responses"})
+    );
+    assert_eq!(
+        body["input"],
+        json!([
+            question,
+            {"type": "function_call", "call_id": "call_api", "name": "gsv__ConfigGet",
+             "arguments": "{\"path\":\"providers.openai.api\"}"},
+            {"type": "function_call_output", "call_id": "call_api", "output": output}
+        ])
+    );
+    // Stateless, one cache per conversation, the system prompt as
+    // instructions, flat function tools.
+    assert_eq!(
+        (&body["model"], &body["stream"], &body["store"]),
+        (&json!("gpt-5"), &json!(true), &json!(false))
+    );
+    assert!(
+        body["prompt_cache_key"]
+            .as_str()
+            .is_some_and(|k| k.starts_with("gsv-")),
+        "{body}"
+    );
+    assert_eq!(body["prompt_cache_key"], asked[0].body["prompt_cache_key"]);
+    assert!(body["instructions"].as_str().is_some_and(|s| !s.is_empty()));
+    let config_get = body["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "gsv__ConfigGet")
+        .unwrap();
+    assert_eq!(
+        (&config_get["type"], &config_get["strict"]),
+        (&json!("function"), &json!(false))
+    );
+    assert_eq!(asked[1].api_key.as_deref(), Some(FAKE_API_KEY));
+}

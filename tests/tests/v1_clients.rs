@@ -135,7 +135,7 @@ const SCENARIOS: &[Scenario] = &[
                 "alpha",
             ),
             // 6791fd14 reads an `online` flag its own gateway sent and
-            // does not answer bin probes (README: what degrades).
+            // does not answer bin probes (docs/compatibility.md: what degrades).
             Step::CliBy(
                 &["skills", "status"],
                 &[

@@ -40,8 +40,8 @@
 //!   cargo test -p gsv-e2e --test v1_gateway record_v1_gateway_fixtures -- --ignored --nocapture
 //! ```
 //!
-//! What degrades against a v1 gateway is in README.md (Compatibility with
-//! GSV v1).
+//! What degrades against a v1 gateway is in docs/compatibility.md (GSV v1
+//! gateways).
 
 // Test code: a failed unwrap is a failed test.
 #![allow(clippy::unwrap_used, clippy::expect_used)]

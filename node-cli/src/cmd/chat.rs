@@ -5,6 +5,7 @@ use super::chat_render::{ReplyEnd, ReplyRenderer};
 use super::GatewayTarget;
 use crate::config;
 use crate::connection::Connection;
+use crate::markdown::{self, Mode};
 use anyhow::{anyhow, Result};
 use gsv_protocol::{event, method, ChatEvent, ChatSendParams, ChatSendResult, EventFrame};
 use rustyline::error::ReadlineError;
@@ -24,6 +25,18 @@ const QUIT_WORDS: &[&str] = &["/quit", "/exit", "exit", "quit"];
 pub struct Terminal<O: Write, E: Write> {
     pub out: O,
     pub err: E,
+    /// How the agent's markdown is shown (`Mode::detect`).
+    pub markdown: Mode,
+}
+
+impl Terminal<std::io::Stdout, std::io::Stderr> {
+    fn std(markdown: Mode) -> Self {
+        Terminal {
+            out: std::io::stdout(),
+            err: std::io::stderr(),
+            markdown,
+        }
+    }
 }
 
 pub async fn run(
@@ -31,12 +44,13 @@ pub async fn run(
     session_key: &str,
     message: Option<String>,
     attach: &[std::path::PathBuf],
+    markdown: Mode,
 ) -> Result<ExitCode> {
     match (message, attach.is_empty()) {
-        (Some(message), _) => one_shot(target, session_key, &message, attach).await,
+        (Some(message), _) => one_shot(target, session_key, &message, attach, markdown).await,
         // Files alone are a message too.
-        (None, false) => one_shot(target, session_key, "", attach).await,
-        (None, true) => repl(target, session_key).await,
+        (None, false) => one_shot(target, session_key, "", attach, markdown).await,
+        (None, true) => repl(target, session_key, markdown).await,
     }
 }
 
@@ -45,6 +59,7 @@ async fn one_shot(
     session_key: &str,
     message: &str,
     attach: &[std::path::PathBuf],
+    markdown: Mode,
 ) -> Result<ExitCode> {
     // The files first (each straight into the session's media in R2), so
     // a file the gateway refuses stops the message before it is sent.
@@ -56,22 +71,20 @@ async fn one_shot(
         media.push(stored);
     }
     let conn = target.connect().await?;
-    let mut term = Terminal {
-        out: std::io::stdout(),
-        err: std::io::stderr(),
-    };
+    let mut term = Terminal::std(markdown);
     tokio::select! {
         result = send_with_media(&conn, session_key, message, media, &mut term, SILENCE_LIMIT) => {
             result.map(|()| ExitCode::SUCCESS).map_err(|e| anyhow!(e))
         }
         _ = tokio::signal::ctrl_c() => {
+            reset_style(markdown);
             eprintln!("\ninterrupted (the agent may still be working; send /stop to cancel the run)");
             Ok(ExitCode::from(EXIT_INTERRUPTED))
         }
     }
 }
 
-async fn repl(target: &GatewayTarget, session_key: &str) -> Result<ExitCode> {
+async fn repl(target: &GatewayTarget, session_key: &str, markdown: Mode) -> Result<ExitCode> {
     // Fail fast when the first connection fails: the settings are likely wrong.
     let mut conn = Some(target.connect().await?);
     let version = conn
@@ -108,23 +121,31 @@ async fn repl(target: &GatewayTarget, session_key: &str) -> Result<ExitCode> {
             eprintln!("warning: cannot save history to {}: {e}", history.display());
         }
 
-        let mut term = Terminal {
-            out: std::io::stdout(),
-            err: std::io::stderr(),
-        };
+        let mut term = Terminal::std(markdown);
         let turn = async {
             let conn = reconnect_if_closed(&mut conn, target).await?;
             send_and_stream(conn, session_key, text, &mut term, SILENCE_LIMIT).await
         };
         tokio::select! {
             result = turn => if let Err(e) = result { eprintln!("error: {e}") },
-            _ = tokio::signal::ctrl_c() => eprintln!(
-                "\n(stopped waiting for this reply; the agent may still be working. \
-                 Send /stop to cancel it.)"
-            ),
+            _ = tokio::signal::ctrl_c() => {
+                reset_style(markdown);
+                eprintln!(
+                    "\n(stopped waiting for this reply; the agent may still be working. \
+                     Send /stop to cancel it.)"
+                )
+            }
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// A reply cut off mid-line may have left a style on: turn it off.
+fn reset_style(markdown: Mode) {
+    if markdown == Mode::Ansi {
+        print!("\x1b[0m");
+        let _ = std::io::stdout().flush();
+    }
 }
 
 /// The REPL keeps one connection; if the gateway went away, dial again.
@@ -211,7 +232,7 @@ pub async fn send_with_media<O: Write, E: Write>(
         );
     }
 
-    let mut renderer = ReplyRenderer::new(run_id);
+    let mut renderer = ReplyRenderer::new(run_id, term.markdown);
     let result = stream_reply(conn, &mut events, &mut renderer, term, silence_limit).await;
     if result.is_err() {
         let _ = term.out.write_all(renderer.abandon().as_bytes());
@@ -283,14 +304,16 @@ fn human_duration(d: Duration) -> String {
     }
 }
 
-/// Shows a `chat.send` answered without a run; its error is the result.
+/// Shows a `chat.send` answered without a run (`/status`, `/help`…; markdown
+/// like a reply); its error is the result.
 fn print_immediate_answer<O: Write, E: Write>(
     response: Option<&str>,
     error: Option<&str>,
     term: &mut Terminal<O, E>,
 ) -> Result<(), String> {
     if let Some(response) = response.filter(|r| !r.is_empty()) {
-        let _ = writeln!(term.out, "{}", response.trim_end());
+        let shown = markdown::render(term.markdown, response.trim_end());
+        let _ = writeln!(term.out, "{shown}");
         let _ = term.out.flush();
     }
     match error {
@@ -310,10 +333,19 @@ mod tests {
         gateway: &FakeGateway,
         message: &str,
     ) -> (String, String, Result<(), String>) {
+        chat_shown_as(gateway, message, Mode::Raw).await
+    }
+
+    async fn chat_shown_as(
+        gateway: &FakeGateway,
+        message: &str,
+        markdown: Mode,
+    ) -> (String, String, Result<(), String>) {
         let conn = Connection::connect(&gateway.url, None).await.unwrap();
         let mut term = Terminal {
             out: Vec::new(),
             err: Vec::new(),
+            markdown,
         };
         let result = send_and_stream(
             &conn,
@@ -376,6 +408,68 @@ mod tests {
         assert_eq!(
             chat_against(&gateway, "/status").await,
             ("Session: agent:main:main\n".into(), "".into(), Ok(()))
+        );
+    }
+
+    #[tokio::test]
+    async fn styled_answers_and_replies_are_rendered() {
+        let gateway = FakeGateway::start(|mut ws| async move {
+            accept_connect(&mut ws).await;
+            let req = next_request(&mut ws).await;
+            send(
+                &mut ws,
+                Frame::ok(
+                    req.id,
+                    json!({"status":"command","command":"status",
+                "response":"**Session Status**\n• Session: `agent:main:main`\n"}),
+                ),
+            )
+            .await;
+            let req = next_request(&mut ws).await;
+            let run = req.params.unwrap()["runId"].as_str().unwrap().to_string();
+            send(
+                &mut ws,
+                Frame::ok(
+                    req.id,
+                    json!({"status":"started","runId":run,"sessionKey":"s","queued":false}),
+                ),
+            )
+            .await;
+            for piece in ["# Hi\nSome **bo", "ld** `co", "de`\n```sh\nls **", "*\n```"] {
+                send(
+                    &mut ws,
+                    chat_event(json!({"runId":run,"sessionKey":"s","state":"delta","delta":piece})),
+                )
+                .await;
+            }
+            send(
+                &mut ws,
+                chat_event(json!({"runId":run,"sessionKey":"s","state":"final",
+                "message":{"content":[{"type":"text","text":"(the whole text)"}],"timestamp":2}})),
+            )
+            .await;
+            let _ = next_request(&mut ws).await;
+        })
+        .await;
+        let conn = Connection::connect(&gateway.url, None).await.unwrap();
+        let mut term = Terminal {
+            out: Vec::new(),
+            err: Vec::new(),
+            markdown: Mode::Tags,
+        };
+        let timeout = Duration::from_secs(5);
+        let status = send_and_stream(&conn, "s", "/status", &mut term, timeout).await;
+        let reply = send_and_stream(&conn, "s", "hi", &mut term, timeout).await;
+        assert_eq!(
+            (String::from_utf8(term.out).unwrap(), status, reply),
+            (
+                "<b>Session Status</b>\n• Session: <code>agent:main:main</code>\n\
+                 <h1>Hi</h1>\nSome <b>bold</b> <code>code</code>\n\
+                 <fence>```sh</fence>\n<pre>ls ***</pre>\n<fence>```</fence>\n"
+                    .into(),
+                Ok(()),
+                Ok(())
+            )
         );
     }
 
@@ -486,6 +580,7 @@ mod tests {
         let mut term = Terminal {
             out: Vec::new(),
             err: Vec::new(),
+            markdown: Mode::Raw,
         };
         let result = send_and_stream(&conn, "s", "hi", &mut term, Duration::from_millis(200)).await;
         assert_eq!(

@@ -5,7 +5,11 @@
 //! called tools, `final` closes the last one. Text arrives as `delta`s when
 //! the gateway streams, else only in the `partial`/`final` message, so a
 //! turn's message text is printed only when none of it was streamed.
+//!
+//! The text goes through a [`MarkdownStream`], which prints it as it came
+//! (`Mode::Raw`) or styled, a line at a time as far as each is known.
 
+use crate::markdown::{MarkdownStream, Mode};
 use gsv_protocol::{ChatEvent, ChatState, StopReason};
 
 #[derive(Debug, Clone, PartialEq)]
@@ -28,21 +32,21 @@ pub struct ReplyRenderer {
     /// Some text of the current turn came as deltas.
     turn_streamed: bool,
     printed_any: bool,
+    /// The text received so far ends with a newline.
     ends_with_newline: bool,
-    /// The next text starts a new turn, so it goes on a new line.
-    turn_break: bool,
     ended: bool,
+    markdown: MarkdownStream,
 }
 
 impl ReplyRenderer {
-    pub fn new(run_id: impl Into<String>) -> Self {
+    pub fn new(run_id: impl Into<String>, mode: Mode) -> Self {
         Self {
             run_id: run_id.into(),
             turn_streamed: false,
             printed_any: false,
             ends_with_newline: false,
-            turn_break: false,
             ended: false,
+            markdown: MarkdownStream::new(mode),
         }
     }
 
@@ -66,7 +70,9 @@ impl ReplyRenderer {
                     self.print(&mut out.stdout, &message_text());
                 }
                 self.turn_streamed = false;
-                self.turn_break = true;
+                // The next turn starts on a new line; ending this one now
+                // shows its last line while the tools run.
+                self.finish_line(&mut out.stdout);
             }
             ChatState::Final => {
                 self.print_tail(&mut out.stdout, event);
@@ -98,14 +104,11 @@ impl ReplyRenderer {
 
     /// For when waiting stops early (socket closed, timeout): the text to end
     /// a half-printed line with, so the error starts on its own line.
-    pub fn abandon(&mut self) -> &'static str {
+    pub fn abandon(&mut self) -> String {
         self.ended = true;
-        if self.printed_any && !self.ends_with_newline {
-            self.ends_with_newline = true;
-            "\n"
-        } else {
-            ""
-        }
+        let mut stdout = String::new();
+        self.finish_line(&mut stdout);
+        stdout
     }
 
     /// The gateway sends a turn's last streamed text on its `partial` or
@@ -122,21 +125,19 @@ impl ReplyRenderer {
         if text.is_empty() {
             return;
         }
-        if self.turn_break && self.printed_any && !self.ends_with_newline {
-            stdout.push('\n');
-        }
-        self.turn_break = false;
-        stdout.push_str(text);
+        stdout.push_str(&self.markdown.push(text));
         self.printed_any = true;
         self.ends_with_newline = text.ends_with('\n');
     }
 
-    /// Leaves the cursor at the start of a line for whatever comes next.
+    /// Leaves the cursor at the start of a line for whatever comes next,
+    /// and closes a code fence the turn left open.
     fn finish_line(&mut self, stdout: &mut String) {
         if self.printed_any && !self.ends_with_newline {
-            stdout.push('\n');
+            stdout.push_str(&self.markdown.push("\n"));
             self.ends_with_newline = true;
         }
+        stdout.push_str(&self.markdown.finish());
     }
 }
 
@@ -201,7 +202,7 @@ mod tests {
 
     /// Feeds events like the chat loop does: (stdout, stderr, exit code once ended).
     fn render(events: &[ChatEvent]) -> (String, String, Option<i32>) {
-        let mut renderer = ReplyRenderer::new(RUN);
+        let mut renderer = ReplyRenderer::new(RUN, Mode::Raw);
         let (mut stdout, mut stderr, mut code) = (String::new(), String::new(), None);
         for event in events {
             if let Some(out) = renderer.handle(event) {
@@ -246,7 +247,7 @@ mod tests {
 
     #[test]
     fn each_delta_is_printed_as_it_comes() {
-        let mut renderer = ReplyRenderer::new(RUN);
+        let mut renderer = ReplyRenderer::new(RUN, Mode::Raw);
         assert_eq!(
             renderer.handle(&delta("Hel")),
             Some(Rendered {
@@ -376,11 +377,14 @@ mod tests {
 
     #[test]
     fn abandon_ends_a_half_line_once() {
-        let mut renderer = ReplyRenderer::new(RUN);
+        let mut renderer = ReplyRenderer::new(RUN, Mode::Raw);
         assert_eq!(renderer.abandon(), "");
-        let mut renderer = ReplyRenderer::new(RUN);
+        let mut renderer = ReplyRenderer::new(RUN, Mode::Raw);
         renderer.handle(&delta("Hal"));
-        assert_eq!((renderer.abandon(), renderer.abandon()), ("\n", ""));
+        assert_eq!(
+            (renderer.abandon(), renderer.abandon()),
+            ("\n".into(), "".into())
+        );
         assert_eq!(renderer.handle(&final_("late")), None);
     }
 
@@ -389,6 +393,47 @@ mod tests {
         assert_eq!(
             render(&[final_("A"), delta("late"), final_("B")]),
             ("A\n".into(), "".into(), Some(0))
+        );
+    }
+
+    /// Each event's output, markdown shown as tags.
+    fn styled(events: &[ChatEvent]) -> Vec<String> {
+        let mut renderer = ReplyRenderer::new(RUN, Mode::Tags);
+        let mut printed: Vec<String> = events
+            .iter()
+            .filter_map(|event| renderer.handle(event))
+            .map(|out| out.stdout)
+            .collect();
+        printed.push(renderer.abandon());
+        printed
+    }
+
+    #[test]
+    fn styled_text_is_shown_as_far_as_known() {
+        assert_eq!(
+            styled(&[
+                delta("## Look"),
+                delta("ing **he"),
+                delta("re**"),
+                partial("## Looking **here**"),
+                final_("- **Found** it."),
+            ]),
+            [
+                "<h2>Look",
+                "ing ",
+                "", // `**` at the end may yet be `***`
+                "<b>here</b></h2>\n",
+                "<bullet>•</bullet> <b>Found</b> it.\n",
+                ""
+            ]
+        );
+    }
+
+    #[test]
+    fn a_turn_end_closes_its_fence_and_an_abandoned_line_is_shown() {
+        assert_eq!(
+            styled(&[delta("```\ncode"), partial("```\ncode"), delta("**a")]),
+            ["<fence>```</fence>\n<pre>code", "</pre>\n", "", "**a\n"]
         );
     }
 }

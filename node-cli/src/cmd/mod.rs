@@ -3,6 +3,7 @@
 mod channel;
 pub mod chat;
 mod chat_render;
+mod completions;
 mod config;
 pub mod cron;
 mod local_config;
@@ -71,6 +72,10 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     let config = || LocalConfig::load_or_default(&config_path());
     match cli.command {
         Command::LocalConfig(command) => local_config::run(command).map(|()| ExitCode::SUCCESS),
+        Command::Completions { shell } => {
+            completions::write(shell, &mut std::io::stdout())?;
+            Ok(ExitCode::SUCCESS)
+        }
         Command::Config(command) => {
             let target = GatewayTarget::resolve(cli.url, cli.token, &config());
             config::run(&target, command)
@@ -81,7 +86,8 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             let config = config();
             let target = GatewayTarget::resolve(cli.url, cli.token, &config);
             let session = args.session.unwrap_or_else(|| config.default_session_key());
-            chat::run(&target, &session, args.message, &args.attach).await
+            let markdown = crate::markdown::Mode::detect(args.raw);
+            chat::run(&target, &session, args.message, &args.attach, markdown).await
         }
         Command::Session(command) => {
             let config = config();

@@ -416,6 +416,9 @@ fn content_blocks(blocks: &[ContentBlock]) -> Vec<Block<'_>> {
 }
 
 fn assistant(a: &AssistantMessage) -> Option<Msg<'_>> {
+    // The Responses API keeps its reasoning item where a signature goes;
+    // it is no signature of Anthropic's.
+    let signed = a.api.as_deref() != Some(crate::llm::responses::API);
     let blocks: Vec<Block> = a
         .content
         .iter()
@@ -429,7 +432,7 @@ fn assistant(a: &AssistantMessage) -> Option<Msg<'_>> {
             AssistantBlock::Thinking {
                 thinking,
                 thinking_signature: Some(signature),
-            } if !signature.is_empty() => Some(Block::Thinking {
+            } if signed && !signature.is_empty() => Some(Block::Thinking {
                 thinking,
                 signature,
             }),

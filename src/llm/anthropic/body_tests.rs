@@ -360,3 +360,29 @@ fn tool_use_ids_are_sanitized() {
         ]
     );
 }
+
+/// The Responses API keeps its reasoning item where a signature goes: it
+/// is no signature of Anthropic's, so that thinking is dropped.
+#[test]
+fn responses_reasoning_is_not_sent_as_a_signature() {
+    let messages = vec![Message::Assistant(AssistantMessage {
+        api: Some(crate::llm::responses::API.into()),
+        ..AssistantMessage::new(
+            vec![
+                AssistantBlock::Thinking {
+                    thinking: "Need ls.".into(),
+                    thinking_signature: Some(
+                        r#"{"encrypted_content":"gAAA","id":"rs_1","summary":[],"type":"reasoning"}"#
+                            .into(),
+                    ),
+                },
+                AssistantBlock::Text { text: "Hi.".into() },
+            ],
+            2,
+        )
+    })];
+    assert_eq!(
+        request(&messages, &[], ThinkingLevel::None)["messages"],
+        json!([{"role": "assistant", "content": [{"type": "text", "text": "Hi."}]}])
+    );
+}

@@ -16,13 +16,13 @@ use crate::llm::{raw, CacheTtl, Kept, LlmRequest, Prepared, ThinkingLevel, Writt
 /// The body as JSON text. The system prompt and the tools' schemas are
 /// written from where they are (borrowed, not copied into a `Value`): they
 /// are the bulk of a body and the same in every call of a run.
-pub(super) fn request_json(req: &LlmRequest) -> String {
+pub(crate) fn request_json(req: &LlmRequest) -> String {
     serde_json::to_string(&Body::of(req)).unwrap_or_default()
 }
 
 /// The system prompt and tools as `request_json` writes them (the API
 /// caches a prefix on its own: nothing in them marks one).
-pub(super) fn prepare(
+pub(crate) fn prepare(
     system_prompt: &str,
     tools: &[ToolDefinition],
     _ttl: Option<CacheTtl>,
@@ -31,7 +31,7 @@ pub(super) fn prepare(
 }
 
 /// Each entry `messages` make in a body's `messages`, as written there.
-pub(super) fn write_messages(messages: &[Message]) -> Vec<Box<RawValue>> {
+pub(crate) fn write_messages(messages: &[Message]) -> Vec<Box<RawValue>> {
     msgs(messages).iter().map(raw).collect()
 }
 

@@ -8,7 +8,7 @@ use super::API;
 use crate::llm::http_error::classify_stream_error;
 use crate::llm::{LlmError, LlmErrorKind, SseEvent, StreamDecoder};
 
-pub(super) struct ChatDecoder {
+pub(crate) struct ChatDecoder {
     provider: String,
     model: String,
     /// Text and thinking in arrival order; tool calls go after them.
@@ -28,7 +28,7 @@ struct PartialCall {
 }
 
 impl ChatDecoder {
-    pub(super) fn new(provider: &str, model: &str) -> Self {
+    pub(crate) fn new(provider: &str, model: &str) -> Self {
         Self {
             provider: provider.to_string(),
             model: model.to_string(),

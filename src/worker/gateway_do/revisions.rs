@@ -167,14 +167,14 @@ impl Gateway {
         send.config_rev = config_rev.clone();
         send.nodes_rev = nodes_rev.clone();
         if !has_config {
-            send.config = Some(self.config.borrow().effective().clone());
+            send.config = Some(self.config.borrow().overrides().clone());
         }
         if !has_nodes {
             send.nodes = Some((*nodes).clone());
         }
         let reply = match self.call_session(&send).await {
             Err(e) if e.code == STALE_STATE => {
-                send.config = Some(self.config.borrow().effective().clone());
+                send.config = Some(self.config.borrow().overrides().clone());
                 send.nodes = Some((*nodes).clone());
                 self.call_session(&send).await?
             }

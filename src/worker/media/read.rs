@@ -39,7 +39,7 @@ pub async fn for_call<'h>(
     let mut history = Cow::Borrowed(history);
     let pending = hydrate::untranscribed(&history);
     if !pending.is_empty() {
-        let has_ai = js_sys::Reflect::has(env.as_ref(), &"AI".into()).unwrap_or(false);
+        let has_ai = crate::worker::bindings::ai(env, crate::worker::bindings::AI).is_some();
         let service = transcriber(config, has_ai);
         for audio in pending {
             let outcome = match &service {

@@ -58,22 +58,15 @@ pub async fn transcribe(
 /// `serde-wasm-bindgen` would add its (de)serializers to the Wasm for one
 /// string each way).
 async fn workers_ai(env: &Env, model: &str, bytes: &[u8]) -> Result<String, String> {
-    use js_sys::{Function, Object, Promise, Reflect};
-    use wasm_bindgen::{JsCast, JsValue};
+    use js_sys::{Object, Reflect};
+    use wasm_bindgen::JsValue;
     let failed = |e: JsValue| format!("Workers AI failed: {e:?}");
-    let ai = Reflect::get(env.as_ref(), &JsValue::from_str("AI")).map_err(failed)?;
-    let run: Function = Reflect::get(&ai, &JsValue::from_str("run"))
-        .map_err(failed)?
-        .dyn_into()
-        .map_err(|_| "the AI binding has no run()".to_string())?;
+    let ai = crate::worker::bindings::ai(env, crate::worker::bindings::AI)
+        .ok_or_else(|| "the gateway has no AI binding".to_string())?;
     let input = Object::new();
     let audio = JsValue::from_str(&crate::media::hydrate::base64_encode(bytes));
     Reflect::set(&input, &JsValue::from_str("audio"), &audio).map_err(failed)?;
-    let promise: Promise = run
-        .call2(&ai, &JsValue::from_str(model), &input)
-        .map_err(failed)?
-        .dyn_into()
-        .map_err(|_| "the AI binding's run() gave no promise".to_string())?;
+    let promise = ai.run(model, &input).map_err(failed)?;
     let result = wasm_bindgen_futures::JsFuture::from(promise)
         .await
         .map_err(failed)?;

@@ -79,7 +79,7 @@ pub async fn maybe_compact(
         if !store.is_current(run_id) {
             return Ok(false);
         }
-        match summarizer::ask(rc, &req).await {
+        match summarizer::ask(env, rc, &req).await {
             Ok(answer) => summarization.accept(&answer),
             Err(e) => {
                 console_error!("session {}: summarizer: {}", meta.session_key, e.message);

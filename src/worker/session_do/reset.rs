@@ -198,7 +198,7 @@ impl Reset<'_> {
         let mut extraction =
             MemoryExtraction::new(&messages, settings.context_window, existing.as_deref());
         while let Some(req) = extraction.next_request(&messages) {
-            match summarizer::ask(&rc, &req).await {
+            match summarizer::ask(self.env, &rc, &req).await {
                 Ok(answer) => extraction.accept(&answer),
                 Err(e) => {
                     console_error!(

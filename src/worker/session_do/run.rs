@@ -429,7 +429,7 @@ impl<'a> Drive<'a> {
         // The images inlined for this call live on in the request only.
         drop(sent);
         drop(history);
-        let call = complete_request(&self.rc, &http, &cancel, on_text);
+        let call = complete_request(&self.core.env, &self.rc, &http, &cancel, on_text);
         let result = match self.check.take() {
             None => call.await,
             Some(checking) => {

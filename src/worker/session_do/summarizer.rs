@@ -15,7 +15,11 @@ use worker::{console_error, Bucket};
 /// One summarizer call: its own system prompt, one user message, no tools,
 /// no thinking; the answer's text. Retries and `timeouts.llmMs` are those
 /// of any model call.
-pub async fn ask(rc: &RunConfig, req: &SummarizerRequest) -> Result<String, LlmError> {
+pub async fn ask(
+    env: &worker::Env,
+    rc: &RunConfig,
+    req: &SummarizerRequest,
+) -> Result<String, LlmError> {
     let rc = RunConfig {
         system_prompt: req.system.clone(),
         thinking: ThinkingLevel::None,
@@ -26,7 +30,7 @@ pub async fn ask(rc: &RunConfig, req: &SummarizerRequest) -> Result<String, LlmE
         timestamp: now_ms(),
         context: None,
     })];
-    let answer = complete(&rc, &history, &[], &Cancel::default(), |_| async {}).await?;
+    let answer = complete(env, &rc, &history, &[], &Cancel::default(), |_| async {}).await?;
     Ok(answer.text())
 }
 

@@ -218,20 +218,25 @@ fn unmarked(block: &Value) -> (String, Option<Duration>) {
 /// counted from 1 024 tokens in steps of 128 (`prompt_tokens_details.
 /// cached_tokens`). A conversation meets its cache through
 /// `prompt_cache_key`: the fake keeps each key's (and model's) recent
-/// prompts, and caches nothing for a request without one.
+/// prompts, and caches nothing for a request without one. Chat Completions
+/// and the Responses API cache alike; a Responses prompt is its tools,
+/// `instructions` and `input`.
 const OPENAI_MINIMUM: u64 = 1024;
 const OPENAI_STEP: u64 = 128;
 /// Prompts kept per key (the last calls of a conversation).
 const OPENAI_KEPT: usize = 8;
 
 impl PromptCache {
-    /// The tokens of a Chat Completions `body` read from cache (0 without
-    /// a `prompt_cache_key`).
+    /// The tokens of a Chat Completions or Responses `body` read from
+    /// cache (0 without a `prompt_cache_key`).
     pub fn openai(&mut self, body: &Value) -> u64 {
         let Some(key) = body["prompt_cache_key"].as_str() else {
             return 0;
         };
-        let prompt = format!("{}{}", body["tools"], body["messages"]);
+        let prompt = match body.get("input") {
+            Some(input) => format!("{}{}{input}", body["tools"], body["instructions"]),
+            None => format!("{}{}", body["tools"], body["messages"]),
+        };
         let now = Instant::now() + self.skew;
         let slot = format!("{}\u{0}{key}", body["model"]);
         let kept = self.prompts.entry(slot).or_default();

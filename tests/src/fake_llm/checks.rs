@@ -17,7 +17,7 @@ pub(crate) struct Rejection {
 /// The provider's error body for `status`, with its usual wording.
 pub(crate) fn error_body(api: Api, status: u16, message: Option<&str>) -> Value {
     match api {
-        Api::OpenAi => {
+        Api::OpenAi | Api::Responses => {
             let (kind, code, default) = match status {
                 400 => ("invalid_request_error", Value::Null, "Invalid request."),
                 401 => (
@@ -72,6 +72,7 @@ pub(crate) fn error_body(api: Api, status: u16, message: Option<&str>) -> Value 
             json!({"type": "error", "error": {"type": kind, "message": message.unwrap_or(default)},
                 "request_id": "req_fake000000000000000000"})
         }
+        Api::WorkersAi => super::workers_ai::error_body(status, message),
     }
 }
 
@@ -86,6 +87,8 @@ pub(crate) fn context_overflow_body(api: Api) -> Value {
             400,
             Some("prompt is too long: 210000 tokens > 200000 maximum"),
         ),
+        Api::WorkersAi => error_body(api, 413, None),
+        Api::Responses => super::responses::context_overflow_body(),
     }
 }
 
@@ -100,18 +103,19 @@ pub(crate) fn check_key(
         (Some(want), Some(got)) if want == got => Ok(()),
         (Some(_), got) => {
             let message = match (api, got) {
-                (Api::OpenAi, None) => "You didn't provide an API key. You need to provide your API key in an \
+                (Api::OpenAi | Api::Responses, None) => "You didn't provide an API key. You need to provide your API key in an \
                     Authorization header using Bearer auth (i.e. Authorization: Bearer YOUR_KEY)."
                     .to_string(),
-                (Api::OpenAi, Some(got)) => format!(
+                (Api::OpenAi | Api::Responses, Some(got)) => format!(
                     "Incorrect API key provided: {}. You can find your API key at https://platform.openai.com/account/api-keys.",
                     redact(got)
                 ),
                 (Api::Anthropic, None) => "x-api-key header is required".to_string(),
                 (Api::Anthropic, Some(_)) => "invalid x-api-key".to_string(),
+                (Api::WorkersAi, _) => "Authentication error".to_string(),
             };
             let mut body = error_body(api, 401, Some(&message));
-            if api == Api::OpenAi && got.is_none() {
+            if matches!(api, Api::OpenAi | Api::Responses) && got.is_none() {
                 body["error"]["code"] = Value::Null;
             }
             Err(Rejection { status: 401, body })
@@ -139,8 +143,10 @@ fn invalid(api: Api, message: String) -> Rejection {
 /// The shape checks the real APIs make that a gateway bug could trip.
 pub(crate) fn check_body(api: Api, body: &Body) -> Result<(), Rejection> {
     match api {
-        Api::OpenAi => check_openai(body).map_err(|m| invalid(api, m)),
+        Api::OpenAi | Api::WorkersAi => check_openai(body).map_err(|m| invalid(api, m)),
         Api::Anthropic => check_anthropic(body).map_err(|m| invalid(api, m)),
+        // Its input is items, not `messages`: it checks their images itself.
+        Api::Responses => return super::responses::check(body),
     }?;
     check_images(api, body).map_err(|m| invalid(api, m))
 }
@@ -195,7 +201,7 @@ fn check_images(api: Api, body: &Body) -> Result<(), String> {
                         return Err(format!("{at}.base64.data: Image does not match the provided media type {media_type}"));
                     }
                 }
-                (Api::OpenAi, Some("image_url")) => {
+                (Api::OpenAi | Api::WorkersAi, Some("image_url")) => {
                     let url = b.object("image_url").str("url").unwrap_or_default();
                     if url.starts_with("https://") || url.starts_with("http://") {
                         continue;
@@ -382,6 +388,9 @@ fn check_anthropic(body: &Body) -> Result<(), String> {
 /// The text of the last user-authored message (tool results are not), which
 /// scripts match their trigger against.
 pub(crate) fn last_user_text(api: Api, body: &Body) -> String {
+    if api == Api::Responses {
+        return super::responses::last_user_text(body);
+    }
     body.messages
         .as_deref()
         .unwrap_or_default()
@@ -407,10 +416,11 @@ pub(crate) fn estimate_tokens(chars: usize) -> u64 {
     (chars as u64).div_ceil(4).max(1)
 }
 
-/// Characters of what the model reads: system prompt, messages and tools,
-/// as the JSON was written (the gateway writes it compact).
+/// Characters of what the model reads: system prompt, messages and tools
+/// (the Responses API's `instructions` and `input`), as the JSON was
+/// written (the gateway writes it compact).
 pub(crate) fn prompt_chars(body: &Body) -> usize {
-    ["system", "messages", "tools"]
+    ["system", "messages", "instructions", "input", "tools"]
         .iter()
         .filter_map(|k| body.fields.get(k))
         .map(chars)

@@ -86,6 +86,11 @@ impl<'a> Fields<'a> {
         self.get(key).and_then(string)
     }
 
+    /// The keys, in order.
+    pub fn keys(&self) -> impl Iterator<Item = &str> {
+        self.0.iter().map(|(k, _)| &**k)
+    }
+
     /// The object at `key` (no fields when it is not one).
     pub fn object(&self, key: &str) -> Fields<'a> {
         self.get(key).map(object).unwrap_or_default()

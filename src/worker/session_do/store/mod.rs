@@ -325,8 +325,10 @@ impl SessionStore {
         Ok(())
     }
 
-    /// Stores the config (the effective JSON) that came with a message,
-    /// with its revision, and keeps it parsed.
+    /// Stores the config that came with a message (what the owner set, over
+    /// the defaults), with its revision, and keeps it parsed. Not the
+    /// effective JSON: a setting left at its default (the model id, when
+    /// a named provider brings its own) must read as unset.
     pub fn save_config(&self, rev: &str, config: &Value) -> Res<()> {
         let json = serde_json::to_string(config).map_err(SessionError::storage)?;
         self.save_snapshot("config", rev, json)?;
