@@ -34,12 +34,6 @@ impl InternalCall for crate::session::internal::ChannelMessageRequest {
     type Reply = crate::session::internal::ChannelMessageReply;
 }
 
-/// Session → Gateway: `gsv__ConfigGet`, `gsv__LogsGet`, `gsv__SessionSend`.
-impl InternalCall for crate::agent_tools::GatewayToolCall {
-    const PATH: &'static str = path::GATEWAY_TOOL;
-    type Reply = crate::agent_tools::GatewayToolReply;
-}
-
 /// Session → Gateway: `gsv__Cron`.
 impl InternalCall for crate::schedule::tool::CronToolRequest {
     const PATH: &'static str = path::CRON_TOOL;

@@ -122,22 +122,26 @@ pub fn authorize(mode: ClientMode, name: &str) -> Result<(), ErrorShape> {
     }
 }
 
-/// One row of `ts_methods`: only the methods a `client` connection may
-/// call (chosen by their callers, so nodes' and channels' types need no
-/// TypeScript form). Keep in step with [`Callers::allow`].
+/// What is shown every method a `client` connection may call, with its
+/// types (`crate::ts` writes their TypeScript from it).
+#[cfg(feature = "ts")]
+pub(crate) trait ClientMethodVisitor {
+    fn visit<M: Method>(&mut self)
+    where
+        M::Params: ts_rs::TS + 'static,
+        M::Result: ts_rs::TS + 'static;
+}
+
+/// One row of `visit_client_methods`: only the methods a `client`
+/// connection may call (chosen by their callers, so nodes' and channels'
+/// types need no TypeScript form). Keep in step with [`Callers::allow`].
 #[cfg(feature = "ts")]
 macro_rules! ts_row {
-    (Unconnected, $variant:ident) => {
-        None
-    };
-    (Nodes, $variant:ident) => {
-        None
-    };
-    (Channels, $variant:ident) => {
-        None
-    };
-    ($callers:ident, $variant:ident) => {
-        Some(crate::ts::TsMethod::of::<method::$variant>())
+    (Unconnected, $variant:ident, $v:ident) => {};
+    (Nodes, $variant:ident, $v:ident) => {};
+    (Channels, $variant:ident, $v:ident) => {};
+    ($callers:ident, $variant:ident, $v:ident) => {
+        $v.visit::<method::$variant>()
     };
 }
 
@@ -160,12 +164,13 @@ macro_rules! methods {
             )*
         }
 
-        /// Every method a client may call, with its types, for the
-        /// TypeScript bindings (`crate::ts`); such a method whose params or
-        /// result lack the `TS` derive does not compile with the `ts` feature.
+        /// Shows `visitor` every method a client may call, in table order,
+        /// for the TypeScript bindings (`crate::ts`); such a method whose
+        /// params or result lack the `TS` derive does not compile with the
+        /// `ts` feature.
         #[cfg(feature = "ts")]
-        pub(crate) fn ts_methods() -> Vec<crate::ts::TsMethod> {
-            [ $( ts_row!($callers, $variant), )* ].into_iter().flatten().collect()
+        pub(crate) fn visit_client_methods(visitor: &mut impl ClientMethodVisitor) {
+            $( ts_row!($callers, $variant, visitor); )*
         }
 
         /// Every method, in the order `hello-ok` lists them.
@@ -203,6 +208,8 @@ methods! {
     ChatSend => "chat.send" (ChatSendParams) -> ChatSendResult, callers: ClientsAndChannels;
     ConfigGet => "config.get" (ConfigGetParams) -> ConfigGetResult, callers: Clients;
     ConfigSet => "config.set" (ConfigSetParams) -> ConfigSetResult, callers: Clients;
+    /// Answered when the model has (one tiny call).
+    ModelCheck => "model.check" (ModelCheckParams) -> ModelCheckResult, callers: Clients;
     SessionGet => "session.get" (SessionGetParams) -> SessionGetResult, callers: ClientsAndChannels;
     SessionPreview => "session.preview" (SessionPreviewParams) -> SessionPreviewResult, callers: ClientsAndChannels;
     SessionsList => "sessions.list" (SessionsListParams) -> SessionsListResult, callers: Clients;

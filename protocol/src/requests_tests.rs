@@ -10,6 +10,7 @@ fn hello_lists_exactly_the_handled_methods() {
             "chat.send",
             "config.get",
             "config.set",
+            "model.check",
             "session.get",
             "session.preview",
             "sessions.list",

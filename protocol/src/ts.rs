@@ -10,7 +10,7 @@
 //! every type those reach. 64-bit integers are `number`: they are
 //! milliseconds and counts, far below 2^53, and arrive as JSON numbers.
 
-use crate::requests::{ts_methods, Callers, Method};
+use crate::requests::{visit_client_methods, Callers, ClientMethodVisitor, Method};
 use crate::{
     close_codes, codes, event, ChatEvent, ClientMode, ConnectParams, Frame, HelloOkResult,
     PROTOCOL_VERSION, SECRET_MASK,
@@ -20,7 +20,7 @@ use std::collections::{BTreeMap, HashSet};
 use ts_rs::{Config, TypeVisitor, TS};
 
 /// One row of the method table, with its types as TypeScript names.
-pub struct TsMethod {
+struct TsMethod {
     name: &'static str,
     callers: Callers,
     params: String,
@@ -29,7 +29,7 @@ pub struct TsMethod {
 }
 
 impl TsMethod {
-    pub(crate) fn of<M: Method>() -> Self
+    fn of<M: Method>() -> Self
     where
         M::Params: TS + 'static,
         M::Result: TS + 'static,
@@ -43,6 +43,23 @@ impl TsMethod {
             visit: visit_types::<M>,
         }
     }
+}
+
+/// Every method a client may call, as rows.
+fn ts_methods() -> Vec<TsMethod> {
+    struct Rows(Vec<TsMethod>);
+    impl ClientMethodVisitor for Rows {
+        fn visit<M: Method>(&mut self)
+        where
+            M::Params: TS + 'static,
+            M::Result: TS + 'static,
+        {
+            self.0.push(TsMethod::of::<M>());
+        }
+    }
+    let mut rows = Rows(Vec::new());
+    visit_client_methods(&mut rows);
+    rows.0
 }
 
 fn visit_types<M: Method>(c: &mut Collector)

@@ -115,6 +115,11 @@ pub enum GatewayToolReply {
     Pending,
 }
 
+impl crate::calls::InternalCall for GatewayToolCall {
+    const PATH: &'static str = crate::session::internal::path::GATEWAY_TOOL;
+    type Reply = GatewayToolReply;
+}
+
 /// The Gateway runs `name` (one of ours but `gsv__SessionsList`).
 pub fn runs_on_gateway(name: &str) -> bool {
     matches!(name, CONFIG_GET | LOGS_GET | SESSION_SEND)

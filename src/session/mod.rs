@@ -11,6 +11,7 @@ pub mod internal;
 pub mod link;
 pub mod memory;
 pub mod meta;
+pub mod model_check;
 pub mod patch;
 pub mod reset;
 pub mod run;

@@ -12,6 +12,7 @@
 //! Futures are `!Send` on wasm, hence `async fn` in the trait and generic
 //! callers (`S: ObjectStore`), never `dyn`.
 
+pub mod file_cache;
 mod list;
 mod listings;
 mod memory;

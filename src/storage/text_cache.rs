@@ -5,7 +5,7 @@
 
 use super::listings::{Listed, Listings, Reuse};
 use super::{TextObject, Version};
-use crate::workspace::file_cache::{FileCache, DEFAULT_CAPACITY};
+use crate::storage::file_cache::{FileCache, DEFAULT_CAPACITY};
 use std::cell::{Cell, RefCell};
 
 #[derive(Debug)]

@@ -25,6 +25,7 @@ mod logs;
 mod media;
 mod memory;
 mod memory_sweep;
+mod model_check;
 mod nodes;
 mod outbound;
 mod probes;

@@ -1,7 +1,6 @@
 //! The agent workspace in R2: key layout, path rules, the virtual
 //! `skills/` view, and the templates written on an agent's first start.
 
-pub mod file_cache;
 pub mod load;
 pub mod methods;
 pub mod paths;

@@ -67,7 +67,7 @@ async fn handshake_advertises_exactly_what_is_implemented() {
         json!({"type": "hello-ok", "protocol": 1,
             "server": {"version": "0.1.0", "connectionId": null},
             "features": {
-                "methods": ["connect", "chat.send", "config.get", "config.set", "session.get", "session.preview",
+                "methods": ["connect", "chat.send", "config.get", "config.set", "model.check", "session.get", "session.preview",
                     "sessions.list", "session.stats", "usage.daily", "session.history", "session.patch",
                     "session.compact", "session.reset", "session.transcript", "skills.status", "skills.update", "workspace.list", "workspace.read", "workspace.write", "workspace.delete", "workspace.refresh",
                     "chat.abort", "tools.list", "tool.invoke", "tool.result", "tool.request", "logs.get", "logs.result", "node.exec.event", "node.probe.result", "transfer.status",

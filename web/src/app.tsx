@@ -14,19 +14,8 @@ import { WorkspaceView } from "./views/workspace";
 import { CronView } from "./views/cron";
 import { MemoryView } from "./views/memory";
 import { ConfigView } from "./views/config";
+import { TABS, type TabPath, type ViewProps } from "./tabs";
 
-export const TABS = [
-  { path: "/chat", label: "Chat" },
-  { path: "/sessions", label: "Sessions" },
-  { path: "/nodes", label: "Nodes" },
-  { path: "/channels", label: "Channels" },
-  { path: "/workspace", label: "Workspace" },
-  { path: "/memory", label: "Memory" },
-  { path: "/cron", label: "Cron" },
-  { path: "/config", label: "Config" },
-] as const;
-
-export type TabPath = (typeof TABS)[number]["path"];
 
 function tabOf(pathname: string): TabPath {
   const first = "/" + (pathname.split("/")[1] ?? "");
@@ -145,13 +134,6 @@ export function App() {
       </div>
     </ClientContext.Provider>
   );
-}
-
-export interface ViewProps {
-  settings: Settings;
-  update: (patch: Partial<Settings>) => void;
-  connected: boolean;
-  go: (tab: TabPath) => void;
 }
 
 const VIEWS: Record<TabPath, (p: ViewProps) => preact.JSX.Element> = {

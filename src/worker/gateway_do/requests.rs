@@ -109,6 +109,7 @@ impl Gateway {
                 now::<method::SessionStats>(r.await?)
             }
             R::UsageDaily(p) => now::<method::UsageDaily>(self.usage_daily(p).await?),
+            R::ModelCheck(p) => now::<method::ModelCheck>(self.model_check(p).await),
             R::SessionHistory(p) => {
                 let r = self.session_query(ws, &mut att, p.session_key, None, History);
                 now::<method::SessionHistory>(r.await?)

@@ -4,7 +4,7 @@
 // tool calls waiting for the owner's decision (approvals.list/decide).
 
 import { useState } from "preact/hooks";
-import type { ViewProps } from "../app";
+import type { ViewProps } from "../tabs";
 import type { Approval, ChannelAccountConfig, ChannelRegistryEntry, ChannelStatusRpcResult, PendingPair } from "../protocol/generated";
 import { Card, ErrorNote, Json, fmtAgo, useAction, useClient, useLoad } from "../ui";
 

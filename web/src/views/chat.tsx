@@ -5,7 +5,7 @@
 // Slash commands are sent as typed: the session answers them.
 
 import { useEffect, useLayoutEffect, useRef, useState } from "preact/hooks";
-import type { ViewProps } from "../app";
+import type { ViewProps } from "../tabs";
 import type { AssistantMessage, ChatEvent, Message } from "../protocol/generated";
 import { ErrorNote, useAction, useClient, useLoad } from "../ui";
 import { AssistantView, Markdown, MessageList, MessageView, resultsById } from "./messages";

@@ -5,7 +5,7 @@
 // empty: it can be replaced, never read.
 
 import { useState } from "preact/hooks";
-import type { ViewProps } from "../app";
+import type { ViewProps } from "../tabs";
 import { SECRET_MASK, type JsonValue } from "../protocol/generated";
 import { Card, ErrorNote, parseLooseJson, useAction, useClient, useLoad } from "../ui";
 

@@ -5,7 +5,7 @@
 // and each agent's heartbeat (heartbeat.status/trigger).
 
 import { useState } from "preact/hooks";
-import type { ViewProps } from "../app";
+import type { ViewProps } from "../tabs";
 import type { CronJobView, CronRunsResult, JobSpec, JsonValue, Schedule } from "../protocol/generated";
 import { Card, ErrorNote, fmtAgo, fmtDuration, fmtTime, useAction, useClient, useLoad } from "../ui";
 

@@ -5,7 +5,7 @@
 // or a person, so it goes through the chat's sanitizing renderer.
 
 import { useState } from "preact/hooks";
-import type { ViewProps } from "../app";
+import type { ViewProps } from "../tabs";
 import { renderMarkdown } from "../markdown";
 import type { MemoryHit, MemoryRepairResult, MemoryStatusResult } from "../protocol/generated";
 import { Card, ErrorNote, type Loaded, fmtAgo, fmtDuration, fmtTime, useAction, useClient, useLoad } from "../ui";

@@ -4,7 +4,7 @@
 // form to call a tool.
 
 import { useState } from "preact/hooks";
-import type { ViewProps } from "../app";
+import type { ViewProps } from "../tabs";
 import type { JsonValue, LogsGetResult, ToolDefinition } from "../protocol/generated";
 import { Card, ErrorNote, Json, fmtAgo, useAction, useClient, useLoad } from "../ui";
 

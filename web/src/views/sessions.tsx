@@ -4,7 +4,7 @@
 // transcripts of its earlier session ids (session.history/transcript).
 
 import { useState } from "preact/hooks";
-import type { ViewProps } from "../app";
+import type { ViewProps } from "../tabs";
 import type { SessionTranscriptResult, TokenCounts, Trust } from "../protocol/generated";
 import { Card, ErrorNote, fmtAgo, fmtTime, useAction, useClient, useLoad } from "../ui";
 import { MessageList } from "./messages";

@@ -4,7 +4,7 @@
 // overwritten: both versions are shown and the user picks.
 
 import { useState } from "preact/hooks";
-import type { ViewProps } from "../app";
+import type { ViewProps } from "../tabs";
 import { RpcError } from "../client";
 import { codes, type WorkspaceReadResult } from "../protocol/generated";
 import { Card, ErrorNote, fmtTime, useAction, useClient, useLoad } from "../ui";
