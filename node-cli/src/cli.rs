@@ -50,6 +50,11 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
+    /// Set up step by step: the gateway and its token, a model provider and
+    /// its key (checked before it is kept), your time zone, a chat app, a node
+    #[command(visible_alias = "onboard")]
+    Setup(crate::cmd::setup::SetupArgs),
+
     /// Talk to the agent: send one message, or start an interactive session
     Chat(ChatArgs),
 
@@ -106,6 +111,10 @@ pub enum Command {
 
     /// What the agent's model calls used and cost, by day and by session
     Usage(crate::cmd::usage::UsageArgs),
+
+    /// Check the setup (gateway, token, model and key, chat apps, nodes,
+    /// schedules, memory, workspace, risky settings) and say what fixes each problem
+    Doctor(crate::cmd::doctor::DoctorArgs),
 
     /// The agent's long-term memory: search, get, put, rm, status, repair
     #[command(subcommand)]

@@ -18,7 +18,10 @@ const TIMEOUT_MS: u64 = 20_000;
 /// The call to make: the configured provider, model and key, each
 /// replaced by what the params name; or, when no call can be made, the
 /// result that says why.
-pub fn run_config(config: &Config, p: &ModelCheckParams) -> Result<RunConfig, ModelCheckResult> {
+pub fn run_config(
+    config: &Config,
+    p: &ModelCheckParams,
+) -> Result<RunConfig, Box<ModelCheckResult>> {
     let mut config = config.clone();
     // A value the schema refuses (a provider name with a dot) is left out:
     // the run then reports what it lacks, as a run would.
@@ -41,11 +44,11 @@ pub fn run_config(config: &Config, p: &ModelCheckParams) -> Result<RunConfig, Mo
     }
     let rc = RunConfig::resolve(&config, &SessionSettings::default());
     if let Some(reason) = &rc.unusable {
-        return Err(ModelCheckResult {
+        return Err(Box::new(ModelCheckResult {
             failure: Some(ModelCheckFailure::Unusable),
             error: Some(reason.clone()),
             ..untried(&rc)
-        });
+        }));
     }
     Ok(RunConfig {
         system_prompt: String::new(),
@@ -170,7 +173,7 @@ mod tests {
     fn without_a_key_nothing_is_called_and_the_result_says_how_to_set_one() {
         let got = run_config(&config(json!({})), &params(Some("openai"), None, None)).unwrap_err();
         assert_eq!(
-            got,
+            *got,
             ModelCheckResult {
                 ok: false,
                 provider: "openai".into(),

@@ -10,9 +10,10 @@ use serde_json::{json, Value};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use crate::harness::{free_port, repo_root};
+use crate::poll::{self, ms, secs};
 
 /// How long [`Browser::wait_js`] waits by default.
 pub const WAIT: Duration = Duration::from_secs(20);
@@ -168,20 +169,22 @@ impl Browser {
         args: Vec<Value>,
         within: Duration,
     ) -> Value {
-        let deadline = Instant::now() + within;
-        loop {
+        let waited = poll::try_until(within, ms(50), async || {
             let v = self.js(script, args.clone()).await;
             let truthy =
                 !matches!(&v, Value::Null | Value::Bool(false)) && v != json!(0) && v != json!("");
             if truthy {
-                return v;
+                Ok(v)
+            } else {
+                Err(())
             }
-            if Instant::now() > deadline {
-                let body = self.text("body").await;
-                panic!("timed out waiting for {what}; the page says:\n{body}");
-            }
-            tokio::time::sleep(Duration::from_millis(50)).await;
+        })
+        .await;
+        if let Ok(v) = waited {
+            return v;
         }
+        let body = self.text("body").await;
+        panic!("timed out waiting for {what}; the page says:\n{body}");
     }
 
     /// Waits for an element matching `css`.
@@ -260,19 +263,18 @@ impl Drop for Browser {
 
 fn wait_for_driver(port: u16) {
     use std::io::{Read, Write};
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while Instant::now() < deadline {
+    poll::until_blocking(secs(20), ms(50), || {
+        let mut buf = String::new();
         if let Ok(mut s) = std::net::TcpStream::connect(("127.0.0.1", port)) {
             let _ = s.set_read_timeout(Some(Duration::from_secs(2)));
             let _ = s
                 .write_all(b"GET /status HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n");
-            let mut buf = String::new();
             let _ = s.read_to_string(&mut buf);
-            if buf.contains("\"ready\"") {
-                return;
-            }
         }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    panic!("chromedriver did not start on port {port}");
+        if buf.contains("\"ready\"") {
+            Ok(())
+        } else {
+            Err(format!("chromedriver did not start on port {port}"))
+        }
+    });
 }

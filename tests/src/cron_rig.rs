@@ -3,9 +3,10 @@
 
 use crate::fake_llm::FakeLlm;
 use crate::harness::{GatewayOptions, Workerd};
+use crate::poll::{self, ms};
 use crate::ws::Client;
 use serde_json::{json, Value};
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 pub const TOKEN: &str = "test-token";
 
@@ -34,16 +35,16 @@ pub async fn rpc(c: &mut Client, method: &str, params: Value) -> Value {
 
 /// The runs of `job`, once none is still running and there are `n`.
 pub async fn runs_when_done(c: &mut Client, job: &str, n: usize, within: Duration) -> Vec<Value> {
-    let deadline = Instant::now() + within;
-    loop {
+    poll::until(within, ms(200), async || {
         let r = rpc(c, "cron.runs", json!({"jobId": job})).await;
         let runs = r["runs"].as_array().unwrap().clone();
         if runs.len() >= n && runs.iter().all(|r| r["status"] != "running") {
-            return runs;
+            Ok(runs)
+        } else {
+            Err(format!("runs of {job}: {runs:?}"))
         }
-        assert!(Instant::now() < deadline, "runs of {job}: {runs:?}");
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
+    })
+    .await
 }
 
 /// Job `id` as `cron.list` shows it (`null` when it is gone).

@@ -3,6 +3,7 @@
 //! like the gateway: `/internal/channel/inbound` → `started`,
 //! `/internal/channel/status` → `ok`.
 
+use crate::poll::{self, ms};
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming;
@@ -13,7 +14,7 @@ use std::convert::Infallible;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct GatewayCall {
@@ -113,14 +114,15 @@ impl GatewayRecorder {
         within: Duration,
         check: impl Fn(&[Value]) -> bool,
     ) -> Vec<Value> {
-        let deadline = Instant::now() + within;
-        loop {
+        poll::try_until_blocking(within, ms(50), || {
             let bodies = self.bodies(path);
-            if check(&bodies) || Instant::now() >= deadline {
-                return bodies;
+            if check(&bodies) {
+                Ok(bodies)
+            } else {
+                Err(bodies)
             }
-            std::thread::sleep(Duration::from_millis(50));
-        }
+        })
+        .unwrap_or_else(|last| last)
     }
 }
 

@@ -2,10 +2,11 @@
 //! `build/` output, never rebuilding) on a free loopback port, with a
 //! persist directory for SQLite and R2, and stops it on drop.
 
+use crate::poll::{self, ms, secs};
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// The repository root (this crate lives in `tests/`).
 pub fn repo_root() -> PathBuf {
@@ -302,17 +303,17 @@ impl Workerd {
     }
 
     fn wait_healthy(&mut self, within: Duration) -> bool {
-        let deadline = Instant::now() + within;
-        while Instant::now() < deadline {
+        // Over (false) at once when wrangler exited.
+        poll::try_until_blocking(within, ms(100), || {
             if let Some(Ok(Some(_))) = self.child.as_mut().map(|c| c.try_wait()) {
-                return false;
+                return Ok(false);
             }
             if health(self.port) && self.exposed.iter().all(|(_, port)| health(*port)) {
-                return true;
+                return Ok(true);
             }
-            std::thread::sleep(Duration::from_millis(100));
-        }
-        false
+            Err(())
+        })
+        .unwrap_or(false)
     }
 
     pub fn url(&self) -> String {
@@ -513,13 +514,11 @@ impl Workerd {
         if let Some(mut child) = self.child.take() {
             // wrangler runs workerd as a child: signal the whole group.
             unsafe { libc::killpg(child.id() as i32, libc::SIGTERM) };
-            let deadline = Instant::now() + Duration::from_secs(5);
-            while Instant::now() < deadline {
-                if let Ok(Some(_)) = child.try_wait() {
-                    break;
-                }
-                std::thread::sleep(Duration::from_millis(50));
-            }
+            // Up to 5 s to end on its own; then killed in any case.
+            let _ = poll::try_until_blocking(secs(5), ms(50), || match child.try_wait() {
+                Ok(Some(_)) => Ok(()),
+                _ => Err(()),
+            });
             unsafe { libc::killpg(child.id() as i32, libc::SIGKILL) };
             let _ = child.wait();
             RUNNING.lock().unwrap().retain(|g| *g != child.id() as i32);

@@ -19,6 +19,7 @@ pub mod fake_whatsapp;
 pub mod gateway_recorder;
 pub mod harness;
 pub mod multipart;
+pub mod poll;
 pub mod v1_gateway_double;
 pub mod v1_replay;
 pub mod ws;

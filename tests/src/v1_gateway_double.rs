@@ -19,6 +19,7 @@ use std::time::Duration;
 use tokio::sync::mpsc;
 use tokio_tungstenite::tungstenite::Message;
 
+use crate::poll::{self, ms};
 use crate::v1_replay::{kind, learn_keys, replace_values, Fixture};
 use crate::ws_recorder::Dir;
 
@@ -122,14 +123,15 @@ impl GatewayDouble {
     /// Waits until the recording is played through or a frame the client
     /// owes did not come; the outcome.
     pub fn wait(&self, within: Duration) -> Playback {
-        let deadline = std::time::Instant::now() + within;
-        loop {
+        poll::try_until_blocking(within, ms(50), || {
             let p = self.playback.lock().unwrap().clone();
-            if p.finished || !p.problems.is_empty() || std::time::Instant::now() >= deadline {
-                return p;
+            if p.finished || !p.problems.is_empty() {
+                Ok(p)
+            } else {
+                Err(p)
             }
-            std::thread::sleep(Duration::from_millis(50));
-        }
+        })
+        .unwrap_or_else(|last| last)
     }
 }
 

@@ -1,6 +1,7 @@
 //! A protocol v1 WebSocket client for tests and the bench: raw frames in
 //! and out, with helpers for the handshake, requests and `chat` events.
 
+use crate::poll::{self, ms};
 use futures::{SinkExt, StreamExt};
 use gsv_protocol::{ChatEvent, ChatState, Frame, ResponseFrame};
 use serde_json::{json, Value};
@@ -264,8 +265,7 @@ impl Client {
     /// Waits until `tools.list` names every tool in `names` (nodes that
     /// were just started have connected), at most `within`.
     pub async fn wait_for_tools(&mut self, names: &[&str], within: Duration) {
-        let deadline = std::time::Instant::now() + within;
-        loop {
+        poll::until(within, ms(100), async || {
             let list = self.request("tools.list", json!({})).await.payload.unwrap();
             let have: Vec<&str> = list["tools"]
                 .as_array()
@@ -274,14 +274,12 @@ impl Client {
                 .filter_map(|t| t["name"].as_str())
                 .collect();
             if names.iter().all(|n| have.contains(n)) {
-                return;
+                Ok(())
+            } else {
+                Err(format!("tools {names:?} never appeared: {have:?}"))
             }
-            assert!(
-                std::time::Instant::now() < deadline,
-                "tools {names:?} never appeared: {have:?}"
-            );
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
+        })
+        .await;
     }
 
     pub async fn close(mut self) {

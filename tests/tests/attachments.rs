@@ -9,6 +9,7 @@ use gsv_e2e::channel_rig::{start_bot, start_gateway_with_discord};
 use gsv_e2e::fake_discord::{messages, FakeDiscord};
 use gsv_e2e::fake_llm::{FakeLlm, Step};
 use gsv_e2e::harness::{run_gsv, GatewayOptions, Workerd};
+use gsv_e2e::poll::{self, ms};
 use gsv_e2e::ws::{raw_channel, Client};
 use serde_json::{json, Value};
 use std::time::Duration;
@@ -336,11 +337,12 @@ async fn a_v1_channel_sends_a_photo_inline_and_anthropic_gets_it_as_what_its_byt
         )
         .await;
     assert!(inbound.ok, "{inbound:?}");
-    let deadline = std::time::Instant::now() + WAIT;
-    while llm.requests().is_empty() {
-        assert!(std::time::Instant::now() < deadline, "no model call");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    poll::until(WAIT, ms(20), async || {
+        (!llm.requests().is_empty())
+            .then_some(())
+            .ok_or("no model call")
+    })
+    .await;
     let request = llm.requests().pop().unwrap();
     let content = request.body["messages"][0]["content"]
         .as_array()

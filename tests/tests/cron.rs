@@ -12,10 +12,11 @@
 use gsv_e2e::cron_rig::{job, now_ms, rpc, runs_when_done, setup, timeless, TOKEN};
 use gsv_e2e::fake_llm::Step;
 use gsv_e2e::harness::{run_gsv, Workerd};
+use gsv_e2e::poll::{self, ms, secs};
 use gsv_e2e::ws::{raw_channel, Client};
 use gsv_protocol::ChatState;
 use serde_json::{json, Value};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 const MAIN: &str = "agent:main:main";
 
@@ -293,15 +294,15 @@ async fn heartbeats_skip_an_empty_file_deliver_an_answer_and_keep_quiet_on_ok() 
             json!({"every": "2s", "activeHours": {"start": "00:00", "end": "00:00"}}),
         )
         .await;
-    let deadline = Instant::now() + Duration::from_secs(15);
-    let state = loop {
+    let state = poll::until(secs(15), ms(300), async || {
         let s = rpc(&mut owner, "heartbeat.status", json!({})).await;
         if s["agents"]["main"]["lastStatus"] == "skipped" {
-            break s["agents"]["main"].clone();
+            Ok(s["agents"]["main"].clone())
+        } else {
+            Err(s)
         }
-        assert!(Instant::now() < deadline, "{s}");
-        tokio::time::sleep(Duration::from_millis(300)).await;
-    };
+    })
+    .await;
     assert_eq!(state["lastSkipReason"], "HEARTBEAT.md has nothing to do");
     assert_eq!(state["lastActive"], "discord:dm-81");
     // Beats on their own model, with a light context.
@@ -363,16 +364,16 @@ async fn heartbeats_skip_an_empty_file_deliver_an_answer_and_keep_quiet_on_ok() 
 /// The main agent's heartbeat state once its last answer's outcome is `o`
 /// (each trigger clears it first).
 async fn wait_outcome(c: &mut Client, o: &str) -> Value {
-    let deadline = Instant::now() + Duration::from_secs(15);
-    loop {
+    poll::until(secs(15), ms(200), async || {
         let s = rpc(c, "heartbeat.status", json!({})).await;
         let main = s["agents"]["main"].clone();
         if main["lastOutcome"] == o && main["lastStatus"] != "running" {
-            return main;
+            Ok(main)
+        } else {
+            Err(s)
         }
-        assert!(Instant::now() < deadline, "{s}");
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
+    })
+    .await
 }
 
 fn gsv(gw: &Workerd, args: &[&str]) -> String {

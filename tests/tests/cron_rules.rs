@@ -11,9 +11,10 @@
 
 use gsv_e2e::cron_rig::{job, now_ms, rpc, runs_when_done, setup, timeless, TOKEN};
 use gsv_e2e::fake_llm::Step;
+use gsv_e2e::poll::{self, ms, secs};
 use gsv_e2e::ws::raw_channel;
 use serde_json::{json, Value};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 #[tokio::test]
 async fn job_and_history_limits_hold_and_a_one_shot_can_delete_itself() {
@@ -81,11 +82,12 @@ async fn job_and_history_limits_hold_and_a_one_shot_can_delete_itself() {
             json!({"id": format!("{once}:{slot}"), "jobId": once, "status": "ok", "summary": summary})
         ]
     );
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while job(&mut c, &once).await != Value::Null {
-        assert!(Instant::now() < deadline, "{once} still listed");
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
+    poll::until(secs(10), ms(200), async || {
+        let gone = job(&mut c, &once).await == Value::Null;
+        gone.then_some(())
+            .ok_or_else(|| format!("{once} still listed"))
+    })
+    .await;
     let r = rpc(
         &mut c,
         "cron.add",
@@ -111,26 +113,26 @@ async fn a_slot_reached_while_the_last_run_goes_is_skipped() {
     .await;
     let id = r["job"]["id"].as_str().unwrap().to_string();
     let first = anchor + 60_000;
-    let deadline = Instant::now() + Duration::from_secs(20);
-    loop {
+    poll::until(secs(20), ms(200), async || {
         let r = rpc(&mut c, "cron.runs", json!({"jobId": id})).await;
         if r["runs"][0]["status"] == "running" {
-            break;
+            Ok(())
+        } else {
+            Err(r)
         }
-        assert!(Instant::now() < deadline, "{r}");
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
+    })
+    .await;
     // A minute on: the next slot comes while the first run still goes.
     gw.advance_clock(60_000);
-    let deadline = Instant::now() + Duration::from_secs(20);
-    let runs = loop {
+    let runs = poll::until(secs(20), ms(200), async || {
         let r = rpc(&mut c, "cron.runs", json!({"jobId": id})).await;
         if r["count"] == 2 {
-            break r["runs"].as_array().unwrap().clone();
+            Ok(r["runs"].as_array().unwrap().clone())
+        } else {
+            Err(r)
         }
-        assert!(Instant::now() < deadline, "{r}");
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    };
+    })
+    .await;
     let mut skipped = timeless(runs[0].clone(), added, 0..3000);
     let why = skipped["error"].as_str().unwrap().to_string();
     let secs: i64 = why
@@ -287,15 +289,15 @@ async fn a_heartbeat_keeps_quiet_while_the_last_chat_is_being_answered() {
         json!({"every": "2s", "activeHours": {"start": "00:00", "end": "00:00"}}),
     )
     .await;
-    let deadline = Instant::now() + Duration::from_secs(15);
-    let state = loop {
+    let state = poll::until(secs(15), ms(300), async || {
         let s = rpc(&mut c, "heartbeat.status", json!({})).await;
         if s["agents"]["main"]["lastStatus"] == "skipped" {
-            break s["agents"]["main"].clone();
+            Ok(s["agents"]["main"].clone())
+        } else {
+            Err(s)
         }
-        assert!(Instant::now() < deadline, "{s}");
-        tokio::time::sleep(Duration::from_millis(300)).await;
-    };
+    })
+    .await;
     assert_eq!(
         (state["lastSkipReason"].clone(), state["lastActive"].clone()),
         (json!("the target session is busy"), json!("discord:dm-81"))

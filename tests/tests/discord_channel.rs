@@ -14,6 +14,7 @@ use gsv_e2e::channel_rig::discord_channel_config;
 use gsv_e2e::fake_discord::{messages, FakeDiscord, RestFailure, BOT_USER_ID, FAKE_BOT_TOKEN};
 use gsv_e2e::gateway_recorder::GatewayRecorder;
 use gsv_e2e::harness::{repo_root, Workerd};
+use gsv_e2e::poll::{self, ms};
 use serde_json::{json, Value};
 use std::time::Duration;
 
@@ -104,14 +105,16 @@ impl Rig {
 
     /// Polls the account's status until `check` holds.
     async fn wait_status(&self, account: &str, check: impl Fn(&Value) -> bool) -> Value {
-        let deadline = std::time::Instant::now() + WAIT;
-        loop {
+        poll::try_until(WAIT, ms(100), async || {
             let s = self.status(account).await;
-            if check(&s) || std::time::Instant::now() >= deadline {
-                return s;
+            if check(&s) {
+                Ok(s)
+            } else {
+                Err(s)
             }
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
+        })
+        .await
+        .unwrap_or_else(|last| last)
     }
 
     fn wait_inbound(&self, count: usize) -> Vec<Value> {
@@ -682,17 +685,19 @@ async fn a_dm_through_the_real_gateway_is_answered_on_discord() {
     assert!(!format!("{started:?}").contains(FAKE_BOT_TOKEN));
 
     // `channel.status` asks the channel through the binding.
-    let deadline = std::time::Instant::now() + WAIT;
-    let status = loop {
+    let status = poll::try_until(WAIT, ms(100), async || {
         let res = owner
             .request("channel.status", json!({"channel": "discord"}))
             .await;
         let payload = res.payload.unwrap_or_default();
-        if payload["accounts"][0]["connected"] == true || std::time::Instant::now() >= deadline {
-            break payload;
+        if payload["accounts"][0]["connected"] == true {
+            Ok(payload)
+        } else {
+            Err(payload)
         }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    };
+    })
+    .await
+    .unwrap_or_else(|last| last);
     assert_eq!(
         (
             &status["accounts"][0]["accountId"],

@@ -15,6 +15,7 @@ use gsv_e2e::fake_discord::{messages, FakeDiscord};
 use gsv_e2e::fake_llm::{FakeLlm, RecordedRequest, Step};
 use gsv_e2e::fake_whatsapp::FakeWhatsApp;
 use gsv_e2e::harness::{gateway_dev_config, only_services, Workerd};
+use gsv_e2e::poll::{self, ms, secs};
 use gsv_e2e::ws::Client;
 use gsv_protocol::channel_key::derive_channel_key;
 use gsv_protocol::fault;
@@ -112,11 +113,14 @@ impl Rig {
     /// workerd killed and started again without the fault.
     fn crash_at(&mut self, step: &str) {
         let stopped = format!("fault: stopped at {step}");
-        assert!(
-            wait_until(Duration::from_secs(60), || self.gw.log().contains(&stopped)),
-            "the flow never reached {step}:\n{}",
-            self.gw.log()
-        );
+        poll::until_blocking(secs(60), ms(200), || {
+            let log = self.gw.log();
+            if log.contains(&stopped) {
+                Ok(())
+            } else {
+                Err(format!("the flow never reached {step}:\n{log}"))
+            }
+        });
         self.restart(None);
     }
 
@@ -186,20 +190,6 @@ fn last_user_text(r: &RecordedRequest) -> String {
         .unwrap_or_default()
 }
 
-/// Polls `check` every 200 ms until it holds or `within` passes.
-fn wait_until(within: Duration, mut check: impl FnMut() -> bool) -> bool {
-    let deadline = Instant::now() + within;
-    loop {
-        if check() {
-            return true;
-        }
-        if Instant::now() >= deadline {
-            return false;
-        }
-        std::thread::sleep(Duration::from_millis(200));
-    }
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_crash_after_any_step_still_answers_each_message_once_in_order() {
     let mut rig = start().await;
@@ -212,13 +202,16 @@ async fn a_crash_after_any_step_still_answers_each_message_once_in_order() {
         rig.whatsapp_says(ANN, &question);
         rig.crash_at(step);
         expected.push(answer.clone());
-        assert!(
-            wait_until(Duration::from_secs(120), || rig
-                .whatsapp_answers(ANN)
-                .contains(&answer)),
-            "{question} was never answered after a crash at {step}: {:#?}",
-            rig.whatsapp_answers(ANN)
-        );
+        poll::until_blocking(secs(120), ms(200), || {
+            let answers = rig.whatsapp_answers(ANN);
+            if answers.contains(&answer) {
+                Ok(())
+            } else {
+                Err(format!(
+                    "{question} was never answered after a crash at {step}: {answers:#?}"
+                ))
+            }
+        });
         // Time for a retry to do harm, were one left to do it.
         std::thread::sleep(Duration::from_secs(3));
         assert_eq!(
@@ -254,10 +247,11 @@ async fn a_discord_answer_cut_off_at_the_platform_is_seen_once() {
                 .filter(|r| r.path == path && r.body["content"] == answer.as_str())
                 .count()
         };
-        assert!(
-            wait_until(Duration::from_secs(120), || posts(&rig) >= 2),
-            "the gateway never retried the piece cut off at {step}"
-        );
+        poll::until_blocking(secs(120), ms(200), || {
+            (posts(&rig) >= 2)
+                .then_some(())
+                .ok_or_else(|| format!("the gateway never retried the piece cut off at {step}"))
+        });
         assert_eq!(
             (rig.discord_answers(), rig.asked(&question)),
             (expected.clone(), 1),
@@ -328,7 +322,10 @@ async fn two_hundred_messages_through_five_crashes_are_each_answered_once() {
         ]
     };
     let all = |got: &[Vec<u32>; 3]| got.iter().map(Vec::len).sum::<usize>() >= 200;
-    let done = wait_until(Duration::from_secs(300), || all(&answered(&rig)));
+    let done = poll::try_until_blocking(secs(300), ms(200), || {
+        all(&answered(&rig)).then_some(()).ok_or(())
+    })
+    .is_ok();
     std::thread::sleep(Duration::from_secs(5));
     let got = answered(&rig);
     assert!(done, "not every message was answered: {got:?}");

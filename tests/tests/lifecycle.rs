@@ -7,6 +7,7 @@
 
 use gsv_e2e::fake_llm::{FakeLlm, Step};
 use gsv_e2e::harness::{GatewayOptions, Workerd};
+use gsv_e2e::poll::{self, ms, secs};
 use gsv_e2e::ws::{connect_params, Client, Closed};
 use gsv_protocol::ChatState;
 use serde_json::json;
@@ -117,10 +118,12 @@ async fn a_run_interrupted_by_a_restart_is_resumed_by_the_watchdog() {
         let mut c = Client::connect(&gw.url(), Some("test-token")).await;
         c.use_fake_openai(&llm).await;
         let run_id = c.chat_send(key, "interrupt-e2e: are you there?").await;
-        within_20s("the model was never called", || {
+        poll::until(secs(20), ms(50), async || {
             llm.requests()
                 .iter()
                 .any(|r| r.body.to_string().contains("interrupt-e2e"))
+                .then_some(())
+                .ok_or("the model was never called")
         })
         .await;
         run_id
@@ -228,8 +231,10 @@ async fn a_run_cut_off_in_a_tool_the_session_runs_itself_is_resumed_by_the_watch
             }],
         );
         let run_id = c.chat_send(key, "cut-in-tool: how do I take it?").await;
-        within_20s("the search never reached the embeddings service", || {
-            llm.embeddings_held() > 0
+        poll::until(secs(20), ms(50), async || {
+            (llm.embeddings_held() > 0)
+                .then_some(())
+                .ok_or("the search never reached the embeddings service")
         })
         .await;
         run_id
@@ -270,15 +275,6 @@ async fn a_run_cut_off_in_a_tool_the_session_runs_itself_is_resumed_by_the_watch
     );
     // The put's embedding and the search run again; the cut one never ended.
     assert_eq!((llm.embeddings_held(), llm.embedding_calls()), (1, 2));
-}
-
-/// Waits until `done` holds, failing with `what` after 20 s.
-async fn within_20s(what: &str, done: impl Fn() -> bool) {
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
-    while !done() {
-        assert!(std::time::Instant::now() < deadline, "{what}");
-        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-    }
 }
 
 /// After a restart: session `key` holds `stored` messages (the count, and

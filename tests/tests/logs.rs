@@ -7,6 +7,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use gsv_e2e::harness::{gsv_bin, run_gsv, GatewayOptions, Node, Workerd};
+use gsv_e2e::poll::{self, ms, secs};
 use gsv_e2e::ws::{raw_node, Client};
 use gsv_protocol::{Frame, ResponseFrame};
 use serde_json::{json, Value};
@@ -359,28 +360,22 @@ async fn tool_request_sends_a_call_whose_result_goes_to_the_session() {
     );
     // The real node ran it...
     let marker = node.workspace.join("marker");
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while !marker.exists() {
-        assert!(Instant::now() < deadline, "the command never ran");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    poll::until(secs(20), ms(50), async || {
+        marker.exists().then_some(()).ok_or("the command never ran")
+    })
+    .await;
     assert_eq!(std::fs::read_to_string(&marker).unwrap(), "ran\n");
     // ...and its result went to the session, which waited for no such
     // call: nothing was added to its history.
-    let deadline = Instant::now() + Duration::from_secs(20);
-    loop {
+    poll::until(secs(20), ms(50), async || {
         let logged = log_lines(&node)
             .iter()
             .any(|l| msg(l) == "tool call" && l.contains("\"req-1\""));
-        if logged {
-            break;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "the node never finished the call"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+        logged
+            .then_some(())
+            .ok_or("the node never finished the call")
+    })
+    .await;
     let res = c
         .request("session.preview", json!({"sessionKey": "main"}))
         .await;

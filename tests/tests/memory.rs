@@ -9,6 +9,7 @@
 
 use gsv_e2e::fake_llm::{FakeLlm, Step, FAKE_API_KEY};
 use gsv_e2e::harness::{run_gsv, GatewayOptions, Workerd};
+use gsv_e2e::poll::{self, ms, secs};
 use gsv_e2e::ws::{raw_channel, Client};
 use gsv_protocol::ChatState;
 use serde_json::{json, Value};
@@ -107,8 +108,7 @@ fn gsv(gw: &Workerd, args: &[&str]) -> String {
 
 /// A workspace file once it contains `marker` (within 15 s).
 async fn eventually_read(c: &mut Client, path: &str, marker: &str) -> String {
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(15);
-    loop {
+    poll::until(secs(15), ms(100), async || {
         let res = c.request("workspace.read", json!({"path": path})).await;
         let text = res
             .payload
@@ -117,14 +117,12 @@ async fn eventually_read(c: &mut Client, path: &str, marker: &str) -> String {
             .unwrap_or_default()
             .to_string();
         if text.contains(marker) {
-            return text;
+            Ok(text)
+        } else {
+            Err(format!("{path} never got {marker:?}: {text}"))
         }
-        assert!(
-            std::time::Instant::now() < deadline,
-            "{path} never got {marker:?}: {text}"
-        );
-        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
-    }
+    })
+    .await
 }
 
 const RECALL_INTRO: &str =
@@ -554,14 +552,13 @@ async fn a_memory_recalled_on_three_days_is_dreamt_into_memory_md() {
     // Another night: nothing new to promote, MEMORY.md unchanged.
     let dreams_before = rpc(&mut c, "memory.status", json!({})).await["lastDreamAtMs"].clone();
     gw.advance_clock(DAY_MS);
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(15);
-    while rpc(&mut c, "memory.status", json!({})).await["lastDreamAtMs"] == dreams_before {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "the second night's dream did not run"
-        );
-        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
-    }
+    poll::until(secs(15), ms(100), async || {
+        let status = rpc(&mut c, "memory.status", json!({})).await;
+        (status["lastDreamAtMs"] != dreams_before)
+            .then_some(())
+            .ok_or("the second night's dream did not run")
+    })
+    .await;
     let again = rpc(&mut c, "workspace.read", json!({"path": "MEMORY.md"})).await;
     assert_eq!(again["content"].as_str().unwrap(), memory);
 
@@ -651,22 +648,19 @@ async fn with_embeddings_search_is_hybrid_and_a_failing_index_update_is_retried(
     .await;
     assert_eq!(node["node"]["text"], json!("Trip to Porto"));
     llm.set_embeddings_failing(false);
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
-    loop {
+    let status = poll::until(secs(20), ms(200), async || {
         let status = rpc(&mut c, "memory.status", json!({})).await;
         if status["pendingEvents"] == json!(0) {
-            assert_eq!(
-                (&status["nodes"], &status["deadLettered"]),
-                (&json!(3), &json!(0))
-            );
-            break;
+            Ok(status)
+        } else {
+            Err(format!("the retry never went through: {status}"))
         }
-        assert!(
-            std::time::Instant::now() < deadline,
-            "the retry never went through: {status}"
-        );
-        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
-    }
+    })
+    .await;
+    assert_eq!(
+        (&status["nodes"], &status["deadLettered"]),
+        (&json!(3), &json!(0))
+    );
     let found = rpc(&mut c, "memory.search", json!({"query": "Porto"})).await;
     assert_eq!(
         found["hits"][0]["uri"],

@@ -7,6 +7,7 @@
 
 use gsv_e2e::fake_llm::{FakeLlm, Step};
 use gsv_e2e::harness::{run_gsv, GatewayOptions, Node, Workerd};
+use gsv_e2e::poll::{self, ms, secs};
 use gsv_e2e::ws::{raw_node, Client};
 use gsv_protocol::{ChatEvent, ChatState, Frame};
 use serde_json::{json, Value};
@@ -135,21 +136,22 @@ async fn a_killed_node_fails_its_calls_at_once() {
     );
     let run = c.chat_send("main", "long job").await;
     let marker = node.workspace.join("started");
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while !marker.exists() {
-        assert!(Instant::now() < deadline, "the command never started");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    poll::until(secs(20), ms(50), async || {
+        marker
+            .exists()
+            .then_some(())
+            .ok_or("the command never started")
+    })
+    .await;
     let killed = Instant::now();
     node.kill();
     // The error result reaches the model at once, not at the call's timeout.
-    while llm.requests().len() < 2 {
-        assert!(
-            killed.elapsed() < Duration::from_secs(10),
-            "the call was never failed"
-        );
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
+    poll::until(secs(10), ms(10), async || {
+        (llm.requests().len() >= 2)
+            .then_some(())
+            .ok_or("the call was never failed")
+    })
+    .await;
     let took = killed.elapsed();
     assert!(took < Duration::from_secs(1), "the failure took {took:?}");
     let events = c.run_events(&run).await;
@@ -347,11 +349,12 @@ async fn stop_cancels_a_run_waiting_on_a_tool() {
     );
     let run = c.chat_send("main", "hang forever").await;
     // Wait until the call is out (the model was asked once).
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while llm.requests().is_empty() {
-        assert!(Instant::now() < deadline);
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    poll::until(secs(20), ms(50), async || {
+        (!llm.requests().is_empty())
+            .then_some(())
+            .ok_or("the model was never asked")
+    })
+    .await;
     tokio::time::sleep(Duration::from_millis(300)).await;
     let res = c.request("chat.abort", json!({"sessionKey": "main"})).await;
     assert_eq!(
@@ -464,19 +467,20 @@ async fn a_call_in_flight_survives_a_gateway_restart() {
     );
     c.chat_send("main", "slow job").await;
     let marker = node.workspace.join("started");
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while !marker.exists() {
-        assert!(Instant::now() < deadline, "the command never started");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    poll::until(secs(20), ms(50), async || {
+        marker
+            .exists()
+            .then_some(())
+            .ok_or("the command never started")
+    })
+    .await;
     // Gateway and session die with workerd while the call runs: nothing of
     // the run is in memory any more. The node finishes, reconnects, and
     // delivers the result to the gateway that still waits for it.
     c.close().await;
     gw.restart();
     let mut c = Client::connect(&gw.url(), Some(TOKEN)).await;
-    let deadline = Instant::now() + Duration::from_secs(60);
-    loop {
+    let messages = poll::until(secs(60), ms(250), async || {
         let preview = c
             .request("session.preview", json!({"sessionKey": "main", "limit": 2}))
             .await
@@ -486,24 +490,22 @@ async fn a_call_in_flight_survives_a_gateway_restart() {
         if messages.last().is_some_and(|m| {
             m["role"] == "assistant" && m["content"][0]["text"] == "It survived the restart."
         }) {
-            let result = &messages[0];
-            assert_eq!(result["role"], "toolResult");
-            assert_eq!(result["toolCallId"], "call_s");
-            let text = result["content"][0]["text"].as_str().unwrap();
-            assert!(
-                text.contains("survived\\n"),
-                "{result}\nnode log:\n{}\ngateway log:\n{}",
-                node.log(),
-                gw.log()
-            );
-            break;
+            Ok(messages.clone())
+        } else {
+            Err(format!("the run never finished: {preview}"))
         }
-        assert!(
-            Instant::now() < deadline,
-            "the run never finished: {preview}"
-        );
-        tokio::time::sleep(Duration::from_millis(250)).await;
-    }
+    })
+    .await;
+    let result = &messages[0];
+    assert_eq!(result["role"], "toolResult");
+    assert_eq!(result["toolCallId"], "call_s");
+    let text = result["content"][0]["text"].as_str().unwrap();
+    assert!(
+        text.contains("survived\\n"),
+        "{result}\nnode log:\n{}\ngateway log:\n{}",
+        node.log(),
+        gw.log()
+    );
     // The run resumed with the prompt it kept (read back from storage),
     // not one assembled again: the model got the same system prompt and
     // tools after the restart as before it.
@@ -676,11 +678,13 @@ async fn a_run_resumed_by_a_node_result_keeps_its_prompt() {
     );
     let run = c.chat_send("main", "wait a bit").await;
     let marker = node.workspace.join("started");
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while !marker.exists() {
-        assert!(Instant::now() < deadline, "the command never started");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    poll::until(secs(20), ms(20), async || {
+        marker
+            .exists()
+            .then_some(())
+            .ok_or("the command never started")
+    })
+    .await;
     // The workspace changes while the run waits: the run still reads it
     // once, so both of its model calls get the same prompt.
     let res = c

@@ -42,6 +42,7 @@
 
 use gsv_e2e::fake_llm::{FakeLlm, Step as Llm};
 use gsv_e2e::harness::{repo_root, GatewayOptions, Workerd};
+use gsv_e2e::poll::{self, ms, secs};
 use gsv_e2e::v1_replay::{replay, substitute, Fixture, Reads};
 use gsv_e2e::ws::{raw_channel, Client};
 use gsv_e2e::ws_recorder::WsRecorder;
@@ -482,19 +483,16 @@ async fn replay_fixture(commit: &str, scenario: &str) {
         // The end of the node's background command, as it reported it,
         // reached the agent in a run of its own.
         let heard = format!("on node {NODE_ID} finished");
-        let deadline = std::time::Instant::now() + Duration::from_secs(20);
-        while !world
-            .llm
-            .requests()
-            .iter()
-            .any(|r| r.body.to_string().contains(&heard))
-        {
-            assert!(
-                std::time::Instant::now() < deadline,
-                "the agent never heard that the background command finished"
-            );
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
+        poll::until(secs(20), ms(100), async || {
+            world
+                .llm
+                .requests()
+                .iter()
+                .any(|r| r.body.to_string().contains(&heard))
+                .then_some(())
+                .ok_or("the agent never heard that the background command finished")
+        })
+        .await;
     }
 }
 

@@ -48,6 +48,7 @@
 
 use gsv_e2e::fake_llm::{FakeLlm, Step as Llm, FAKE_API_KEY};
 use gsv_e2e::harness::{free_port, gsv_bin, repo_root, Node};
+use gsv_e2e::poll::{self, ms, secs};
 use gsv_e2e::v1_gateway_double::GatewayDouble;
 use gsv_e2e::v1_replay::{substitute, Fixture};
 use gsv_e2e::ws::Client;
@@ -281,21 +282,14 @@ fn start_v1_gateway(bundle: &Path, llm: &FakeLlm) -> V1Gateway {
         port,
         _state: state,
     };
-    let deadline = std::time::Instant::now() + Duration::from_secs(60);
-    loop {
+    poll::until_blocking(secs(60), ms(200), || {
         if let Ok(Some(status)) = gw.child.try_wait() {
             panic!("the v1 gateway exited: {status}");
         }
         let up = std::net::TcpStream::connect(("127.0.0.1", port)).is_ok();
-        if up {
-            return gw;
-        }
-        assert!(
-            std::time::Instant::now() < deadline,
-            "the v1 gateway did not start"
-        );
-        std::thread::sleep(Duration::from_millis(200));
-    }
+        up.then_some(()).ok_or("the v1 gateway did not start")
+    });
+    gw
 }
 
 async fn record(commit: &str, bundle: &Path, scenario: &Scenario) {

@@ -10,6 +10,7 @@
 use gsv_e2e::browser::Browser;
 use gsv_e2e::fake_llm::{FakeLlm, Step};
 use gsv_e2e::harness::{free_port, run_gsv, GatewayOptions, Node, Workerd};
+use gsv_e2e::poll::{self, ms, secs};
 use gsv_e2e::ws::{raw_channel, Client};
 use serde_json::{json, Value};
 use std::time::Duration;
@@ -229,8 +230,7 @@ async fn a_streamed_answer_grows_then_ends_and_a_run_can_be_stopped() {
 
     // The answer grows while it streams.
     let mut seen: Vec<usize> = Vec::new();
-    let deadline = std::time::Instant::now() + Duration::from_secs(30);
-    loop {
+    poll::until(secs(30), ms(40), async || {
         let streaming = b
             .js(
                 "const e = document.querySelector('.msg.assistant.streaming'); return e ? e.innerText : null;",
@@ -240,15 +240,12 @@ async fn a_streamed_answer_grows_then_ends_and_a_run_can_be_stopped() {
         match streaming.as_str() {
             Some(text) if seen.last() != Some(&text.len()) => seen.push(text.len()),
             Some(_) => {}
-            None if !seen.is_empty() => break,
+            None if !seen.is_empty() => return Ok(()),
             None => {}
         }
-        assert!(
-            std::time::Instant::now() < deadline,
-            "the answer never finished: {seen:?}"
-        );
-        tokio::time::sleep(Duration::from_millis(40)).await;
-    }
+        Err(format!("the answer never finished: {seen:?}"))
+    })
+    .await;
     assert!(
         seen.len() >= 4,
         "the streamed text did not grow step by step: {seen:?}"

@@ -12,6 +12,7 @@ use gsv_e2e::fake_whatsapp::{
     VERIFY_TOKEN,
 };
 use gsv_e2e::harness::{run_gsv, Workerd};
+use gsv_e2e::poll::{self, ms};
 use gsv_e2e::ws::Client;
 use gsv_gateway::channels::chunk::split_message;
 use serde_json::{json, Value};
@@ -81,20 +82,21 @@ impl Chat {
 
     /// Polls `channel.status` until `check` holds.
     async fn wait_status(&mut self, check: impl Fn(&Value) -> bool) -> Value {
-        let deadline = std::time::Instant::now() + WAIT;
-        loop {
+        poll::try_until(WAIT, ms(200), async || {
             let status = self.status().await;
-            if check(&status) || std::time::Instant::now() >= deadline {
-                return status;
+            if check(&status) {
+                Ok(status)
+            } else {
+                Err(status)
             }
-            tokio::time::sleep(Duration::from_millis(200)).await;
-        }
+        })
+        .await
+        .unwrap_or_else(|last| last)
     }
 
     /// The `channels.list` entry of whatsapp/default once `check` holds.
     async fn wait_entry(&mut self, check: impl Fn(&Value) -> bool) -> Value {
-        let deadline = std::time::Instant::now() + WAIT;
-        loop {
+        poll::try_until(WAIT, ms(200), async || {
             let res = self.owner.request("channels.list", json!({})).await;
             let entry = res.payload.unwrap()["channels"]
                 .as_array()
@@ -103,11 +105,14 @@ impl Chat {
                 .find(|c| c["channel"] == "whatsapp")
                 .cloned()
                 .unwrap_or_default();
-            if check(&entry) || std::time::Instant::now() >= deadline {
-                return entry;
+            if check(&entry) {
+                Ok(entry)
+            } else {
+                Err(entry)
             }
-            tokio::time::sleep(Duration::from_millis(200)).await;
-        }
+        })
+        .await
+        .unwrap_or_else(|last| last)
     }
 
     /// What the model was told of tool call `id` (the next request's tool message).
@@ -329,6 +334,10 @@ async fn the_webhook_takes_only_meta_and_long_answers_arrive_in_4096_character_p
                "lastActivity": status["accounts"][0]["lastActivity"], "error": "not started",
                "extra": default_account()["extra"]})
     );
+    // Asking the channel how its accounts are brings neither the stopped
+    // account nor the refused one back into the registry.
+    let list = chat.owner.request("channels.list", json!({})).await;
+    assert_eq!(list.payload.unwrap()["channels"], json!([]));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

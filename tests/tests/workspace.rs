@@ -7,6 +7,7 @@
 
 use gsv_e2e::fake_llm::{FakeLlm, Step};
 use gsv_e2e::harness::{GatewayOptions, Workerd};
+use gsv_e2e::poll::{self, ms, secs};
 use gsv_e2e::ws::Client;
 use gsv_protocol::ChatState;
 use serde_json::{json, Value};
@@ -607,8 +608,7 @@ async fn an_edit_made_outside_the_gateway_reaches_a_prompt_within_recheck_second
 /// The content `gsv__ReadFile` call `id` gave the model, once a model
 /// request carries its result.
 async fn content_read_by(llm: &FakeLlm, id: &str) -> String {
-    let deadline = std::time::Instant::now() + Duration::from_secs(20);
-    loop {
+    let text = poll::until(secs(20), ms(20), async || {
         let result = llm.requests().iter().find_map(|r| {
             r.body["messages"].as_array()?.iter().find_map(|m| {
                 (m["role"] == "tool" && m["tool_call_id"] == id)
@@ -616,13 +616,11 @@ async fn content_read_by(llm: &FakeLlm, id: &str) -> String {
                     .flatten()
             })
         });
-        if let Some(text) = result {
-            let read: Value = serde_json::from_str(&text).unwrap_or_else(|_| json!(text));
-            return read["content"].as_str().unwrap_or(&text).to_string();
-        }
-        assert!(std::time::Instant::now() < deadline, "no result of {id}");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+        result.ok_or_else(|| format!("no result of {id}"))
+    })
+    .await;
+    let read: Value = serde_json::from_str(&text).unwrap_or_else(|_| json!(text));
+    read["content"].as_str().unwrap_or(&text).to_string()
 }
 
 #[tokio::test]

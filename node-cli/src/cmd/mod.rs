@@ -6,11 +6,13 @@ mod chat_render;
 mod completions;
 mod config;
 pub mod cron;
+pub mod doctor;
 mod local_config;
 mod logs;
 pub mod memory;
 mod node;
 mod session;
+pub mod setup;
 mod skills;
 mod tools;
 pub mod trust;
@@ -72,6 +74,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     let config = || LocalConfig::load_or_default(&config_path());
     match cli.command {
         Command::LocalConfig(command) => local_config::run(command).map(|()| ExitCode::SUCCESS),
+        Command::Setup(args) => setup::run(cli.url, cli.token, args).await,
         Command::Completions { shell } => {
             completions::write(shell, &mut std::io::stdout())?;
             Ok(ExitCode::SUCCESS)
@@ -148,6 +151,10 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             trust::run(&target, command)
                 .await
                 .map(|()| ExitCode::SUCCESS)
+        }
+        Command::Doctor(args) => {
+            let target = GatewayTarget::resolve(cli.url, cli.token, &config());
+            doctor::run(&target, args).await
         }
         Command::Usage(args) => {
             let target = GatewayTarget::resolve(cli.url, cli.token, &config());

@@ -247,6 +247,27 @@ impl ChannelStore {
         Ok(())
     }
 
+    /// `save_status` for an account the registry holds only: a status asked
+    /// of a channel (which may still list accounts it stopped, or one it
+    /// refused to start) brings no account back.
+    pub fn update_status(&self, channel: &str, status: &ChannelAccountStatus, now: i64) -> Res<()> {
+        let json = serde_json::to_string(status).map_err(internal_error)?;
+        let connected = status.connected.then_some(now);
+        self.exec(
+            "UPDATE channel_accounts SET status = ?,
+             connected_at = CASE WHEN ? IS NULL THEN NULL ELSE COALESCE(connected_at, ?) END
+             WHERE channel = ? AND account_id = ?",
+            vec![
+                json.into(),
+                connected.into(),
+                connected.into(),
+                channel.into(),
+                status.account_id.as_str().into(),
+            ],
+        )?;
+        Ok(())
+    }
+
     pub fn forget_account(&self, channel: &str, account_id: &str) -> Res<()> {
         self.exec(
             "DELETE FROM channel_accounts WHERE channel = ? AND account_id = ?",

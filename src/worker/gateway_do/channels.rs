@@ -135,7 +135,7 @@ impl Gateway {
         let mut undelivered = Vec::new();
         let mut owed = Vec::new();
         for status in &accounts {
-            store.save_status(&name, status, now_ms())?;
+            store.update_status(&name, status, now_ms())?;
             let answers = store.owed_answers(&name, &status.account_id)?;
             let pieces = store.pending_pieces(&name, &status.account_id)?;
             if answers + pieces > 0 {

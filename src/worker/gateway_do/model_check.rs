@@ -13,7 +13,7 @@ impl Gateway {
         let config = self.config.borrow().clone();
         let rc = match run_config(&config, &p) {
             Ok(rc) => rc,
-            Err(untried) => return untried,
+            Err(untried) => return *untried,
         };
         let ask = [Message::User(UserMessage::new(
             UserContent::Text(PROMPT.into()),

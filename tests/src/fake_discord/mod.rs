@@ -21,6 +21,7 @@ mod gateway;
 pub mod messages;
 mod rest;
 
+use crate::poll::{self, ms};
 use serde_json::Value;
 use std::collections::HashMap;
 use std::net::SocketAddr;
@@ -378,16 +379,7 @@ impl FakeDiscord {
         within: Duration,
         mut check: impl FnMut(&Self) -> Option<T>,
     ) -> Option<T> {
-        let deadline = Instant::now() + within;
-        loop {
-            if let Some(v) = check(self) {
-                return Some(v);
-            }
-            if Instant::now() >= deadline {
-                return None;
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
+        poll::try_until_blocking(within, ms(50), || check(self).ok_or(())).ok()
     }
 }
 
