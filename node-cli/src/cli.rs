@@ -53,7 +53,7 @@ pub enum Command {
     /// Set up step by step: the gateway and its token, a model provider and
     /// its key (checked before it is kept), your time zone, a chat app, a node
     #[command(visible_alias = "onboard")]
-    Setup(crate::cmd::setup::SetupArgs),
+    Setup(crate::cmd::setup::args::SetupArgs),
 
     /// Talk to the agent: send one message, or start an interactive session
     Chat(ChatArgs),

@@ -328,6 +328,22 @@ async fn two_hundred_messages_through_five_crashes_are_each_answered_once() {
     .is_ok();
     std::thread::sleep(Duration::from_secs(5));
     let got = answered(&rig);
+    if !done {
+        // What the gateway knows of the chat that stopped, for the report.
+        let mut c = Client::connect(&rig.gw.url(), Some(TOKEN)).await;
+        for (method, params) in [
+            ("sessions.list", json!({})),
+            ("channels.list", json!({})),
+            ("channel.status", json!({"channel": "whatsapp"})),
+        ] {
+            let r = c.request(method, params).await;
+            eprintln!("{method}: {}", r.payload.unwrap_or_default());
+        }
+        eprintln!(
+            "kills after messages {kills:?}; the gateway's log:\n{}",
+            rig.gw.log()
+        );
+    }
     assert!(done, "not every message was answered: {got:?}");
     // Each chat's answers: every message once, in the order sent.
     assert_eq!(got, sent, "kills after messages {kills:?}");
