@@ -4,11 +4,19 @@
 use super::{Channel, ChannelResult};
 use crate::worker::body::BodyReader;
 use futures::future::LocalBoxFuture;
+use futures::future::{select, Either};
 use futures::FutureExt;
 use gsv_protocol::channels::*;
 use gsv_protocol::{codes, ErrorShape};
 use serde::de::DeserializeOwned;
-use worker::{Fetcher, Headers, Method, RequestInit};
+use std::time::Duration;
+use worker::{Delay, Fetcher, Headers, Method, RequestInit};
+
+/// A call the channel has not answered in this long is taken as a channel
+/// out of reach (retryable): a hung call would otherwise hold its chat's
+/// queue, sent one piece at a time, for good. A send the channel did make
+/// is not made twice on the retry (the piece's idempotency key).
+const CALL_TIMEOUT_MS: u64 = 60_000;
 
 pub struct BindingChannel {
     name: String,
@@ -58,12 +66,25 @@ impl BindingChannel {
             .retryable(true)
         };
         let body = serde_json::to_string(call).map_err(|e| unreachable(e.to_string()))?;
-        let res = self.post(C::PATH, body).await?;
-        let text = BodyReader::new(&res)
-            .read_text()
-            .await
-            .map_err(|e| unreachable(e.to_string()))?;
-        let status = res.status_code();
+        let answer = async {
+            let res = self.post(C::PATH, body).await?;
+            let text = BodyReader::new(&res)
+                .read_text()
+                .await
+                .map_err(|e| unreachable(e.to_string()))?;
+            Ok::<_, ErrorShape>((res.status_code(), text))
+        };
+        let timeout = Delay::from(Duration::from_millis(CALL_TIMEOUT_MS));
+        let (status, text) = match select(Box::pin(answer), timeout).await {
+            Either::Left((answer, _)) => answer?,
+            Either::Right(_) => {
+                return Err(unreachable(format!(
+                    "no answer on {} within {} s",
+                    C::PATH,
+                    CALL_TIMEOUT_MS / 1000
+                )))
+            }
+        };
         if !(200..300).contains(&status) {
             return Err(ErrorShape::new(
                 codes::UNAVAILABLE,
