@@ -226,6 +226,17 @@ pub struct HttpRequest {
     pub body: String,
 }
 
+/// A JSON body's headers with `Authorization: Bearer` (OpenAI and the
+/// servers speaking its APIs); none for an empty key: local servers need
+/// none, and an empty Bearer upsets some.
+pub(crate) fn bearer_json_headers(api_key: &str) -> Vec<(String, String)> {
+    let mut headers = vec![("content-type".to_string(), "application/json".to_string())];
+    if !api_key.is_empty() {
+        headers.push(("authorization".to_string(), format!("Bearer {api_key}")));
+    }
+    headers
+}
+
 /// Why a model call failed, classified so the shell knows whether to retry.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum LlmErrorKind {

@@ -50,14 +50,7 @@ impl Provider for OpenAi {
     }
 
     fn build_request(&self, endpoint: &Endpoint, req: &LlmRequest) -> HttpRequest {
-        let mut headers = vec![("content-type".to_string(), "application/json".to_string())];
-        // Local servers need no key; sending an empty Bearer upsets some.
-        if !endpoint.api_key.is_empty() {
-            headers.push((
-                "authorization".to_string(),
-                format!("Bearer {}", endpoint.api_key),
-            ));
-        }
+        let headers = super::bearer_json_headers(&endpoint.api_key);
         HttpRequest {
             url: format!(
                 "{}/chat/completions",
