@@ -151,6 +151,22 @@ pub struct ChannelOutboundMessage {
     /// Files to send with the text (the text may then be empty).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub media: Vec<OutboundMedia>,
+    /// Buttons under the text, where the platform has them (Telegram's
+    /// inline keyboard). Pressing one is the presser writing its `text`
+    /// into the chat, so the text alone must already say how to answer:
+    /// a channel without buttons drops them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub actions: Vec<ChannelAction>,
+}
+
+/// A button that answers for the person who presses it: the channel hands
+/// the gateway an inbound message from the presser whose text is `text`
+/// (at most 64 bytes, Telegram's `callback_data` limit).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ChannelAction {
+    pub label: String,
+    pub text: String,
 }
 
 /// A file going out: an object in the gateway's R2 (a session's media or

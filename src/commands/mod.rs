@@ -170,7 +170,8 @@ pub fn parse_command(text: &str) -> Option<Command> {
         "think" | "thinking" | "t" => {
             Command::Think(arg.map(|a| ThinkingLevel::parse(a).ok_or_else(|| a.into())))
         }
-        "help" | "?" => Command::Help,
+        // `/start` is what Telegram sends when a person opens the bot.
+        "help" | "?" | "start" => Command::Help,
         _ => return None,
     })
 }

@@ -66,6 +66,7 @@ fn commands() {
             Some(Command::Think(Some(Err("banana".into())))),
         ),
         ("/help", Some(Command::Help)),
+        ("/start", Some(Command::Help)),
         ("/?", Some(Command::Help)),
         // Not commands: unknown names, not at the start, not one line, directives.
         ("/unknown", None),

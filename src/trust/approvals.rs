@@ -3,6 +3,7 @@
 //! `approve always CODE`), with `gsv approvals` or in the web UI. Here:
 //! reading such a reply, and the words both sides see.
 
+use gsv_protocol::channels::ChannelAction;
 use gsv_protocol::Approval;
 
 /// The owner's answer to an approval request, as typed in a chat.
@@ -58,6 +59,22 @@ pub fn request_text(a: &Approval, timeout_s: i64) -> String {
     )
 }
 
+/// The request's answers as buttons, for a chat app that has them:
+/// pressing one writes the reply the text asks for.
+pub fn request_actions(code: &str) -> Vec<ChannelAction> {
+    [
+        ("Approve", format!("approve {code}")),
+        ("Approve always", format!("approve always {code}")),
+        ("Deny", format!("deny {code}")),
+    ]
+    .into_iter()
+    .map(|(label, text)| ChannelAction {
+        label: label.into(),
+        text,
+    })
+    .collect()
+}
+
 /// The owner's confirmation of a decision.
 pub fn decided_text(a: &Approval, decision: &str) -> String {
     format!("{} {} for {} ({}).", a.tool, decision, asker(a), a.code)
@@ -111,6 +128,34 @@ mod tests {
         ] {
             assert_eq!(parse_reply(text), None, "{text}");
         }
+    }
+
+    #[test]
+    fn each_button_writes_a_reply_the_owner_could_type() {
+        let actions = request_actions("ABCD2345");
+        let pairs: Vec<(&str, &str)> = actions
+            .iter()
+            .map(|a| (a.label.as_str(), a.text.as_str()))
+            .collect();
+        assert_eq!(
+            pairs,
+            [
+                ("Approve", "approve ABCD2345"),
+                ("Approve always", "approve always ABCD2345"),
+                ("Deny", "deny ABCD2345"),
+            ]
+        );
+        let replies: Vec<Option<Reply>> = actions.iter().map(|a| parse_reply(&a.text)).collect();
+        let r = |approve, always| {
+            Some(Reply {
+                approve,
+                always,
+                code: "ABCD2345".into(),
+            })
+        };
+        assert_eq!(replies, [r(true, false), r(true, true), r(false, false)]);
+        // Telegram's callback_data holds at most 64 bytes.
+        assert!(actions.iter().all(|a| a.text.len() <= 64));
     }
 
     #[test]

@@ -88,6 +88,8 @@ const MIGRATIONS: &[&str] = &[
     approvals::MIGRATION,
     // When to ask a chat's run's session how it stands (outbound.rs).
     channel_store::OUTCOME_CHECK_MIGRATION,
+    // Buttons on the ledger's pieces (outbound.rs).
+    channel_store::ACTIONS_MIGRATION,
 ];
 
 /// The open sockets with their attachments, shared while unchanged.

@@ -343,8 +343,63 @@ async fn two_hundred_messages_through_five_crashes_are_each_answered_once() {
             "kills after messages {kills:?}; the gateway's log:\n{}",
             rig.gw.log()
         );
+        dump_objects(&rig.gw.persist_dir);
     }
     assert!(done, "not every message was answered: {got:?}");
     // Each chat's answers: every message once, in the order sent.
     assert_eq!(got, sent, "kills after messages {kills:?}");
+}
+
+/// What every Durable Object's SQLite under `dir` holds of the ledger, the
+/// chat runs and the channel's sends (all but what is settled), for the
+/// report of a chat that stopped. Needs the `sqlite3` command; skipped
+/// without it.
+fn dump_objects(dir: &std::path::Path) {
+    let queries = [
+        ("deliveries", "SELECT key, dest, status, attempts, next_at, error FROM deliveries WHERE status != 'sent'"),
+        ("channel_runs", "SELECT * FROM channel_runs"),
+        ("deadlines", "SELECT * FROM deadlines"),
+    ];
+    eprintln!(
+        "now: {} ms",
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_millis()
+    );
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&d) else {
+            continue;
+        };
+        for path in entries.flatten().map(|e| e.path()) {
+            if path.is_dir() {
+                stack.push(path);
+                continue;
+            }
+            if path.extension().is_none_or(|e| e != "sqlite") {
+                continue;
+            }
+            let run = |sql: &str| {
+                std::process::Command::new("sqlite3")
+                    .args(["-readonly", "-header"])
+                    .arg(&path)
+                    .arg(sql)
+                    .output()
+                    .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
+                    .unwrap_or_default()
+            };
+            let tables = run(".tables");
+            eprintln!(
+                "== {} tables: {}",
+                path.display(),
+                tables.split_whitespace().collect::<Vec<_>>().join(" ")
+            );
+            for (table, sql) in queries {
+                if tables.split_whitespace().any(|t| t == table) {
+                    eprintln!("-- {table}:\n{}", run(sql));
+                }
+            }
+        }
+    }
 }

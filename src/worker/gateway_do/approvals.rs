@@ -8,7 +8,7 @@
 use super::Gateway;
 use crate::channels::pairing;
 use crate::session::internal::{ApprovalDecided, AskApproval, AskReply, AuditRecord};
-use crate::trust::approvals::{decided_text, parse_reply, request_text};
+use crate::trust::approvals::{decided_text, parse_reply, request_actions, request_text};
 use crate::trust::explain::args_digest;
 use crate::worker::bindings::SessionStub;
 use crate::worker::rpc::{internal_error, now_ms};
@@ -121,8 +121,18 @@ impl Gateway {
         if let Some((channel, account_id, peer)) = self.owner_chat()? {
             let text = request_text(&approval, timeout_s);
             let source = format!("approval:{}", approval.code);
+            let actions = request_actions(&approval.code);
             if let Err(e) = self
-                .send_text(&channel, &account_id, &peer, &source, &text, None)
+                .send_message(
+                    &channel,
+                    &account_id,
+                    &peer,
+                    &source,
+                    &text,
+                    None,
+                    &[],
+                    &actions,
+                )
                 .await
             {
                 console_error!("gateway: asking the owner failed: {}", e.message);

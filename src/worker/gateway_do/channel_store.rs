@@ -6,7 +6,9 @@
 use crate::channels::pairing::PendingPair;
 use crate::channels::run_check::FIRST_CHECK_MS;
 use crate::worker::rpc::internal_error;
-use gsv_protocol::channels::{ChannelAccountStatus, ChannelPeer, DeliveryState, OutboundMedia};
+use gsv_protocol::channels::{
+    ChannelAccountStatus, ChannelAction, ChannelPeer, DeliveryState, OutboundMedia,
+};
 use gsv_protocol::ErrorShape;
 use serde::{de::DeserializeOwned, Deserialize};
 use worker::{SqlStorage, SqlStorageValue};
@@ -44,6 +46,9 @@ pub const RECEIPTS_MIGRATION: &str = "
 
 /// Files going out: a piece may carry files (`OutboundMedia` JSON).
 pub const MEDIA_MIGRATION: &str = "ALTER TABLE deliveries ADD COLUMN media TEXT";
+
+/// Buttons on a piece (`ChannelAction` JSON), for a channel that has them.
+pub const ACTIONS_MIGRATION: &str = "ALTER TABLE deliveries ADD COLUMN actions TEXT";
 
 /// When the gateway next asks a chat's run's session how it stands
 /// (`check_at`): an answer whose event it missed is still delivered.
@@ -103,6 +108,7 @@ pub struct DeliveryRow {
     pub attempts: i64,
     pub next_at: i64,
     media: Option<String>,
+    actions: Option<String>,
 }
 
 impl DeliveryRow {
@@ -116,6 +122,24 @@ impl DeliveryRow {
             Some(json) => serde_json::from_str(json).map_err(internal_error),
             None => Ok(Vec::new()),
         }
+    }
+
+    /// The buttons the piece carries.
+    pub fn actions(&self) -> Res<Vec<ChannelAction>> {
+        match &self.actions {
+            Some(json) => serde_json::from_str(json).map_err(internal_error),
+            None => Ok(Vec::new()),
+        }
+    }
+}
+
+/// A list as stored: JSON, or NULL when empty.
+fn json_unless_empty<T: serde::Serialize>(items: &[T]) -> Res<Option<String>> {
+    match items.is_empty() {
+        true => Ok(None),
+        false => serde_json::to_string(items)
+            .map(Some)
+            .map_err(internal_error),
     }
 }
 
@@ -549,16 +573,15 @@ impl ChannelStore {
         text: &str,
         reply_to: Option<&str>,
         media: &[OutboundMedia],
+        actions: &[ChannelAction],
         now: i64,
     ) -> Res<()> {
         let peer_json = serde_json::to_string(peer).map_err(internal_error)?;
-        let media_json = match media.is_empty() {
-            true => None,
-            false => Some(serde_json::to_string(media).map_err(internal_error)?),
-        };
+        let media_json = json_unless_empty(media)?;
+        let actions_json = json_unless_empty(actions)?;
         self.exec(
-            "INSERT INTO deliveries (key, dest, channel, account_id, peer, text, reply_to, status, next_at, created_at, media)
-             VALUES (?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?, ?) ON CONFLICT(key) DO NOTHING",
+            "INSERT INTO deliveries (key, dest, channel, account_id, peer, text, reply_to, status, next_at, created_at, media, actions)
+             VALUES (?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?, ?, ?) ON CONFLICT(key) DO NOTHING",
             vec![
                 key.into(),
                 dest_key(channel, account_id, &peer.id).into(),
@@ -570,6 +593,7 @@ impl ChannelStore {
                 now.into(),
                 now.into(),
                 media_json.into(),
+                actions_json.into(),
             ],
         )?;
         Ok(())
@@ -579,7 +603,7 @@ impl ChannelStore {
     /// wait for it, so a chat reads them in order).
     pub fn head(&self, dest: &str) -> Res<Option<DeliveryRow>> {
         let rows: Vec<DeliveryRow> = self.rows(
-            "SELECT key, channel, account_id, peer, text, reply_to, attempts, next_at, media FROM deliveries
+            "SELECT key, channel, account_id, peer, text, reply_to, attempts, next_at, media, actions FROM deliveries
              WHERE dest = ? AND status = 'pending' ORDER BY rowid LIMIT 1",
             vec![dest.into()],
         )?;

@@ -20,7 +20,9 @@ use crate::worker::bindings::SessionStub;
 use crate::worker::channels::{binding_name, BindingChannel, Channel, SocketChannel};
 use crate::worker::rpc::now_ms;
 use gsv_protocol::channel_key::derive_channel_key;
-use gsv_protocol::channels::{ChannelOutboundMessage, ChannelPeer, OutboundMedia, PeerKind};
+use gsv_protocol::channels::{
+    ChannelAction, ChannelOutboundMessage, ChannelPeer, OutboundMedia, PeerKind,
+};
 use gsv_protocol::{codes, ChatEvent, ChatState, ClientMode, ErrorShape};
 use worker::*;
 
@@ -71,7 +73,8 @@ impl Gateway {
 
     /// Splits `text` for the chat and queues it, then one piece per file;
     /// `source_id` names the message (a run's part, a command's answer) so
-    /// queuing it again adds nothing. Returns the pieces' ledger keys.
+    /// queuing it again adds nothing. `actions` go under the last piece of
+    /// text. Returns the pieces' ledger keys.
     #[allow(clippy::too_many_arguments)]
     pub(super) fn queue_text(
         &self,
@@ -82,6 +85,7 @@ impl Gateway {
         text: &str,
         reply_to: Option<&str>,
         media: &[OutboundMedia],
+        actions: &[ChannelAction],
     ) -> Res<Vec<String>> {
         let store = self.channel_store();
         let now = now_ms();
@@ -89,8 +93,9 @@ impl Gateway {
         let texts = pieces(source_id, text, platform_limit(channel), reply_to);
         // Each file is a piece of its own: a retry resends that file only.
         let first_file = texts.len() as u32;
-        for piece in texts {
+        for (i, piece) in texts.into_iter().enumerate() {
             let key = piece.key();
+            let last = i as u32 + 1 == first_file;
             store.enqueue(
                 &key,
                 channel,
@@ -99,6 +104,7 @@ impl Gateway {
                 &piece.text,
                 piece.reply_to.as_deref(),
                 &[],
+                if last { actions } else { &[] },
                 now,
             )?;
             keys.push(key);
@@ -114,6 +120,7 @@ impl Gateway {
                 "",
                 reply,
                 std::slice::from_ref(file),
+                &[],
                 now,
             )?;
             keys.push(key);
@@ -131,12 +138,21 @@ impl Gateway {
         text: &str,
         reply_to: Option<&str>,
     ) -> Res<Sent> {
-        self.send_message(channel, account_id, peer, source_id, text, reply_to, &[])
-            .await
+        self.send_message(
+            channel,
+            account_id,
+            peer,
+            source_id,
+            text,
+            reply_to,
+            &[],
+            &[],
+        )
+        .await
     }
 
-    /// Queues `text` and `media` and sends the chat's queue now; says how
-    /// it went.
+    /// Queues `text`, `media` and `actions` and sends the chat's queue
+    /// now; says how it went.
     #[allow(clippy::too_many_arguments)]
     pub(super) async fn send_message(
         &self,
@@ -147,8 +163,11 @@ impl Gateway {
         text: &str,
         reply_to: Option<&str>,
         media: &[OutboundMedia],
+        actions: &[ChannelAction],
     ) -> Res<Sent> {
-        let keys = self.queue_text(channel, account_id, peer, source_id, text, reply_to, media)?;
+        let keys = self.queue_text(
+            channel, account_id, peer, source_id, text, reply_to, media, actions,
+        )?;
         self.pump(&dest_key(channel, account_id, &peer.id)).await;
         let store = self.channel_store();
         let mut failed = None;
@@ -217,6 +236,7 @@ impl Gateway {
             reply_to_id: row.reply_to.clone(),
             idempotency_key: Some(row.key.clone()),
             media: row.media()?,
+            actions: row.actions()?,
         };
         let result = channel.send(&row.account_id, &message).await;
         if result.ok {
@@ -313,6 +333,7 @@ impl Gateway {
             &text,
             run.reply_to.as_deref(),
             &media,
+            &[],
         )?;
         // The run is let go of only with its answer in the ledger (one
         // step): the ledger owes it to the chat from here.
@@ -422,7 +443,16 @@ impl Gateway {
             };
         let source = format!("msg:{}", r.call_id);
         let sent = self
-            .send_message(&channel, &account_id, &peer, &source, &r.text, None, &media)
+            .send_message(
+                &channel,
+                &account_id,
+                &peer,
+                &source,
+                &r.text,
+                None,
+                &media,
+                &[],
+            )
             .await?;
         Ok(ChannelMessageReply {
             channel,
