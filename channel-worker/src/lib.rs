@@ -4,13 +4,25 @@
 //! checked against the channel key, must be POSTs, and name a valid
 //! account, then go to that account's object. A status without an
 //! account asks every registered one.
+//!
+//! Behind them, what every account object does the same way: the client
+//! of the gateway (`gateway`), the tables they all keep (`tables`) and the
+//! durable inbox of calls owed to the gateway (`inbox`); and the
+//! `multipart/form-data` of file uploads (`multipart`).
 
 use serde::Deserialize;
 
 #[cfg(target_arch = "wasm32")]
 pub mod fault;
 #[cfg(target_arch = "wasm32")]
+pub mod gateway;
+#[cfg(target_arch = "wasm32")]
+pub mod inbox;
+pub mod multipart;
+#[cfg(target_arch = "wasm32")]
 mod route;
+#[cfg(target_arch = "wasm32")]
+pub mod tables;
 #[cfg(target_arch = "wasm32")]
 pub use route::{internal_post, refuse_internal, Accounts};
 

@@ -2,6 +2,7 @@
 //! answer (done, wait and retry, or fail with a clear error). The Worker's
 //! `rest_client` only performs them.
 
+use gsv_channel_worker::multipart::{clean_filename, Form};
 use gsv_protocol::channels::ChannelCapabilities;
 use gsv_protocol::channels::PeerKind;
 use serde::Deserialize;
@@ -160,29 +161,12 @@ pub fn create_message_with_files(
             text.chars().count()
         )));
     }
-    let clean = |name: &str| -> String {
-        let name: String = name
-            .chars()
-            .map(|c| {
-                if c == '"' || c == '/' || c == '\\' || c.is_control() {
-                    '_'
-                } else {
-                    c
-                }
-            })
-            .collect();
-        if name.trim().is_empty() {
-            "file".into()
-        } else {
-            name
-        }
-    };
     let mut payload = json!({
         "allowed_mentions": {"parse": ["users"], "replied_user": true},
         "nonce": nonce,
         "enforce_nonce": true,
         "attachments": files.iter().enumerate()
-            .map(|(i, f)| json!({"id": i, "filename": clean(&f.filename)}))
+            .map(|(i, f)| json!({"id": i, "filename": clean_filename(&f.filename)}))
             .collect::<Vec<_>>(),
     });
     if !text.is_empty() {
@@ -191,29 +175,15 @@ pub fn create_message_with_files(
     if let Some(id) = reply_to {
         payload["message_reference"] = json!({"message_id": id, "fail_if_not_exists": false});
     }
-    let mut body = Vec::new();
-    body.extend_from_slice(
-        format!(
-            "--{boundary}\r\nContent-Disposition: form-data; name=\"payload_json\"\r\nContent-Type: application/json\r\n\r\n{payload}\r\n"
-        )
-        .as_bytes(),
-    );
+    let mut form = Form::new(boundary);
+    form.typed_field("payload_json", "application/json", &payload.to_string());
     for (i, f) in files.iter().enumerate() {
-        body.extend_from_slice(
-            format!(
-                "--{boundary}\r\nContent-Disposition: form-data; name=\"files[{i}]\"; filename=\"{}\"\r\nContent-Type: {}\r\n\r\n",
-                clean(&f.filename),
-                f.mime_type
-            )
-            .as_bytes(),
-        );
-        body.extend_from_slice(&f.bytes);
-        body.extend_from_slice(b"\r\n");
+        form.file(&format!("files[{i}]"), &f.filename, &f.mime_type, &f.bytes);
     }
-    body.extend_from_slice(format!("--{boundary}--\r\n").as_bytes());
+    let (content_type, body) = form.finish();
     Ok(MultipartRequest {
         path: format!("/channels/{channel_id}/messages"),
-        content_type: format!("multipart/form-data; boundary={boundary}"),
+        content_type,
         body,
     })
 }

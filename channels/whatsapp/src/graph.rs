@@ -3,6 +3,7 @@
 //! message's id, or a failure in plain words that says whether trying
 //! again may help. The Worker's `graph_client` only performs them.
 
+use gsv_channel_worker::multipart::Form;
 use gsv_protocol::channels::{ChannelCapabilities, PeerKind};
 use serde::Deserialize;
 use serde_json::{json, Value};
@@ -271,30 +272,12 @@ pub fn upload_media(
     filename: &str,
     bytes: &[u8],
 ) -> (String, String, Vec<u8>) {
-    let filename: String = filename
-        .chars()
-        .map(|c| if c == '"' || c.is_control() { '_' } else { c })
-        .collect();
-    let mut body = Vec::with_capacity(bytes.len() + 512);
-    for (name, value) in [("messaging_product", "whatsapp"), ("type", mime)] {
-        body.extend_from_slice(
-            format!("--{boundary}\r\nContent-Disposition: form-data; name=\"{name}\"\r\n\r\n{value}\r\n")
-                .as_bytes(),
-        );
-    }
-    body.extend_from_slice(
-        format!(
-            "--{boundary}\r\nContent-Disposition: form-data; name=\"file\"; filename=\"{filename}\"\r\nContent-Type: {mime}\r\n\r\n"
-        )
-        .as_bytes(),
-    );
-    body.extend_from_slice(bytes);
-    body.extend_from_slice(format!("\r\n--{boundary}--\r\n").as_bytes());
-    (
-        format!("/{phone_number_id}/media"),
-        format!("multipart/form-data; boundary={boundary}"),
-        body,
-    )
+    let mut form = Form::new(boundary);
+    form.field("messaging_product", "whatsapp")
+        .field("type", mime)
+        .file("file", filename, mime, bytes);
+    let (content_type, body) = form.finish();
+    (format!("/{phone_number_id}/media"), content_type, body)
 }
 
 /// The uploaded file's media id from the upload's answer (`{"id": …}`).

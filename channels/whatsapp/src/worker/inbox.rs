@@ -3,9 +3,9 @@
 //! the alarm retries while the gateway is away.
 
 use super::account_do::{now_ms, Accept, WhatsAppAccount};
-use super::gateway_client::{self, CallError};
 use super::store::Store;
 use crate::CHANNEL_ID;
+use gsv_channel_worker::inbox::{self, Flushed};
 use gsv_protocol::channels::*;
 use worker::*;
 
@@ -84,43 +84,13 @@ impl WhatsAppAccount {
         Ok(taken)
     }
 
-    /// Hands the owed calls to the gateway, oldest first; stops at the
-    /// first it could not take (the alarm tries again).
+    /// Hands the owed calls to the gateway, oldest first
+    /// (`gsv_channel_worker::inbox`); the alarm tries again while some remain.
     pub(super) async fn flush(&self, store: &Store) {
-        // One flush at a time, or two would post the same message.
-        if self.flushing.replace(true) {
-            return;
-        }
-        while let Ok(Some((id, path, body))) = store.oldest() {
-            match gateway_client::post(&self.env, &path, &body).await {
-                Ok(ack) if !ack.ok => console_error!(
-                    "whatsapp: the gateway refused a call to {path}: {}",
-                    ack.error.unwrap_or_default()
-                ),
-                Ok(_) => {}
-                Err(CallError::Retry(e)) => {
-                    console_error!(
-                        "whatsapp: the gateway did not take a call to {path}, will retry: {e}"
-                    );
-                    break;
-                }
-                // Kept, it would hold back every later call for good.
-                Err(CallError::Refused(e)) => {
-                    console_error!(
-                        "whatsapp: dropping a call to {path} the gateway cannot take: {e}"
-                    )
-                }
-            }
-            if let Err(e) = store.delivered(id) {
-                console_error!("whatsapp: clearing a delivered call failed: {e}");
-                break;
-            }
-        }
-        self.flushing.set(false);
-        let pending = matches!(store.oldest(), Ok(Some(_)));
-        match pending {
-            true => self.set_alarm(now_ms() + RETRY_MS).await,
-            false => {
+        match inbox::flush(&self.env, store, &self.flushing, CHANNEL_ID).await {
+            Flushed::Busy => {}
+            Flushed::Pending => self.set_alarm(now_ms() + RETRY_MS).await,
+            Flushed::Empty => {
                 if let Err(e) = self.state.storage().delete_alarm().await {
                     console_error!("whatsapp: clearing the alarm failed: {e}");
                 }

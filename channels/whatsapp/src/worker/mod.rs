@@ -9,7 +9,6 @@
 //! redelivers what it does not get one for, which the object takes once.
 
 mod account_do;
-mod gateway_client;
 mod graph_client;
 mod inbox;
 mod sending;

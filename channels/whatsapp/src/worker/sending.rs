@@ -4,7 +4,6 @@
 //! send, and what a refused token does to the account.
 
 use super::account_do::{now_ms, WhatsAppAccount};
-use super::gateway_client;
 use super::graph_client::{self, api_base};
 use crate::graph::{
     self, mark_read_with_typing, media_info, parse_media_info, send_kind, send_media, send_text,
@@ -13,6 +12,7 @@ use crate::graph::{
 use crate::lost_send::{after_lost_answer, receipt_wait_left, LostSend};
 use crate::phone::to_wa_id;
 use crate::CHANNEL_ID;
+use gsv_channel_worker::gateway;
 use gsv_protocol::channels::*;
 use worker::*;
 
@@ -186,7 +186,7 @@ impl WhatsAppAccount {
         };
         let mime = upload_type(&file.mime_type).map_err(|e| fail(e, false))?;
         let kind = send_kind(&mime, file.size).map_err(|e| fail(e, false))?;
-        let bytes = gateway_client::read_media(&self.env, &file.key)
+        let bytes = gateway::read_media(&self.env, &file.key)
             .await
             .map_err(|e| fail(e, true))?;
         let boundary = format!("gsv{:016x}", (js_sys::Math::random() * 1e16) as u64);
@@ -329,6 +329,6 @@ impl WhatsAppAccount {
             account_id: id,
             status,
         };
-        gateway_client::report_status(&self.env, &params).await;
+        gateway::report_status(&self.env, &params).await;
     }
 }

@@ -6,8 +6,9 @@
 //! object (`_accounts`) lists the accounts and their phone-number ids.
 
 use crate::account::Account;
+use gsv_channel_worker::tables::Tables;
 use serde::Deserialize;
-use worker::{SqlStorage, SqlStorageValue};
+use worker::SqlStorage;
 
 const MIGRATIONS: &[&str] = &[
     "CREATE TABLE account (id INTEGER PRIMARY KEY CHECK (id = 1), account_id TEXT NOT NULL, state TEXT NOT NULL);
@@ -26,48 +27,25 @@ const SEEN_TTL_MS: i64 = 8 * 86_400_000;
 /// The gateway retries a piece for minutes; a day is plenty.
 const SENT_TTL_MS: i64 = 86_400_000;
 
-pub struct Store {
-    sql: SqlStorage,
+/// The shared tables (`gsv_channel_worker::tables`) and WhatsApp's own:
+/// the registry's phone numbers, each chat's last message, sends whose
+/// outcome is unknown.
+pub struct Store(Tables);
+
+impl std::ops::Deref for Store {
+    type Target = Tables;
+    fn deref(&self) -> &Tables {
+        &self.0
+    }
 }
 
 impl Store {
     pub fn open(sql: SqlStorage, now_ms: i64) -> worker::Result<Self> {
-        gsv_worker_sql::migrate(&sql, MIGRATIONS, now_ms)?;
-        Ok(Self { sql })
+        Tables::open(sql, MIGRATIONS, now_ms).map(Self)
     }
-
-    fn rows<T: for<'de> Deserialize<'de>>(
-        &self,
-        query: &str,
-        bindings: Vec<SqlStorageValue>,
-    ) -> worker::Result<Vec<T>> {
-        self.sql.exec(query, bindings)?.to_array()
-    }
-
-    // --- the account ---------------------------------------------------------
 
     pub fn load(&self) -> worker::Result<Option<(String, Account)>> {
-        #[derive(Deserialize)]
-        struct Row {
-            account_id: String,
-            state: String,
-        }
-        let rows: Vec<Row> =
-            self.rows("SELECT account_id, state FROM account WHERE id = 1", vec![])?;
-        Ok(rows.into_iter().next().map(|r| {
-            let state = serde_json::from_str(&r.state).unwrap_or_default();
-            (r.account_id, state)
-        }))
-    }
-
-    pub fn save(&self, account_id: &str, account: &Account) -> worker::Result<()> {
-        let json = serde_json::to_string(account)?;
-        self.sql.exec(
-            "INSERT INTO account (id, account_id, state) VALUES (1, ?, ?)
-             ON CONFLICT (id) DO UPDATE SET account_id = excluded.account_id, state = excluded.state",
-            vec![account_id.into(), json.into()],
-        )?;
-        Ok(())
+        self.0.load()
     }
 
     // --- the registry ----------------------------------------------------------
@@ -82,7 +60,7 @@ impl Store {
         if let Some(other) = self.route(phone_number_id)?.filter(|o| o != account_id) {
             return Ok(Some(other));
         }
-        self.sql.exec(
+        self.sql().exec(
             "INSERT INTO accounts (account_id, phone_number_id) VALUES (?, ?)
              ON CONFLICT (account_id) DO UPDATE SET phone_number_id = excluded.phone_number_id",
             vec![account_id.into(), phone_number_id.into()],
@@ -92,7 +70,7 @@ impl Store {
 
     /// The account keeps its place in the list but lets its number go.
     pub fn release(&self, account_id: &str) -> worker::Result<()> {
-        self.sql.exec(
+        self.sql().exec(
             "UPDATE accounts SET phone_number_id = NULL WHERE account_id = ?",
             vec![account_id.into()],
         )?;
@@ -111,41 +89,11 @@ impl Store {
         Ok(rows.into_iter().next().map(|r| r.account_id))
     }
 
-    pub fn accounts(&self) -> worker::Result<Vec<String>> {
-        #[derive(Deserialize)]
-        struct Row {
-            account_id: String,
-        }
-        let rows: Vec<Row> = self.rows(
-            "SELECT account_id FROM accounts ORDER BY account_id",
-            vec![],
-        )?;
-        Ok(rows.into_iter().map(|r| r.account_id).collect())
-    }
-
     // --- what Meta delivered -----------------------------------------------------
-
-    /// Records `key`; false when it was seen before (a redelivery).
-    pub fn first_sight(&self, key: &str, now: i64) -> worker::Result<bool> {
-        self.sql.exec(
-            "DELETE FROM seen WHERE at < ?",
-            vec![(now - SEEN_TTL_MS).into()],
-        )?;
-        #[derive(Deserialize)]
-        struct Row {
-            #[allow(dead_code)]
-            key: String,
-        }
-        let inserted: Vec<Row> = self.rows(
-            "INSERT INTO seen (key, at) VALUES (?, ?) ON CONFLICT DO NOTHING RETURNING key",
-            vec![key.into(), now.into()],
-        )?;
-        Ok(!inserted.is_empty())
-    }
 
     /// The newest message of a chat (read receipts and typing point at it).
     pub fn note_peer(&self, peer_id: &str, message_id: &str, at: i64) -> worker::Result<()> {
-        self.sql.exec(
+        self.sql().exec(
             "INSERT INTO peers (peer_id, message_id, at) VALUES (?, ?, ?)
              ON CONFLICT (peer_id) DO UPDATE SET message_id = excluded.message_id, at = excluded.at
              WHERE excluded.at >= peers.at",
@@ -166,61 +114,17 @@ impl Store {
         Ok(rows.into_iter().next().map(|r| r.message_id))
     }
 
-    // --- calls owed to the gateway -------------------------------------------------
-
-    pub fn enqueue(&self, path: &str, body: &str) -> worker::Result<()> {
-        self.sql.exec(
-            "INSERT INTO outbox (path, body) VALUES (?, ?)",
-            vec![path.into(), body.into()],
-        )?;
-        Ok(())
-    }
-
-    /// The oldest call not yet taken: its row id, path and JSON body.
-    pub fn oldest(&self) -> worker::Result<Option<(i64, String, String)>> {
-        #[derive(Deserialize)]
-        struct Row {
-            id: i64,
-            path: String,
-            body: String,
-        }
-        let rows: Vec<Row> = self.rows(
-            "SELECT id, path, body FROM outbox ORDER BY id LIMIT 1",
-            vec![],
-        )?;
-        Ok(rows.into_iter().next().map(|r| (r.id, r.path, r.body)))
-    }
-
-    pub fn delivered(&self, id: i64) -> worker::Result<()> {
-        self.sql
-            .exec("DELETE FROM outbox WHERE id = ?", vec![id.into()])?;
-        Ok(())
-    }
-
     // --- pieces sent ------------------------------------------------------------------
 
-    pub fn sent_id(&self, key: &str) -> worker::Result<Option<String>> {
-        #[derive(Deserialize)]
-        struct Row {
-            message_id: String,
-        }
-        let rows: Vec<Row> = self.rows(
-            "SELECT message_id FROM sent WHERE key = ?",
-            vec![key.into()],
-        )?;
-        Ok(rows.into_iter().next().map(|r| r.message_id))
+    /// The piece sent under `key`, with its Meta id; the send's outcome is known.
+    pub fn remember_sent(&self, key: &str, message_id: &str, now: i64) -> worker::Result<()> {
+        self.0.remember_sent(key, message_id, now, SENT_TTL_MS)?;
+        self.end_attempt(key)
     }
 
-    pub fn remember_sent(&self, key: &str, message_id: &str, now: i64) -> worker::Result<()> {
-        self.sql.exec(
-            "DELETE FROM sent WHERE at < ?",
-            vec![(now - SENT_TTL_MS).into()],
-        )?;
-        self.sql.exec(
-            "INSERT OR REPLACE INTO sent (key, message_id, at) VALUES (?, ?, ?)",
-            vec![key.into(), message_id.into(), now.into()],
-        )?;
-        self.end_attempt(key)
+    /// Records `key` (a message's or receipt's); false when Meta delivered it before.
+    pub fn first_sight(&self, key: &str, now: i64) -> worker::Result<bool> {
+        self.0.first_sight(key, now, SEEN_TTL_MS)
     }
 
     // --- sends whose outcome is unknown ------------------------------------------------
@@ -238,11 +142,11 @@ impl Store {
 
     /// A send of `key` is about to be made (stored before the call).
     pub fn begin_attempt(&self, key: &str, now: i64) -> worker::Result<()> {
-        self.sql.exec(
+        self.sql().exec(
             "DELETE FROM attempts WHERE at < ?",
             vec![(now - SENT_TTL_MS).into()],
         )?;
-        self.sql.exec(
+        self.sql().exec(
             "INSERT OR REPLACE INTO attempts (key, at) VALUES (?, ?)",
             vec![key.into(), now.into()],
         )?;
@@ -252,7 +156,7 @@ impl Store {
     /// A receipt named its send by the piece's key (Meta echoes
     /// `biz_opaque_callback_data` to this account's webhook).
     pub fn note_tracked_receipt(&self, now: i64) -> worker::Result<()> {
-        self.sql.exec(
+        self.sql().exec(
             "INSERT OR REPLACE INTO seen (key, at) VALUES ('~tracked-receipt', ?)",
             vec![now.into()],
         )?;
@@ -273,7 +177,7 @@ impl Store {
 
     /// The send's outcome is known (Meta answered, or a receipt came).
     pub fn end_attempt(&self, key: &str) -> worker::Result<()> {
-        self.sql
+        self.sql()
             .exec("DELETE FROM attempts WHERE key = ?", vec![key.into()])?;
         Ok(())
     }
