@@ -1,7 +1,8 @@
 //! Test support for gsv: the workerd harness, a protocol v1 client, the
 //! fake LLM server (OpenAI and Anthropic streaming on loopback), the fake
 //! Discord (gateway WebSocket and REST on loopback), the fake WhatsApp
-//! Cloud API (Graph and signed webhooks on loopback) and the recorder that
+//! Cloud API (Graph and signed webhooks on loopback), the fake Telegram Bot
+//! API (methods, webhooks and long polling on loopback) and the recorder that
 //! stands in for the gateway behind a channel Worker, and a headless
 //! Chromium for the web UI.
 
@@ -15,6 +16,7 @@ pub mod cost_rig;
 pub mod cron_rig;
 pub mod fake_discord;
 pub mod fake_llm;
+pub mod fake_telegram;
 pub mod fake_whatsapp;
 pub mod gateway_recorder;
 pub mod harness;
