@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Deploys gsv to your Cloudflare account in one go: the R2 bucket, the
-# gateway Worker and the Discord and WhatsApp channel Workers, each with
+# gateway Worker and the Discord, WhatsApp and Telegram channel Workers, each with
 # its secrets, then points the gsv CLI at the deployed gateway. Safe to run
 # again: the bucket is created only when missing, the auth token and
 # WhatsApp's webhook verify token are generated once (kept in
@@ -15,7 +15,9 @@
 # Optional environment: DISCORD_BOT_TOKEN (stored as the channel's secret);
 # WHATSAPP_APP_SECRET, WHATSAPP_ACCESS_TOKEN (stored as the WhatsApp
 # channel's secrets) and WHATSAPP_PHONE_NUMBER_ID (its default number; see
-# channels/whatsapp/README.md); ANTHROPIC_API_KEY / OPENAI_API_KEY (stored
+# channels/whatsapp/README.md); TELEGRAM_BOT_TOKEN (the Telegram channel's
+# secret) and TELEGRAM_PUBLIC_URL (its webhook origin; default: its
+# workers.dev URL, beside the gateway's); ANTHROPIC_API_KEY / OPENAI_API_KEY (stored
 # in the gateway's config through the CLI once it is deployed); WRANGLER
 # (the wrangler to run), GSV (the gsv CLI to configure; default: gsv on PATH).
 set -euo pipefail
@@ -44,7 +46,7 @@ BUCKET=gsv-storage
 LIMIT_BYTES=$((3 * 1024 * 1024))
 
 # The service bindings must name the Workers this script deploys.
-CHANNELS="discord whatsapp"
+CHANNELS="discord whatsapp telegram"
 check_bindings() {
   grep -q '^name = "gsv"$' wrangler.toml
   for ch in $CHANNELS; do
@@ -54,7 +56,7 @@ check_bindings() {
   done
 }
 if ! check_bindings; then
-  say "the service bindings in wrangler.toml and channels/*/wrangler.toml do not name gsv and gsv-channel-{discord,whatsapp}"
+  say "the service bindings in wrangler.toml and channels/*/wrangler.toml do not name gsv and gsv-channel-{discord,whatsapp,telegram}"
   exit 1
 fi
 
@@ -82,7 +84,7 @@ if [ "$DRY_RUN" = 1 ]; then
     printf '%s %d bytes gzipped (%s)\n' "$worker" "$bytes" "$verdict"
     [ "$verdict" = ok ] || exit 1
   done
-  say "bindings check out: gsv ↔ gsv-channel-discord, gsv-channel-whatsapp, R2 $BUCKET"
+  say "bindings check out: gsv ↔ gsv-channel-discord, gsv-channel-whatsapp, gsv-channel-telegram, R2 $BUCKET"
   exit 0
 fi
 
@@ -143,6 +145,27 @@ whatsapp_out="$(
 )"
 whatsapp_url="$(printf '%s\n' "$whatsapp_out" | grep -oE 'https://[a-zA-Z0-9.-]+\.workers\.dev' | head -n1 || true)"
 
+say "deploying the Telegram channel (gsv-channel-telegram)"
+# Telegram posts updates to the Worker's webhook, which it sets itself at
+# `gsv channel start telegram` from TELEGRAM_PUBLIC_URL: its workers.dev
+# URL, on the gateway's subdomain. Without one, accounts long-poll.
+telegram_url="${TELEGRAM_PUBLIC_URL:-}"
+case "$url" in
+  https://gsv.*.workers.dev) [ -n "$telegram_url" ] || telegram_url="https://gsv-channel-telegram.${url#https://gsv.}" ;;
+esac
+(
+  cd channels/telegram
+  if [ -n "$telegram_url" ]; then
+    "$WRANGLER" deploy --var "TELEGRAM_PUBLIC_URL:$telegram_url" >&2
+  else
+    "$WRANGLER" deploy >&2
+  fi
+  printf '%s' "$key" | "$WRANGLER" secret put GSV_CHANNEL_KEY >&2
+  if [ -n "${TELEGRAM_BOT_TOKEN:-}" ]; then
+    printf '%s' "$TELEGRAM_BOT_TOKEN" | "$WRANGLER" secret put TELEGRAM_BOT_TOKEN >&2
+  fi
+)
+
 GSV="${GSV:-gsv}"
 if [ -n "$url" ] && command -v "$GSV" >/dev/null; then
   ws="${url/https:/wss:}/ws"
@@ -168,4 +191,14 @@ if [ -n "${WHATSAPP_APP_SECRET:-}" ] && [ -n "${WHATSAPP_ACCESS_TOKEN:-}" ] && [
   echo "next: gsv channel start whatsapp"
 else
   echo "next: WHATSAPP_APP_SECRET=… WHATSAPP_ACCESS_TOKEN=… WHATSAPP_PHONE_NUMBER_ID=… npm run deploy, then gsv channel start whatsapp (channels/whatsapp/README.md)"
+fi
+if [ -n "$telegram_url" ]; then
+  echo "telegram: $telegram_url/webhook/<account> (set with Telegram at start, with a secret of its own)"
+else
+  echo "telegram: no public URL (TELEGRAM_PUBLIC_URL): accounts long-poll Telegram"
+fi
+if [ -n "${TELEGRAM_BOT_TOKEN:-}" ]; then
+  echo "next: gsv channel start telegram"
+else
+  echo "next: gsv channel start telegram --bot-token <token from @BotFather>   (or TELEGRAM_BOT_TOKEN=… npm run deploy)"
 fi

@@ -24,6 +24,7 @@ case "$1 $2" in
   "deploy "*|"deploy") case "$(basename "$PWD")" in
                          discord) echo "Deployed gsv-channel-discord triggers" ;;
                          whatsapp) echo "Deployed gsv-channel-whatsapp triggers"; echo "  https://gsv-channel-whatsapp.someone.workers.dev" ;;
+                         telegram) echo "Deployed gsv-channel-telegram triggers"; echo "  https://gsv-channel-telegram.someone.workers.dev" ;;
                          *) echo "Deployed gsv triggers"; echo "  https://gsv.someone.workers.dev" ;;
                        esac ;;
 esac
@@ -122,6 +123,7 @@ fn one_command_deploys_the_workers_with_their_secrets_and_is_safe_to_repeat() {
             ("WHATSAPP_APP_SECRET", "app-secret"),
             ("WHATSAPP_ACCESS_TOKEN", "EAAG-token"),
             ("WHATSAPP_PHONE_NUMBER_ID", "106540352242922"),
+            ("TELEGRAM_BOT_TOKEN", "123456:tg-secret"),
         ],
     );
     let root = repo_root();
@@ -141,6 +143,11 @@ fn one_command_deploys_the_workers_with_their_secrets_and_is_safe_to_repeat() {
             "whatsapp: secret put WHATSAPP_VERIFY_TOKEN".to_string(),
             "whatsapp: secret put WHATSAPP_APP_SECRET".to_string(),
             "whatsapp: secret put WHATSAPP_ACCESS_TOKEN".to_string(),
+            // The webhook's origin: its workers.dev URL, on the gateway's subdomain.
+            "telegram: deploy --var TELEGRAM_PUBLIC_URL:https://gsv-channel-telegram.someone.workers.dev"
+                .to_string(),
+            "telegram: secret put GSV_CHANNEL_KEY".to_string(),
+            "telegram: secret put TELEGRAM_BOT_TOKEN".to_string(),
         ]
     );
     let token = secret(&first, "GSV_AUTH_TOKEN");
@@ -152,6 +159,7 @@ fn one_command_deploys_the_workers_with_their_secrets_and_is_safe_to_repeat() {
     assert_eq!(secret(&first, "DISCORD_BOT_TOKEN"), "bot-secret");
     assert_eq!(secret(&first, "WHATSAPP_APP_SECRET"), "app-secret");
     assert_eq!(secret(&first, "WHATSAPP_ACCESS_TOKEN"), "EAAG-token");
+    assert_eq!(secret(&first, "TELEGRAM_BOT_TOKEN"), "123456:tg-secret");
     // The verify token is made once and kept beside the auth token.
     let verify = secret(&first, "WHATSAPP_VERIFY_TOKEN");
     assert_eq!(verify.len(), 32);
@@ -165,7 +173,9 @@ fn one_command_deploys_the_workers_with_their_secrets_and_is_safe_to_repeat() {
          channel: gsv-channel-discord (no public route; reached through the gateway's binding)\n\
          next: gsv channel start discord\n\
          whatsapp: https://gsv-channel-whatsapp.someone.workers.dev/webhook (Meta's callback URL; its verify token is WHATSAPP_VERIFY_TOKEN in .gsv/deploy.env)\n\
-         next: gsv channel start whatsapp\n"
+         next: gsv channel start whatsapp\n\
+         telegram: https://gsv-channel-telegram.someone.workers.dev/webhook/<account> (set with Telegram at start, with a secret of its own)\n\
+         next: gsv channel start telegram\n"
     );
     assert!(!first.stdout.contains(&verify));
     // The CLI points at the deployed gateway with the token.
@@ -200,6 +210,9 @@ fn one_command_deploys_the_workers_with_their_secrets_and_is_safe_to_repeat() {
             "whatsapp: deploy".to_string(),
             "whatsapp: secret put GSV_CHANNEL_KEY".to_string(),
             "whatsapp: secret put WHATSAPP_VERIFY_TOKEN".to_string(),
+            "telegram: deploy --var TELEGRAM_PUBLIC_URL:https://gsv-channel-telegram.someone.workers.dev"
+                .to_string(),
+            "telegram: secret put GSV_CHANNEL_KEY".to_string(),
         ]
     );
     assert_eq!(secret(&again, "GSV_AUTH_TOKEN"), token);
@@ -210,7 +223,9 @@ fn one_command_deploys_the_workers_with_their_secrets_and_is_safe_to_repeat() {
          channel: gsv-channel-discord (no public route; reached through the gateway's binding)\n\
          next: gsv channel start discord --bot-token <token>   (or DISCORD_BOT_TOKEN=… npm run deploy)\n\
          whatsapp: https://gsv-channel-whatsapp.someone.workers.dev/webhook (Meta's callback URL; its verify token is WHATSAPP_VERIFY_TOKEN in .gsv/deploy.env)\n\
-         next: WHATSAPP_APP_SECRET=… WHATSAPP_ACCESS_TOKEN=… WHATSAPP_PHONE_NUMBER_ID=… npm run deploy, then gsv channel start whatsapp (channels/whatsapp/README.md)\n"
+         next: WHATSAPP_APP_SECRET=… WHATSAPP_ACCESS_TOKEN=… WHATSAPP_PHONE_NUMBER_ID=… npm run deploy, then gsv channel start whatsapp (channels/whatsapp/README.md)\n\
+         telegram: https://gsv-channel-telegram.someone.workers.dev/webhook/<account> (set with Telegram at start, with a secret of its own)\n\
+         next: gsv channel start telegram --bot-token <token from @BotFather>   (or TELEGRAM_BOT_TOKEN=… npm run deploy)\n"
     );
     // Asked to, it makes a new one.
     let stub2 = tempfile::tempdir().unwrap();
@@ -255,8 +270,11 @@ fn the_dry_run_bundles_the_workers_within_the_free_plan() {
         String::from_utf8_lossy(&out.stderr)
     );
     let lines: Vec<&str> = stdout.lines().collect();
-    assert_eq!(lines.len(), 3, "{stdout}");
-    for (line, worker) in lines.iter().zip(["gateway", "discord", "whatsapp"]) {
+    assert_eq!(lines.len(), 4, "{stdout}");
+    for (line, worker) in lines
+        .iter()
+        .zip(["gateway", "discord", "whatsapp", "telegram"])
+    {
         let bytes: u64 = line
             .strip_prefix(&format!("{worker} "))
             .and_then(|l| l.split(' ').next())
