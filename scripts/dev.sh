@@ -1,19 +1,23 @@
 #!/usr/bin/env bash
 # README command 1: sets up everything, builds the gateway, the web UI,
-# the Discord and WhatsApp channels and the `gsv` CLI (each only when what
+# the Discord, WhatsApp and Telegram channels and the `gsv` CLI (each only when what
 # it is built from changed), makes an auth token on first run and gives it
 # to the CLI, then runs the gateway and the
 # channels in one workerd (wrangler's local runtime) on 127.0.0.1:8787,
 # with their SQLite and R2 state kept in .gsv/state. The channels stay idle
 # until started (`gsv channel start discord --bot-token …`, `gsv channel
-# start whatsapp --phone-number-id … --access-token …`); WhatsApp's webhook
-# listens on 127.0.0.1:8788 (GSV_WHATSAPP_PORT) for a tunnel to bring Meta
-# to, with the WHATSAPP_* secrets taken from .dev.vars.
+# start whatsapp --phone-number-id … --access-token …`, `gsv channel start
+# telegram --bot-token …`); WhatsApp's webhook listens on 127.0.0.1:8788
+# (GSV_WHATSAPP_PORT) for a tunnel to bring Meta to, with the WHATSAPP_*
+# secrets taken from .dev.vars. Telegram needs no tunnel: without a public
+# URL its accounts long-poll; its webhook listens on 127.0.0.1:8789
+# (GSV_TELEGRAM_PORT) for `--public-url https://<tunnel>` should you want one.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 say() { printf '\033[1m[gsv]\033[0m %s\n' "$*" >&2; }
 PORT="${GSV_PORT:-8787}"
 WHATSAPP_PORT="${GSV_WHATSAPP_PORT:-8788}"
+TELEGRAM_PORT="${GSV_TELEGRAM_PORT:-8789}"
 
 bash scripts/setup.sh
 # Each part is built when what it is built from changed since its last
@@ -34,6 +38,9 @@ built discord channels/discord/build/index.js channels/discord "${crates[@]}" --
 say "the WhatsApp channel (wasm)"
 built whatsapp channels/whatsapp/build/index.js channels/whatsapp "${crates[@]}" -- \
   bash -c 'bash channels/whatsapp/build.sh >/dev/null'
+say "the Telegram channel (wasm)"
+built telegram channels/telegram/build/index.js channels/telegram "${crates[@]}" -- \
+  bash -c 'bash channels/telegram/build.sh >/dev/null'
 say "the gsv CLI (into ~/.cargo/bin)"
 built cli "${CARGO_HOME:-$HOME/.cargo}/bin/gsv" node-cli protocol Cargo.toml Cargo.lock -- \
   cargo install --quiet --locked --path node-cli --target-dir target/install
@@ -51,6 +58,7 @@ gsv local-config set gateway.token "$token" >/dev/null
 say "the gsv CLI is configured for ws://127.0.0.1:$PORT/ws"
 say "the web UI: http://127.0.0.1:$PORT/ (its token is GSV_AUTH_TOKEN in .dev.vars)"
 say "WhatsApp's webhook: http://127.0.0.1:$WHATSAPP_PORT/webhook (see channels/whatsapp/README.md)"
+say "Telegram's webhook: http://127.0.0.1:$TELEGRAM_PORT/webhook/<account> (accounts long-poll unless started with --public-url; see channels/telegram/README.md)"
 say "next, in another terminal: gsv config set apiKeys.anthropic <key>   (or model.provider/openai etc.)"
 say "                            gsv chat \"hello\""
 
@@ -59,11 +67,13 @@ say "                            gsv chat \"hello\""
 bash scripts/dev-config.sh > .gsv/wrangler.dev.toml
 bash scripts/dev-config.sh channels/discord > .gsv/discord.dev.toml
 bash scripts/dev-config.sh channels/whatsapp > .gsv/whatsapp.dev.toml
+bash scripts/dev-config.sh channels/telegram > .gsv/telegram.dev.toml
 key="$(printf '%s' "$token" | node scripts/channel-key.mjs)"
 (umask 077; { cat .dev.vars; echo "GSV_CHANNEL_KEY=$key"; } > .gsv/.dev.vars)
 export WRANGLER_SEND_METRICS=false CLOUDFLARE_CF_FETCH_ENABLED=false
 # wrangler's local runtime without its DevTools inspector proxy, which
 # leaks a socket and memory per streamed chunk (see scripts/serve.mjs).
 exec node scripts/serve.mjs --config .gsv/wrangler.dev.toml --config .gsv/discord.dev.toml \
-  --config .gsv/whatsapp.dev.toml --expose "gsv-channel-whatsapp=$WHATSAPP_PORT" \
+  --config .gsv/whatsapp.dev.toml --config .gsv/telegram.dev.toml \
+  --expose "gsv-channel-whatsapp=$WHATSAPP_PORT" --expose "gsv-channel-telegram=$TELEGRAM_PORT" \
   --ip 127.0.0.1 --port "$PORT" --persist-to .gsv/state

@@ -15,7 +15,7 @@ cargo fmt --all -- --check
 # code, which a native build does not compile. ~20 s on a warm cache.
 echo "[test] clippy" >&2
 cargo clippy --workspace --all-targets -- -D warnings
-cargo clippy --target wasm32-unknown-unknown -p gsv-gateway -p gsv-channel-discord -p gsv-channel-whatsapp -p gsv-bench-echo-rs -- -D warnings
+cargo clippy --target wasm32-unknown-unknown -p gsv-gateway -p gsv-channel-discord -p gsv-channel-whatsapp -p gsv-channel-telegram -p gsv-bench-echo-rs -- -D warnings
 # The TypeScript bindings' generator, behind the protocol's `ts` feature.
 cargo clippy -p gsv-protocol --features ts --all-targets -- -D warnings
 cargo test -p gsv-protocol --features ts --lib
@@ -25,6 +25,8 @@ echo "[test] building the Discord channel worker (wasm)" >&2
 bash channels/discord/build.sh >/dev/null
 echo "[test] building the WhatsApp channel worker (wasm)" >&2
 bash channels/whatsapp/build.sh >/dev/null
+echo "[test] building the Telegram channel worker (wasm)" >&2
+bash channels/telegram/build.sh >/dev/null
 echo "[test] building the web UI" >&2
 bash scripts/build-web.sh
 echo "[test] building the gsv CLI" >&2

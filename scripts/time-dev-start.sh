@@ -13,7 +13,7 @@ times=()
 for i in $(seq 1 "$runs"); do
   log="$(mktemp)"
   start=$(date +%s.%N)
-  setsid env GSV_PORT="$port" GSV_WHATSAPP_PORT="$((port + 1))" bash scripts/dev.sh >"$log" 2>&1 &
+  setsid env GSV_PORT="$port" GSV_WHATSAPP_PORT="$((port + 1))" GSV_TELEGRAM_PORT="$((port + 2))" bash scripts/dev.sh >"$log" 2>&1 &
   pid=$!
   while ! grep -q "^serving " "$log"; do
     if ! kill -0 "$pid" 2>/dev/null; then
