@@ -188,14 +188,19 @@ pub enum ChannelCommand {
         json: bool,
     },
     /// Start an account of a channel (Discord: connect the bot; WhatsApp:
-    /// take the number's webhooks and sends)
+    /// take the number's webhooks and sends; Telegram: set the bot's
+    /// webhook, or long-poll)
     #[command(after_help = "\
 Examples:
   gsv channel start discord                     uses the channel Worker's DISCORD_BOT_TOKEN secret
   gsv channel start discord --bot-token \"$TOKEN\"  hands it the token instead (kept by the channel, never shown)
   gsv channel start whatsapp                    the Worker's WHATSAPP_PHONE_NUMBER_ID and WHATSAPP_ACCESS_TOKEN
   gsv channel start whatsapp --account shop --phone-number-id 1065… --access-token \"$TOKEN\"
-                                                a second number of the same Meta app")]
+                                                a second number of the same Meta app
+  gsv channel start telegram --bot-token \"$TOKEN\"  a bot from @BotFather (or the Worker's TELEGRAM_BOT_TOKEN)
+  gsv channel start telegram --public-url https://x.trycloudflare.com
+                                                updates by webhook there (default: the Worker's
+                                                TELEGRAM_PUBLIC_URL; none: long polling)")]
     Start {
         /// Channel name (discord, whatsapp, …)
         channel: String,
@@ -211,6 +216,9 @@ Examples:
         /// WhatsApp: an access token for the number, for the channel to keep
         #[arg(long, value_name = "TOKEN")]
         access_token: Option<String>,
+        /// Telegram: the channel Worker's public origin, for the bot's webhook
+        #[arg(long, value_name = "URL")]
+        public_url: Option<String>,
     },
     /// Stop an account of a channel
     Stop {

@@ -163,13 +163,18 @@ pub async fn run(target: &GatewayTarget, command: ChannelCommand) -> Result<()> 
             bot_token,
             phone_number_id,
             access_token,
+            public_url,
         } => {
-            let config = ChannelAccountConfig {
+            let mut config = ChannelAccountConfig {
                 bot_token,
                 phone_number_id,
                 access_token,
                 ..Default::default()
             };
+            // Telegram's webhook origin: a setting of that channel alone.
+            if let Some(url) = public_url {
+                config.extra.insert("publicUrl".into(), url.into());
+            }
             let params = ChannelStartRpcParams {
                 channel,
                 account_id: account,

@@ -44,6 +44,7 @@ struct Secrets {
     api_key: Option<String>,
     discord_bot_token: Option<String>,
     whatsapp_access_token: Option<String>,
+    telegram_bot_token: Option<String>,
 }
 
 impl Secrets {
@@ -63,6 +64,11 @@ impl Secrets {
                 &args.whatsapp_access_token,
                 &args.whatsapp_access_token_env,
                 "--whatsapp-access-token",
+            )?,
+            telegram_bot_token: one(
+                &args.telegram_bot_token,
+                &args.telegram_bot_token_env,
+                "--telegram-bot-token",
             )?,
         })
     }
@@ -570,36 +576,53 @@ async fn channel_step(
     let whatsapp = args.whatsapp
         || args.whatsapp_phone_number_id.is_some()
         || secrets.whatsapp_access_token.is_some();
-    let app = match (&secrets.discord_bot_token, whatsapp) {
-        (Some(_), true) => bail!("connect one chat app at a time: Discord or WhatsApp"),
-        (Some(_), false) => App::Discord,
-        (None, true) => App::WhatsApp,
-        (None, false) if mode.asks_defaults() => {
+    let telegram = args.telegram || secrets.telegram_bot_token.is_some();
+    let asked = [
+        (secrets.discord_bot_token.is_some(), ChatApp::Discord),
+        (whatsapp, ChatApp::WhatsApp),
+        (telegram, ChatApp::Telegram),
+    ];
+    let mut asked = asked.iter().filter(|(yes, _)| *yes).map(|(_, app)| *app);
+    let app = match (asked.next(), asked.next()) {
+        (Some(_), Some(_)) => {
+            bail!("connect one chat app at a time: Discord, WhatsApp or Telegram")
+        }
+        (Some(app), None) => app,
+        (None, _) if mode.asks_defaults() => {
             let prompt = "\nConnect a chat app now? discord, whatsapp, or Enter for none: ";
             match term.ask(prompt, parse_app)? {
                 Some(app) => app,
                 None => return Ok(Done::Skipped("none chosen".into())),
             }
         }
-        (None, false) => {
+        (None, _) => {
             return Ok(Done::Skipped(
                 "none asked for (--discord-bot-token, --whatsapp)".into(),
             ))
         }
     };
     let (mut bot_token, mut phone_number_id, mut access_token) = (
-        secrets.discord_bot_token.clone(),
+        match app {
+            ChatApp::Telegram => secrets.telegram_bot_token.clone(),
+            _ => secrets.discord_bot_token.clone(),
+        },
         args.whatsapp_phone_number_id.clone(),
         secrets.whatsapp_access_token.clone(),
     );
     let optional = |s: String| Some(s.trim().to_string()).filter(|s| !s.is_empty());
     match app {
-        App::Discord if bot_token.is_none() && mode.asks_defaults() => {
+        ChatApp::Discord if bot_token.is_none() && mode.asks_defaults() => {
             bot_token = optional(term.hidden(
                 "Discord bot token (hidden; Enter uses the channel Worker's DISCORD_BOT_TOKEN): ",
             )?);
         }
-        App::WhatsApp if phone_number_id.is_none() && mode.asks_defaults() => {
+        ChatApp::Telegram if bot_token.is_none() && mode.asks_defaults() => {
+            bot_token = optional(term.hidden(
+                "Telegram bot token from @BotFather (hidden; Enter uses the channel Worker's \
+                 TELEGRAM_BOT_TOKEN): ",
+            )?);
+        }
+        ChatApp::WhatsApp if phone_number_id.is_none() && mode.asks_defaults() => {
             phone_number_id = optional(term.line(
                 "WhatsApp phone number id (Enter uses the channel Worker's WHATSAPP_* secrets): ",
             )?);
@@ -610,8 +633,9 @@ async fn channel_step(
         _ => {}
     }
     let channel = match app {
-        App::Discord => "discord",
-        App::WhatsApp => "whatsapp",
+        ChatApp::Discord => "discord",
+        ChatApp::WhatsApp => "whatsapp",
+        ChatApp::Telegram => "telegram",
     };
     let command = ChannelCommand::Start {
         channel: channel.to_string(),
@@ -619,6 +643,7 @@ async fn channel_step(
         bot_token,
         phone_number_id,
         access_token,
+        public_url: None,
     };
     match super::channel::run(target, command).await {
         Ok(()) => Ok(Done::Set(format!(

@@ -97,8 +97,22 @@ pub struct SetupArgs {
     #[arg(long, value_name = "VAR")]
     pub whatsapp_access_token_env: Option<String>,
 
+    /// Connect the Telegram bot with this token from @BotFather (`-`: read
+    /// from standard input)
+    #[arg(long, value_name = "TOKEN", conflicts_with = "telegram_bot_token_env")]
+    pub telegram_bot_token: Option<String>,
+
+    /// Connect the Telegram bot with the token in this environment variable
+    #[arg(long, value_name = "VAR")]
+    pub telegram_bot_token_env: Option<String>,
+
+    /// Connect Telegram with the channel Worker's own TELEGRAM_BOT_TOKEN
+    #[arg(long)]
+    pub telegram: bool,
+
     /// Connect no chat app (the same as --skip channel)
-    #[arg(long, conflicts_with_all = ["discord_bot_token", "discord_bot_token_env", "whatsapp"])]
+    #[arg(long, conflicts_with_all = ["discord_bot_token", "discord_bot_token_env", "whatsapp",
+                                      "telegram", "telegram_bot_token", "telegram_bot_token_env"])]
     pub no_channel: bool,
 
     /// Install a node on this machine (`gsv node install`): the agent may

@@ -583,18 +583,20 @@ pub fn parse_zone(answer: &str, default: &str, known: &dyn Fn(&str) -> bool) -> 
 
 /// A chat app to connect.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum App {
+pub enum ChatApp {
     Discord,
     WhatsApp,
+    Telegram,
 }
 
-pub fn parse_app(answer: &str) -> Answer<App> {
+pub fn parse_app(answer: &str) -> Answer<ChatApp> {
     match answer.trim().to_ascii_lowercase().as_str() {
         "" | "none" | "no" | "n" | "skip" | "s" | "-" => Answer::Skip,
-        "discord" | "d" | "1" => Answer::Take(App::Discord),
-        "whatsapp" | "w" | "2" => Answer::Take(App::WhatsApp),
+        "discord" | "d" | "1" => Answer::Take(ChatApp::Discord),
+        "whatsapp" | "w" | "2" => Answer::Take(ChatApp::WhatsApp),
+        "telegram" | "t" | "3" => Answer::Take(ChatApp::Telegram),
         other => Answer::Again(format!(
-            "`{other}`? Type discord, whatsapp, or press Enter for none."
+            "`{other}`? Type discord, whatsapp, telegram, or press Enter for none."
         )),
     }
 }

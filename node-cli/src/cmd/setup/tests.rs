@@ -473,7 +473,7 @@ fn time_zones_detected_offered_and_read() {
 
 #[test]
 fn apps_and_yes_no() {
-    let apps: Vec<Answer<App>> = ["", "Discord", "w", "none", "telegram"]
+    let apps: Vec<Answer<ChatApp>> = ["", "Discord", "w", "none", "telegram", "signal"]
         .iter()
         .map(|a| parse_app(a))
         .collect();
@@ -481,10 +481,13 @@ fn apps_and_yes_no() {
         apps,
         vec![
             Answer::Skip,
-            Answer::Take(App::Discord),
-            Answer::Take(App::WhatsApp),
+            Answer::Take(ChatApp::Discord),
+            Answer::Take(ChatApp::WhatsApp),
             Answer::Skip,
-            Answer::Again("`telegram`? Type discord, whatsapp, or press Enter for none.".into()),
+            Answer::Take(ChatApp::Telegram),
+            Answer::Again(
+                "`signal`? Type discord, whatsapp, telegram, or press Enter for none.".into()
+            ),
         ]
     );
     let yn: Vec<Option<bool>> = [
