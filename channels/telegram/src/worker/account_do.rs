@@ -15,6 +15,7 @@ use crate::webhook::{new_secret, secret_ok, SECRET_HEADER};
 use gsv_channel_worker::internal_post;
 use gsv_protocol::channels::*;
 use std::cell::{Cell, RefCell};
+use std::collections::HashSet;
 use worker::*;
 
 #[durable_object]
@@ -26,6 +27,8 @@ pub struct TelegramAccount {
     pub(super) account: RefCell<Option<(String, Account)>>,
     pub(super) flushing: Cell<bool>,
     pub(super) polling: Cell<bool>,
+    /// The idempotency keys of sends waiting for Telegram's answer.
+    pub(super) sending: RefCell<HashSet<String>>,
 }
 
 pub(super) fn now_ms() -> i64 {
@@ -72,6 +75,7 @@ impl DurableObject for TelegramAccount {
             account: RefCell::new(account),
             flushing: Cell::new(false),
             polling: Cell::new(false),
+            sending: RefCell::default(),
         }
     }
 

@@ -57,12 +57,36 @@ impl TelegramAccount {
         if let Some(id) = key.and_then(|k| self.sent(k)) {
             return sent_ok(id);
         }
-        let sent = match msg.media.is_empty() {
-            true => {
-                self.send_text(&token, &target, &msg.text, &msg.actions)
-                    .await
+        // A retry while the first try still waits for Telegram (the
+        // gateway gave up on it): later, when its outcome is known.
+        if let Some(key) = key {
+            if !self.sending.borrow_mut().insert(key.to_string()) {
+                return send_failed(ApiError {
+                    retry_after_ms: Some(5_000),
+                    ..refusal(
+                        "an earlier send of this piece is still under way".into(),
+                        true,
+                    )
+                });
             }
-            false => self.send_files(&token, &target, msg, key).await,
+        }
+        let result = self.send_piece(&token, &target, msg, key).await;
+        if let Some(key) = key {
+            self.sending.borrow_mut().remove(key);
+        }
+        result
+    }
+
+    async fn send_piece(
+        &self,
+        token: &str,
+        target: &Target,
+        msg: &ChannelOutboundMessage,
+        key: Option<&str>,
+    ) -> ChannelSendResult {
+        let sent = match msg.media.is_empty() {
+            true => self.send_text(token, target, &msg.text, &msg.actions).await,
+            false => self.send_files(token, target, msg, key).await,
         };
         match sent {
             Ok(id) => {
