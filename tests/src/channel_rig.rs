@@ -2,6 +2,7 @@
 //! workerd (`Workerd::start_configs`), on the prebuilt workers.
 
 use crate::fake_discord::{FakeDiscord, FAKE_BOT_TOKEN};
+use crate::fake_telegram::{self, FakeTelegram};
 use crate::fake_whatsapp::{self, FakeWhatsApp};
 use crate::harness::{gateway_dev_config, only_services, repo_root, Workerd};
 use crate::ws::Client;
@@ -31,6 +32,20 @@ pub fn whatsapp_channel_config(api_base: &str) -> String {
         &[
             ("WHATSAPP_API_BASE", api_base),
             ("WHATSAPP_PHONE_NUMBER_ID", fake_whatsapp::PHONE_NUMBER_ID),
+        ],
+    )
+}
+
+/// The Telegram channel's wrangler.toml for a run on its prebuilt worker:
+/// the Bot API at `api_base`, `public_url` its public origin (empty: the
+/// accounts long-poll), `getUpdates` held `poll_timeout` seconds.
+pub fn telegram_channel_config(api_base: &str, public_url: &str, poll_timeout: u32) -> String {
+    channel_config(
+        "telegram",
+        &[
+            ("TELEGRAM_API_BASE", api_base),
+            ("TELEGRAM_PUBLIC_URL", public_url),
+            ("TELEGRAM_POLL_TIMEOUT", &poll_timeout.to_string()),
         ],
     )
 }
@@ -161,5 +176,69 @@ pub async fn start_number(owner: &mut Client) -> ResponseFrame {
         )
         .await;
     assert!(started.ok, "channel.start: {started:?}");
+    started
+}
+
+/// The gateway and the Telegram channel in one workerd, the channel on a
+/// port of its own too (Telegram's webhook calls it there), talking to
+/// `tg` and holding `getUpdates` 1 s, both keyed from the gateway's auth
+/// `token`. The Worker's public URL is given at `channel.start`
+/// ([`start_telegram_bot`]), where its port is known.
+pub fn start_gateway_with_telegram(tg: &FakeTelegram, token: &str) -> Workerd {
+    let mut gateway = only_services(&gateway_dev_config(), &["CHANNEL_TELEGRAM"]);
+    if !gateway.contains("binding = \"CHANNEL_TELEGRAM\"") {
+        gateway.push_str(
+            "\n[[services]]\nbinding = \"CHANNEL_TELEGRAM\"\nservice = \"gsv-channel-telegram\"\n",
+        );
+    }
+    Workerd::start_configs_exposing(
+        &[
+            ("wrangler.toml", gateway),
+            (
+                "channel.toml",
+                telegram_channel_config(&tg.api_base(), "", 1),
+            ),
+        ],
+        Some(format!(
+            "GSV_AUTH_TOKEN={token}\nGSV_CHANNEL_KEY={}\n",
+            derive_channel_key(token)
+        )),
+        &["gsv-channel-telegram"],
+    )
+}
+
+/// `channel.start telegram` for the default account with the fake's bot
+/// token; with `public_url` the Worker takes updates by webhook there
+/// (waits until Telegram has it), else it long-polls (waits for its first
+/// `getUpdates`). The start's answer.
+pub async fn start_telegram_bot(
+    owner: &mut Client,
+    tg: &FakeTelegram,
+    public_url: Option<&str>,
+) -> ResponseFrame {
+    let mut config = json!({"botToken": fake_telegram::BOT_TOKEN});
+    if let Some(url) = public_url {
+        config["publicUrl"] = json!(url);
+    }
+    let started = owner
+        .request(
+            "channel.start",
+            json!({"channel": "telegram", "accountId": "default", "config": config}),
+        )
+        .await;
+    assert!(started.ok, "channel.start: {started:?}");
+    let ready = tg.wait_for(Duration::from_secs(30), |t| match public_url {
+        Some(_) => t.webhook().map(|_| ()),
+        None => t
+            .calls_of("getUpdates")
+            .iter()
+            .any(|c| c.status == 200)
+            .then_some(()),
+    });
+    assert!(
+        ready.is_some(),
+        "the bot never took updates: {:#?}",
+        tg.calls()
+    );
     started
 }
