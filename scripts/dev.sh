@@ -25,6 +25,8 @@ bash scripts/setup.sh
 # nine minutes on two cores), a later one with nothing edited serves in
 # seconds.
 crates=(protocol worker-sql worker-start channel-worker Cargo.toml Cargo.lock)
+# What every channel is built with, besides its own directory.
+channel_build=scripts/build-channel.sh
 built() { bash scripts/build-changed.sh "$@"; }
 say "the gateway (wasm)"
 built gateway build/index.js src "${crates[@]}" scripts/build-worker.sh -- \
@@ -33,13 +35,13 @@ say "the web UI"
 built web web/dist/index.html web protocol package.json package-lock.json scripts/build-web.sh -- \
   bash scripts/build-web.sh
 say "the Discord channel (wasm)"
-built discord channels/discord/build/index.js channels/discord "${crates[@]}" -- \
+built discord channels/discord/build/index.js channels/discord "${crates[@]}" "$channel_build" -- \
   bash -c 'bash channels/discord/build.sh >/dev/null'
 say "the WhatsApp channel (wasm)"
-built whatsapp channels/whatsapp/build/index.js channels/whatsapp "${crates[@]}" -- \
+built whatsapp channels/whatsapp/build/index.js channels/whatsapp "${crates[@]}" "$channel_build" -- \
   bash -c 'bash channels/whatsapp/build.sh >/dev/null'
 say "the Telegram channel (wasm)"
-built telegram channels/telegram/build/index.js channels/telegram "${crates[@]}" -- \
+built telegram channels/telegram/build/index.js channels/telegram "${crates[@]}" "$channel_build" -- \
   bash -c 'bash channels/telegram/build.sh >/dev/null'
 say "the gsv CLI (into ~/.cargo/bin)"
 built cli "${CARGO_HOME:-$HOME/.cargo}/bin/gsv" node-cli protocol Cargo.toml Cargo.lock -- \

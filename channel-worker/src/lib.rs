@@ -6,9 +6,11 @@
 //! account asks every registered one.
 //!
 //! Behind them, what every account object does the same way: the client
-//! of the gateway (`gateway`), the tables they all keep (`tables`) and the
+//! of the gateway (`gateway`), the tables they all keep (`tables`), the
+//! account's state kept in them (`kept`), the
 //! durable inbox of calls owed to the gateway (`inbox`); and the
-//! `multipart/form-data` of file uploads (`multipart`).
+//! `multipart/form-data` of file uploads (`multipart`) and an account's
+//! status (`status`).
 
 use serde::Deserialize;
 
@@ -18,9 +20,12 @@ pub mod fault;
 pub mod gateway;
 #[cfg(target_arch = "wasm32")]
 pub mod inbox;
+#[cfg(target_arch = "wasm32")]
+pub mod kept;
 pub mod multipart;
 #[cfg(target_arch = "wasm32")]
 mod route;
+pub mod status;
 #[cfg(target_arch = "wasm32")]
 pub mod tables;
 #[cfg(target_arch = "wasm32")]

@@ -1,8 +1,10 @@
 //! The Worker side: the channel key, the account objects, the registry.
 
-use crate::is_account_name;
+use crate::{account_id_of, is_account_name};
 use gsv_protocol::channel_key::secrets_match;
-use gsv_protocol::channels::{ChannelStatusQuery, ChannelStatusResult, CHANNEL_KEY_HEADER};
+use gsv_protocol::channels::{
+    ChannelCapabilities, ChannelStatusQuery, ChannelStatusResult, CHANNEL_KEY_HEADER,
+};
 use worker::*;
 
 /// Why an `/internal/*` call is refused before it reaches an account:
@@ -64,6 +66,42 @@ impl Accounts {
         self.account(env, account_id)?
             .fetch_with_request(internal_post(path, body)?)
             .await
+    }
+
+    /// The gateway's `/internal/*` calls, for a channel whose account
+    /// objects take them all (at the same path without `/internal`): the
+    /// channel key checked, the capabilities answered here, a status of
+    /// one account or all, anything else handed to the account it names.
+    pub async fn internal(
+        &self,
+        mut req: Request,
+        env: &Env,
+        capabilities: &ChannelCapabilities,
+    ) -> Result<Response> {
+        if let Some(refused) = refuse_internal(&req, env)? {
+            return Ok(refused);
+        }
+        let path = req.path();
+        match path.as_str() {
+            "/internal/capabilities" => Response::from_json(capabilities),
+            "/internal/status" => self.status(env, req.text().await?).await,
+            "/internal/start"
+            | "/internal/stop"
+            | "/internal/send"
+            | "/internal/typing"
+            | "/internal/login"
+            | "/internal/logout"
+            | "/internal/media/fetch" => {
+                let body = req.text().await?;
+                let account_id = match account_id_of(&body) {
+                    Ok(id) => id,
+                    Err(why) => return Response::error(why, 400),
+                };
+                let sub = path.trim_start_matches("/internal");
+                self.forward(env, &account_id, sub, body).await
+            }
+            _ => Response::error("Not found", 404),
+        }
     }
 
     /// `/internal/status`: one account's, or every registered one's.

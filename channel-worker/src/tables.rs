@@ -7,7 +7,10 @@
 //! - `seen (key, at)`: what the platform delivered (a redelivery is taken once);
 //! - `outbox (id, path, body)`: the calls still owed to the gateway, oldest first;
 //! - `sent (key, message_id, at)`: each piece sent by its idempotency key
-//!   (a retried piece is answered, not sent twice).
+//!   (a retried piece is answered, not sent twice);
+//! - `deadlines (kind, at_ms, until_ms)`: for an object with more than one
+//!   reason to wake, each reason's next time (its one alarm goes to the
+//!   earliest), and until when a repeating one lasts.
 
 use serde::{Deserialize, Serialize};
 use worker::{SqlStorage, SqlStorageValue};
@@ -70,6 +73,14 @@ impl Tables {
     }
 
     // --- the registry ----------------------------------------------------------
+
+    /// Lists the account (once) in the registry.
+    pub fn register(&self, account_id: &str) -> worker::Result<()> {
+        self.exec(
+            "INSERT OR IGNORE INTO accounts (account_id) VALUES (?)",
+            vec![account_id.into()],
+        )
+    }
 
     pub fn accounts(&self) -> worker::Result<Vec<String>> {
         #[derive(Deserialize)]
@@ -158,4 +169,60 @@ impl Tables {
             vec![key.into(), message_id.into(), now.into()],
         )
     }
+
+    // --- deadlines (the object's one alarm) --------------------------------
+
+    pub fn set_deadline(
+        &self,
+        kind: &str,
+        at_ms: i64,
+        until_ms: Option<i64>,
+    ) -> worker::Result<()> {
+        self.exec(
+            "INSERT INTO deadlines (kind, at_ms, until_ms) VALUES (?, ?, ?)
+             ON CONFLICT (kind) DO UPDATE SET at_ms = excluded.at_ms, until_ms = excluded.until_ms",
+            vec![kind.into(), at_ms.into(), until_ms.into()],
+        )
+    }
+
+    pub fn clear_deadline(&self, kind: &str) -> worker::Result<()> {
+        self.exec("DELETE FROM deadlines WHERE kind = ?", vec![kind.into()])
+    }
+
+    /// Clears every deadline whose kind starts with `prefix`.
+    pub fn clear_deadlines(&self, prefix: &str) -> worker::Result<()> {
+        self.exec(
+            "DELETE FROM deadlines WHERE substr(kind, 1, ?) = ?",
+            vec![(prefix.len() as i64).into(), prefix.into()],
+        )
+    }
+
+    /// The deadlines due at `now` whose kind starts with `prefix`, earliest first.
+    pub fn due(&self, now: i64, prefix: &str) -> worker::Result<Vec<Due>> {
+        self.rows(
+            "SELECT kind, until_ms FROM deadlines
+             WHERE at_ms <= ? AND substr(kind, 1, ?) = ? ORDER BY at_ms",
+            vec![now.into(), (prefix.len() as i64).into(), prefix.into()],
+        )
+    }
+
+    /// The earliest deadline whose kind starts with `prefix` (all: "").
+    pub fn next_deadline(&self, prefix: &str) -> worker::Result<Option<i64>> {
+        #[derive(Deserialize)]
+        struct Row {
+            at: Option<i64>,
+        }
+        let rows: Vec<Row> = self.rows(
+            "SELECT MIN(at_ms) AS at FROM deadlines WHERE substr(kind, 1, ?) = ?",
+            vec![(prefix.len() as i64).into(), prefix.into()],
+        )?;
+        Ok(rows.into_iter().next().and_then(|r| r.at))
+    }
+}
+
+/// A deadline that is due: its kind, and until when it lasts (if it repeats).
+#[derive(Debug, Deserialize)]
+pub struct Due {
+    pub kind: String,
+    pub until_ms: Option<i64>,
 }

@@ -4,6 +4,7 @@
 //! webhook when the Worker has a public URL, else by long polling.
 
 use crate::webhook::encode_segment;
+use gsv_channel_worker::status::Health;
 use gsv_protocol::channels::{ChannelAccountConfig, ChannelAccountStatus};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
@@ -140,27 +141,24 @@ impl Account {
     /// The account as the gateway sees it; never carries the token or the
     /// webhook's secret.
     pub fn status(&self, account_id: &str, has_token: bool) -> ChannelAccountStatus {
-        let error = match (self.started, &self.error) {
-            (_, Some(e)) => Some(e.clone()),
-            (false, None) => Some("not started".to_string()),
-            (true, None) => None,
-        };
-        ChannelAccountStatus {
-            account_id: account_id.to_string(),
-            connected: self.started && self.authenticated && self.error.is_none(),
+        let health = Health {
+            started: self.started,
             authenticated: self.authenticated,
-            mode: self.mode.map(|m| m.name().to_string()),
-            last_activity: self.last_activity,
-            error,
-            extra: Some(json!({
+            error: self.error.as_deref(),
+        };
+        health.status(
+            account_id,
+            self.mode.map(|m| m.name().to_string()),
+            self.last_activity,
+            json!({
                 "botId": self.bot_id,
                 "botUsername": self.bot_username,
                 "hasToken": has_token,
                 "webhookUrl": self.webhook_url,
                 "privacyMode": self.can_read_all_group_messages.map(|all| !all),
                 "editedIgnored": self.edited_ignored,
-            })),
-        }
+            }),
+        )
     }
 }
 

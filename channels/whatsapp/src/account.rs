@@ -3,6 +3,7 @@
 //! `channel.start` is kept (and never shown); without one, the Worker's
 //! `WHATSAPP_ACCESS_TOKEN` secret serves.
 
+use gsv_channel_worker::status::Health;
 use gsv_protocol::channels::{ChannelAccountConfig, ChannelAccountStatus};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
@@ -86,25 +87,22 @@ impl Account {
 
     /// The account as the gateway sees it; never carries the token.
     pub fn status(&self, account_id: &str, has_token: bool) -> ChannelAccountStatus {
-        let error = match (self.started, &self.error) {
-            (_, Some(e)) => Some(e.clone()),
-            (false, None) => Some("not started".to_string()),
-            (true, None) => None,
-        };
-        ChannelAccountStatus {
-            account_id: account_id.to_string(),
-            connected: self.started && self.authenticated && self.error.is_none(),
+        let health = Health {
+            started: self.started,
             authenticated: self.authenticated,
-            mode: Some("webhook".into()),
-            last_activity: self.last_activity,
-            error,
-            extra: Some(json!({
+            error: self.error.as_deref(),
+        };
+        health.status(
+            account_id,
+            Some("webhook".into()),
+            self.last_activity,
+            json!({
                 "phoneNumberId": self.phone_number_id,
                 "displayPhoneNumber": self.display_phone_number,
                 "verifiedName": self.verified_name,
                 "hasToken": has_token,
-            })),
-        }
+            }),
+        )
     }
 }
 

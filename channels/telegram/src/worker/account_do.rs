@@ -6,13 +6,15 @@
 //! and its stop.
 
 use super::bot_client::{self, api_base};
-use super::store::Store;
-use super::ACCOUNTS;
+use super::{store, ACCOUNTS};
 use crate::account::{plan_start, token_refused, Account, Mode};
 use crate::api::{self, Me};
 use crate::schedule::Deadline;
 use crate::webhook::{new_secret, secret_ok, SECRET_HEADER};
 use gsv_channel_worker::internal_post;
+use gsv_channel_worker::kept::Kept;
+use gsv_channel_worker::status::{ok, refused};
+use gsv_channel_worker::tables::Tables;
 use gsv_protocol::channels::*;
 use std::cell::{Cell, RefCell};
 use std::collections::HashSet;
@@ -22,9 +24,9 @@ use worker::*;
 pub struct TelegramAccount {
     pub(super) state: State,
     pub(super) env: Env,
-    pub(super) store: Option<Store>,
+    pub(super) store: Option<Tables>,
     /// The account this object serves and its state, once started.
-    pub(super) account: RefCell<Option<(String, Account)>>,
+    pub(super) account: Kept<Account>,
     pub(super) flushing: Cell<bool>,
     pub(super) polling: Cell<bool>,
     /// The idempotency keys of sends waiting for Telegram's answer.
@@ -33,20 +35,6 @@ pub struct TelegramAccount {
 
 pub(super) fn now_ms() -> i64 {
     js_sys::Date::now() as i64
-}
-
-pub(super) fn ok() -> OkResult {
-    OkResult {
-        ok: true,
-        error: None,
-    }
-}
-
-pub(super) fn refused(error: String) -> OkResult {
-    OkResult {
-        ok: false,
-        error: Some(error),
-    }
 }
 
 /// Random bytes from the platform's CSPRNG.
@@ -60,19 +48,19 @@ pub(super) fn random_bytes<const N: usize>() -> [u8; N] {
 
 impl DurableObject for TelegramAccount {
     fn new(state: State, env: Env) -> Self {
-        let store = match Store::open(state.storage().sql(), now_ms()) {
+        let store = match store::open(state.storage().sql(), now_ms()) {
             Ok(s) => Some(s),
             Err(e) => {
                 console_error!("telegram: opening storage failed: {e}");
                 None
             }
         };
-        let account = store.as_ref().and_then(|s| s.load().ok().flatten());
+        let account = Kept::load(store.as_ref());
         Self {
             state,
             env,
             store,
-            account: RefCell::new(account),
+            account,
             flushing: Cell::new(false),
             polling: Cell::new(false),
             sending: RefCell::default(),
@@ -146,29 +134,17 @@ impl DurableObject for TelegramAccount {
 
 impl TelegramAccount {
     pub(super) fn current(&self) -> Option<Account> {
-        self.account.borrow().as_ref().map(|(_, a)| a.clone())
-    }
-
-    pub(super) fn account_id(&self) -> Option<String> {
-        self.account.borrow().as_ref().map(|(id, _)| id.clone())
+        self.account.current()
     }
 
     pub(super) fn save(&self, account_id: &str, account: Account) -> Result<()> {
-        if let Some(store) = &self.store {
-            store.save(account_id, &account)?;
-        }
-        *self.account.borrow_mut() = Some((account_id.to_string(), account));
-        Ok(())
+        self.account.save(self.store.as_ref(), account_id, account)
     }
 
     /// Changes the saved account (when there is one) and saves it.
     pub(super) fn update(&self, change: impl FnOnce(&mut Account)) {
-        let current = self.account.borrow().clone();
-        if let Some((id, mut account)) = current {
-            change(&mut account);
-            if let Err(e) = self.save(&id, account) {
-                console_error!("telegram: saving the account failed: {e}");
-            }
+        if let Err(e) = self.account.update(self.store.as_ref(), change) {
+            console_error!("telegram: saving the account failed: {e}");
         }
     }
 
@@ -190,7 +166,7 @@ impl TelegramAccount {
 
     /// Asks Telegram who the token is (a 401 refuses the start and keeps
     /// nothing), then sets the webhook or begins polling.
-    async fn start(&self, store: &Store, p: ChannelStartParams) -> Result<OkResult> {
+    async fn start(&self, store: &Tables, p: ChannelStartParams) -> Result<OkResult> {
         let public_url = self
             .env
             .var("TELEGRAM_PUBLIC_URL")
@@ -281,7 +257,7 @@ impl TelegramAccount {
 
     /// Stops taking updates (the webhook is dropped, polling ends) and
     /// typing; a logout forgets the token and the webhook's secret too.
-    async fn stop(&self, store: &Store, account_id: &str, logout: bool) -> Result<OkResult> {
+    async fn stop(&self, store: &Tables, account_id: &str, logout: bool) -> Result<OkResult> {
         let mut account = self.current().unwrap_or_default();
         if let (true, Some(token)) = (account.started, self.token()) {
             let base = api_base(&self.env);

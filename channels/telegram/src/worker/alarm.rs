@@ -6,11 +6,11 @@
 
 use super::account_do::{now_ms, TelegramAccount};
 use super::bot_client::{self, api_base};
-use super::store::Store;
 use crate::account::Mode;
 use crate::api::{self, get_updates};
 use crate::schedule::{next_offset, poll_failed, poll_timeout_s, typing_next, Deadline};
 use futures::future::{select, Either};
+use gsv_channel_worker::tables::Tables;
 use serde_json::Value;
 use std::time::Duration;
 use worker::*;
@@ -22,7 +22,7 @@ const SHORT_POLL_PAUSE_MS: i64 = 500;
 
 impl TelegramAccount {
     /// Runs what is due, then sets the alarm to the next deadline.
-    pub(super) async fn run_due(&self, store: &Store) {
+    pub(super) async fn run_due(&self, store: &Tables) {
         let now = now_ms();
         if matches!(store.due(now, "inbox"), Ok(due) if !due.is_empty()) {
             self.flush(store).await;
@@ -35,7 +35,7 @@ impl TelegramAccount {
     }
 
     /// Sets the alarm to the earliest deadline, or clears it.
-    pub(super) async fn arm(&self, store: &Store) {
+    pub(super) async fn arm(&self, store: &Tables) {
         let storage = self.state.storage();
         let set = match store.next_deadline("") {
             Ok(Some(at)) => {
@@ -51,7 +51,7 @@ impl TelegramAccount {
     }
 
     /// "typing…" again in each chat whose renewal is due, until it runs out.
-    pub(super) async fn renew_typing(&self, store: &Store) {
+    pub(super) async fn renew_typing(&self, store: &Tables) {
         let now = now_ms();
         let due = match store.due(now, "typing:") {
             Ok(due) => due,
@@ -80,7 +80,7 @@ impl TelegramAccount {
     }
 
     /// Renews typing while a poll waits, until the poll ends (dropped then).
-    async fn renew_typing_meanwhile(&self, store: &Store) {
+    async fn renew_typing_meanwhile(&self, store: &Tables) {
         loop {
             let now = now_ms();
             // Checked every second: a chat may start typing meanwhile.
@@ -98,7 +98,7 @@ impl TelegramAccount {
     /// One `getUpdates`: what came is taken (stored, then the offset moves
     /// past it) and handed to the gateway; the next poll is due at once,
     /// or after a failure's backoff.
-    async fn poll(&self, store: &Store) {
+    async fn poll(&self, store: &Tables) {
         let poll = Deadline::Poll.kind();
         if self.polling.replace(true) {
             return;
@@ -194,7 +194,7 @@ impl TelegramAccount {
         }
     }
 
-    fn poll_again(&self, store: &Store, in_ms: i64) {
+    fn poll_again(&self, store: &Tables, in_ms: i64) {
         if let Err(e) = store.set_deadline(&Deadline::Poll.kind(), now_ms() + in_ms, None) {
             console_error!("telegram: scheduling the next poll failed: {e}");
         }

@@ -6,7 +6,7 @@
 
 use super::account_do::{now_ms, TelegramAccount};
 use super::bot_client::{self, api_base};
-use super::store::Store;
+use super::store::SEEN_TTL_MS;
 use crate::account::Mode;
 use crate::api::answer_callback_query;
 use crate::inbound::{handle, Bot, Handled};
@@ -14,6 +14,7 @@ use crate::schedule::{Deadline, INBOX_RETRY_MS};
 use crate::update::Update;
 use crate::CHANNEL_ID;
 use gsv_channel_worker::inbox::{self, Flushed};
+use gsv_channel_worker::tables::Tables;
 use gsv_protocol::channels::*;
 use serde_json::Value;
 use worker::*;
@@ -23,7 +24,7 @@ impl TelegramAccount {
     /// Telegram gets its 200. An account not taking webhooks now (stopped,
     /// or polling) drops it: answered 200 all the same, or Telegram would
     /// send it again and again.
-    pub(super) async fn webhook_update(&self, store: &Store, body: &str) -> Result<()> {
+    pub(super) async fn webhook_update(&self, store: &Tables, body: &str) -> Result<()> {
         let account = self.current().unwrap_or_default();
         if !account.started || account.mode != Some(Mode::Webhook) {
             console_log!(
@@ -47,9 +48,9 @@ impl TelegramAccount {
     /// Takes one update: a message is stored for the gateway, a pressed
     /// button answered (and its answer stored), an edit counted. Whether
     /// something now waits in the inbox.
-    pub(super) async fn accept(&self, store: &Store, update: Value) -> Result<bool> {
+    pub(super) async fn accept(&self, store: &Tables, update: Value) -> Result<bool> {
         let account = self.current().unwrap_or_default();
-        let (Some(account_id), Some(bot_id)) = (self.account_id(), account.bot_id) else {
+        let (Some(account_id), Some(bot_id)) = (self.account.id(), account.bot_id) else {
             return Ok(false);
         };
         let Some(update_id) = update.get("update_id").and_then(Value::as_i64) else {
@@ -58,7 +59,7 @@ impl TelegramAccount {
         };
         let now = now_ms();
         // Update ids count per bot: a new token's bot starts again.
-        if !store.first_sight(&format!("{bot_id}:{update_id}"), now)? {
+        if !store.first_sight(&format!("{bot_id}:{update_id}"), now, SEEN_TTL_MS)? {
             console_log!("telegram: update {update_id} came again; taken once already");
             return Ok(false);
         }
@@ -115,7 +116,7 @@ impl TelegramAccount {
 
     /// Hands the owed calls to the gateway, oldest first; the inbox's
     /// deadline tries again while some remain.
-    pub(super) async fn flush(&self, store: &Store) {
+    pub(super) async fn flush(&self, store: &Tables) {
         let inbox = Deadline::Inbox.kind();
         let settled = match inbox::flush(&self.env, store, &self.flushing, CHANNEL_ID).await {
             Flushed::Busy => Ok(()),

@@ -15,7 +15,7 @@ mod sending;
 mod store;
 
 use crate::webhook::{account_in_path, SECRET_HEADER};
-use gsv_channel_worker::{account_id_of, refuse_internal, Accounts};
+use gsv_channel_worker::Accounts;
 use worker::*;
 
 /// The `TelegramAccount` objects: one per account, and the registry.
@@ -36,7 +36,11 @@ async fn fetch(req: Request, env: Env, _ctx: Context) -> Result<Response> {
     match (req.method(), path.as_str()) {
         (Method::Get, "/health") => Response::from_json(&serde_json::json!({"status": "healthy"})),
         (Method::Post, p) if p.starts_with("/webhook/") => webhook(req, &env).await,
-        (_, p) if p.starts_with("/internal/") => internal(req, &env).await,
+        (_, p) if p.starts_with("/internal/") => {
+            ACCOUNTS
+                .internal(req, &env, &crate::api::capabilities())
+                .await
+        }
         _ => Response::error("Not found", 404),
     }
 }
@@ -81,33 +85,5 @@ async fn webhook(mut req: Request, env: &Env) -> Result<Response> {
         }
         // Not stored: no 200, so Telegram delivers it again.
         status => Response::error("Could not store the update", status.max(500)),
-    }
-}
-
-/// The gateway's calls: the channel key, then the account's object.
-async fn internal(mut req: Request, env: &Env) -> Result<Response> {
-    if let Some(refused) = refuse_internal(&req, env)? {
-        return Ok(refused);
-    }
-    let path = req.path();
-    match path.as_str() {
-        "/internal/capabilities" => Response::from_json(&crate::api::capabilities()),
-        "/internal/status" => ACCOUNTS.status(env, req.text().await?).await,
-        "/internal/start"
-        | "/internal/stop"
-        | "/internal/send"
-        | "/internal/typing"
-        | "/internal/login"
-        | "/internal/logout"
-        | "/internal/media/fetch" => {
-            let body = req.text().await?;
-            let account_id = match account_id_of(&body) {
-                Ok(id) => id,
-                Err(why) => return Response::error(why, 400),
-            };
-            let sub = path.trim_start_matches("/internal");
-            ACCOUNTS.forward(env, &account_id, sub, body).await
-        }
-        _ => Response::error("Not found", 404),
     }
 }

@@ -5,6 +5,7 @@
 
 use super::account_do::{now_ms, random_bytes, TelegramAccount};
 use super::bot_client::{self, api_base};
+use super::store::SENT_TTL_MS;
 use crate::api::{self, explain_get_file, too_big_to_download, ApiError, File};
 use crate::outbound::{self, file_method, fits_caption, send_message, sent_id, Target, Upload};
 use crate::schedule::{Deadline, TYPING_MAX_MS, TYPING_RENEW_MS};
@@ -90,13 +91,8 @@ impl TelegramAccount {
         };
         match sent {
             Ok(id) => {
-                let now = now_ms();
-                if let (Some(store), Some(key)) = (&self.store, key) {
-                    if let Err(e) = store.remember_sent(key, &id, now) {
-                        console_error!("telegram: remembering sent {id} failed: {e}");
-                    }
-                }
-                self.update(|a| a.last_activity = Some(now));
+                self.remember(key, &id);
+                self.update(|a| a.last_activity = Some(now_ms()));
                 sent_ok(id)
             }
             Err(e) => {
@@ -114,7 +110,7 @@ impl TelegramAccount {
 
     fn remember(&self, key: Option<&str>, id: &str) {
         if let (Some(store), Some(key)) = (&self.store, key) {
-            if let Err(e) = store.remember_sent(key, id, now_ms()) {
+            if let Err(e) = store.remember_sent(key, id, now_ms(), SENT_TTL_MS) {
                 console_error!("telegram: remembering sent {id} failed: {e}");
             }
         }
@@ -346,7 +342,7 @@ impl TelegramAccount {
 
     /// Tells the gateway how the account is doing now.
     pub(super) async fn report_status(&self) {
-        let Some((id, account)) = self.account.borrow().clone() else {
+        let Some((id, account)) = self.account.get() else {
             return;
         };
         let has_token = account.token(self.env_token().as_deref()).is_some();

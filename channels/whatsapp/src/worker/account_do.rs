@@ -12,9 +12,11 @@ use crate::account::{plan_start, Account};
 use crate::graph::{self, phone_info};
 use crate::webhook::Batch;
 use gsv_channel_worker::internal_post;
+use gsv_channel_worker::kept::Kept;
+use gsv_channel_worker::status;
 use gsv_protocol::channels::*;
 use serde::{Deserialize, Serialize};
-use std::cell::{Cell, RefCell};
+use std::cell::Cell;
 use worker::*;
 
 /// `/register` (to the registry).
@@ -39,7 +41,7 @@ pub struct WhatsAppAccount {
     pub(super) env: Env,
     pub(super) store: Option<Store>,
     /// The account this object serves and its state, once started.
-    pub(super) account: RefCell<Option<(String, Account)>>,
+    pub(super) account: Kept<Account>,
     pub(super) flushing: Cell<bool>,
 }
 
@@ -48,17 +50,11 @@ pub(super) fn now_ms() -> i64 {
 }
 
 fn ok() -> Result<Response> {
-    Response::from_json(&OkResult {
-        ok: true,
-        error: None,
-    })
+    Response::from_json(&status::ok())
 }
 
 fn refused(error: String) -> Result<Response> {
-    Response::from_json(&OkResult {
-        ok: false,
-        error: Some(error),
-    })
+    Response::from_json(&status::refused(error))
 }
 
 impl DurableObject for WhatsAppAccount {
@@ -70,12 +66,12 @@ impl DurableObject for WhatsAppAccount {
                 None
             }
         };
-        let account = store.as_ref().and_then(|s| s.load().ok().flatten());
+        let account = Kept::load(store.as_deref());
         Self {
             state,
             env,
             store,
-            account: RefCell::new(account),
+            account,
             flushing: Cell::new(false),
         }
     }
@@ -166,15 +162,12 @@ impl DurableObject for WhatsAppAccount {
 
 impl WhatsAppAccount {
     pub(super) fn current(&self) -> Option<Account> {
-        self.account.borrow().as_ref().map(|(_, a)| a.clone())
+        self.account.current()
     }
 
     pub(super) fn save(&self, account_id: &str, account: Account) -> Result<()> {
-        if let Some(store) = &self.store {
-            store.save(account_id, &account)?;
-        }
-        *self.account.borrow_mut() = Some((account_id.to_string(), account));
-        Ok(())
+        self.account
+            .save(self.store.as_deref(), account_id, account)
     }
 
     pub(super) fn env_token(&self) -> Option<String> {

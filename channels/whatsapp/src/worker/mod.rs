@@ -16,7 +16,7 @@ mod store;
 
 use crate::webhook::{parse, signature_ok, subscription, SIGNATURE_HEADER};
 use account_do::Accept;
-use gsv_channel_worker::{account_id_of, internal_post, refuse_internal, Accounts};
+use gsv_channel_worker::{internal_post, Accounts};
 use worker::*;
 
 /// The `WhatsAppAccount` objects: one per account, and the registry of the
@@ -39,7 +39,11 @@ async fn fetch(req: Request, env: Env, ctx: Context) -> Result<Response> {
         (Method::Get, "/health") => Response::from_json(&serde_json::json!({"status": "healthy"})),
         (Method::Get, "/webhook") => verify(&req, &env),
         (Method::Post, "/webhook") => webhook(req, env, ctx).await,
-        (_, path) if path.starts_with("/internal/") => internal(req, &env).await,
+        (_, path) if path.starts_with("/internal/") => {
+            ACCOUNTS
+                .internal(req, &env, &crate::graph::capabilities())
+                .await
+        }
         _ => Response::error("Not found", 404),
     }
 }
@@ -152,32 +156,4 @@ async fn webhook(mut req: Request, env: Env, ctx: Context) -> Result<Response> {
         }
     });
     Response::ok("")
-}
-
-/// The gateway's calls: the channel key, then the account's object.
-async fn internal(mut req: Request, env: &Env) -> Result<Response> {
-    if let Some(refused) = refuse_internal(&req, env)? {
-        return Ok(refused);
-    }
-    let path = req.path();
-    match path.as_str() {
-        "/internal/capabilities" => Response::from_json(&crate::graph::capabilities()),
-        "/internal/status" => ACCOUNTS.status(env, req.text().await?).await,
-        "/internal/start"
-        | "/internal/stop"
-        | "/internal/send"
-        | "/internal/typing"
-        | "/internal/login"
-        | "/internal/logout"
-        | "/internal/media/fetch" => {
-            let body = req.text().await?;
-            let account_id = match account_id_of(&body) {
-                Ok(id) => id,
-                Err(why) => return Response::error(why, 400),
-            };
-            let sub = path.trim_start_matches("/internal");
-            ACCOUNTS.forward(env, &account_id, sub, body).await
-        }
-        _ => Response::error("Not found", 404),
-    }
 }

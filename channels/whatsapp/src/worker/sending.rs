@@ -53,7 +53,7 @@ fn send_failed(error: String, retryable: bool) -> ChannelSendResult {
 impl WhatsAppAccount {
     /// One text to a DM: Meta's message id, or why not in plain words.
     pub(super) async fn send(&self, p: ChannelSendParams) -> ChannelSendResult {
-        let Some((account_id, account)) = self.account.borrow().clone() else {
+        let Some((account_id, account)) = self.account.get() else {
             return send_failed(
                 "the account is not started: gsv channel start whatsapp".into(),
                 false,
@@ -300,21 +300,18 @@ impl WhatsAppAccount {
     }
 
     pub(super) fn touch(&self, now: i64) {
-        // Cloned first: `save` borrows the cell mutably.
-        let current = self.account.borrow().clone();
-        if let Some((id, mut account)) = current {
-            account.last_activity = Some(now);
-            if let Err(e) = self.save(&id, account) {
-                console_error!("whatsapp: saving the account failed: {e}");
-            }
+        let saved = self
+            .account
+            .update(self.store.as_deref(), |a| a.last_activity = Some(now));
+        if let Err(e) = saved {
+            console_error!("whatsapp: saving the account failed: {e}");
         }
     }
 
     /// Meta refused the token mid-flight: the account says so, and the
     /// gateway hears it.
     pub(super) async fn token_refused(&self, error: &str) {
-        let current = self.account.borrow().clone();
-        let Some((id, mut account)) = current else {
+        let Some((id, mut account)) = self.account.get() else {
             return;
         };
         account.authenticated = false;

@@ -5,7 +5,6 @@
 //! ids of sent pieces (a retried piece is not sent twice). The registry
 //! object (`_accounts`) lists the accounts and their phone-number ids.
 
-use crate::account::Account;
 use gsv_channel_worker::tables::Tables;
 use serde::Deserialize;
 use worker::SqlStorage;
@@ -42,10 +41,6 @@ impl std::ops::Deref for Store {
 impl Store {
     pub fn open(sql: SqlStorage, now_ms: i64) -> worker::Result<Self> {
         Tables::open(sql, MIGRATIONS, now_ms).map(Self)
-    }
-
-    pub fn load(&self) -> worker::Result<Option<(String, Account)>> {
-        self.0.load()
     }
 
     // --- the registry ----------------------------------------------------------
