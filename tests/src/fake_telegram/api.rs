@@ -3,12 +3,12 @@
 //! the API takes them, each method's checks in the order the server makes
 //! them, and its answers and errors in the server's words.
 
-use super::html::{self, utf16_len, Entity};
+use super::html::{self, Entity};
 use super::{
     bot_user, entities_json, hold_file, unix_now, Call, CallbackAnswer, ChatAction, ChatKind,
     SentFile, SentMessage, Shared, State, StoredFile, Webhook, BOT_FIRST_NAME, BOT_ID, BOT_TOKEN,
-    BOT_USERNAME, MAX_CALLBACK_DATA_BYTES, MAX_CAPTION_UTF16, MAX_DOWNLOAD_BYTES,
-    MAX_PHOTO_UPLOAD_BYTES, MAX_TEXT_UTF16, MAX_UPLOAD_BYTES,
+    BOT_USERNAME, MAX_CALLBACK_DATA_BYTES, MAX_CAPTION_CHARS, MAX_DOWNLOAD_BYTES,
+    MAX_PHOTO_UPLOAD_BYTES, MAX_TEXT_CHARS, MAX_UPLOAD_BYTES,
 };
 use crate::multipart::Part;
 use bytes::Bytes;
@@ -990,11 +990,13 @@ fn try_send(
         (None, Some(_)) => (None, Vec::new()),
     };
     let limit = if media.is_some() {
-        MAX_CAPTION_UTF16
+        MAX_CAPTION_CHARS
     } else {
-        MAX_TEXT_UTF16
+        MAX_TEXT_CHARS
     };
-    if text.as_deref().map(utf16_len).unwrap_or(0) > limit {
+    // Characters (Unicode scalars): an emoji is one here, though two in
+    // the UTF-16 offsets of entities.
+    if text.as_deref().map(|t| t.chars().count()).unwrap_or(0) > limit {
         return Err(bad(match media {
             Some(_) => "message caption is too long",
             None => "message is too long",

@@ -11,7 +11,7 @@
 //!
 //! After parsing, Telegram trims spaces and line breaks at both ends of the
 //! text (moving the entities with it) and counts what is left: see
-//! [`finish`].
+//! [`finish`]. The length limits count characters, not UTF-16 units.
 
 use serde_json::{json, Value};
 
@@ -62,7 +62,7 @@ impl Entity {
     }
 }
 
-/// UTF-16 code units of `s` (what Telegram's limits and offsets count).
+/// UTF-16 code units of `s` (what Telegram's entity offsets count).
 pub fn utf16_len(s: &str) -> usize {
     s.chars().map(char::len_utf16).sum()
 }

@@ -403,7 +403,7 @@ async fn send_message_is_checked_as_telegram_checks_it() {
             "Bad Request: can't parse entities: Unsupported start tag \"br\" at byte offset 2"
         )
     );
-    // 4 096 UTF-16 units after parsing, not before.
+    // 4 096 characters after parsing, not before.
     let long = format!("<b>{}</b>", "x".repeat(4096));
     assert_eq!(
         send(json!({"chat_id": ANN.id, "text": long, "parse_mode": "HTML"}))
@@ -415,8 +415,15 @@ async fn send_message_is_checked_as_telegram_checks_it() {
         send(json!({"chat_id": ANN.id, "text": "x".repeat(4097)})).await,
         refused(400, "Bad Request: message is too long")
     );
+    // Characters, not UTF-16 units: 4 096 emoji pass, 4 097 do not.
     assert_eq!(
-        send(json!({"chat_id": ANN.id, "text": "😀".repeat(2049)})).await,
+        send(json!({"chat_id": ANN.id, "text": "😀".repeat(4096)}))
+            .await
+            .0,
+        200
+    );
+    assert_eq!(
+        send(json!({"chat_id": ANN.id, "text": "😀".repeat(4097)})).await,
         refused(400, "Bad Request: message is too long")
     );
     // Replies: to a message of the chat, or sent anyway when asked.
@@ -494,25 +501,24 @@ async fn send_message_is_checked_as_telegram_checks_it() {
     assert_eq!(actions, vec![(ANN.id, "typing".to_string())]);
     // What was sent, as people see it.
     let sent = tg.sent();
-    let texts: Vec<(Option<&str>, Option<&str>)> = sent
+    let texts: Vec<(String, Option<&str>)> = sent
         .iter()
         .map(|m| {
-            (
-                m.text.as_deref().map(|t| &t[..t.len().min(3)]),
-                m.parse_mode.as_deref(),
-            )
+            let t = m.text.as_deref().unwrap_or_default();
+            (t.chars().take(3).collect(), m.parse_mode.as_deref())
         })
         .collect();
     assert_eq!(
         texts,
         vec![
-            (Some("xxx"), Some("HTML")),
-            (Some("x"), None),
-            (Some("re"), None),
-            (Some("pic"), None)
+            ("xxx".to_string(), Some("HTML")),
+            ("😀😀😀".to_string(), None),
+            ("x".to_string(), None),
+            ("re".to_string(), None),
+            ("pic".to_string(), None)
         ]
     );
-    assert_eq!(sent[2].reply_to, Some(hello.message_id));
+    assert_eq!(sent[3].reply_to, Some(hello.message_id));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
