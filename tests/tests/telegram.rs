@@ -113,6 +113,25 @@ impl Chat {
             .unwrap_or_else(|| panic!("no result of tool call {id}"))
     }
 
+    /// Every call Telegram refused, as `method status description`: a test
+    /// that scripts no failure expects none (the Worker sends nothing
+    /// Telegram would not take).
+    fn refusals(&self) -> Vec<String> {
+        self.tg
+            .calls()
+            .iter()
+            .filter(|c| c.status >= 400)
+            .map(|c| {
+                format!(
+                    "{} {} {}",
+                    c.method,
+                    c.status,
+                    c.response["description"].as_str().unwrap_or_default()
+                )
+            })
+            .collect()
+    }
+
     async fn status(&mut self) -> Value {
         let res = self
             .owner
@@ -311,6 +330,7 @@ async fn a_stranger_pairs_then_is_answered_in_html_as_a_reply_and_retries_run_on
     );
     assert_eq!(reply.reply_to, Some(status_cmd.message_id));
     assert_eq!(chat.llm.requests().len(), runs);
+    assert_eq!(chat.refusals(), Vec::<String>::new());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -397,6 +417,7 @@ async fn groups_are_answered_when_addressed_and_a_topic_keeps_its_thread() {
     tokio::time::sleep(secs(2)).await;
     assert_eq!(chat.asked("just saying"), 0);
     assert_eq!(chat.tg.sent_to(forum).len(), 1);
+    assert_eq!(chat.refusals(), Vec::<String>::new());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -528,6 +549,21 @@ async fn long_answers_go_in_pieces_once_each_and_telegrams_refusals_are_handled(
             .collect::<Vec<_>>(),
         vec![403],
         "tried once: being blocked does not pass with time"
+    );
+    // Telegram refused only what the test made it refuse (and the typing
+    // of a chat in a flood wait, or of one that blocked the bot).
+    let refusals: Vec<String> = chat
+        .refusals()
+        .into_iter()
+        .filter(|r| !r.starts_with("sendChatAction "))
+        .collect();
+    assert_eq!(
+        refusals,
+        vec![
+            "sendMessage 429 Too Many Requests: retry after 2",
+            "sendMessage 400 Bad Request: can't parse entities: Unsupported start tag \"x\" at byte offset 0",
+            "sendMessage 403 Forbidden: bot was blocked by the user",
+        ]
     );
 }
 
@@ -683,6 +719,7 @@ async fn a_photo_reaches_the_model_and_the_agent_sends_files_back() {
             ANN.id
         ))
     );
+    assert_eq!(chat.refusals(), Vec::<String>::new());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -731,6 +768,7 @@ async fn without_a_public_url_the_account_long_polls() {
     tokio::time::sleep(secs(3)).await;
     assert_eq!(chat.asked("poll me"), 2, "asked once, then in the history");
     assert_eq!(chat.tg.sent_to(ANN.id).len(), 2);
+    assert_eq!(chat.refusals(), Vec::<String>::new());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -819,4 +857,61 @@ async fn the_owner_approves_a_call_with_a_button() {
         !result["content"].as_str().unwrap().starts_with("Error"),
         "{result}"
     );
+    assert_eq!(chat.refusals(), Vec::<String>::new());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn updates_sent_while_the_worker_is_down_arrive_once_it_is_back() {
+    let mut chat = start_with(
+        Updates::Webhook,
+        &[("channels.telegram.dmPolicy", json!("open"))],
+    )
+    .await;
+    chat.llm.script("before", vec![Step::text("Before.")]);
+    chat.tg.user_says(&ANN, "before the restart");
+    assert_eq!(text(&chat.wait_sent_to(ANN.id, 1)[0]), "Before.");
+
+    // workerd goes away and comes back on the same state: what Telegram
+    // could not deliver meanwhile it sends again, with the same secret,
+    // until the Worker takes it; it runs once.
+    chat.llm.script("meanwhile", vec![Step::text("Got it.")]);
+    let port = chat.gw.exposed_url(WORKER).replace("http://", "");
+    let Chat { tg, gw, .. } = &mut chat;
+    let meanwhile = std::thread::scope(|s| {
+        let said = s.spawn(|| {
+            poll::until_blocking(WAIT, ms(50), || match std::net::TcpStream::connect(&port) {
+                Err(_) => Ok(()),
+                Ok(_) => Err("still up"),
+            });
+            tg.user_says(&BOB, "meanwhile, hello")
+        });
+        gw.restart_after(secs(3));
+        said.join().unwrap()
+    });
+    let update = meanwhile.update_id.unwrap();
+    chat.tg.wait_delivered(WAIT, update);
+    let tries: Vec<u16> = chat
+        .tg
+        .deliveries()
+        .iter()
+        .filter(|d| d.update_id == Some(update))
+        .map(|d| d.status)
+        .collect();
+    assert!(
+        tries.len() >= 2 && tries[0] == 0 && tries.last() == Some(&200),
+        "refused while down, then taken: {tries:?}"
+    );
+    let answer = chat.wait_sent_to(BOB.id, 1).remove(0);
+    assert_eq!(
+        (text(&answer), answer.reply_to),
+        ("Got it.", Some(meanwhile.message_id))
+    );
+    tokio::time::sleep(secs(3)).await;
+    assert_eq!(chat.asked("meanwhile, hello"), 1);
+    assert_eq!(chat.tg.sent_to(BOB.id).len(), 1);
+    assert_eq!(
+        chat.tg.webhook().unwrap().url,
+        format!("{}/webhook/default", chat.gw.exposed_url(WORKER))
+    );
+    assert_eq!(chat.refusals(), Vec::<String>::new());
 }
