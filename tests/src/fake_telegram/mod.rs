@@ -28,7 +28,8 @@
 //!   server allows, the webhook may be plain `http://` on any port.
 //! - Group chats follow privacy mode (on by default, as for a new bot): the
 //!   bot hears commands, mentions of its username and replies to its own
-//!   messages, nothing else. Messages in a forum topic carry
+//!   messages (a command addressed to another bot, `/cmd@other_bot`, is not
+//!   its), nothing else. Messages in a forum topic carry
 //!   `message_thread_id`, `is_topic_message` and, as Telegram sends them, a
 //!   `reply_to_message` naming the topic's first message.
 //!
@@ -706,23 +707,29 @@ impl FakeTelegram {
             .cloned()
             .unwrap_or_default();
         let units: Vec<u16> = text.encode_utf16().collect();
-        let mentioned = entities.iter().any(|e| {
+        let said = |e: &Value| {
             let (o, l) = (
                 e["offset"].as_u64().unwrap_or(0) as usize,
                 e["length"].as_u64().unwrap_or(0) as usize,
             );
-            let said =
-                String::from_utf16_lossy(&units[o.min(units.len())..(o + l).min(units.len())])
-                    .to_lowercase();
-            let me = format!("@{}", BOT_USERNAME.to_lowercase());
-            (e["type"] == "mention" && said == me)
-                || (e["type"] == "bot_command" && said.ends_with(&me))
+            String::from_utf16_lossy(&units[o.min(units.len())..(o + l).min(units.len())])
+                .to_lowercase()
+        };
+        let me = format!("@{}", BOT_USERNAME.to_lowercase());
+        let mentioned = entities.iter().any(|e| {
+            (e["type"] == "mention" && said(e) == me)
+                || (e["type"] == "bot_command" && said(e).ends_with(&me))
         });
+        // A command for another bot (`/status@other_bot`) is not this one's.
+        let for_another_bot = entities
+            .iter()
+            .find(|e| e["type"] == "bot_command" && e["offset"] == 0)
+            .is_some_and(|e| said(e).contains('@') && !said(e).ends_with(&me));
         // A topic's first message is not a reply the bot is part of.
         let reply = &m["reply_to_message"];
         let reply_to_bot =
             reply["from"]["id"] == BOT_ID && reply.get("forum_topic_created").is_none();
-        text.starts_with('/') || mentioned || reply_to_bot
+        (text.starts_with('/') && !for_another_bot) || mentioned || reply_to_bot
     }
 
     pub(crate) fn hold_file(

@@ -952,6 +952,14 @@ async fn groups_privacy_mode_topics_edits_and_buttons() {
         json!([{"offset": 0, "length": 13, "type": "mention"}])
     );
     assert!(tg.user_says_in(&BOB, group, "/status").update_id.is_some());
+    assert!(tg
+        .user_says_in(&BOB, group, "/status@gsv_test_bot")
+        .update_id
+        .is_some());
+    assert_eq!(
+        tg.user_says_in(&BOB, group, "/status@other_bot").update_id,
+        None
+    );
     let (_, r) = call(
         &tg,
         "sendMessage",
