@@ -5,7 +5,7 @@
 //! `"{chat id}:{message id}"`, the shape inbound ids have (Telegram
 //! numbers messages per chat).
 
-use crate::api::{chat_id, ApiCall, ApiError, MAX_TEXT_CHARS};
+use crate::api::{chat_id, ApiCall, ApiError};
 use crate::markdown;
 use gsv_channel_worker::multipart::Form;
 use gsv_protocol::channels::{ChannelAction, ChannelPeer};
@@ -113,36 +113,6 @@ pub fn send_message(
         method: "sendMessage",
         body,
     }
-}
-
-/// The parts a piece's text goes in. Telegram counts a text's length in
-/// UTF-16 code units, the gateway in characters: a piece of 4 096
-/// characters with emoji in it can be longer than Telegram takes, and is
-/// split (at a line break, else a space) into parts it takes.
-pub fn text_parts(text: &str) -> Vec<&str> {
-    let mut parts = Vec::new();
-    let mut rest = text;
-    while rest.encode_utf16().count() > MAX_TEXT_CHARS {
-        let mut units = 0;
-        let fits = rest
-            .char_indices()
-            .find(|(_, c)| {
-                units += c.len_utf16();
-                units > MAX_TEXT_CHARS
-            })
-            .map_or(rest.len(), |(i, _)| i);
-        let cut = rest[..fits]
-            .rfind('\n')
-            .or_else(|| rest[..fits].rfind(' '))
-            .filter(|at| *at > 0)
-            .unwrap_or(fits);
-        parts.push(&rest[..cut]);
-        rest = rest[cut..].trim_start_matches(['\n', ' ']);
-    }
-    if !rest.is_empty() || parts.is_empty() {
-        parts.push(rest);
-    }
-    parts
 }
 
 /// The sent message's id, `"{chat id}:{message id}"`, from a send's answer.

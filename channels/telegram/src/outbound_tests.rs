@@ -175,28 +175,3 @@ fn an_upload_is_a_form_with_the_caption_as_html() {
     assert!(plain.contains("name=\"caption\"\r\n\r\nthe *chart*\r\n"));
     assert!(!plain.contains("parse_mode"));
 }
-
-#[test]
-fn a_piece_longer_than_telegram_counts_goes_in_parts() {
-    assert_eq!(text_parts("short"), vec!["short"]);
-    assert_eq!(text_parts(""), vec![""]);
-    let plain = "a".repeat(4096);
-    assert_eq!(text_parts(&plain), vec![plain.as_str()]);
-    // 4 000 characters, 2 048 of them emoji: 6 048 UTF-16 units.
-    let emoji = format!("{}\n{}", "😀".repeat(2048), "b".repeat(1951));
-    let parts = text_parts(&emoji);
-    assert_eq!(parts.len(), 2);
-    assert_eq!(parts[0], "😀".repeat(2048));
-    assert_eq!(parts[1], "b".repeat(1951));
-    // No break at all: cut where it fits, never inside a character.
-    let solid = "😀".repeat(3000);
-    let parts = text_parts(&solid);
-    assert_eq!(
-        parts.iter().map(|p| p.chars().count()).collect::<Vec<_>>(),
-        [2048, 952]
-    );
-    for part in text_parts(&format!("{} {}", "x".repeat(5000), "y".repeat(9000))) {
-        assert!(part.encode_utf16().count() <= 4096);
-        assert!(!part.is_empty());
-    }
-}

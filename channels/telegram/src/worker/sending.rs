@@ -7,9 +7,7 @@ use super::account_do::{now_ms, random_bytes, TelegramAccount};
 use super::bot_client::{self, api_base};
 use super::store::SENT_TTL_MS;
 use crate::api::{self, explain_get_file, too_big_to_download, ApiError, File};
-use crate::outbound::{
-    self, file_method, fits_caption, send_message, sent_id, text_parts, Target, Upload,
-};
+use crate::outbound::{self, file_method, fits_caption, send_message, sent_id, Target, Upload};
 use crate::schedule::{Deadline, TYPING_MAX_MS, TYPING_RENEW_MS};
 use crate::CHANNEL_ID;
 use gsv_channel_worker::gateway;
@@ -88,10 +86,7 @@ impl TelegramAccount {
         key: Option<&str>,
     ) -> ChannelSendResult {
         let sent = match msg.media.is_empty() {
-            true => {
-                self.send_text(token, target, &msg.text, &msg.actions, key)
-                    .await
-            }
+            true => self.send_text(token, target, &msg.text, &msg.actions).await,
             false => self.send_files(token, target, msg, key).await,
         };
         match sent {
@@ -121,17 +116,14 @@ impl TelegramAccount {
         }
     }
 
-    /// The text, in as many messages as Telegram's count of it needs
-    /// (`text_parts`; each part remembered under the piece's key): the
-    /// first answers the message, the last carries the buttons. The last
-    /// message's id.
+    /// `sendMessage` as HTML; again as plain text when Telegram cannot
+    /// read the HTML.
     async fn send_text(
         &self,
         token: &str,
         target: &Target,
         text: &str,
         actions: &[ChannelAction],
-        key: Option<&str>,
     ) -> Result<String, ApiError> {
         if text.trim().is_empty() {
             return Err(refusal(
@@ -139,32 +131,6 @@ impl TelegramAccount {
                 false,
             ));
         }
-        let parts = text_parts(text);
-        let mut target = target.clone();
-        let mut last = None;
-        for (i, part) in parts.iter().enumerate() {
-            let buttons = if i + 1 == parts.len() { actions } else { &[] };
-            let part_key = key.filter(|_| parts.len() > 1).map(|k| format!("{k}#p{i}"));
-            let id = match part_key.as_deref().and_then(|k| self.sent(k)) {
-                Some(id) => id,
-                None => self.send_message(token, &target, part, buttons).await?,
-            };
-            self.remember(part_key.as_deref(), &id);
-            target.reply_to = None;
-            last = Some(id);
-        }
-        last.ok_or_else(|| refusal("nothing to send".into(), false))
-    }
-
-    /// `sendMessage` as HTML; again as plain text when Telegram cannot
-    /// read the HTML.
-    async fn send_message(
-        &self,
-        token: &str,
-        target: &Target,
-        text: &str,
-        actions: &[ChannelAction],
-    ) -> Result<String, ApiError> {
         let base = api_base(&self.env);
         let html = send_message(target, text, false, actions);
         let (status, body) = bot_client::call_raw(&base, token, &html).await?;
@@ -201,7 +167,7 @@ impl TelegramAccount {
             let id = match part.as_deref().and_then(|k| self.sent(k)) {
                 Some(id) => id,
                 None => {
-                    self.send_text(token, &target, &msg.text, &msg.actions, part.as_deref())
+                    self.send_text(token, &target, &msg.text, &msg.actions)
                         .await?
                 }
             };
