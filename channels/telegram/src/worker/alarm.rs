@@ -8,11 +8,10 @@ use super::account_do::{now_ms, TelegramAccount};
 use super::bot_client::{self, api_base};
 use crate::account::Mode;
 use crate::api::{self, get_updates};
-use crate::schedule::{next_offset, poll_failed, poll_timeout_s, typing_next, Deadline};
+use crate::schedule::{next_offset, poll_failed, poll_timeout_s, Deadline};
 use futures::future::{select, Either};
 use gsv_channel_worker::tables::Tables;
 use serde_json::Value;
-use std::time::Duration;
 use worker::*;
 
 /// An empty answer sooner than this was no long poll (a double, or
@@ -47,51 +46,6 @@ impl TelegramAccount {
         };
         if let Err(e) = set {
             console_error!("telegram: setting the alarm failed: {e}");
-        }
-    }
-
-    /// "typing…" again in each chat whose renewal is due, until it runs out.
-    pub(super) async fn renew_typing(&self, store: &Tables) {
-        let now = now_ms();
-        let due = match store.due(now, "typing:") {
-            Ok(due) => due,
-            Err(e) => return console_error!("telegram: reading typing renewals failed: {e}"),
-        };
-        let token = self.token();
-        for d in due {
-            let next = typing_next(now, d.until_ms.unwrap_or(now));
-            let kept = match next {
-                Some(at) => store.set_deadline(&d.kind, at, d.until_ms),
-                None => store.clear_deadline(&d.kind),
-            };
-            if let Err(e) = kept {
-                console_error!("telegram: keeping typing's deadline failed: {e}");
-            }
-            let (Some(Deadline::Typing { chat, thread }), Some(_), Some(token)) =
-                (Deadline::parse(&d.kind), next, &token)
-            else {
-                continue;
-            };
-            let call = api::typing(&chat, thread);
-            if let Err(e) = bot_client::call::<bool>(&api_base(&self.env), token, &call).await {
-                console_log!("telegram: typing in {chat} failed: {}", e.message);
-            }
-        }
-    }
-
-    /// Renews typing while a poll waits, until the poll ends (dropped then).
-    async fn renew_typing_meanwhile(&self, store: &Tables) {
-        loop {
-            let now = now_ms();
-            // Checked every second: a chat may start typing meanwhile.
-            let wait = match store.next_deadline("typing:") {
-                Ok(Some(at)) => (at - now).clamp(0, 1_000),
-                _ => 1_000,
-            };
-            if wait > 0 {
-                Delay::from(Duration::from_millis(wait as u64)).await;
-            }
-            self.renew_typing(store).await;
         }
     }
 

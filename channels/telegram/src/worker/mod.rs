@@ -11,8 +11,10 @@ mod account_do;
 mod alarm;
 mod bot_client;
 mod inbox;
+mod media;
 mod sending;
 mod store;
+mod typing;
 
 use crate::webhook::{account_in_path, SECRET_HEADER};
 use gsv_channel_worker::Accounts;

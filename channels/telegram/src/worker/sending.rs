@@ -1,14 +1,12 @@
 //! The account's sends: a text as HTML (plain when Telegram cannot read
-//! the HTML), files by upload, each piece once per idempotency key;
-//! typing, renewed by the alarm; the files people send, downloaded for the
-//! gateway; and what a refused token does to the account.
+//! the HTML), files by upload, each piece once per idempotency key; and
+//! what a refused token does to the account.
 
 use super::account_do::{now_ms, random_bytes, TelegramAccount};
 use super::bot_client::{self, api_base};
 use super::store::SENT_TTL_MS;
-use crate::api::{self, explain_get_file, too_big_to_download, ApiError, File};
+use crate::api::ApiError;
 use crate::outbound::{self, file_method, fits_caption, send_message, sent_id, Target, Upload};
-use crate::schedule::{Deadline, TYPING_MAX_MS, TYPING_RENEW_MS};
 use crate::CHANNEL_ID;
 use gsv_channel_worker::gateway;
 use gsv_protocol::channels::*;
@@ -228,108 +226,6 @@ impl TelegramAccount {
         }
     }
 
-    /// Typing on: "typing…" now, renewed by the alarm every 4 s until it
-    /// is turned off, an answer goes to the chat, or it runs out.
-    pub(super) async fn typing(&self, p: ChannelTypingParams) -> OkResult {
-        let fail = |e: String| OkResult {
-            ok: false,
-            error: Some(e),
-        };
-        let target = match outbound::target(&p.peer, None) {
-            Ok(t) => t,
-            Err(e) => return fail(e),
-        };
-        if !p.typing {
-            self.stop_typing(&target).await;
-            return OkResult {
-                ok: true,
-                error: None,
-            };
-        }
-        let (Some(token), Some(store)) = (self.token(), &self.store) else {
-            return fail("the account is not started".into());
-        };
-        let now = now_ms();
-        let kind = typing_kind(&target);
-        if let Err(e) = store.set_deadline(&kind, now + TYPING_RENEW_MS, Some(now + TYPING_MAX_MS))
-        {
-            return fail(format!("keeping typing's deadline failed: {e}"));
-        }
-        self.arm(store).await;
-        let call = api::typing(&target.chat, target.thread);
-        match bot_client::call::<bool>(&api_base(&self.env), &token, &call).await {
-            Ok(_) => OkResult {
-                ok: true,
-                error: None,
-            },
-            Err(e) => fail(e.message),
-        }
-    }
-
-    async fn stop_typing(&self, target: &Target) {
-        if let Some(store) = &self.store {
-            if let Err(e) = store.clear_deadline(&typing_kind(target)) {
-                console_error!("telegram: clearing typing failed: {e}");
-            }
-            self.arm(store).await;
-        }
-    }
-
-    /// A file someone sent (by its `file_id`): `getFile`, then the file
-    /// from Telegram's file server, streamed back to the gateway. Refused
-    /// unread when it is larger than the gateway takes, or than Telegram
-    /// lets bots download (20 MB).
-    pub(super) async fn fetch_media(&self, p: ChannelMediaFetchParams) -> Result<Response> {
-        let refuse = |status: u16, error: String, size: Option<u64>| {
-            Ok(Response::from_json(&MediaFetchRefusal { error, size })?.with_status(status))
-        };
-        // 413 is the gateway's own limit; Telegram's is said in words.
-        let too_big = |size: Option<u64>| match size {
-            Some(s) if s > p.max_bytes => Some((413, "larger than the gateway takes".to_string())),
-            _ => too_big_to_download(size).map(|why| (422, why)),
-        };
-        let Some(file_id) = p.media.id.clone().filter(|id| !id.is_empty()) else {
-            return refuse(400, "the media has no Telegram file_id".into(), None);
-        };
-        if let Some((status, why)) = too_big(p.media.size) {
-            return refuse(status, why, p.media.size);
-        }
-        let Some(token) = self
-            .current()
-            .and_then(|a| a.token(self.env_token().as_deref()))
-        else {
-            return refuse(503, "the account has no bot token".into(), None);
-        };
-        let base = api_base(&self.env);
-        let file: File = match bot_client::call(&base, &token, &api::get_file(&file_id)).await {
-            Ok(f) => f,
-            Err(e) => {
-                let e = explain_get_file(e);
-                let status = if e.message.contains("20 MB") {
-                    422
-                } else {
-                    502
-                };
-                return refuse(status, e.message, None);
-            }
-        };
-        if let Some((status, why)) = too_big(file.file_size) {
-            return refuse(status, why, file.file_size);
-        }
-        let Some(path) = file.file_path.filter(|p| !p.is_empty()) else {
-            return refuse(502, "Telegram gave no file_path to download".into(), None);
-        };
-        match bot_client::download(&base, &token, &path).await {
-            Ok(resp) if resp.status_code() == 200 => Ok(resp),
-            Ok(resp) => refuse(
-                502,
-                format!("Telegram answered {} for the file", resp.status_code()),
-                None,
-            ),
-            Err(e) => refuse(502, e.message, None),
-        }
-    }
-
     /// Telegram refused the token mid-flight: the account says so, and the
     /// gateway hears it.
     pub(super) async fn token_refused(&self, description: &str) {
@@ -363,14 +259,6 @@ fn sent_ok(id: String) -> ChannelSendResult {
         retryable: None,
         retry_after_ms: None,
     }
-}
-
-fn typing_kind(target: &Target) -> String {
-    Deadline::Typing {
-        chat: target.chat.clone(),
-        thread: target.thread,
-    }
-    .kind()
 }
 
 fn hex(bytes: &[u8]) -> String {
