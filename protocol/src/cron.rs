@@ -202,6 +202,10 @@ pub struct CronStatusResult {
     /// started, in ms (waits on other objects included).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub longest_alarm_ms: Option<u64>,
+    /// How many times the gateway's alarm has run since the gateway started
+    /// (an alarm that comes back without pause shows here).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub alarm_runs: Option<u64>,
 }
 
 /// `cron.list`.

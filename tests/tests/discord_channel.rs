@@ -739,4 +739,51 @@ async fn a_dm_through_the_real_gateway_is_answered_on_discord() {
     );
     let asked = llm.requests();
     assert_eq!(asked.len(), 1);
+
+    // An answer Discord holds back (a 429 longer than the channel waits
+    // out) goes again after the gateway's backoff, and the answers queued
+    // behind it follow in order; while they wait, the gateway's alarm
+    // comes back for the head's retry, not without pause for the pieces
+    // behind it (they were "due" and made it spin).
+    let runs_before = alarm_runs(&mut owner).await;
+    discord.fail_next(
+        "/channels/300000000000000003/messages",
+        RestFailure::RateLimited {
+            retry_after: 60.0,
+            global: false,
+        },
+    );
+    for (id, text) in [("m2", "second"), ("m3", "third"), ("m4", "fourth")] {
+        discord.dispatch("MESSAGE_CREATE", messages::dm(id, text));
+    }
+    let answers = discord
+        .wait_for(Duration::from_secs(60), |d| {
+            let sent: Vec<String> = d
+                .rest_log()
+                .into_iter()
+                .filter(|r| r.path == "/channels/300000000000000003/messages" && r.status == 200)
+                .filter_map(|r| {
+                    r.body["message_reference"]["message_id"]
+                        .as_str()
+                        .map(String::from)
+                })
+                .collect();
+            (sent.len() >= 4).then_some(sent)
+        })
+        .expect("every answer on Discord");
+    assert_eq!(answers, ["m1", "m2", "m3", "m4"]);
+    let runs = alarm_runs(&mut owner).await - runs_before;
+    assert!(
+        runs < 30,
+        "the alarm ran {runs} times while one answer waited"
+    );
+}
+
+/// `cron.status`'s count of the gateway's alarm runs.
+async fn alarm_runs(owner: &mut gsv_e2e::ws::Client) -> u64 {
+    let status = owner.request("cron.status", json!({})).await;
+    let payload = status.payload.unwrap_or_default();
+    payload["alarmRuns"]
+        .as_u64()
+        .unwrap_or_else(|| panic!("no alarmRuns: {payload}"))
 }

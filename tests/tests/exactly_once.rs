@@ -359,6 +359,7 @@ fn dump_objects(dir: &std::path::Path) {
         ("deliveries", "SELECT key, dest, status, attempts, next_at, error FROM deliveries WHERE status != 'sent'"),
         ("channel_runs", "SELECT * FROM channel_runs"),
         ("deadlines", "SELECT * FROM deadlines"),
+        ("_cf_ALARM", "SELECT * FROM _cf_ALARM"),
     ];
     eprintln!(
         "now: {} ms",

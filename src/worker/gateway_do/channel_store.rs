@@ -62,6 +62,16 @@ pub const SEEN_TTL_MS: i64 = 24 * 3_600_000;
 /// Sent pieces stay in the ledger this long, for retries to find them.
 pub const SENT_TTL_MS: i64 = 24 * 3_600_000;
 
+/// The rowids of each queue's head: its oldest pending piece. A queue's
+/// deadline is its head's: the pieces behind a head that waits for a retry
+/// are "due" but cannot go (counting them made the alarm fire without
+/// pause while a head waited).
+macro_rules! heads {
+    () => {
+        "SELECT MIN(rowid) FROM deliveries WHERE status = 'pending' GROUP BY dest"
+    };
+}
+
 /// A query of `channel_runs` rows as `ChannelRun` reads them, `$rest`
 /// after the table (one column list, made at compile time).
 macro_rules! run_select {
@@ -610,14 +620,19 @@ impl ChannelStore {
         Ok(rows.into_iter().next())
     }
 
-    /// Queues with a piece due now.
+    /// Queues whose head is due now. Only a head counts: the pieces behind
+    /// it wait for it, due or not.
     pub fn due_dests(&self, now: i64) -> Res<Vec<String>> {
         #[derive(Deserialize)]
         struct Row {
             dest: String,
         }
         let rows: Vec<Row> = self.rows(
-            "SELECT DISTINCT dest FROM deliveries WHERE status = 'pending' AND next_at <= ?",
+            concat!(
+                "SELECT dest FROM deliveries WHERE rowid IN (",
+                heads!(),
+                ") AND next_at <= ?"
+            ),
             vec![now.into()],
         )?;
         Ok(rows.into_iter().map(|r| r.dest).collect())
@@ -836,10 +851,14 @@ impl ChannelStore {
         }
         self.sql
             .exec(
-                "SELECT MIN(at) AS at FROM (
-                   SELECT MIN(next_at) AS at FROM deliveries WHERE status = 'pending'
-                   UNION ALL SELECT MIN(typing_at) FROM channel_runs
-                   UNION ALL SELECT MIN(check_at) FROM channel_runs)",
+                concat!(
+                    "SELECT MIN(at) AS at FROM (
+                       SELECT MIN(next_at) AS at FROM deliveries WHERE rowid IN (",
+                    heads!(),
+                    ")
+                       UNION ALL SELECT MIN(typing_at) FROM channel_runs
+                       UNION ALL SELECT MIN(check_at) FROM channel_runs)"
+                ),
                 None,
             )
             .and_then(|c| c.one::<Next>())

@@ -106,6 +106,7 @@ impl Gateway {
             max_concurrent_runs: limits.max_concurrent_runs as u64,
             timezone: Some(self.user_zone()),
             longest_alarm_ms: Some(self.alarm_stats.get().1),
+            alarm_runs: Some(self.alarm_stats.get().0),
         })
     }
 

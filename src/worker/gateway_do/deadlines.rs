@@ -13,6 +13,9 @@ use crate::worker::rpc::now_ms;
 use serde::Deserialize;
 use worker::*;
 
+/// The soonest the alarm comes back when set during its own run.
+const REARM_MS: i64 = 50;
+
 impl Gateway {
     /// The earliest deadline of all, if any (ms since the epoch).
     pub(super) fn next_deadline(&self) -> Option<f64> {
@@ -69,9 +72,15 @@ impl Gateway {
     /// Points the alarm at the next deadline (a past one: at once).
     pub(super) async fn schedule_alarm(&self) {
         let storage = self.state.storage();
-        let next = self
-            .next_deadline()
-            .map(|at| at.max(now_ms() as f64) as i64);
+        // Inside the alarm, never "now" again: an alarm set during its own
+        // run to the very time it ran at is taken by workerd for the one
+        // that ran, and cleared when the run ends; and a deadline left due
+        // must not make the alarm spin.
+        let soonest = match self.in_alarm.get() {
+            true => now_ms() + REARM_MS,
+            false => now_ms(),
+        };
+        let next = self.next_deadline().map(|at| at.max(soonest as f64) as i64);
         // The same alarm again is a storage write for nothing (a burst of
         // runs ending asks for it hundreds of times); outside an alarm
         // invocation, which consumes the alarm, it is skipped.
