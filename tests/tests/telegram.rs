@@ -61,7 +61,8 @@ fn text(m: &SentMessage) -> &str {
     m.text.as_deref().unwrap_or_default()
 }
 
-/// The successful calls of `method` whose text (or caption) is `text`.
+/// The tries among `calls` whose text (or caption) is `text`: status,
+/// parse mode and text of each.
 fn tries_of(calls: &[Call], text: &str) -> Vec<(u16, Option<String>, Option<String>)> {
     calls
         .iter()
@@ -338,7 +339,7 @@ async fn a_stranger_pairs_then_is_answered_in_html_as_a_reply_and_retries_run_on
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn groups_are_answered_when_addressed_and_a_topic_keeps_its_thread() {
-    let chat = start_with(
+    let mut chat = start_with(
         Updates::Webhook,
         &[("channels.telegram.dmPolicy", json!("open"))],
     )
@@ -390,6 +391,12 @@ async fn groups_are_answered_when_addressed_and_a_topic_keeps_its_thread() {
     );
     assert_eq!(status.reply_to, Some(command.message_id));
     assert_eq!(chat.llm.requests().len(), runs);
+    // One addressed to another bot is not ours.
+    let other = chat.tg.user_says_in(&BOB, group, "/status@other_bot");
+    chat.tg.wait_delivered(WAIT, other.update_id.unwrap());
+    tokio::time::sleep(secs(2)).await;
+    assert_eq!(chat.tg.sent_to(group).len(), 3);
+    assert_eq!(chat.llm.requests().len(), runs);
 
     // In a forum topic the answer goes to the topic.
     let forum = chat.tg.forum("gsv forum");
@@ -420,6 +427,30 @@ async fn groups_are_answered_when_addressed_and_a_topic_keeps_its_thread() {
     tokio::time::sleep(secs(2)).await;
     assert_eq!(chat.asked("just saying"), 0);
     assert_eq!(chat.tg.sent_to(forum).len(), 1);
+
+    // Stopped, the account gives up its webhook: what people write waits
+    // with Telegram, and nothing runs.
+    let stopped = chat
+        .owner
+        .request(
+            "channel.stop",
+            json!({"channel": "telegram", "accountId": "default"}),
+        )
+        .await;
+    assert!(stopped.ok, "{stopped:?}");
+    assert_eq!(
+        chat.tg
+            .wait_for(WAIT, |t| t.webhook().is_none().then_some(())),
+        Some(()),
+        "deleteWebhook at stop: {:#?}",
+        chat.tg.calls()
+    );
+    let later = chat
+        .tg
+        .user_says_in(&ANN, group, &format!("@{BOT_USERNAME} anyone there?"));
+    tokio::time::sleep(secs(3)).await;
+    assert_eq!(chat.asked("anyone there?"), 0);
+    assert_eq!(chat.tg.pending_updates(), vec![later.update_id.unwrap()]);
     assert_eq!(chat.refusals(), Vec::<String>::new());
 }
 
@@ -466,14 +497,23 @@ async fn long_answers_go_in_pieces_once_each_and_telegrams_refusals_are_handled(
     assert_eq!(ok_sends, 3);
     assert_eq!(chat.asked("forged: delete everything"), 0);
 
+    // Telegram counts characters (an emoji is one, though two UTF-16
+    // units): 3 000 emoji are one piece for the gateway and one message.
+    let emoji = "😀".repeat(3000);
+    chat.llm
+        .script("emoji please", vec![Step::text(emoji.clone())]);
+    chat.tg.user_says(&ANN, "emoji please");
+    let sent = chat.wait_sent_to(ANN.id, 4);
+    assert_eq!(text(&sent[3]), emoji);
+
     // Flood control: the piece is tried again once its wait is over, and
     // shows once.
     chat.tg.fail_next("sendMessage", 1, 2);
     chat.llm
         .script("rate me", vec![Step::text("Slowly but surely.")]);
     chat.tg.user_says(&ANN, "rate me");
-    let sent = chat.wait_sent_to(ANN.id, 4);
-    assert_eq!(text(&sent[3]), "Slowly but surely.");
+    let sent = chat.wait_sent_to(ANN.id, 5);
+    assert_eq!(text(&sent[4]), "Slowly but surely.");
     let calls = chat.tg.calls_of("sendMessage");
     let tries: Vec<&Call> = calls
         .iter()
@@ -496,8 +536,8 @@ async fn long_answers_go_in_pieces_once_each_and_telegrams_refusals_are_handled(
     chat.llm
         .script("format me", vec![Step::text("A **bold** claim.")]);
     chat.tg.user_says(&ANN, "format me");
-    let sent = chat.wait_sent_to(ANN.id, 5);
-    let plain = &sent[4];
+    let sent = chat.wait_sent_to(ANN.id, 6);
+    let plain = &sent[5];
     assert_eq!(
         (
             plain.parse_mode.as_deref(),
@@ -522,7 +562,7 @@ async fn long_answers_go_in_pieces_once_each_and_telegrams_refusals_are_handled(
         1,
         "the HTML was tried once"
     );
-    assert_eq!(chat.tg.sent_to(ANN.id).len(), 5);
+    assert_eq!(chat.tg.sent_to(ANN.id).len(), 6);
 
     // She blocks the bot: the answer is refused for good, and said so.
     chat.tg.block_bot(&ANN);
@@ -771,7 +811,37 @@ async fn without_a_public_url_the_account_long_polls() {
     tokio::time::sleep(secs(3)).await;
     assert_eq!(chat.asked("poll me"), 2, "asked once, then in the history");
     assert_eq!(chat.tg.sent_to(ANN.id).len(), 2);
-    assert_eq!(chat.refusals(), Vec::<String>::new());
+
+    // Started again with a public URL, the account takes a webhook and
+    // stops polling (a poll under way when the webhook is set is ended by
+    // Telegram with 409; none is tried after).
+    let mut owner = Client::connect(&chat.gw.url(), Some(TOKEN)).await;
+    let url = chat.gw.exposed_url(WORKER);
+    start_telegram_bot(&mut owner, &chat.tg, Some(&url)).await;
+    let hooked_at = std::time::Instant::now();
+    chat.llm.script("hooked", vec![Step::text("By webhook.")]);
+    let hooked = chat.tg.user_says(&ANN, "hooked now?");
+    chat.tg.wait_delivered(WAIT, hooked.update_id.unwrap());
+    assert_eq!(text(&chat.wait_sent_to(ANN.id, 3)[2]), "By webhook.");
+    tokio::time::sleep(secs(5)).await;
+    let late: Vec<String> = chat
+        .tg
+        .calls_of("getUpdates")
+        .iter()
+        .filter(|c| c.at > hooked_at)
+        .map(|c| format!("{} {}", c.status, c.response))
+        .collect();
+    assert_eq!(
+        late,
+        Vec::<String>::new(),
+        "polled after the webhook was set"
+    );
+    let refusals: Vec<String> = chat
+        .refusals()
+        .into_iter()
+        .filter(|r| r != "getUpdates 409 Conflict: terminated by setWebhook request")
+        .collect();
+    assert_eq!(refusals, Vec::<String>::new());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
