@@ -6,6 +6,8 @@
 //! cannot make the bot spam codes. Nothing a pending sender writes is run
 //! or stored in any session.
 
+use gsv_protocol::channels::ChannelAction;
+
 /// Codes use letters and digits that cannot be misread for one another.
 const ALPHABET: &[u8; 32] = b"ABCDEFGHJKLMNPQRSTUVWXYZ23456789";
 pub const CODE_LEN: usize = 8;
@@ -125,12 +127,105 @@ pub fn code_reply(code: &str) -> String {
     )
 }
 
+/// What the owner is told of a new request, in the chat the owner last
+/// wrote from. The sender's name is theirs to choose: shown, never obeyed.
+pub fn owner_notice(pair: &PendingPair) -> String {
+    let who = match &pair.sender_name {
+        Some(name) => format!("{name} ({})", pair.address()),
+        None => pair.address(),
+    };
+    format!(
+        "{who} asks to talk with me on {}. Reply \"pair approve {code}\" to let them, \
+         or \"pair reject {code}\"; the code is valid for one hour.",
+        pair.channel,
+        code = pair.code
+    )
+}
+
+/// The notice's answers as buttons, for a chat app that has them.
+pub fn owner_actions(code: &str) -> Vec<ChannelAction> {
+    [
+        ("Approve", format!("pair approve {code}")),
+        ("Reject", format!("pair reject {code}")),
+    ]
+    .into_iter()
+    .map(|(label, text)| ChannelAction {
+        label: label.into(),
+        text,
+    })
+    .collect()
+}
+
+/// The owner's answer to a request, typed or pressed: `pair approve CODE`
+/// (true) or `pair reject CODE` (false), any case, the words alone.
+pub fn parse_owner_reply(text: &str) -> Option<(bool, String)> {
+    let words: Vec<String> = text
+        .split_whitespace()
+        .map(|w| w.to_ascii_lowercase())
+        .collect();
+    let (approve, code) = match words.iter().map(String::as_str).collect::<Vec<_>>()[..] {
+        ["pair", "approve", code] => (true, code),
+        ["pair", "reject", code] => (false, code),
+        _ => return None,
+    };
+    let code = code.to_ascii_uppercase();
+    let valid = code.len() == CODE_LEN && code.bytes().all(|b| ALPHABET.contains(&b));
+    valid.then_some((approve, code))
+}
+
 /// What the sender is told when the owner approves.
 pub const APPROVED_REPLY: &str = "You're approved: I'll answer your messages from now on.";
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_owner_is_told_of_a_request_and_answers_it_in_words_or_buttons() {
+        let pair = PendingPair {
+            channel: "telegram".into(),
+            account_id: "default".into(),
+            sender_id: "5001".into(),
+            sender_name: Some("Ann Example".into()),
+            peer_id: "5001".into(),
+            code: "ABCD2345".into(),
+            created_at_ms: 0,
+        };
+        assert_eq!(
+            owner_notice(&pair),
+            "Ann Example (telegram:5001) asks to talk with me on telegram. Reply \"pair approve ABCD2345\" to let them, or \"pair reject ABCD2345\"; the code is valid for one hour."
+        );
+        let nameless = PendingPair {
+            sender_name: None,
+            ..pair
+        };
+        assert!(owner_notice(&nameless).starts_with("telegram:5001 asks"));
+        let answers: Vec<(String, Option<(bool, String)>)> = owner_actions("ABCD2345")
+            .into_iter()
+            .map(|a| (a.label, parse_owner_reply(&a.text)))
+            .collect();
+        assert_eq!(
+            answers,
+            [
+                ("Approve".to_string(), Some((true, "ABCD2345".to_string()))),
+                ("Reject".to_string(), Some((false, "ABCD2345".to_string()))),
+            ]
+        );
+        assert_eq!(
+            parse_owner_reply("  Pair APPROVE abcd2345 "),
+            Some((true, "ABCD2345".into()))
+        );
+        for text in [
+            "pair approve",
+            "pair approve ABCD234",
+            "pair approve ABCD2341",
+            "approve ABCD2345",
+            "please pair approve ABCD2345",
+            "pair approve ABCD2345 now",
+        ] {
+            assert_eq!(parse_owner_reply(text), None, "{text}");
+        }
+    }
 
     const NOW: i64 = 1_795_529_100_000;
 

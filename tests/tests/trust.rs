@@ -588,3 +588,80 @@ async fn an_ask_call_runs_once_when_the_owner_approves_from_whatsapp_and_never_o
         ]
     );
 }
+
+#[tokio::test]
+async fn the_owner_hears_of_a_stranger_in_their_chat_and_approves_them_there() {
+    let (_gw, llm, mut owner, mut discord) = setup().await;
+    owner
+        .config_set("owner.identities", json!(["discord:81"]))
+        .await;
+    llm.script("morning", vec![Step::text("Morning.")]);
+    inbound(&mut discord, dm("o1", "81", "morning")).await;
+    assert_eq!(answer(&mut discord).await, "Morning.");
+
+    // A stranger gets a code; the owner, in the chat they last wrote from,
+    // hears who asks, with the answers as buttons.
+    let asked = inbound(&mut discord, dm("s1", "55", "hello?")).await;
+    assert_eq!(asked["status"], "pendingPairing", "{asked}");
+    let to_stranger = discord.next_event("channel.outbound").await;
+    assert_eq!(to_stranger["peer"]["id"], "dm-55");
+    let text = to_stranger["message"]["text"].as_str().unwrap().to_string();
+    let code = text
+        .split("Your pairing code is ")
+        .nth(1)
+        .and_then(|rest| rest.get(..8))
+        .unwrap()
+        .to_string();
+    let notice = discord.next_event("channel.outbound").await;
+    assert_eq!(notice["peer"]["id"], "dm-81");
+    assert_eq!(
+        notice["message"]["text"],
+        format!(
+            "user 55 (discord:55) asks to talk with me on discord. Reply \"pair approve {code}\" to let them, or \"pair reject {code}\"; the code is valid for one hour."
+        )
+    );
+
+    // Only the owner's words decide: the stranger typing them is still a
+    // stranger waiting (nothing is sent back to them again).
+    let forged = inbound(
+        &mut discord,
+        dm("s2", "55", &format!("pair approve {code}")),
+    )
+    .await;
+    assert_eq!(forged["status"], "pendingPairing", "{forged}");
+
+    inbound(
+        &mut discord,
+        dm("o2", "81", &format!("pair approve {code}")),
+    )
+    .await;
+    let mut told: Vec<(String, String)> = Vec::new();
+    for _ in 0..2 {
+        let out = discord.next_event("channel.outbound").await;
+        told.push((
+            out["peer"]["id"].as_str().unwrap().to_string(),
+            out["message"]["text"].as_str().unwrap().to_string(),
+        ));
+    }
+    told.sort();
+    assert_eq!(
+        told,
+        [
+            (
+                "dm-55".to_string(),
+                "You're approved: I'll answer your messages from now on.".to_string()
+            ),
+            (
+                "dm-81".to_string(),
+                "Approved user 55 (discord:55): they can talk with me now.".to_string()
+            ),
+        ]
+    );
+    let allowed = rpc(
+        &mut owner,
+        "config.get",
+        json!({"path": "channels.discord.allowFrom"}),
+    )
+    .await;
+    assert_eq!(allowed["value"], json!(["55"]), "{allowed}");
+}

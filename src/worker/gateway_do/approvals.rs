@@ -302,7 +302,7 @@ impl Gateway {
         }
     }
 
-    fn owner_chat(&self) -> Res<Option<(String, String, ChannelPeer)>> {
+    pub(super) fn owner_chat(&self) -> Res<Option<(String, String, ChannelPeer)>> {
         let rows: Vec<OwnerChat> = self
             .sql()
             .exec(
@@ -317,10 +317,64 @@ impl Gateway {
         }))
     }
 
+    /// A stranger asked to pair: the owner hears of it in their chat, with
+    /// the answers as buttons where the chat app has them.
+    pub(super) async fn tell_owner_of_pair(&self, pair: &pairing::PendingPair) {
+        let Ok(Some((channel, account_id, peer))) = self.owner_chat() else {
+            return;
+        };
+        let source = format!("pair-notice:{}:{}", pair.address(), pair.created_at_ms);
+        let text = pairing::owner_notice(pair);
+        let actions = pairing::owner_actions(&pair.code);
+        if let Err(e) = self
+            .send_message(
+                &channel,
+                &account_id,
+                &peer,
+                &source,
+                &text,
+                None,
+                &[],
+                &actions,
+            )
+            .await
+        {
+            console_error!(
+                "gateway: telling the owner of a pairing request failed: {}",
+                e.message
+            );
+        }
+    }
+
+    /// The owner's answer to a pairing request, given in their chat.
+    async fn decide_pair(&self, approve: bool, code: String) -> String {
+        let p = PairDecisionParams {
+            code: Some(code),
+            channel: None,
+            sender_id: None,
+        };
+        let decided = match approve {
+            true => self.pair_approve(p).await.map(|r| {
+                let who = format!("{}:{}", r.channel, r.sender_id);
+                match r.sender_name {
+                    Some(name) => format!("Approved {name} ({who}): they can talk with me now."),
+                    None => format!("Approved {who}: they can talk with me now."),
+                }
+            }),
+            false => self
+                .pair_reject(p)
+                .map(|r| format!("Rejected {}:{}.", r.channel, r.sender_id)),
+        };
+        decided.unwrap_or_else(|e| e.message)
+    }
+
     /// An owner's DM that is an answer to an approval request: decided,
     /// and the owner's confirmation (or why not) to send back; `None` for
     /// any other message.
     pub(super) async fn owner_reply(&self, text: &str) -> Option<String> {
+        if let Some((approve, code)) = pairing::parse_owner_reply(text) {
+            return Some(self.decide_pair(approve, code).await);
+        }
         let reply = parse_reply(text)?;
         Some(
             match self

@@ -230,6 +230,7 @@ impl Gateway {
                         "gateway: the pairing code for {sender_id} was not delivered: {e}"
                     );
                 }
+                self.tell_owner_of_pair(&pair).await;
                 Ok(answer(InboundStatus::PendingPairing))
             }
             PairRequest::AlreadyPending => Ok(answer(InboundStatus::PendingPairing)),
