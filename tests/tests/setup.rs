@@ -240,7 +240,7 @@ fn setup_by_script_then_at_a_terminal() {
     p.send_line("skip").unwrap();
     expect(
         &mut p,
-        "Connect a chat app now? discord, whatsapp, or Enter for none: ",
+        "Connect a chat app now? discord, telegram, whatsapp, or Enter for none: ",
     );
     p.send_line("").unwrap();
     expect(&mut p, "? [y/N] ");
@@ -302,7 +302,7 @@ fn setup_by_script_then_at_a_terminal() {
             && all.contains("  model      anthropic / claude-sonnet-4-20250514 (key kept)\n")
             && all.contains("  time zone  Europe/Paris\n")
             && all.contains(
-                "  channel    skipped: none asked for (--discord-bot-token, --whatsapp)\n"
+                "  channel    skipped: none asked for (--discord-bot-token, --telegram-bot-token, --whatsapp)\n"
             )
             && all.ends_with("Next: gsv chat \"hello\"\n"),
         "{all}"

@@ -589,7 +589,8 @@ async fn channel_step(
         }
         (Some(app), None) => app,
         (None, _) if mode.asks_defaults() => {
-            let prompt = "\nConnect a chat app now? discord, whatsapp, or Enter for none: ";
+            let prompt =
+                "\nConnect a chat app now? discord, telegram, whatsapp, or Enter for none: ";
             match term.ask(prompt, parse_app)? {
                 Some(app) => app,
                 None => return Ok(Done::Skipped("none chosen".into())),
@@ -597,7 +598,7 @@ async fn channel_step(
         }
         (None, _) => {
             return Ok(Done::Skipped(
-                "none asked for (--discord-bot-token, --whatsapp)".into(),
+                "none asked for (--discord-bot-token, --telegram-bot-token, --whatsapp)".into(),
             ))
         }
     };
