@@ -1,15 +1,15 @@
 #!/usr/bin/env bash
-# The bench command: builds the gateway and the Discord and WhatsApp channels once and
+# The bench command: builds the gateway and the Discord, WhatsApp and Telegram channels once and
 # the release `gsv` (the nodes the bench starts run it), then measures the
 # gateway against the echo floor, node tools and Grep against `rg`, and a
-# Discord DM turn and a WhatsApp turn against the CLI turn, in one run, and prints JSON (see
+# Discord DM turn, a WhatsApp turn and a Telegram turn against the CLI turn, in one run, and prints JSON (see
 # BENCHMARKS.md). Extra flags go to the bench binary: --echo N --turns N
 # --sessions N --per-session N --tool-turns N --bash-turns N --grep-files N
 # --grep-runs N --compact-messages N --reset-messages N --discord-turns N
-# --cron-burst N --cron-stored N --cron-cap N --whatsapp-turns N
+# --cron-burst N --cron-stored N --cron-cap N --whatsapp-turns N --telegram-turns N
 # --memory-nodes N --memory-searches N --memory-turns N
 # --history-messages N --history-turns N --startup-runs N --cost-turns N
-# --only turns,concurrent,history,prompt,tools,grep,lifecycle,discord,whatsapp,cron,memory,cost,startup.
+# --only turns,concurrent,history,prompt,tools,grep,lifecycle,discord,whatsapp,telegram,cron,memory,cost,startup.
 # --profile DIR records CPU profiles of the gateway's isolate, one per
 # phase run (DIR/turns.cpuprofile, concurrent, history, the tool turns,
 # cron-burst; for DevTools) and puts each one's top in the JSON; the
@@ -45,6 +45,7 @@ else
 fi
 bash channels/discord/build.sh >/dev/null
 bash channels/whatsapp/build.sh >/dev/null
+bash channels/telegram/build.sh >/dev/null
 # The skeleton turn written with workers-rs (the bench's Rust floor).
 bash tests/support/echo-rs/build.sh >/dev/null
 cargo build --quiet --release -p gsv

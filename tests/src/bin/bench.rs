@@ -35,6 +35,9 @@
 //! - the WhatsApp turn (signed webhook → the reply's POST at the fake
 //!   Graph API) the same way, and a 10 MB file coming in: time to the model
 //!   request (it is in R2 by then) and workerd's memory (`bench/whatsapp.rs`);
+//! - the Telegram turn (webhook update → the reply's sendMessage at the
+//!   fake Bot API) the same way, and the Telegram Worker's gzip size
+//!   (`bench/telegram.rs`);
 //! - what a turn costs with a model that caches prompts: billed input
 //!   tokens per turn of a 30-turn conversation with memory recall, cached
 //!   and not, as Anthropic bills them (`bench/cost.rs`);
@@ -50,7 +53,7 @@
 //! Run with `bash scripts/bench.sh` (builds first); see BENCHMARKS.md.
 //! `--median FILE...` prints several runs' reports as one (`bench/median.rs`;
 //! `scripts/bench.sh --runs N` makes the runs).
-//! `--only turns,concurrent,connect,history,prompt,tools,grep,lifecycle,discord,whatsapp,cron,memory,cost,startup` runs some parts
+//! `--only turns,concurrent,connect,history,prompt,tools,grep,lifecycle,discord,whatsapp,telegram,cron,memory,cost,startup` runs some parts
 //! (the echo floor always runs: the ratios need it).
 
 // Test support (harness, doubles, bench): a failed unwrap here is a failed
@@ -81,6 +84,8 @@ mod prompt;
 mod reads;
 #[path = "bench/startup.rs"]
 mod startup;
+#[path = "bench/telegram.rs"]
+mod telegram;
 #[path = "bench/tools.rs"]
 mod tools;
 #[path = "bench/turn_cost.rs"]
@@ -153,6 +158,7 @@ async fn main() {
     let reset_messages = arg("--reset-messages", 10_000);
     let discord_turns = arg("--discord-turns", 300);
     let whatsapp_turns = arg("--whatsapp-turns", 300);
+    let telegram_turns = arg("--telegram-turns", 200);
     let startup_runs = arg("--startup-runs", 8);
 
     let bin = gsv_bin();
@@ -422,6 +428,10 @@ async fn main() {
 
     if wants("whatsapp") {
         whatsapp::bench(&llm, whatsapp_turns, turn_p50, &mut report, &mut targets).await;
+    }
+
+    if wants("telegram") {
+        telegram::bench(&llm, telegram_turns, turn_p50, &mut report, &mut targets).await;
     }
 
     if wants("startup") && startup_runs > 0 {
