@@ -5,8 +5,7 @@
 mod agent_runs;
 mod approvals;
 mod attachments;
-mod channel_store;
-mod channels;
+mod channel_plane;
 mod chat;
 mod clock;
 pub use clock::{test_clock_enabled, TEST_CLOCK_VAR};
@@ -20,14 +19,12 @@ mod entry;
 mod followed_runs;
 mod gateway_tool;
 mod heartbeat;
-mod inbound;
 mod logs;
 mod media;
 mod memory;
 mod memory_sweep;
 mod model_check;
 mod nodes;
-mod outbound;
 mod probes;
 mod registry;
 mod requests;
@@ -69,7 +66,7 @@ const MIGRATIONS: &[&str] = &[
     probes::MIGRATION,
     // Chat-app channels: accounts, redeliveries, pairing, runs answered in
     // a chat, the delivery ledger, each agent's last active chat.
-    channel_store::MIGRATION,
+    channel_plane::MIGRATION,
     // Cron jobs and runs, runs the gateway follows, heartbeat state.
     cron_store::MIGRATION,
     // Runs going, counted whenever the alarm is set (maxConcurrentRuns).
@@ -77,19 +74,19 @@ const MIGRATIONS: &[&str] = &[
     // Log calls out at nodes.
     logs::MIGRATION,
     // Delivery receipts on the ledger's pieces (WhatsApp's statuses).
-    channel_store::RECEIPTS_MIGRATION,
+    channel_plane::RECEIPTS_MIGRATION,
     memory_sweep::MIGRATION,
     // Files on the ledger's pieces.
-    channel_store::MEDIA_MIGRATION,
+    channel_plane::MEDIA_MIGRATION,
     // Tool calls of turns below the owner (trust.rs).
     trust::MIGRATION,
     // Calls waiting for the owner's approval, standing approvals, and
     // the chat the owner is asked in (approvals.rs).
     approvals::MIGRATION,
     // When to ask a chat's run's session how it stands (outbound.rs).
-    channel_store::OUTCOME_CHECK_MIGRATION,
+    channel_plane::OUTCOME_CHECK_MIGRATION,
     // Buttons on the ledger's pieces (outbound.rs).
-    channel_store::ACTIONS_MIGRATION,
+    channel_plane::ACTIONS_MIGRATION,
 ];
 
 /// The open sockets with their attachments, shared while unchanged.
@@ -141,10 +138,8 @@ pub struct Gateway {
     /// File transfers in progress, by transfer id.
     transfers: RefCell<std::collections::HashMap<u32, transfer::Transfer>>,
     next_transfer: std::cell::Cell<u32>,
-    /// Chat queues being sent right now (one pump each).
-    pumping: RefCell<std::collections::HashSet<String>>,
-    /// The key channel Workers present (`outbound::channel_key`).
-    channel_key: std::cell::OnceCell<Option<String>>,
+    /// Chat-app accounts, pairing and the delivery ledger (channel_plane.rs).
+    channels: channel_plane::ChannelPlane,
     /// The test clock's offset (clock.rs); 0 in production.
     clock_offset: std::cell::Cell<i64>,
     /// This instance has brought its schedules in line (`wake`): a client
@@ -152,9 +147,6 @@ pub struct Gateway {
     /// connection (each wake writes the schedules' rows, and the write
     /// would hold back the connection's answer).
     woke: std::cell::Cell<bool>,
-    /// This instance asked after every chat run once (outbound.rs): a
-    /// restart may have missed their ends.
-    runs_checked: std::cell::Cell<bool>,
     /// Alarm invocations since start and the longest one (ms).
     alarm_stats: std::cell::Cell<(u64, u64)>,
     /// The alarm this instance last set (deadlines.rs).
@@ -196,11 +188,9 @@ impl DurableObject for Gateway {
             sockets: RefCell::new(None),
             transfers: RefCell::new(Default::default()),
             next_transfer: std::cell::Cell::new(0),
-            pumping: RefCell::new(Default::default()),
-            channel_key: Default::default(),
+            channels: Default::default(),
             clock_offset: std::cell::Cell::new(0),
             woke: std::cell::Cell::new(false),
-            runs_checked: std::cell::Cell::new(false),
             alarm_stats: std::cell::Cell::new((0, 0)),
             alarm_set: std::cell::Cell::new(None),
             in_alarm: std::cell::Cell::new(false),

@@ -12,9 +12,7 @@ use crate::calls::Abort;
 use crate::session::internal::{SessionChatSend, SessionChatSendReply, SessionQuery};
 use crate::worker::bindings::SessionStub;
 use crate::worker::rpc::internal_error;
-use gsv_protocol::channels::ChannelPeer;
 use gsv_protocol::{ChatDirectives, ChatEvent, ChatState, ErrorShape};
-use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use worker::*;
 
@@ -22,21 +20,6 @@ type Res<T> = std::result::Result<T, ErrorShape>;
 
 pub(super) const KIND_CRON: &str = "cron";
 pub(super) const KIND_HEARTBEAT: &str = "heartbeat";
-
-/// A chat the answer goes to.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub(super) struct ChatTarget {
-    pub channel: String,
-    pub account_id: String,
-    pub peer: ChannelPeer,
-}
-
-impl ChatTarget {
-    pub fn label(&self) -> String {
-        format!("{}:{}", self.channel, self.peer.id)
-    }
-}
 
 /// The kind of agent run a `gsv__SessionSend` waits on (session_send.rs).
 pub(super) const KIND_SESSION_SEND: &str = "session_send";
@@ -187,39 +170,5 @@ impl Gateway {
             let end = RunEnd::Failed(format!("timed out after {secs} s"));
             self.end_agent_run(run, end).await;
         }
-    }
-
-    /// Sends `text` to `target` through the delivery ledger; `source_id`
-    /// names it so a retry adds nothing. The error says why it failed.
-    pub(super) async fn deliver_to(
-        &self,
-        target: &ChatTarget,
-        source_id: &str,
-        text: &str,
-    ) -> Option<String> {
-        match self
-            .send_text(
-                &target.channel,
-                &target.account_id,
-                &target.peer,
-                source_id,
-                text,
-                None,
-            )
-            .await
-        {
-            Ok(sent) => sent.failed,
-            Err(e) => Some(e.message),
-        }
-    }
-
-    /// The agent's last active chat, if it has one.
-    pub(super) fn last_chat(&self, agent_id: &str) -> Option<ChatTarget> {
-        let last = self.channel_store().last_active(agent_id).ok()??;
-        Some(ChatTarget {
-            peer: last.peer().ok()?,
-            channel: last.channel,
-            account_id: last.account_id,
-        })
     }
 }

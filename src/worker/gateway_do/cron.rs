@@ -9,7 +9,8 @@
 //! `ok` when the agent's run ends with an answer, `error` when it fails or
 //! passes `timeoutSeconds`.
 
-use super::agent_runs::{AgentTurn, ChatTarget, RunEnd, KIND_CRON};
+use super::agent_runs::{AgentTurn, RunEnd, KIND_CRON};
+use super::channel_plane::ChatTarget;
 use super::Gateway;
 use crate::commands::parse_model_selector;
 use crate::schedule::slots::{self, Due, RunOutcome, STALE_RUNNING_MS};

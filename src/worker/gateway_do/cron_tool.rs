@@ -61,7 +61,7 @@ impl Gateway {
                     // A job runs as `system`, acting at its maker's level.
                     trust: gsv_protocol::Trust::of(r.trust.acts_as),
                     session_key: Some(r.session_key.clone()),
-                    chat: self.channel_store().chat_of_session(&r.session_key)?,
+                    chat: self.chat_of_session(&r.session_key)?,
                 };
                 let job = self.cron_add(p, made_by)?.job;
                 self.schedule_alarm().await;

@@ -58,15 +58,11 @@ impl Gateway {
         .into_iter()
         .flatten()
         .map(|at| self.to_real(at));
-        [
-            nodes,
-            self.channel_store().next_deadline(),
-            self.approvals_deadline(),
-        ]
-        .into_iter()
-        .flatten()
-        .chain(scheduled)
-        .reduce(f64::min)
+        [nodes, self.channel_deadline(), self.approvals_deadline()]
+            .into_iter()
+            .flatten()
+            .chain(scheduled)
+            .reduce(f64::min)
     }
 
     /// Points the alarm at the next deadline (a past one: at once).

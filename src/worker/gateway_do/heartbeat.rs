@@ -4,7 +4,8 @@
 //! what of its answer reaches the user are `crate::schedule::heartbeat`'s
 //! decisions; the state per agent is a row of `heartbeats`.
 
-use super::agent_runs::{AgentTurn, ChatTarget, RunEnd, KIND_HEARTBEAT};
+use super::agent_runs::{AgentTurn, RunEnd, KIND_HEARTBEAT};
+use super::channel_plane::ChatTarget;
 use super::cron::zones;
 use super::{workspace_rpc, Gateway};
 use crate::commands::parse_model_selector;
@@ -169,9 +170,7 @@ impl Gateway {
             tz: tz.as_ref(),
             heartbeat_md: md.as_deref(),
             session_busy: store.agent_run_for(KIND_HEARTBEAT, agent)?
-                || self
-                    .channel_store()
-                    .last_chat_replying(agent, now_ms() - BEAT_TIMEOUT_MS)?,
+                || self.chat_replying(agent, now_ms() - BEAT_TIMEOUT_MS)?,
         });
         if let Err(reason) = verdict {
             state.last_status = Some(RunStatus::Skipped);
