@@ -2,35 +2,27 @@
 //! with the hibernation API, answers every request frame, keeps the config,
 //! and fans `chat` events out to the clients watching a session.
 
-mod agent_runs;
 mod approvals;
 mod attachments;
 mod channel_plane;
 mod chat;
-mod clock;
-pub use clock::{test_clock_enabled, TEST_CLOCK_VAR};
 mod config;
 mod connect;
-mod cron;
-mod cron_store;
-mod cron_tool;
-mod deadlines;
 mod entry;
 mod followed_runs;
 mod gateway_tool;
-mod heartbeat;
 mod logs;
 mod media;
 mod memory;
-mod memory_sweep;
 mod model_check;
 mod nodes;
 mod probes;
 mod registry;
 mod requests;
 mod revisions;
+mod scheduler;
+pub use scheduler::{test_clock_enabled, TEST_CLOCK_VAR};
 mod session_link;
-mod session_send;
 mod transfer;
 mod trust;
 mod usage;
@@ -68,14 +60,13 @@ const MIGRATIONS: &[&str] = &[
     // a chat, the delivery ledger, each agent's last active chat.
     channel_plane::MIGRATION,
     // Cron jobs and runs, runs the gateway follows, heartbeat state.
-    cron_store::MIGRATION,
-    // Runs going, counted whenever the alarm is set (maxConcurrentRuns).
-    "CREATE INDEX cron_jobs_running ON cron_jobs (running_at)",
+    scheduler::MIGRATION,
+    scheduler::RUNNING_INDEX_MIGRATION,
     // Log calls out at nodes.
     logs::MIGRATION,
     // Delivery receipts on the ledger's pieces (WhatsApp's statuses).
     channel_plane::RECEIPTS_MIGRATION,
-    memory_sweep::MIGRATION,
+    scheduler::SWEEP_MIGRATION,
     // Files on the ledger's pieces.
     channel_plane::MEDIA_MIGRATION,
     // Tool calls of turns below the owner (trust.rs).
@@ -140,18 +131,8 @@ pub struct Gateway {
     next_transfer: std::cell::Cell<u32>,
     /// Chat-app accounts, pairing and the delivery ledger (channel_plane.rs).
     channels: channel_plane::ChannelPlane,
-    /// The test clock's offset (clock.rs); 0 in production.
-    clock_offset: std::cell::Cell<i64>,
-    /// This instance has brought its schedules in line (`wake`): a client
-    /// connecting wakes the object only the first time, not on every
-    /// connection (each wake writes the schedules' rows, and the write
-    /// would hold back the connection's answer).
-    woke: std::cell::Cell<bool>,
-    /// Alarm invocations since start and the longest one (ms).
-    alarm_stats: std::cell::Cell<(u64, u64)>,
-    /// The alarm this instance last set (deadlines.rs).
-    alarm_set: std::cell::Cell<Option<i64>>,
-    in_alarm: std::cell::Cell<bool>,
+    /// Cron, heartbeats, agent runs and the alarm (scheduler.rs).
+    scheduler: scheduler::Scheduler,
     /// Session activity stamps written and kept back (registry.rs).
     touches: RefCell<crate::gateway::touches::Touches>,
     /// Messages sent on sessions' event links, waiting for their answers.
@@ -189,11 +170,7 @@ impl DurableObject for Gateway {
             transfers: RefCell::new(Default::default()),
             next_transfer: std::cell::Cell::new(0),
             channels: Default::default(),
-            clock_offset: std::cell::Cell::new(0),
-            woke: std::cell::Cell::new(false),
-            alarm_stats: std::cell::Cell::new((0, 0)),
-            alarm_set: std::cell::Cell::new(None),
-            in_alarm: std::cell::Cell::new(false),
+            scheduler: Default::default(),
             touches: Default::default(),
             link_calls: Default::default(),
             attachments: Default::default(),
@@ -220,13 +197,7 @@ impl DurableObject for Gateway {
     }
 
     async fn alarm(&self) -> Result<Response> {
-        let started = now_ms();
-        self.in_alarm.set(true);
-        self.run_deadlines(started).await;
-        self.in_alarm.set(false);
-        let (count, longest) = self.alarm_stats.get();
-        let took = (now_ms() - started).max(0) as u64;
-        self.alarm_stats.set((count + 1, longest.max(took)));
+        self.alarm_run().await;
         self.tell_links_of_workspace();
         Response::ok("ok")
     }

@@ -679,3 +679,29 @@ fn running_exec_session(p: &ToolResultParams) -> Option<String> {
         .then(|| r.get("sessionId")?.as_str().map(String::from))
         .flatten()
 }
+
+impl Gateway {
+    /// The node registry's earliest deadline: tool calls (a session's
+    /// after the route's grace), followed background commands, log
+    /// calls, bin probes.
+    pub(super) fn node_deadline(&self) -> Option<f64> {
+        #[derive(Deserialize)]
+        struct Next {
+            at: Option<f64>,
+        }
+        self.sql()
+            .exec(
+                &format!(
+                    "SELECT MIN(at) AS at FROM (
+                       SELECT CASE kind WHEN 'client' THEN deadline_at ELSE deadline_at + {ROUTE_GRACE_MS} END AS at FROM tool_calls
+                       UNION ALL SELECT expires_at FROM exec_sessions
+                       UNION ALL SELECT deadline_at FROM log_calls
+                       UNION ALL SELECT deadline_at FROM probes WHERE outcome IS NULL)"
+                ),
+                None,
+            )
+            .and_then(|c| c.one::<Next>())
+            .ok()
+            .and_then(|n| n.at)
+    }
+}

@@ -6,39 +6,31 @@
 //! run twice (cron by its run ids, deliveries by the ledger, the rest by
 //! deleting what they handled).
 
-use super::nodes::ROUTE_GRACE_MS;
 use super::Gateway;
 use crate::schedule::slots::STALE_RUNNING_MS;
 use crate::worker::rpc::now_ms;
-use serde::Deserialize;
 use worker::*;
 
 /// The soonest the alarm comes back when set during its own run.
 const REARM_MS: i64 = 50;
 
 impl Gateway {
+    /// The alarm's run: everything due, counted in `cron.status`.
+    pub(in crate::worker::gateway_do) async fn alarm_run(&self) {
+        let started = now_ms();
+        self.scheduler.in_alarm.set(true);
+        self.run_deadlines(started).await;
+        self.scheduler.in_alarm.set(false);
+        let (count, longest) = self.scheduler.alarm_stats.get();
+        let took = (now_ms() - started).max(0) as u64;
+        self.scheduler
+            .alarm_stats
+            .set((count + 1, longest.max(took)));
+    }
+
     /// The earliest deadline of all, if any (ms since the epoch).
     pub(super) fn next_deadline(&self) -> Option<f64> {
-        #[derive(Deserialize)]
-        struct Next {
-            at: Option<f64>,
-        }
-        let nodes = self
-            .sql()
-            .exec(
-                &format!(
-                    "SELECT MIN(at) AS at FROM (
-                       SELECT CASE kind WHEN 'client' THEN deadline_at ELSE deadline_at + {ROUTE_GRACE_MS} END AS at FROM tool_calls
-                       UNION ALL SELECT expires_at FROM exec_sessions
-                       UNION ALL SELECT deadline_at FROM log_calls
-                       UNION ALL SELECT deadline_at FROM probes WHERE outcome IS NULL)"
-                ),
-                None,
-            )
-            .and_then(|c| c.one::<Next>())
-            .ok()
-            .and_then(|n| n.at);
-        let store = self.cron_store();
+        let store = self.schedule_store();
         let limits = self.cron_limits();
         let stale_before = self.sched_now() - STALE_RUNNING_MS;
         let full = store
@@ -58,21 +50,25 @@ impl Gateway {
         .into_iter()
         .flatten()
         .map(|at| self.to_real(at));
-        [nodes, self.channel_deadline(), self.approvals_deadline()]
-            .into_iter()
-            .flatten()
-            .chain(scheduled)
-            .reduce(f64::min)
+        [
+            self.node_deadline(),
+            self.channel_deadline(),
+            self.approvals_deadline(),
+        ]
+        .into_iter()
+        .flatten()
+        .chain(scheduled)
+        .reduce(f64::min)
     }
 
     /// Points the alarm at the next deadline (a past one: at once).
-    pub(super) async fn schedule_alarm(&self) {
+    pub(in crate::worker::gateway_do) async fn schedule_alarm(&self) {
         let storage = self.state.storage();
         // Inside the alarm, never "now" again: an alarm set during its own
         // run to the very time it ran at is taken by workerd for the one
         // that ran, and cleared when the run ends; and a deadline left due
         // must not make the alarm spin.
-        let soonest = match self.in_alarm.get() {
+        let soonest = match self.scheduler.in_alarm.get() {
             true => now_ms() + REARM_MS,
             false => now_ms(),
         };
@@ -80,10 +76,13 @@ impl Gateway {
         // The same alarm again is a storage write for nothing (a burst of
         // runs ending asks for it hundreds of times); outside an alarm
         // invocation, which consumes the alarm, it is skipped.
-        if next.is_some() && next == self.alarm_set.get() && !self.in_alarm.get() {
+        if next.is_some()
+            && next == self.scheduler.alarm_set.get()
+            && !self.scheduler.in_alarm.get()
+        {
             return;
         }
-        self.alarm_set.set(next);
+        self.scheduler.alarm_set.set(next);
         let result = match next {
             Some(at) => {
                 storage
@@ -100,9 +99,9 @@ impl Gateway {
     /// A deadline at `at` was just added: the alarm moves only when it is
     /// set later than that, or not at all. (A deadline removed leaves the
     /// alarm as it is; it then finds nothing due and is set again.)
-    pub(super) async fn schedule_alarm_by(&self, at: i64) {
-        let earlier = self.alarm_set.get().is_some_and(|set| set <= at);
-        if !earlier || self.in_alarm.get() {
+    pub(in crate::worker::gateway_do) async fn schedule_alarm_by(&self, at: i64) {
+        let earlier = self.scheduler.alarm_set.get().is_some_and(|set| set <= at);
+        if !earlier || self.scheduler.in_alarm.get() {
             self.schedule_alarm().await;
         }
     }
@@ -130,7 +129,7 @@ impl Gateway {
 
     /// Deletes the alarm (the test clock's "lost alarm").
     pub(super) async fn drop_alarm(&self) {
-        self.alarm_set.set(None);
+        self.scheduler.alarm_set.set(None);
         if let Err(e) = self.state.storage().delete_alarm().await {
             console_error!("gateway: deleting the alarm failed: {e}");
         }
@@ -140,8 +139,8 @@ impl Gateway {
     /// cron trigger, a config change): after downtime, whatever came due
     /// meanwhile runs now; heartbeats of agents new to the config are
     /// scheduled.
-    pub(super) async fn wake(&self) {
-        self.woke.set(true);
+    pub(in crate::worker::gateway_do) async fn wake(&self) {
+        self.scheduler.woke.set(true);
         self.heartbeat_sync(self.sched_now());
         self.memory_sweep_sync(self.sched_now());
         self.schedule_alarm().await;
