@@ -11,19 +11,16 @@ mod connect;
 mod entry;
 mod followed_runs;
 mod gateway_tool;
-mod logs;
 mod media;
 mod memory;
 mod model_check;
-mod nodes;
-mod probes;
+mod node_registry;
 mod registry;
 mod requests;
 mod revisions;
 mod scheduler;
 pub use scheduler::{test_clock_enabled, TEST_CLOCK_VAR};
 mod session_link;
-mod transfer;
 mod trust;
 mod usage;
 
@@ -47,15 +44,9 @@ const MIGRATIONS: &[&str] = &[
      CREATE INDEX sessions_by_activity ON sessions (last_active_at DESC)",
     // Connected nodes and their tools, tool calls out at nodes (who waits
     // for each), and background commands whose end a session waits for.
-    "CREATE TABLE nodes (node_id TEXT PRIMARY KEY, conn_id TEXT NOT NULL, tools TEXT NOT NULL,
-        runtime TEXT NOT NULL, connected_at INTEGER NOT NULL);
-     CREATE TABLE tool_calls (call_id TEXT PRIMARY KEY, node_id TEXT NOT NULL, kind TEXT NOT NULL,
-        session_key TEXT, conn_id TEXT, frame_id TEXT, created_at INTEGER NOT NULL, deadline_at INTEGER NOT NULL);
-     CREATE INDEX tool_calls_by_node ON tool_calls (node_id);
-     CREATE TABLE exec_sessions (node_id TEXT NOT NULL, session_id TEXT NOT NULL, session_key TEXT NOT NULL,
-        call_id TEXT NOT NULL, expires_at INTEGER NOT NULL, PRIMARY KEY (node_id, session_id))",
+    node_registry::MIGRATION,
     // Skill bin probes out at nodes and the skills.update requests waiting on them.
-    probes::MIGRATION,
+    node_registry::PROBES_MIGRATION,
     // Chat-app channels: accounts, redeliveries, pairing, runs answered in
     // a chat, the delivery ledger, each agent's last active chat.
     channel_plane::MIGRATION,
@@ -63,7 +54,7 @@ const MIGRATIONS: &[&str] = &[
     scheduler::MIGRATION,
     scheduler::RUNNING_INDEX_MIGRATION,
     // Log calls out at nodes.
-    logs::MIGRATION,
+    node_registry::LOG_CALLS_MIGRATION,
     // Delivery receipts on the ledger's pieces (WhatsApp's statuses).
     channel_plane::RECEIPTS_MIGRATION,
     scheduler::SWEEP_MIGRATION,
@@ -126,9 +117,8 @@ pub struct Gateway {
     revisions: revisions::Revisions,
     /// The runs whose events the gateway acts on (followed_runs.rs).
     followed: followed_runs::FollowedRuns,
-    /// File transfers in progress, by transfer id.
-    transfers: RefCell<std::collections::HashMap<u32, transfer::Transfer>>,
-    next_transfer: std::cell::Cell<u32>,
+    /// Nodes, tool calls, probes, log calls, transfers (node_registry.rs).
+    nodes: node_registry::NodeRegistry,
     /// Chat-app accounts, pairing and the delivery ledger (channel_plane.rs).
     channels: channel_plane::ChannelPlane,
     /// Cron, heartbeats, agent runs and the alarm (scheduler.rs).
@@ -139,12 +129,6 @@ pub struct Gateway {
     link_calls: session_link::LinkCalls,
     /// Sockets' attachments as last read (attachments.rs).
     attachments: attachments::KeptAttachments,
-    /// Sessions' node calls answered, their routes not deleted yet (nodes.rs).
-    answered_routes: RefCell<Vec<String>>,
-    /// The routes of node calls this instance wrote (nodes.rs).
-    kept_routes: nodes::KeptRoutes,
-    /// Sessions' node calls answered lately, deleted or not (nodes.rs).
-    answered_calls: RefCell<crate::gateway::nodes::AnsweredCalls>,
 }
 
 impl DurableObject for Gateway {
@@ -167,16 +151,12 @@ impl DurableObject for Gateway {
             routing: RefCell::new(RoutingConfig::from_config(&config)),
             config: RefCell::new(config),
             sockets: RefCell::new(None),
-            transfers: RefCell::new(Default::default()),
-            next_transfer: std::cell::Cell::new(0),
+            nodes: Default::default(),
             channels: Default::default(),
             scheduler: Default::default(),
             touches: Default::default(),
             link_calls: Default::default(),
             attachments: Default::default(),
-            answered_routes: Default::default(),
-            kept_routes: Default::default(),
-            answered_calls: Default::default(),
         }
     }
 
@@ -277,7 +257,7 @@ impl Gateway {
         p: ToolRequestParams,
         again: bool,
     ) -> std::result::Result<ToolRequestReply, ErrorShape> {
-        let asker = nodes::Asker::Session {
+        let asker = node_registry::Asker::Session {
             key: &p.session_key,
             again,
         };
@@ -295,6 +275,11 @@ impl Gateway {
         self.attachments.keep(ws, Rc::new(att.clone()));
         self.forget_sockets();
         Ok(())
+    }
+
+    /// The object's SQLite; each part reads its own tables through its store.
+    fn sql(&self) -> SqlStorage {
+        self.state.storage().sql()
     }
 
     /// The open sockets, shared: a chat event fanned out to every watcher

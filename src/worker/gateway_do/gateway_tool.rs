@@ -4,7 +4,7 @@
 //! `gsv__SessionSend` answered at once or when the other session's run
 //! ends (`session_send.rs`).
 
-use super::logs::LogsAsker;
+use super::node_registry::LogsAsker;
 use super::{to_value, Gateway};
 use crate::agent_tools::{GatewayTool, GatewayToolCall, GatewayToolReply};
 use gsv_protocol::{ConfigGetParams, ErrorShape};
