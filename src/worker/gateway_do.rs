@@ -65,9 +65,9 @@ const MIGRATIONS: &[&str] = &[
     // Calls waiting for the owner's approval, standing approvals, and
     // the chat the owner is asked in (approvals.rs).
     approvals::MIGRATION,
-    // When to ask a chat's run's session how it stands (outbound.rs).
+    // When to ask a chat's run's session how it stands (channel_plane/outbound.rs).
     channel_plane::OUTCOME_CHECK_MIGRATION,
-    // Buttons on the ledger's pieces (outbound.rs).
+    // Buttons on the ledger's pieces (channel_plane/outbound.rs).
     channel_plane::ACTIONS_MIGRATION,
 ];
 

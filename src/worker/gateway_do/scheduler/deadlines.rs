@@ -1,8 +1,9 @@
-//! The Gateway object's one alarm, set to the earliest of every table's
-//! deadlines: tool calls and followed background commands (`nodes.rs`),
-//! bin probes, log calls, channel deliveries and typing renewals, cron
-//! slots, agent runs' timeouts (`gsv__SessionSend`'s waits among them),
-//! heartbeats. `alarm()` handles everything due; each handler is safe to
+//! The Gateway object's one alarm, set to the earliest of every part's
+//! deadlines: the node registry's (tool calls, followed background
+//! commands, bin probes, log calls), the channel plane's (deliveries,
+//! typing renewals), approvals, and the scheduler's own: cron slots,
+//! agent runs' timeouts (`gsv__SessionSend`'s waits among them),
+//! heartbeats, the memory sweep. `alarm()` handles everything due; each handler is safe to
 //! run twice (cron by its run ids, deliveries by the ledger, the rest by
 //! deleting what they handled).
 
