@@ -8,12 +8,10 @@
 //! deleting what they handled).
 
 use super::Gateway;
+use crate::schedule::alarm::{alarm_change, moves_for, AlarmChange};
 use crate::schedule::slots::STALE_RUNNING_MS;
 use crate::worker::rpc::now_ms;
 use worker::*;
-
-/// The soonest the alarm comes back when set during its own run.
-const REARM_MS: i64 = 50;
 
 impl Gateway {
     /// The alarm's run: everything due, counted in `cron.status`.
@@ -65,32 +63,26 @@ impl Gateway {
     /// Points the alarm at the next deadline (a past one: at once).
     pub(in crate::worker::gateway_do) async fn schedule_alarm(&self) {
         let storage = self.state.storage();
-        // Inside the alarm, never "now" again: an alarm set during its own
-        // run to the very time it ran at is taken by workerd for the one
-        // that ran, and cleared when the run ends; and a deadline left due
-        // must not make the alarm spin.
-        let soonest = match self.scheduler.in_alarm.get() {
-            true => now_ms() + REARM_MS,
-            false => now_ms(),
-        };
-        let next = self.next_deadline().map(|at| at.max(soonest as f64) as i64);
-        // The same alarm again is a storage write for nothing (a burst of
-        // runs ending asks for it hundreds of times); outside an alarm
-        // invocation, which consumes the alarm, it is skipped.
-        if next.is_some()
-            && next == self.scheduler.alarm_set.get()
-            && !self.scheduler.in_alarm.get()
-        {
-            return;
-        }
-        self.scheduler.alarm_set.set(next);
-        let result = match next {
-            Some(at) => {
+        let sched = &self.scheduler;
+        let change = alarm_change(
+            self.next_deadline(),
+            now_ms(),
+            sched.in_alarm.get(),
+            sched.alarm_set.get(),
+        );
+        // A burst of runs ending asks for the same alarm hundreds of times.
+        let result = match change {
+            AlarmChange::Keep => return,
+            AlarmChange::Set(at) => {
+                sched.alarm_set.set(Some(at));
                 storage
                     .set_alarm(ScheduledTime::new(js_sys::Date::new(&(at as f64).into())))
                     .await
             }
-            None => storage.delete_alarm().await,
+            AlarmChange::Delete => {
+                sched.alarm_set.set(None);
+                storage.delete_alarm().await
+            }
         };
         if let Err(e) = result {
             console_error!("gateway: scheduling the alarm failed: {e}");
@@ -101,8 +93,8 @@ impl Gateway {
     /// set later than that, or not at all. (A deadline removed leaves the
     /// alarm as it is; it then finds nothing due and is set again.)
     pub(in crate::worker::gateway_do) async fn schedule_alarm_by(&self, at: i64) {
-        let earlier = self.scheduler.alarm_set.get().is_some_and(|set| set <= at);
-        if !earlier || self.scheduler.in_alarm.get() {
+        let sched = &self.scheduler;
+        if moves_for(at, sched.in_alarm.get(), sched.alarm_set.get()) {
             self.schedule_alarm().await;
         }
     }
