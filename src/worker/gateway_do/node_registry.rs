@@ -14,6 +14,7 @@ use super::Gateway;
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 use store::NodeStore;
+use worker::console_error;
 
 pub(super) use logs::LogsAsker;
 pub(super) use nodes::Asker;
@@ -42,5 +43,19 @@ impl Gateway {
     /// background commands, log calls, bin probes.
     pub(super) fn node_deadline(&self) -> Option<f64> {
         self.node_store().next_deadline()
+    }
+
+    /// Everything of the registry due at `now`: unanswered tool calls and
+    /// followed commands, bin probes, log calls.
+    pub(super) async fn node_alarm(&self, now: i64) {
+        if let Err(e) = self.expire_tool_calls(now).await {
+            console_error!("gateway: expiring tool calls failed: {}", e.message);
+        }
+        if let Err(e) = self.expire_probes(now).await {
+            console_error!("gateway: expiring bin probes failed: {}", e.message);
+        }
+        if let Err(e) = self.expire_log_calls(now).await {
+            console_error!("gateway: expiring log calls failed: {}", e.message);
+        }
     }
 }

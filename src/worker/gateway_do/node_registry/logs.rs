@@ -186,7 +186,7 @@ impl Gateway {
     }
 
     /// Calls past their deadline fail as timed out.
-    pub(in crate::worker::gateway_do) async fn expire_log_calls(&self, now: i64) -> Res<()> {
+    pub(super) async fn expire_log_calls(&self, now: i64) -> Res<()> {
         let due = self.node_store().due_log_calls(now)?;
         self.fail_log_calls(due, timed_out).await
     }

@@ -550,7 +550,7 @@ impl Gateway {
 
     /// Deadlines: client invokes that got no answer are answered with a
     /// timeout; routes and followed commands past their time are forgotten.
-    pub(in crate::worker::gateway_do) async fn expire(&self, now: i64) -> Res<()> {
+    pub(super) async fn expire_tool_calls(&self, now: i64) -> Res<()> {
         self.delete_answered_routes()?;
         let due = self.unanswered(self.node_store().due_routes(now))?;
         for route in due {

@@ -227,7 +227,7 @@ impl Gateway {
     }
 
     /// Probes still pending past their deadline fail as timed out.
-    pub(in crate::worker::gateway_do) async fn expire_probes(&self, now: i64) -> Res<()> {
+    pub(super) async fn expire_probes(&self, now: i64) -> Res<()> {
         let due = self.node_store().due_probes(now)?;
         self.fail_probes(due, |row| timed_out(&row.node_id, row.timeout_ms as u64))
             .await

@@ -101,15 +101,7 @@ impl Gateway {
 
     /// Everything due at `now`, in order; the alarm is set again after.
     pub(super) async fn run_deadlines(&self, now: i64) {
-        if let Err(e) = self.expire(now).await {
-            console_error!("gateway: expiring tool calls failed: {}", e.message);
-        }
-        if let Err(e) = self.expire_probes(now).await {
-            console_error!("gateway: expiring bin probes failed: {}", e.message);
-        }
-        if let Err(e) = self.expire_log_calls(now).await {
-            console_error!("gateway: expiring log calls failed: {}", e.message);
-        }
+        self.node_alarm(now).await;
         self.channel_alarm(now).await;
         let sched = self.sched_now();
         self.expire_agent_runs(sched).await;
