@@ -12,6 +12,7 @@
 //!   [`slots::finish`]; then re-arm at [`slots::next_alarm`];
 //! - answers: [`human`]; heartbeats: [`heartbeat`].
 
+pub mod alarm;
 pub mod cron;
 mod cron_error;
 pub mod heartbeat;

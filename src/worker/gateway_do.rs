@@ -2,39 +2,25 @@
 //! with the hibernation API, answers every request frame, keeps the config,
 //! and fans `chat` events out to the clients watching a session.
 
-mod agent_runs;
 mod approvals;
 mod attachments;
-mod channel_store;
-mod channels;
+mod channel_plane;
 mod chat;
-mod clock;
-pub use clock::{test_clock_enabled, TEST_CLOCK_VAR};
 mod config;
 mod connect;
-mod cron;
-mod cron_store;
-mod cron_tool;
-mod deadlines;
 mod entry;
 mod followed_runs;
 mod gateway_tool;
-mod heartbeat;
-mod inbound;
-mod logs;
 mod media;
 mod memory;
-mod memory_sweep;
 mod model_check;
-mod nodes;
-mod outbound;
-mod probes;
+mod node_registry;
 mod registry;
 mod requests;
 mod revisions;
+mod scheduler;
+pub use scheduler::{test_clock_enabled, TEST_CLOCK_VAR};
 mod session_link;
-mod session_send;
-mod transfer;
 mod trust;
 mod usage;
 
@@ -58,38 +44,31 @@ const MIGRATIONS: &[&str] = &[
      CREATE INDEX sessions_by_activity ON sessions (last_active_at DESC)",
     // Connected nodes and their tools, tool calls out at nodes (who waits
     // for each), and background commands whose end a session waits for.
-    "CREATE TABLE nodes (node_id TEXT PRIMARY KEY, conn_id TEXT NOT NULL, tools TEXT NOT NULL,
-        runtime TEXT NOT NULL, connected_at INTEGER NOT NULL);
-     CREATE TABLE tool_calls (call_id TEXT PRIMARY KEY, node_id TEXT NOT NULL, kind TEXT NOT NULL,
-        session_key TEXT, conn_id TEXT, frame_id TEXT, created_at INTEGER NOT NULL, deadline_at INTEGER NOT NULL);
-     CREATE INDEX tool_calls_by_node ON tool_calls (node_id);
-     CREATE TABLE exec_sessions (node_id TEXT NOT NULL, session_id TEXT NOT NULL, session_key TEXT NOT NULL,
-        call_id TEXT NOT NULL, expires_at INTEGER NOT NULL, PRIMARY KEY (node_id, session_id))",
+    node_registry::MIGRATION,
     // Skill bin probes out at nodes and the skills.update requests waiting on them.
-    probes::MIGRATION,
+    node_registry::PROBES_MIGRATION,
     // Chat-app channels: accounts, redeliveries, pairing, runs answered in
     // a chat, the delivery ledger, each agent's last active chat.
-    channel_store::MIGRATION,
+    channel_plane::MIGRATION,
     // Cron jobs and runs, runs the gateway follows, heartbeat state.
-    cron_store::MIGRATION,
-    // Runs going, counted whenever the alarm is set (maxConcurrentRuns).
-    "CREATE INDEX cron_jobs_running ON cron_jobs (running_at)",
+    scheduler::MIGRATION,
+    scheduler::RUNNING_INDEX_MIGRATION,
     // Log calls out at nodes.
-    logs::MIGRATION,
+    node_registry::LOG_CALLS_MIGRATION,
     // Delivery receipts on the ledger's pieces (WhatsApp's statuses).
-    channel_store::RECEIPTS_MIGRATION,
-    memory_sweep::MIGRATION,
+    channel_plane::RECEIPTS_MIGRATION,
+    scheduler::SWEEP_MIGRATION,
     // Files on the ledger's pieces.
-    channel_store::MEDIA_MIGRATION,
+    channel_plane::MEDIA_MIGRATION,
     // Tool calls of turns below the owner (trust.rs).
     trust::MIGRATION,
     // Calls waiting for the owner's approval, standing approvals, and
     // the chat the owner is asked in (approvals.rs).
     approvals::MIGRATION,
-    // When to ask a chat's run's session how it stands (outbound.rs).
-    channel_store::OUTCOME_CHECK_MIGRATION,
-    // Buttons on the ledger's pieces (outbound.rs).
-    channel_store::ACTIONS_MIGRATION,
+    // When to ask a chat's run's session how it stands (channel_plane/outbound.rs).
+    channel_plane::OUTCOME_CHECK_MIGRATION,
+    // Buttons on the ledger's pieces (channel_plane/outbound.rs).
+    channel_plane::ACTIONS_MIGRATION,
 ];
 
 /// The open sockets with their attachments, shared while unchanged.
@@ -138,40 +117,18 @@ pub struct Gateway {
     revisions: revisions::Revisions,
     /// The runs whose events the gateway acts on (followed_runs.rs).
     followed: followed_runs::FollowedRuns,
-    /// File transfers in progress, by transfer id.
-    transfers: RefCell<std::collections::HashMap<u32, transfer::Transfer>>,
-    next_transfer: std::cell::Cell<u32>,
-    /// Chat queues being sent right now (one pump each).
-    pumping: RefCell<std::collections::HashSet<String>>,
-    /// The key channel Workers present (`outbound::channel_key`).
-    channel_key: std::cell::OnceCell<Option<String>>,
-    /// The test clock's offset (clock.rs); 0 in production.
-    clock_offset: std::cell::Cell<i64>,
-    /// This instance has brought its schedules in line (`wake`): a client
-    /// connecting wakes the object only the first time, not on every
-    /// connection (each wake writes the schedules' rows, and the write
-    /// would hold back the connection's answer).
-    woke: std::cell::Cell<bool>,
-    /// This instance asked after every chat run once (outbound.rs): a
-    /// restart may have missed their ends.
-    runs_checked: std::cell::Cell<bool>,
-    /// Alarm invocations since start and the longest one (ms).
-    alarm_stats: std::cell::Cell<(u64, u64)>,
-    /// The alarm this instance last set (deadlines.rs).
-    alarm_set: std::cell::Cell<Option<i64>>,
-    in_alarm: std::cell::Cell<bool>,
+    /// Nodes, tool calls, probes, log calls, transfers (node_registry.rs).
+    nodes: node_registry::NodeRegistry,
+    /// Chat-app accounts, pairing and the delivery ledger (channel_plane.rs).
+    channels: channel_plane::ChannelPlane,
+    /// Cron, heartbeats, agent runs and the alarm (scheduler.rs).
+    scheduler: scheduler::Scheduler,
     /// Session activity stamps written and kept back (registry.rs).
     touches: RefCell<crate::gateway::touches::Touches>,
     /// Messages sent on sessions' event links, waiting for their answers.
     link_calls: session_link::LinkCalls,
     /// Sockets' attachments as last read (attachments.rs).
     attachments: attachments::KeptAttachments,
-    /// Sessions' node calls answered, their routes not deleted yet (nodes.rs).
-    answered_routes: RefCell<Vec<String>>,
-    /// The routes of node calls this instance wrote (nodes.rs).
-    kept_routes: nodes::KeptRoutes,
-    /// Sessions' node calls answered lately, deleted or not (nodes.rs).
-    answered_calls: RefCell<crate::gateway::nodes::AnsweredCalls>,
 }
 
 impl DurableObject for Gateway {
@@ -194,22 +151,12 @@ impl DurableObject for Gateway {
             routing: RefCell::new(RoutingConfig::from_config(&config)),
             config: RefCell::new(config),
             sockets: RefCell::new(None),
-            transfers: RefCell::new(Default::default()),
-            next_transfer: std::cell::Cell::new(0),
-            pumping: RefCell::new(Default::default()),
-            channel_key: Default::default(),
-            clock_offset: std::cell::Cell::new(0),
-            woke: std::cell::Cell::new(false),
-            runs_checked: std::cell::Cell::new(false),
-            alarm_stats: std::cell::Cell::new((0, 0)),
-            alarm_set: std::cell::Cell::new(None),
-            in_alarm: std::cell::Cell::new(false),
+            nodes: Default::default(),
+            channels: Default::default(),
+            scheduler: Default::default(),
             touches: Default::default(),
             link_calls: Default::default(),
             attachments: Default::default(),
-            answered_routes: Default::default(),
-            kept_routes: Default::default(),
-            answered_calls: Default::default(),
         }
     }
 
@@ -230,13 +177,7 @@ impl DurableObject for Gateway {
     }
 
     async fn alarm(&self) -> Result<Response> {
-        let started = now_ms();
-        self.in_alarm.set(true);
-        self.run_deadlines(started).await;
-        self.in_alarm.set(false);
-        let (count, longest) = self.alarm_stats.get();
-        let took = (now_ms() - started).max(0) as u64;
-        self.alarm_stats.set((count + 1, longest.max(took)));
+        self.alarm_run().await;
         self.tell_links_of_workspace();
         Response::ok("ok")
     }
@@ -316,7 +257,7 @@ impl Gateway {
         p: ToolRequestParams,
         again: bool,
     ) -> std::result::Result<ToolRequestReply, ErrorShape> {
-        let asker = nodes::Asker::Session {
+        let asker = node_registry::Asker::Session {
             key: &p.session_key,
             again,
         };
@@ -334,6 +275,11 @@ impl Gateway {
         self.attachments.keep(ws, Rc::new(att.clone()));
         self.forget_sockets();
         Ok(())
+    }
+
+    /// The object's SQLite; each part reads its own tables through its store.
+    fn sql(&self) -> SqlStorage {
+        self.state.storage().sql()
     }
 
     /// The open sockets, shared: a chat event fanned out to every watcher

@@ -45,7 +45,7 @@ async fn fetch(req: Request, env: Env, _ctx: Context) -> Result<Response> {
         (Method::Post, path) if path.starts_with("/internal/channel/") => {
             channel_call(req, &env).await
         }
-        // Tests only: the gateway's schedule clock (gateway_do/clock.rs).
+        // Tests only: the gateway's schedule clock (gateway_do/scheduler/clock.rs).
         (Method::Post, crate::session::internal::path::TEST_CLOCK)
             if gateway_do::test_clock_enabled(&env) =>
         {

@@ -3,8 +3,8 @@
 //! router, a Session or a channel), `handle_message` for a message on a
 //! client's, node's or session link's socket.
 
-use super::clock;
 use super::requests::Reply;
+use super::scheduler;
 use super::{send, send_text, Attachment, Gateway};
 use crate::gateway::intake::{intake_binary, intake_text, Intake};
 use crate::session::internal::{path, AgentSessionsQuery, ChannelMessageRequest};
@@ -33,7 +33,7 @@ impl Gateway {
                 pair.server.serialize_attachment(&att)?;
                 self.state.accept_web_socket(&pair.server);
                 self.forget_sockets();
-                if !self.woke.get() {
+                if !self.woke() {
                     self.wake().await;
                 }
                 Response::from_websocket(pair.client)
@@ -93,8 +93,8 @@ impl Gateway {
                 }
                 reply(Ok(json!({ "delivered": delivered })))
             }
-            path::TEST_CLOCK if clock::test_clock_enabled(&self.env) => {
-                let result = match read_json::<clock::AdvanceClock>(req).await {
+            path::TEST_CLOCK if scheduler::test_clock_enabled(&self.env) => {
+                let result = match read_json::<scheduler::AdvanceClock>(req).await {
                     Ok(a) => Ok(self.advance_clock(a).await),
                     Err(e) => Err(e),
                 };

@@ -1,10 +1,10 @@
 //! The agent's tools the Gateway runs for a Session (`crate::agent_tools`):
 //! `gsv__ConfigGet` answered at once, masked like `config.get`;
-//! `gsv__LogsGet` answered when the node does (`logs.rs`);
+//! `gsv__LogsGet` answered when the node does (`node_registry/logs.rs`);
 //! `gsv__SessionSend` answered at once or when the other session's run
-//! ends (`session_send.rs`).
+//! ends (`scheduler/session_send.rs`).
 
-use super::logs::LogsAsker;
+use super::node_registry::LogsAsker;
 use super::{to_value, Gateway};
 use crate::agent_tools::{GatewayTool, GatewayToolCall, GatewayToolReply};
 use gsv_protocol::{ConfigGetParams, ErrorShape};

@@ -143,7 +143,7 @@ impl Gateway {
             channel: None,
             directives: None,
             relay: None,
-            clock_offset_ms: self.clock_offset.get(),
+            clock_offset_ms: self.clock_offset_ms(),
             media: vec![],
             trust: gsv_protocol::Trust::default(),
             inbound_id: None,

@@ -18,7 +18,7 @@ pub const TEST_CLOCK_VAR: &str = "GSV_TEST_CLOCK";
 /// bring it back).
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub(super) struct AdvanceClock {
+pub(in crate::worker::gateway_do) struct AdvanceClock {
     pub advance_ms: i64,
     #[serde(default)]
     pub drop_alarm: bool,
@@ -26,7 +26,7 @@ pub(super) struct AdvanceClock {
 
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub(super) struct ClockState {
+pub(in crate::worker::gateway_do) struct ClockState {
     pub offset_ms: i64,
 }
 
@@ -40,25 +40,26 @@ pub fn test_clock_enabled(env: &worker::Env) -> bool {
 
 impl Gateway {
     /// Now, on the schedule clock.
-    pub(super) fn sched_now(&self) -> i64 {
-        now_ms() + self.clock_offset.get()
+    pub(in crate::worker::gateway_do) fn sched_now(&self) -> i64 {
+        now_ms() + self.scheduler.clock_offset.get()
     }
 
     /// A schedule-clock instant as a real one (for the alarm).
     pub(super) fn to_real(&self, at: f64) -> f64 {
-        at - self.clock_offset.get() as f64
+        at - self.scheduler.clock_offset.get() as f64
     }
 
-    pub(super) async fn advance_clock(&self, a: AdvanceClock) -> ClockState {
-        self.clock_offset
-            .set(self.clock_offset.get() + a.advance_ms.max(0));
+    pub(in crate::worker::gateway_do) async fn advance_clock(&self, a: AdvanceClock) -> ClockState {
+        self.scheduler
+            .clock_offset
+            .set(self.scheduler.clock_offset.get() + a.advance_ms.max(0));
         if a.drop_alarm {
             self.drop_alarm().await;
         } else {
             self.schedule_alarm().await;
         }
         ClockState {
-            offset_ms: self.clock_offset.get(),
+            offset_ms: self.scheduler.clock_offset.get(),
         }
     }
 }

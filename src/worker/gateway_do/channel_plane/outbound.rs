@@ -6,7 +6,7 @@
 //! it, so retries (a 429, a restart) never send a piece the chat has; a
 //! piece that finally fails stays in the ledger for `channels.list`.
 
-use super::channel_store::{dest_key, ChannelRun, ChannelStore, DeliveryRow};
+use super::store::{dest_key, ChannelRun, ChannelStore, DeliveryRow};
 use super::Gateway;
 use crate::channels::chunk::platform_limit;
 use crate::channels::delivery::{delivery_key, pieces, retry_at, TYPING_MAX_MS, TYPING_RENEW_MS};
@@ -32,21 +32,18 @@ type Res<T> = std::result::Result<T, ErrorShape>;
 const QUIET_ERRORS: &[&str] = &["Run cancelled by user", "Run ended: the session was reset"];
 
 /// What the pieces of one text were, once the pump has run.
-pub(super) struct Sent {
+pub(in crate::worker::gateway_do) struct Sent {
     pub pieces: usize,
     pub failed: Option<String>,
 }
 
 impl Gateway {
-    pub(super) fn channel_store(&self) -> ChannelStore {
-        ChannelStore::new(self.state.storage().sql())
-    }
-
     /// The key channel Workers present, derived from the auth token.
     /// Derived once per instance: the token is a secret, fixed for the
     /// Worker's deployment.
     pub(super) fn channel_key(&self) -> Option<String> {
-        self.channel_key
+        self.channels
+            .key
             .get_or_init(|| {
                 let token = self.env.secret("GSV_AUTH_TOKEN").ok()?.to_string();
                 (!token.is_empty()).then(|| derive_channel_key(&token))
@@ -56,7 +53,7 @@ impl Gateway {
 
     /// The channel named `name`: a channel connected over WebSocket under
     /// that name (it said so itself), else its Worker's service binding.
-    pub(super) fn channel(&self, name: &str) -> Option<Box<dyn Channel>> {
+    pub(in crate::worker::gateway_do) fn channel(&self, name: &str) -> Option<Box<dyn Channel>> {
         let prefix = format!("{name}:");
         let socket = self.sockets().iter().find_map(|(ws, att)| {
             let peer = att.peer.as_ref()?;
@@ -154,7 +151,7 @@ impl Gateway {
     /// Queues `text`, `media` and `actions` and sends the chat's queue
     /// now; says how it went.
     #[allow(clippy::too_many_arguments)]
-    pub(super) async fn send_message(
+    pub(in crate::worker::gateway_do) async fn send_message(
         &self,
         channel: &str,
         account_id: &str,
@@ -196,9 +193,9 @@ impl Gateway {
     /// Sends `dest`'s queue in order until it is empty or its head must
     /// wait for a retry. One pump per queue at a time in this instance.
     pub(super) async fn pump(&self, dest: &str) {
-        if !self.pumping.borrow_mut().insert(dest.to_string()) {
+        let Some(pumping) = self.channels.start_pump(dest) else {
             return;
-        }
+        };
         let store = self.channel_store();
         // Whether the alarm must come back for this queue: a piece waits
         // for its retry, or the ledger could not be read or written.
@@ -217,7 +214,7 @@ impl Gateway {
                 break true;
             }
         };
-        self.pumping.borrow_mut().remove(dest);
+        drop(pumping);
         if waiting {
             self.schedule_alarm().await;
         }
@@ -263,7 +260,7 @@ impl Gateway {
 
     /// A `chat` event of a run started from a chat: its text goes back
     /// there; at the end typing stops and the run is forgotten.
-    pub(super) async fn route_chat_event(&self, evt: &ChatEvent) {
+    pub(in crate::worker::gateway_do) async fn route_chat_event(&self, evt: &ChatEvent) {
         let Some(run_id) = evt.run_id.as_deref() else {
             return;
         };
@@ -351,7 +348,7 @@ impl Gateway {
     /// first time in an instance: it may have missed their ends while it
     /// was down) how each stands.
     async fn check_runs(&self, now: i64) {
-        let all = !self.runs_checked.replace(true);
+        let all = !self.channels.runs_checked.replace(true);
         let runs = match self.channel_store().runs_to_check(now, all) {
             Ok(runs) => runs,
             Err(e) => return console_error!("gateway: reading chat runs failed: {}", e.message),
@@ -411,7 +408,7 @@ impl Gateway {
     }
 
     /// `gsv__Message`: to the chat named, else the agent's last active one.
-    pub(super) async fn channel_message(
+    pub(in crate::worker::gateway_do) async fn channel_message(
         &self,
         r: ChannelMessageRequest,
     ) -> Res<ChannelMessageReply> {
@@ -565,7 +562,7 @@ impl Gateway {
 
     /// The alarm's share: pieces due for a retry, typing renewals, chat
     /// runs to ask after.
-    pub(super) async fn channel_alarm(&self, now: i64) {
+    pub(in crate::worker::gateway_do) async fn channel_alarm(&self, now: i64) {
         self.check_runs(now).await;
         let store = self.channel_store();
         match store.due_dests(now) {

@@ -51,7 +51,7 @@ impl Gateway {
         Ok((name, channel))
     }
 
-    pub(super) async fn channels_list(&self) -> Res<ChannelsListResult> {
+    pub(in crate::worker::gateway_do) async fn channels_list(&self) -> Res<ChannelsListResult> {
         let store = self.channel_store();
         let mut channels = Vec::new();
         for row in store.accounts()? {
@@ -82,7 +82,7 @@ impl Gateway {
         })
     }
 
-    pub(super) async fn channel_start(
+    pub(in crate::worker::gateway_do) async fn channel_start(
         &self,
         p: ChannelStartRpcParams,
     ) -> Res<ChannelAccountResult> {
@@ -103,7 +103,7 @@ impl Gateway {
 
     /// `channel.stop` (`logout: false`) or `channel.logout`: the account
     /// leaves the registry once the channel has let it go.
-    pub(super) async fn channel_end(
+    pub(in crate::worker::gateway_do) async fn channel_end(
         &self,
         p: ChannelAccountParams,
         logout: bool,
@@ -124,7 +124,7 @@ impl Gateway {
         })
     }
 
-    pub(super) async fn channel_status(
+    pub(in crate::worker::gateway_do) async fn channel_status(
         &self,
         p: ChannelStatusRpcParams,
     ) -> Res<ChannelStatusRpcResult> {
@@ -173,7 +173,10 @@ impl Gateway {
     }
 
     /// A channel Worker reporting an account's status on its own.
-    pub(super) fn channel_status_changed(&self, p: ChannelStatusParams) -> Res<OkResult> {
+    pub(in crate::worker::gateway_do) fn channel_status_changed(
+        &self,
+        p: ChannelStatusParams,
+    ) -> Res<OkResult> {
         let name = normalize_channel(&p.channel);
         self.channel_store()
             .save_status(&name, &p.status, now_ms())?;
@@ -189,7 +192,10 @@ impl Gateway {
     /// `channel.status` count it as undelivered, with the reason). A
     /// receipt for a message the ledger does not know yet waits for it
     /// (`apply_early_receipts`).
-    pub(super) fn channel_delivery(&self, p: ChannelDeliveryParams) -> Res<OkResult> {
+    pub(in crate::worker::gateway_do) fn channel_delivery(
+        &self,
+        p: ChannelDeliveryParams,
+    ) -> Res<OkResult> {
         let name = normalize_channel(&p.channel);
         let account = normalize_account_id(&p.account_id);
         let at = p.timestamp.unwrap_or_else(now_ms);
@@ -262,7 +268,7 @@ impl Gateway {
         Ok(true)
     }
 
-    pub(super) async fn channel_login(
+    pub(in crate::worker::gateway_do) async fn channel_login(
         &self,
         p: ChannelLoginRpcParams,
     ) -> Res<ChannelLoginRpcResult> {
@@ -284,7 +290,7 @@ impl Gateway {
         store.pending_pairs()
     }
 
-    pub(super) fn pair_list(&self) -> Res<PairListResult> {
+    pub(in crate::worker::gateway_do) fn pair_list(&self) -> Res<PairListResult> {
         let pairs = self
             .live_pairs()?
             .into_iter()
@@ -332,7 +338,10 @@ impl Gateway {
             })
     }
 
-    pub(super) async fn pair_approve(&self, p: PairDecisionParams) -> Res<PairApproveResult> {
+    pub(in crate::worker::gateway_do) async fn pair_approve(
+        &self,
+        p: PairDecisionParams,
+    ) -> Res<PairApproveResult> {
         let pair = self.chosen_pair(&p)?;
         // The sender joins allowFrom; the request goes once that is stored.
         let path = format!("channels.{}.allowFrom", pair.channel);
@@ -380,7 +389,10 @@ impl Gateway {
         })
     }
 
-    pub(super) fn pair_reject(&self, p: PairDecisionParams) -> Res<PairRejectResult> {
+    pub(in crate::worker::gateway_do) fn pair_reject(
+        &self,
+        p: PairDecisionParams,
+    ) -> Res<PairRejectResult> {
         let pair = self.chosen_pair(&p)?;
         self.channel_store().delete_pair(&pair)?;
         Ok(PairRejectResult {

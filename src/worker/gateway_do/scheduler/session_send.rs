@@ -7,7 +7,7 @@
 //! `crate::agent_tools::session_send`.
 
 use super::agent_runs::{RunEnd, KIND_SESSION_SEND};
-use super::cron_store::AgentRun;
+use super::store::AgentRun;
 use super::Gateway;
 use crate::agent_tools::session_send::{accepted, answered, failed, plan_send, timed_out};
 use crate::agent_tools::{GatewayTool, GatewayToolCall, GatewayToolReply};
@@ -29,7 +29,10 @@ struct Waiter {
 }
 
 impl Gateway {
-    pub(super) async fn session_send(&self, call: &GatewayToolCall) -> Res<GatewayToolReply> {
+    pub(in crate::worker::gateway_do) async fn session_send(
+        &self,
+        call: &GatewayToolCall,
+    ) -> Res<GatewayToolReply> {
         let GatewayTool::SessionSend {
             target,
             message,
@@ -43,7 +46,7 @@ impl Gateway {
         let relay = plan_send(&from, &call.agent_id, call.depth, &target)
             .map_err(|e| ErrorShape::new(codes::BAD_REQUEST, e))?;
         let run_id = new_id();
-        let store = self.cron_store();
+        let store = self.schedule_store();
         if *wait_seconds > 0 {
             let now = self.sched_now();
             let waiter = Waiter {

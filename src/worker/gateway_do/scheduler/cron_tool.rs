@@ -27,7 +27,10 @@ fn id_of(args: &Value) -> Res<String> {
 }
 
 impl Gateway {
-    pub(super) async fn cron_tool(&self, r: CronToolRequest) -> Res<CronToolReply> {
+    pub(in crate::worker::gateway_do) async fn cron_tool(
+        &self,
+        r: CronToolRequest,
+    ) -> Res<CronToolReply> {
         let args = &r.args;
         let action = args.get("action").and_then(Value::as_str).unwrap_or("");
         // Below the owner, a conversation sees and changes only its own jobs.
@@ -61,7 +64,7 @@ impl Gateway {
                     // A job runs as `system`, acting at its maker's level.
                     trust: gsv_protocol::Trust::of(r.trust.acts_as),
                     session_key: Some(r.session_key.clone()),
-                    chat: self.channel_store().chat_of_session(&r.session_key)?,
+                    chat: self.chat_of_session(&r.session_key)?,
                 };
                 let job = self.cron_add(p, made_by)?.job;
                 self.schedule_alarm().await;
@@ -120,7 +123,7 @@ impl Gateway {
     /// Job `id`, when the asking session made it; else as if there were
     /// no such job (a person or group learns nothing of others' jobs).
     fn own_job(&self, r: &CronToolRequest, id: &str) -> Res<CronJob> {
-        self.cron_store()
+        self.schedule_store()
             .job(id)?
             .filter(|j| j.made_by.session_key.as_deref() == Some(&r.session_key))
             .ok_or_else(|| {

@@ -4,9 +4,10 @@
 //! what of its answer reaches the user are `crate::schedule::heartbeat`'s
 //! decisions; the state per agent is a row of `heartbeats`.
 
-use super::agent_runs::{AgentTurn, ChatTarget, RunEnd, KIND_HEARTBEAT};
+use super::super::channel_plane::ChatTarget;
+use super::agent_runs::{AgentTurn, RunEnd, KIND_HEARTBEAT};
 use super::cron::zones;
-use super::{workspace_rpc, Gateway};
+use super::Gateway;
 use crate::commands::parse_model_selector;
 use crate::schedule::heartbeat::{
     check, decide_delivery, heartbeat_config, next_beat, BeatCheck, Delivery, HeartbeatConfig,
@@ -15,6 +16,7 @@ use crate::schedule::heartbeat::{
 use crate::schedule::resolve_zone;
 use crate::time::Utc;
 use crate::worker::rpc::{internal_error, now_ms};
+use crate::worker::workspace::rpc as workspace_rpc;
 use gsv_protocol::cron::*;
 use gsv_protocol::{codes, ChatDirectives, ErrorShape, WorkspaceReadParams};
 use serde::{Deserialize, Serialize};
@@ -53,7 +55,7 @@ impl Gateway {
     }
 
     fn beat_state(&self, agent: &str) -> Res<HeartbeatState> {
-        Ok(match self.cron_store().heartbeat(agent)? {
+        Ok(match self.schedule_store().heartbeat(agent)? {
             Some((state, _)) => state,
             None => HeartbeatState {
                 agent_id: agent.to_string(),
@@ -72,7 +74,7 @@ impl Gateway {
     }
 
     fn sync_beats(&self, now: i64, restart: bool) -> Res<()> {
-        let store = self.cron_store();
+        let store = self.schedule_store();
         let agents = self.beat_agents();
         for agent in &agents {
             let mut state = self.beat_state(agent)?;
@@ -94,21 +96,21 @@ impl Gateway {
 
     fn beat_states(&self) -> Res<BTreeMap<String, HeartbeatState>> {
         let mut agents = BTreeMap::new();
-        for mut state in self.cron_store().heartbeat_agents()? {
+        for mut state in self.schedule_store().heartbeat_agents()? {
             state.last_active = self.last_chat(&state.agent_id).map(|t| t.label());
             agents.insert(state.agent_id.clone(), state);
         }
         Ok(agents)
     }
 
-    pub(super) fn heartbeat_status(&self) -> Res<HeartbeatStatusResult> {
+    pub(in crate::worker::gateway_do) fn heartbeat_status(&self) -> Res<HeartbeatStatusResult> {
         self.sync_beats(self.sched_now(), false)?;
         Ok(HeartbeatStatusResult {
             agents: self.beat_states()?,
         })
     }
 
-    pub(super) async fn heartbeat_start(&self) -> Res<HeartbeatStartResult> {
+    pub(in crate::worker::gateway_do) async fn heartbeat_start(&self) -> Res<HeartbeatStartResult> {
         self.sync_beats(self.sched_now(), true)?;
         self.schedule_alarm().await;
         Ok(HeartbeatStartResult {
@@ -118,7 +120,7 @@ impl Gateway {
     }
 
     /// `heartbeat.trigger`: a beat now, whatever the checks would say.
-    pub(super) async fn heartbeat_trigger(
+    pub(in crate::worker::gateway_do) async fn heartbeat_trigger(
         &self,
         p: HeartbeatTriggerParams,
     ) -> Res<HeartbeatTriggerResult> {
@@ -132,7 +134,7 @@ impl Gateway {
 
     /// The alarm's share: the beats that are due.
     pub(super) async fn heartbeat_alarm(&self, now: i64) {
-        let due: Vec<String> = match self.cron_store().heartbeat_agents() {
+        let due: Vec<String> = match self.schedule_store().heartbeat_agents() {
             Ok(states) => states
                 .into_iter()
                 .filter(|s| s.next_heartbeat_at.is_some_and(|t| t <= now))
@@ -148,7 +150,7 @@ impl Gateway {
     }
 
     async fn beat(&self, agent: &str, manual: bool, now: i64) -> Res<HeartbeatTriggerResult> {
-        let store = self.cron_store();
+        let store = self.schedule_store();
         let config = self.beat_config(agent)?;
         let mut state = self.beat_state(agent)?;
         state.every_ms = Some(config.every_ms);
@@ -169,9 +171,7 @@ impl Gateway {
             tz: tz.as_ref(),
             heartbeat_md: md.as_deref(),
             session_busy: store.agent_run_for(KIND_HEARTBEAT, agent)?
-                || self
-                    .channel_store()
-                    .last_chat_replying(agent, now_ms() - BEAT_TIMEOUT_MS)?,
+                || self.chat_replying(agent, now_ms() - BEAT_TIMEOUT_MS)?,
         });
         if let Err(reason) = verdict {
             state.last_status = Some(RunStatus::Skipped);
@@ -254,7 +254,7 @@ impl Gateway {
     /// acknowledgement, empty, or said within the last 24 hours.
     pub(super) async fn heartbeat_ended(&self, agent: &str, work: &Value, end: RunEnd) -> Res<()> {
         let work: BeatWork = serde_json::from_value(work.clone()).map_err(internal_error)?;
-        let store = self.cron_store();
+        let store = self.schedule_store();
         let (mut state, last) = match store.heartbeat(agent)? {
             Some((state, last)) => (state, last),
             None => return Ok(()),

@@ -1,8 +1,8 @@
-//! The Gateway's schedule tables and every statement over them: cron jobs
-//! (the whole job as JSON, with the columns the alarm's queries need),
-//! their run history, the agent runs the gateway started on its own (a
-//! cron run, a heartbeat or a `gsv__SessionSend` that waits, until the
-//! agent's run ends), and each agent's heartbeat state.
+//! The scheduler's tables and every statement over them: cron jobs (the
+//! whole job as JSON, with the columns the alarm's queries need), their
+//! run history, the agent runs the gateway started on its own (a cron
+//! run, a heartbeat or a `gsv__SessionSend` that waits, until the agent's
+//! run ends), each agent's heartbeat state, and the memory sweep's time.
 
 use crate::worker::rpc::internal_error;
 use gsv_protocol::cron::{CronJob, CronRun, HeartbeatState};
@@ -24,6 +24,14 @@ pub const MIGRATION: &str = "
     CREATE TABLE heartbeats (agent_id TEXT PRIMARY KEY, next_at INTEGER, state TEXT NOT NULL,
         last_delivery TEXT)";
 
+/// Runs going, counted whenever the alarm is set (maxConcurrentRuns).
+pub const RUNNING_INDEX_MIGRATION: &str =
+    "CREATE INDEX cron_jobs_running ON cron_jobs (running_at)";
+
+/// When the nightly memory sweep next runs (schedule clock): one row.
+pub const SWEEP_MIGRATION: &str =
+    "CREATE TABLE memory_sweep (id INTEGER PRIMARY KEY CHECK (id = 1), next_at INTEGER NOT NULL)";
+
 /// A run the gateway started and waits on: its `work` JSON says what to
 /// do when the agent's run ends.
 #[derive(Debug, Clone, Deserialize)]
@@ -37,7 +45,7 @@ pub struct AgentRun {
     pub work: String,
 }
 
-pub struct CronStore {
+pub struct ScheduleStore {
     sql: SqlStorage,
 }
 
@@ -69,7 +77,7 @@ fn parse<T: DeserializeOwned>(s: &str) -> Res<T> {
     serde_json::from_str(s).map_err(internal_error)
 }
 
-impl CronStore {
+impl ScheduleStore {
     pub fn new(sql: SqlStorage) -> Self {
         Self { sql }
     }
@@ -424,5 +432,32 @@ impl CronStore {
             .ok()?
             .first()?
             .at
+    }
+
+    // --- the memory sweep ------------------------------------------------------
+
+    /// When the sweep next runs (schedule clock), if it is scheduled.
+    pub fn sweep_at(&self) -> Option<i64> {
+        #[derive(Deserialize)]
+        struct Row {
+            next_at: i64,
+        }
+        let rows: Vec<Row> = self
+            .rows("SELECT next_at FROM memory_sweep WHERE id = 1", vec![])
+            .ok()?;
+        rows.into_iter().next().map(|r| r.next_at)
+    }
+
+    pub fn set_sweep_at(&self, at: i64) -> Res<()> {
+        self.exec(
+            "INSERT INTO memory_sweep (id, next_at) VALUES (1, ?) ON CONFLICT(id) DO UPDATE SET next_at = excluded.next_at",
+            vec![at.into()],
+        )?;
+        Ok(())
+    }
+
+    pub fn drop_sweep(&self) -> Res<()> {
+        self.exec("DELETE FROM memory_sweep", vec![])?;
+        Ok(())
     }
 }

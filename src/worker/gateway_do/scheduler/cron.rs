@@ -9,7 +9,8 @@
 //! `ok` when the agent's run ends with an answer, `error` when it fails or
 //! passes `timeoutSeconds`.
 
-use super::agent_runs::{AgentTurn, ChatTarget, RunEnd, KIND_CRON};
+use super::super::channel_plane::ChatTarget;
+use super::agent_runs::{AgentTurn, RunEnd, KIND_CRON};
 use super::Gateway;
 use crate::commands::parse_model_selector;
 use crate::schedule::slots::{self, Due, RunOutcome, STALE_RUNNING_MS};
@@ -92,8 +93,8 @@ impl Gateway {
         resolve_zone(&zones(), name).unwrap_or_else(|| Box::new(Utc))
     }
 
-    pub(super) fn cron_status(&self) -> Res<CronStatusResult> {
-        let store = self.cron_store();
+    pub(in crate::worker::gateway_do) fn cron_status(&self) -> Res<CronStatusResult> {
+        let store = self.schedule_store();
         let limits = self.cron_limits();
         let now = self.sched_now();
         Ok(CronStatusResult {
@@ -105,14 +106,17 @@ impl Gateway {
             max_jobs: limits.max_jobs as u64,
             max_concurrent_runs: limits.max_concurrent_runs as u64,
             timezone: Some(self.user_zone()),
-            longest_alarm_ms: Some(self.alarm_stats.get().1),
-            alarm_runs: Some(self.alarm_stats.get().0),
+            longest_alarm_ms: Some(self.scheduler.alarm_stats.get().1),
+            alarm_runs: Some(self.scheduler.alarm_stats.get().0),
         })
     }
 
-    pub(super) fn cron_list(&self, p: CronListParams) -> Res<CronListResult> {
+    pub(in crate::worker::gateway_do) fn cron_list(
+        &self,
+        p: CronListParams,
+    ) -> Res<CronListResult> {
         let limit = p.limit.unwrap_or(200).clamp(1, 500);
-        let (jobs, count) = self.cron_store().list(
+        let (jobs, count) = self.schedule_store().list(
             p.agent_id.as_deref(),
             p.include_disabled.unwrap_or(true),
             limit,
@@ -144,8 +148,12 @@ impl Gateway {
         Ok(CronListResult { jobs, count })
     }
 
-    pub(super) fn cron_add(&self, p: CronAddParams, made_by: JobMaker) -> Res<CronJobResult> {
-        let store = self.cron_store();
+    pub(in crate::worker::gateway_do) fn cron_add(
+        &self,
+        p: CronAddParams,
+        made_by: JobMaker,
+    ) -> Res<CronJobResult> {
+        let store = self.schedule_store();
         if !self.cron_limits().can_add(store.job_count()? as usize) {
             return Err(bad(format!(
                 "cron.maxJobs ({}) reached: remove a job first",
@@ -160,31 +168,43 @@ impl Gateway {
         Ok(CronJobResult { ok: true, job })
     }
 
-    pub(super) fn cron_update(&self, p: CronUpdateParams) -> Res<CronJobResult> {
-        let store = self.cron_store();
+    pub(in crate::worker::gateway_do) fn cron_update(
+        &self,
+        p: CronUpdateParams,
+    ) -> Res<CronJobResult> {
+        let store = self.schedule_store();
         let job = store.job(&p.id)?.ok_or_else(|| not_found(&p.id))?;
         let job = self.with_input(|cx| jobs::update_job(&job, &p.patch, cx))?;
         store.save_job(&job)?;
         Ok(CronJobResult { ok: true, job })
     }
 
-    pub(super) fn cron_remove(&self, p: CronIdParams) -> Res<CronRemoveResult> {
-        let removed = self.cron_store().delete_job(&p.id, true)?;
+    pub(in crate::worker::gateway_do) fn cron_remove(
+        &self,
+        p: CronIdParams,
+    ) -> Res<CronRemoveResult> {
+        let removed = self.schedule_store().delete_job(&p.id, true)?;
         Ok(CronRemoveResult { ok: true, removed })
     }
 
-    pub(super) fn cron_runs(&self, p: CronRunsParams) -> Res<CronRunsResult> {
+    pub(in crate::worker::gateway_do) fn cron_runs(
+        &self,
+        p: CronRunsParams,
+    ) -> Res<CronRunsResult> {
         let limit = p.limit.unwrap_or(200).clamp(1, 2000);
         let (runs, count) =
-            self.cron_store()
+            self.schedule_store()
                 .runs(p.job_id.as_deref(), limit, p.offset.unwrap_or(0))?;
         Ok(CronRunsResult { runs, count })
     }
 
     /// `cron.run`: `force` runs job `id` now; `due` fires what is due (of
     /// job `id` only, when given), within `maxConcurrentRuns`.
-    pub(super) async fn cron_run(&self, p: CronRunParams) -> Res<CronRunNowResult> {
-        let store = self.cron_store();
+    pub(in crate::worker::gateway_do) async fn cron_run(
+        &self,
+        p: CronRunParams,
+    ) -> Res<CronRunNowResult> {
+        let store = self.schedule_store();
         let now = self.sched_now();
         let results = match (p.mode.unwrap_or_default(), p.id) {
             (CronRunMode::Force, None) => return Err(bad("cron.run mode force needs an id")),
@@ -223,7 +243,7 @@ impl Gateway {
     /// runtime (BENCHMARKS.md, "Cron at scale").
     async fn fire_due(&self, now: i64, only: Option<&str>) -> Res<Vec<CronRunResult>> {
         let limits = self.cron_limits();
-        let store = self.cron_store();
+        let store = self.schedule_store();
         let stale_before = now - STALE_RUNNING_MS;
         let running = store.running_count(stale_before)? as usize;
         let mut room = limits.max_concurrent_runs.saturating_sub(running);
@@ -270,14 +290,14 @@ impl Gateway {
             stopped.enabled = false;
             stopped.state.next_run_at_ms = None;
             stopped.state.last_error = Some(e.to_string());
-            let _ = self.cron_store().save_job(&stopped);
+            let _ = self.schedule_store().save_job(&stopped);
             None
         })
     }
 
     fn skip_slot(&self, job: &CronJob, due: &Due) -> CronRunResult {
         let (after, run) = slots::skip(job, due);
-        let store = self.cron_store();
+        let store = self.schedule_store();
         let saved = store
             .save_job(&after)
             .and_then(|()| store.insert_run(&run))
@@ -321,7 +341,7 @@ impl Gateway {
 
     /// `Ok(Some(why))`: not started.
     async fn fire_inner(&self, job: &CronJob, due: &Due) -> Res<Option<String>> {
-        let store = self.cron_store();
+        let store = self.schedule_store();
         if store.run(&due.run_id)?.is_some() {
             // The slot fired before (an alarm ran twice): the schedule
             // moves on, nothing is sent again.
@@ -533,7 +553,7 @@ impl Gateway {
                 summary: None,
             },
         };
-        let store = self.cron_store();
+        let store = self.schedule_store();
         match store.job(&work.job_id)? {
             Some(job) => self.finish_cron(&job, &work.due(), outcome),
             // Removed while it ran: only the history is kept.
@@ -551,7 +571,7 @@ impl Gateway {
     }
 
     fn finish_cron(&self, job: &CronJob, due: &Due, outcome: RunOutcome) -> Res<()> {
-        let store = self.cron_store();
+        let store = self.schedule_store();
         let (after, run) = slots::finish(job, due, outcome, self.sched_now());
         match after {
             slots::AfterRun::Keep(job) => store.save_job(&job)?,

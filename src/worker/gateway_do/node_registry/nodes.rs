@@ -4,17 +4,18 @@
 //! commands reported back to their session, and the deadlines of calls.
 //! Everything is in SQLite so it survives hibernation and restarts.
 
-use super::revisions::KnownNodes;
-use super::{to_value, Attachment, Gateway};
+use super::super::revisions::KnownNodes;
+use super::store::{RouteRow, ROUTE_GRACE_MS};
+use super::Gateway;
 use crate::gateway::nodes::{
     host_info, id_taken, namespaced, split_tool_name, validate_node, IdTaken, RouteAsker,
 };
 use crate::session::internal::{NodeSnapshot, SessionExecEvent};
 use crate::worker::bindings::SessionStub;
+use crate::worker::gateway_do::{to_value, Attachment};
 use crate::worker::native_tools;
 use crate::worker::rpc::{internal_error, now_ms};
 use gsv_protocol::*;
-use serde::Deserialize;
 use serde_json::Value;
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -22,29 +23,8 @@ use worker::*;
 
 type Res<T> = std::result::Result<T, ErrorShape>;
 
-/// Routes to sessions outlive the session's own deadline by this much,
-/// then they are forgotten.
-pub(super) const ROUTE_GRACE_MS: i64 = 60_000;
 /// A background command is followed this long.
 const EXEC_SESSION_TTL_MS: i64 = 24 * 3600 * 1000;
-
-#[derive(Debug, Deserialize)]
-struct NodeRow {
-    node_id: String,
-    conn_id: String,
-    tools: String,
-    runtime: String,
-}
-
-#[derive(Debug, Clone, Deserialize)]
-struct RouteRow {
-    call_id: String,
-    node_id: String,
-    kind: String,
-    session_key: Option<String>,
-    conn_id: Option<String>,
-    frame_id: Option<String>,
-}
 
 /// The routes this instance wrote, as their rows have them: a node's
 /// answer finds its route without a query. Every write to the routes
@@ -78,7 +58,7 @@ impl KeptRoutes {
 const MAX_ANSWERED_ROUTES: usize = 64;
 
 /// Who waits for a call's result.
-pub(super) enum Asker<'a> {
+pub(in crate::worker::gateway_do) enum Asker<'a> {
     /// A session's call; `again` when the session sends it a second time,
     /// not knowing whether the first arrived.
     Session {
@@ -100,30 +80,18 @@ pub(super) struct LiveNode {
 }
 
 impl Gateway {
-    pub(super) fn sql(&self) -> SqlStorage {
-        self.state.storage().sql()
-    }
-
     /// Checks a node's connect and records its tools (replacing any
     /// earlier registration of the same id).
-    pub(super) fn register_node(&self, conn_id: &str, p: &ConnectParams) -> Res<()> {
+    pub(in crate::worker::gateway_do) fn register_node(
+        &self,
+        conn_id: &str,
+        p: &ConnectParams,
+    ) -> Res<()> {
         let tools = p.tools.clone().unwrap_or_default();
         let runtime = validate_node(&p.client.id, &tools, p.node_runtime.as_ref())
             .map_err(|e| ErrorShape::new(codes::INVALID_CONNECT, e.to_string()))?;
-        self.sql()
-            .exec(
-                "INSERT INTO nodes (node_id, conn_id, tools, runtime, connected_at) VALUES (?, ?, ?, ?, ?)
-                 ON CONFLICT(node_id) DO UPDATE SET conn_id = excluded.conn_id, tools = excluded.tools,
-                 runtime = excluded.runtime, connected_at = excluded.connected_at",
-                vec![
-                    p.client.id.as_str().into(),
-                    conn_id.into(),
-                    serde_json::to_string(&tools).map_err(internal_error)?.into(),
-                    serde_json::to_string(&runtime).map_err(internal_error)?.into(),
-                    now_ms().into(),
-                ],
-            )
-            .map_err(internal_error)?;
+        self.node_store()
+            .save_node(&p.client.id, conn_id, &tools, &runtime, now_ms())?;
         self.revisions.nodes_changed();
         Ok(())
     }
@@ -131,14 +99,7 @@ impl Gateway {
     /// The registered nodes whose socket is open (a restart loses sockets
     /// without a close event; their rows are ignored until they return).
     pub(super) fn live_nodes(&self) -> Res<Vec<(String, LiveNode)>> {
-        let rows: Vec<NodeRow> = self
-            .sql()
-            .exec(
-                "SELECT node_id, conn_id, tools, runtime FROM nodes ORDER BY node_id",
-                None,
-            )
-            .and_then(|c| c.to_array())
-            .map_err(internal_error)?;
+        let rows = self.node_store().nodes()?;
         let sockets = self.sockets();
         let mut live = Vec::new();
         for row in rows {
@@ -181,7 +142,9 @@ impl Gateway {
 
     /// The node tools and hosts a run gets, and each node's connection
     /// (kept as `KnownNodes`, see `known_nodes`).
-    pub(super) fn node_snapshot(&self) -> Res<(NodeSnapshot, Vec<(String, String)>)> {
+    pub(in crate::worker::gateway_do) fn node_snapshot(
+        &self,
+    ) -> Res<(NodeSnapshot, Vec<(String, String)>)> {
         let mut snapshot = NodeSnapshot::default();
         let mut conns = Vec::new();
         for (id, node) in self.live_nodes()? {
@@ -193,12 +156,12 @@ impl Gateway {
     }
 
     /// The connected nodes as skill eligibility sees them, bin status included.
-    pub(super) fn hosts(&self) -> Res<Vec<crate::skills::HostInfo>> {
+    pub(in crate::worker::gateway_do) fn hosts(&self) -> Res<Vec<crate::skills::HostInfo>> {
         Ok(self.known_nodes()?.snapshot.hosts.clone())
     }
 
     /// `tools.list`: the native tools, then every connected node's.
-    pub(super) fn tools_list(&self) -> Res<ToolsListResult> {
+    pub(in crate::worker::gateway_do) fn tools_list(&self) -> Res<ToolsListResult> {
         let mut tools = native_tools::definitions(true);
         let nodes = self.known_nodes()?.snapshot;
         if !nodes.hosts.is_empty() {
@@ -210,7 +173,7 @@ impl Gateway {
 
     /// Sends a tool call to the node that offers it and records who waits,
     /// until `timeouts.toolMs` from now.
-    pub(super) async fn send_tool_call(
+    pub(in crate::worker::gateway_do) async fn send_tool_call(
         &self,
         call_id: &str,
         tool: &str,
@@ -249,22 +212,14 @@ impl Gateway {
                 ("client", None, false, Some(conn_id), Some(frame_id))
             }
         };
-        if again && session_key.is_some_and(|k| self.answered_calls.borrow().contains(k, call_id)) {
+        if again
+            && session_key.is_some_and(|k| self.nodes.answered_calls.borrow().contains(k, call_id))
+        {
             // Answered already: the answer goes to the session on its own.
             return Ok(());
         }
         let now = now_ms();
         let deadline_at = now + deadline_ms;
-        let route = vec![
-            call_id.into(),
-            node_id.into(),
-            kind.into(),
-            session_key.map(String::from).into(),
-            conn_id.map(String::from).into(),
-            frame_id.map(String::from).into(),
-            now.into(),
-            deadline_at.into(),
-        ];
         self.delete_answered_routes()?;
         let kept = RouteRow {
             call_id: call_id.to_string(),
@@ -274,27 +229,14 @@ impl Gateway {
             conn_id: conn_id.map(String::from),
             frame_id: frame_id.map(String::from),
         };
-        let stored = self
-            .sql()
-            .exec(
-                "INSERT INTO tool_calls (call_id, node_id, kind, session_key, conn_id, frame_id, created_at, deadline_at)
-                 VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(call_id) DO NOTHING",
-                route.clone(),
-            )
-            .map_err(internal_error)?;
-        if stored.rows_written() == 0 {
+        let store = self.node_store();
+        if !store.add_route(&kept, now, deadline_at)? {
             if self.already_out(call_id, session_key, again)? {
                 return Ok(());
             }
-            self.sql()
-                .exec(
-                    "INSERT OR REPLACE INTO tool_calls (call_id, node_id, kind, session_key, conn_id, frame_id, created_at, deadline_at)
-                     VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                    route,
-                )
-                .map_err(internal_error)?;
+            store.replace_route(&kept, now, deadline_at)?;
         }
-        self.kept_routes.insert(kept);
+        self.nodes.kept_routes.insert(kept);
         let evt = ToolInvokeEvent {
             call_id: call_id.to_string(),
             tool: name.to_string(),
@@ -339,7 +281,7 @@ impl Gateway {
     }
 
     /// `tool.invoke` from a client: answered when the node answers.
-    pub(super) async fn tool_invoke(
+    pub(in crate::worker::gateway_do) async fn tool_invoke(
         &self,
         att: &Attachment,
         frame_id: &str,
@@ -357,7 +299,10 @@ impl Gateway {
     /// call: the result goes to the session, which keeps it only when its
     /// current turn waits for that call id. A call id already out is
     /// refused, so no one can take over the route of a session's call.
-    pub(super) async fn client_tool_request(&self, p: ToolRequestParams) -> Res<ToolRequestResult> {
+    pub(in crate::worker::gateway_do) async fn client_tool_request(
+        &self,
+        p: ToolRequestParams,
+    ) -> Res<ToolRequestResult> {
         let bad =
             |what: &str| ErrorShape::new(codes::BAD_REQUEST, format!("{what} must not be empty"));
         if p.call_id.trim().is_empty() {
@@ -382,18 +327,9 @@ impl Gateway {
         Ok(ToolRequestResult::Sent)
     }
 
-    /// The routes matching `condition` (an SQL `WHERE` clause), but those
-    /// answered already.
-    fn routes(&self, condition: &str, bindings: Vec<SqlStorageValue>) -> Res<Vec<RouteRow>> {
-        let rows: Vec<RouteRow> = self
-            .sql()
-            .exec(
-                &format!("SELECT call_id, node_id, kind, session_key, conn_id, frame_id FROM tool_calls WHERE {condition}"),
-                bindings,
-            )
-            .and_then(|c| c.to_array())
-            .map_err(internal_error)?;
-        Ok(rows
+    /// The routes read, but those answered already.
+    fn unanswered(&self, rows: Res<Vec<RouteRow>>) -> Res<Vec<RouteRow>> {
+        Ok(rows?
             .into_iter()
             .filter(|r| !self.is_answered(&r.call_id))
             .collect())
@@ -401,7 +337,8 @@ impl Gateway {
 
     /// Answered routes not deleted yet are left out of every lookup.
     fn is_answered(&self, call_id: &str) -> bool {
-        self.answered_routes
+        self.nodes
+            .answered_routes
             .borrow()
             .iter()
             .any(|answered| answered == call_id)
@@ -413,7 +350,7 @@ impl Gateway {
     /// first, the route stays until it expires, and a result sent again
     /// for it reaches a session that keeps only the first.
     fn route_answered(&self, call_id: String) -> Res<()> {
-        let mut answered = self.answered_routes.borrow_mut();
+        let mut answered = self.nodes.answered_routes.borrow_mut();
         answered.push(call_id);
         if answered.len() >= MAX_ANSWERED_ROUTES {
             drop(answered);
@@ -423,7 +360,7 @@ impl Gateway {
     }
 
     fn delete_answered_routes(&self) -> Res<()> {
-        let answered = self.answered_routes.take();
+        let answered = self.nodes.answered_routes.take();
         for call_id in &answered {
             self.delete_route(call_id)?;
         }
@@ -431,28 +368,27 @@ impl Gateway {
     }
 
     fn route(&self, call_id: &str) -> Res<Option<RouteRow>> {
-        if let Some(route) = self.kept_routes.get(call_id) {
+        if let Some(route) = self.nodes.kept_routes.get(call_id) {
             return Ok((!self.is_answered(call_id)).then_some(route));
         }
         Ok(self
-            .routes("call_id = ?", vec![call_id.into()])?
+            .unanswered(self.node_store().route(call_id))?
             .into_iter()
             .next())
     }
 
     fn delete_route(&self, call_id: &str) -> Res<()> {
-        self.sql()
-            .exec(
-                "DELETE FROM tool_calls WHERE call_id = ?",
-                vec![call_id.into()],
-            )
-            .map_err(internal_error)?;
-        self.kept_routes.remove(call_id);
+        self.node_store().delete_route(call_id)?;
+        self.nodes.kept_routes.remove(call_id);
         Ok(())
     }
 
     /// `tool.result` from a node: handed to whoever waits for it.
-    pub(super) async fn tool_result(&self, node_id: &str, p: ToolResultParams) -> Res<AckResult> {
+    pub(in crate::worker::gateway_do) async fn tool_result(
+        &self,
+        node_id: &str,
+        p: ToolResultParams,
+    ) -> Res<AckResult> {
         let Some(route) = self.route(&p.call_id)? else {
             return Ok(AckResult {
                 ok: true,
@@ -480,7 +416,8 @@ impl Gateway {
         match route.kind.as_str() {
             "session" => {
                 let key = route.session_key.as_deref().unwrap_or_default();
-                self.answered_calls
+                self.nodes
+                    .answered_calls
                     .borrow_mut()
                     .remember(key, &route.call_id);
                 self.route_answered(route.call_id)?
@@ -522,29 +459,24 @@ impl Gateway {
     }
 
     /// A node went away: every call it owed fails now, not at its timeout.
-    pub(super) async fn node_gone(&self, node_id: &str, conn_id: &str) -> Res<()> {
+    pub(in crate::worker::gateway_do) async fn node_gone(
+        &self,
+        node_id: &str,
+        conn_id: &str,
+    ) -> Res<()> {
         // A log is read by the connection asked, whoever owns the node now.
         self.node_logs_gone(conn_id).await?;
-        let owner: Vec<NodeRow> = self
-            .sql()
-            .exec(
-                "SELECT node_id, conn_id, tools, runtime FROM nodes WHERE node_id = ?",
-                vec![node_id.into()],
-            )
-            .and_then(|c| c.to_array())
-            .map_err(internal_error)?;
-        if owner.first().is_some_and(|r| r.conn_id != conn_id) {
+        let store = self.node_store();
+        if store.node(node_id)?.is_some_and(|r| r.conn_id != conn_id) {
             // A newer connection of the same node took over: it may still
             // deliver what the old one was running.
             return Ok(());
         }
-        self.sql()
-            .exec("DELETE FROM nodes WHERE node_id = ?", vec![node_id.into()])
-            .map_err(internal_error)?;
+        store.delete_node(node_id)?;
         self.revisions.nodes_changed();
         self.node_transfers_gone(node_id);
         self.node_probes_gone(node_id).await?;
-        let routes = self.routes("node_id = ?", vec![node_id.into()])?;
+        let routes = self.unanswered(store.routes_of_node(node_id))?;
         // A route goes once its failure is delivered: if the asker cannot
         // be told now (the whole runtime is going down), the node may still
         // deliver the real result after it reconnects.
@@ -565,49 +497,27 @@ impl Gateway {
     }
 
     /// A client went away: its deferred invokes have no one to answer.
-    pub(super) fn client_gone(&self, conn_id: &str) -> Res<()> {
-        self.sql()
-            .exec(
-                "DELETE FROM tool_calls WHERE kind = 'client' AND conn_id = ?",
-                vec![conn_id.into()],
-            )
-            .map_err(internal_error)?;
-        self.kept_routes.remove_client(conn_id);
+    pub(in crate::worker::gateway_do) fn client_gone(&self, conn_id: &str) -> Res<()> {
+        self.node_store().delete_client_routes(conn_id)?;
+        self.nodes.kept_routes.remove_client(conn_id);
         Ok(())
     }
 
     fn follow_exec(&self, node_id: &str, session_id: &str, key: &str, call_id: &str) -> Res<()> {
-        self.sql()
-            .exec(
-                "INSERT OR REPLACE INTO exec_sessions (node_id, session_id, session_key, call_id, expires_at) VALUES (?, ?, ?, ?, ?)",
-                vec![
-                    node_id.into(),
-                    session_id.into(),
-                    key.into(),
-                    call_id.into(),
-                    (now_ms() + EXEC_SESSION_TTL_MS).into(),
-                ],
-            )
-            .map_err(internal_error)?;
-        Ok(())
+        let expires_at = now_ms() + EXEC_SESSION_TTL_MS;
+        self.node_store()
+            .follow_exec(node_id, session_id, key, call_id, expires_at)
     }
 
     /// `node.exec.event`: a background command the gateway follows ended;
     /// its session hears of it. Unknown commands are dropped.
-    pub(super) async fn exec_event(&self, node_id: &str, p: NodeExecEventParams) -> Res<AckResult> {
-        #[derive(Deserialize)]
-        struct Row {
-            session_key: String,
-        }
-        let rows: Vec<Row> = self
-            .sql()
-            .exec(
-                "SELECT session_key FROM exec_sessions WHERE node_id = ? AND session_id = ?",
-                vec![node_id.into(), p.session_id.as_str().into()],
-            )
-            .and_then(|c| c.to_array())
-            .map_err(internal_error)?;
-        let Some(row) = rows.into_iter().next() else {
+    pub(in crate::worker::gateway_do) async fn exec_event(
+        &self,
+        node_id: &str,
+        p: NodeExecEventParams,
+    ) -> Res<AckResult> {
+        let store = self.node_store();
+        let Some(session_key) = store.exec_session_key(node_id, &p.session_id)? else {
             return Ok(AckResult {
                 ok: true,
                 dropped: Some(true),
@@ -621,36 +531,28 @@ impl Gateway {
         }
         let (nodes, nodes_rev) = self.nodes_for_sessions()?;
         let ev = SessionExecEvent {
-            session_key: row.session_key.clone(),
+            session_key: session_key.clone(),
             node_id: node_id.to_string(),
             event: p.clone(),
             nodes: (*nodes).clone(),
             nodes_rev,
         };
-        let ack = SessionStub::for_key(&self.env, &row.session_key)
+        let ack = SessionStub::for_key(&self.env, &session_key)
             .call(&ev)
             .await
             .map_err(|e| ErrorShape {
                 retryable: Some(true),
                 ..e
             })?;
-        self.sql()
-            .exec(
-                "DELETE FROM exec_sessions WHERE node_id = ? AND session_id = ?",
-                vec![node_id.into(), p.session_id.as_str().into()],
-            )
-            .map_err(internal_error)?;
+        store.delete_exec(node_id, &p.session_id)?;
         Ok(ack)
     }
 
     /// Deadlines: client invokes that got no answer are answered with a
     /// timeout; routes and followed commands past their time are forgotten.
-    pub(super) async fn expire(&self, now: i64) -> Res<()> {
+    pub(super) async fn expire_tool_calls(&self, now: i64) -> Res<()> {
         self.delete_answered_routes()?;
-        let due = self.routes(
-            "(kind = 'client' AND deadline_at <= ?) OR deadline_at <= ?",
-            vec![now.into(), (now - ROUTE_GRACE_MS).into()],
-        )?;
+        let due = self.unanswered(self.node_store().due_routes(now))?;
         for route in due {
             self.delete_route(&route.call_id)?;
             if route.kind == "client" {
@@ -662,13 +564,7 @@ impl Gateway {
                 self.deliver(&route, p).await?;
             }
         }
-        self.sql()
-            .exec(
-                "DELETE FROM exec_sessions WHERE expires_at <= ?",
-                vec![now.into()],
-            )
-            .map_err(internal_error)?;
-        Ok(())
+        self.node_store().expire_execs(now)
     }
 }
 

@@ -6,15 +6,13 @@
 //! (`take_agent_run` removes the row), and the kind's handler decides
 //! what becomes of the answer.
 
-use super::cron_store::{AgentRun, CronStore};
+use super::store::AgentRun;
 use super::Gateway;
 use crate::calls::Abort;
 use crate::session::internal::{SessionChatSend, SessionChatSendReply, SessionQuery};
 use crate::worker::bindings::SessionStub;
 use crate::worker::rpc::internal_error;
-use gsv_protocol::channels::ChannelPeer;
 use gsv_protocol::{ChatDirectives, ChatEvent, ChatState, ErrorShape};
-use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use worker::*;
 
@@ -22,21 +20,6 @@ type Res<T> = std::result::Result<T, ErrorShape>;
 
 pub(super) const KIND_CRON: &str = "cron";
 pub(super) const KIND_HEARTBEAT: &str = "heartbeat";
-
-/// A chat the answer goes to.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub(super) struct ChatTarget {
-    pub channel: String,
-    pub account_id: String,
-    pub peer: ChannelPeer,
-}
-
-impl ChatTarget {
-    pub fn label(&self) -> String {
-        format!("{}:{}", self.channel, self.peer.id)
-    }
-}
 
 /// The kind of agent run a `gsv__SessionSend` waits on (session_send.rs).
 pub(super) const KIND_SESSION_SEND: &str = "session_send";
@@ -64,14 +47,10 @@ pub(super) struct AgentTurn<'a> {
 }
 
 impl Gateway {
-    pub(super) fn cron_store(&self) -> CronStore {
-        CronStore::new(self.state.storage().sql())
-    }
-
     /// Records and starts `turn`. `Ok(Some(text))`: the session answered
     /// at once without a run (a slash command); the row is gone again.
     pub(super) async fn start_agent_turn(&self, turn: AgentTurn<'_>) -> Res<Option<String>> {
-        let store = self.cron_store();
+        let store = self.schedule_store();
         let now = self.sched_now();
         store.start_agent_run(
             turn.chat_run_id,
@@ -115,7 +94,7 @@ impl Gateway {
     }
 
     /// A session's `chat` event: ends the gateway's own run it belongs to.
-    pub(super) async fn agent_run_event(&self, evt: &ChatEvent) {
+    pub(in crate::worker::gateway_do) async fn agent_run_event(&self, evt: &ChatEvent) {
         let end = match evt.state {
             ChatState::Final => {
                 RunEnd::Answered(evt.message.as_ref().map(|m| m.text()).unwrap_or_default())
@@ -128,7 +107,7 @@ impl Gateway {
         let Some(run_id) = evt.run_id.as_deref() else {
             return;
         };
-        match self.cron_store().take_agent_run(run_id) {
+        match self.schedule_store().take_agent_run(run_id) {
             Ok(Some(run)) => self.end_agent_run(run, end).await,
             Ok(None) => {}
             Err(e) => console_error!("gateway: reading run {run_id} failed: {}", e.message),
@@ -156,12 +135,12 @@ impl Gateway {
     /// The alarm's share: runs past their deadline are stopped in their
     /// session and end as errors.
     pub(super) async fn expire_agent_runs(&self, now: i64) {
-        let overdue = match self.cron_store().overdue_agent_runs(now) {
+        let overdue = match self.schedule_store().overdue_agent_runs(now) {
             Ok(runs) => runs,
             Err(e) => return console_error!("gateway: reading overdue runs: {}", e.message),
         };
         for run in overdue {
-            let Ok(Some(run)) = self.cron_store().take_agent_run(&run.chat_run_id) else {
+            let Ok(Some(run)) = self.schedule_store().take_agent_run(&run.chat_run_id) else {
                 continue;
             };
             if run.kind == KIND_SESSION_SEND {
@@ -187,39 +166,5 @@ impl Gateway {
             let end = RunEnd::Failed(format!("timed out after {secs} s"));
             self.end_agent_run(run, end).await;
         }
-    }
-
-    /// Sends `text` to `target` through the delivery ledger; `source_id`
-    /// names it so a retry adds nothing. The error says why it failed.
-    pub(super) async fn deliver_to(
-        &self,
-        target: &ChatTarget,
-        source_id: &str,
-        text: &str,
-    ) -> Option<String> {
-        match self
-            .send_text(
-                &target.channel,
-                &target.account_id,
-                &target.peer,
-                source_id,
-                text,
-                None,
-            )
-            .await
-        {
-            Ok(sent) => sent.failed,
-            Err(e) => Some(e.message),
-        }
-    }
-
-    /// The agent's last active chat, if it has one.
-    pub(super) fn last_chat(&self, agent_id: &str) -> Option<ChatTarget> {
-        let last = self.channel_store().last_active(agent_id).ok()??;
-        Some(ChatTarget {
-            peer: last.peer().ok()?,
-            channel: last.channel,
-            account_id: last.account_id,
-        })
     }
 }

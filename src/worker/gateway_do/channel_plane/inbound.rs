@@ -78,7 +78,7 @@ fn not_taken(e: ErrorShape) -> ErrorShape {
 }
 
 impl Gateway {
-    pub(super) async fn channel_inbound(
+    pub(in crate::worker::gateway_do) async fn channel_inbound(
         &self,
         p: ChannelInboundParams,
     ) -> Res<ChannelInboundResult> {

@@ -8,12 +8,13 @@
 //! Transfers live in memory: one in progress keeps the object busy, and a
 //! transfer cut by an eviction ends as the call's timeout.
 
-use super::{to_value, Gateway};
+use super::Gateway;
 use crate::gateway::transfer::{
     plan, Endpoint, TransferArgs, TransferRequest, TransferResult, DEFAULT_MAX_TRANSFER_BYTES,
 };
 use crate::session::internal::TransferReply;
 use crate::worker::bindings::{self, SessionStub};
+use crate::worker::gateway_do::to_value;
 use crate::worker::rpc::internal_error;
 use crate::workspace::paths::write_key;
 use gsv_protocol::transfer::*;
@@ -51,7 +52,10 @@ impl Gateway {
     }
 
     /// Starts the transfer a Session asked for; its result comes later.
-    pub(super) async fn start_transfer(&self, req: TransferRequest) -> Res<TransferReply> {
+    pub(in crate::worker::gateway_do) async fn start_transfer(
+        &self,
+        req: TransferRequest,
+    ) -> Res<TransferReply> {
         let (source, destination) = plan(&TransferArgs {
             source: req.source.clone(),
             destination: req.destination.clone(),
@@ -65,8 +69,8 @@ impl Gateway {
             Endpoint::Workspace(p) => (Some(write_key(&req.agent_id, p)), None),
             Endpoint::Node { node_id, .. } => (None, Some(self.node_socket(node_id)?)),
         };
-        let id = self.next_transfer.get().wrapping_add(1).max(1);
-        self.next_transfer.set(id);
+        let id = self.nodes.next_transfer.get().wrapping_add(1).max(1);
+        self.nodes.next_transfer.set(id);
         let max_bytes = self.max_transfer_bytes();
         let transfer = Transfer {
             call_id: req.call_id,
@@ -81,7 +85,7 @@ impl Gateway {
             buffer: Vec::new(),
             max_bytes,
         };
-        self.transfers.borrow_mut().insert(id, transfer);
+        self.nodes.transfers.borrow_mut().insert(id, transfer);
         match &source {
             Endpoint::Node { node_id, path } => {
                 let evt = TransferSendEvent {
@@ -102,7 +106,7 @@ impl Gateway {
                     }
                 }
                 let Some(obj) = found else {
-                    self.transfers.borrow_mut().remove(&id);
+                    self.nodes.transfers.borrow_mut().remove(&id);
                     return Err(ErrorShape::new(
                         codes::NOT_FOUND,
                         format!("source: gsv:{} does not exist", p.as_str()),
@@ -135,7 +139,7 @@ impl Gateway {
 
     /// Sends an R2 file to the destination node.
     async fn stream_from_r2(&self, id: u32, bytes: Vec<u8>) -> Res<()> {
-        let (node_id, path, max) = match self.transfers.borrow().get(&id) {
+        let (node_id, path, max) = match self.nodes.transfers.borrow().get(&id) {
             Some(Transfer {
                 destination: Endpoint::Node { node_id, path },
                 max_bytes,
@@ -148,7 +152,7 @@ impl Gateway {
                 "the file has {} bytes; the limit is {max} (tools.maxTransferBytes)",
                 bytes.len()
             );
-            self.transfers.borrow_mut().remove(&id);
+            self.nodes.transfers.borrow_mut().remove(&id);
             return Err(ErrorShape::new(codes::PAYLOAD_TOO_LARGE, msg));
         }
         let ws = self.node_socket(&node_id)?;
@@ -166,7 +170,7 @@ impl Gateway {
             transfer_id: id,
             sha256: hex(&Sha256::digest(&bytes)),
         };
-        if let Some(t) = self.transfers.borrow_mut().get_mut(&id) {
+        if let Some(t) = self.nodes.transfers.borrow_mut().get_mut(&id) {
             t.size = Some(bytes.len() as u64);
             t.received = bytes.len() as u64;
         }
@@ -174,14 +178,18 @@ impl Gateway {
     }
 
     /// A chunk from a source node: forwarded, or kept for R2.
-    pub(super) fn transfer_chunk(&self, node_id: &str, bytes: &[u8]) -> Res<()> {
+    pub(in crate::worker::gateway_do) fn transfer_chunk(
+        &self,
+        node_id: &str,
+        bytes: &[u8],
+    ) -> Res<()> {
         let Some((id, chunk)) = split_frame(bytes) else {
             return Err(ErrorShape::new(
                 codes::BAD_REQUEST,
                 "binary frame shorter than its 4-byte transfer id",
             ));
         };
-        let mut transfers = self.transfers.borrow_mut();
+        let mut transfers = self.nodes.transfers.borrow_mut();
         let Some(t) = transfers.get_mut(&id) else {
             return Err(ErrorShape::new(
                 codes::NOT_FOUND,
@@ -211,14 +219,14 @@ impl Gateway {
     }
 
     /// `transfer.status` from a node taking part in a transfer.
-    pub(super) async fn transfer_status(
+    pub(in crate::worker::gateway_do) async fn transfer_status(
         &self,
         node_id: &str,
         p: TransferStatusParams,
     ) -> Res<AckResult> {
         let id = p.transfer_id;
         let role = {
-            let transfers = self.transfers.borrow();
+            let transfers = self.nodes.transfers.borrow();
             let Some(t) = transfers.get(&id) else {
                 return Ok(AckResult {
                     ok: true,
@@ -238,7 +246,7 @@ impl Gateway {
                 self.source_sent(id, p.sha256.unwrap_or_default()).await?
             }
             (TransferState::Done, (_, true)) => {
-                let Some(t) = self.transfers.borrow_mut().remove(&id) else {
+                let Some(t) = self.nodes.transfers.borrow_mut().remove(&id) else {
                     return Ok(AckResult {
                         ok: true,
                         dropped: Some(true),
@@ -271,7 +279,7 @@ impl Gateway {
 
     fn source_sending(&self, id: u32, size: u64) -> Res<()> {
         let (dest, max) = {
-            let mut transfers = self.transfers.borrow_mut();
+            let mut transfers = self.nodes.transfers.borrow_mut();
             let Some(t) = transfers.get_mut(&id) else {
                 return Ok(());
             };
@@ -300,7 +308,7 @@ impl Gateway {
 
     async fn source_sent(&self, id: u32, sha256: String) -> Res<()> {
         let check = {
-            let transfers = self.transfers.borrow();
+            let transfers = self.nodes.transfers.borrow();
             let Some(t) = transfers.get(&id) else {
                 return Ok(());
             };
@@ -331,7 +339,7 @@ impl Gateway {
                 }
             }
             Ok(Endpoint::Workspace(_)) => {
-                let Some(mut t) = self.transfers.borrow_mut().remove(&id) else {
+                let Some(mut t) = self.nodes.transfers.borrow_mut().remove(&id) else {
                     return Ok(());
                 };
                 let key = t.dest_key.clone().unwrap_or_default();
@@ -362,7 +370,7 @@ impl Gateway {
 
     /// Ends a transfer with an error: both nodes drop what they have.
     pub(super) fn abort_transfer(&self, id: u32, reason: &str) {
-        let Some(t) = self.transfers.borrow_mut().remove(&id) else {
+        let Some(t) = self.nodes.transfers.borrow_mut().remove(&id) else {
             return;
         };
         for end in [&t.source, &t.destination] {
@@ -384,6 +392,7 @@ impl Gateway {
     /// Fails every transfer a vanished node took part in.
     pub(super) fn node_transfers_gone(&self, node_id: &str) {
         let ids: Vec<u32> = self
+            .nodes
             .transfers
             .borrow()
             .iter()

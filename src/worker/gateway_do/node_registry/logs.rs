@@ -5,49 +5,28 @@
 //! connection closes, or is replaced by a newer one, fails its calls at
 //! once. The decisions are in `crate::gateway::logs`.
 
-use super::{to_value, Attachment, Gateway};
+use super::store::{LogCall, NewLogCall};
+use super::Gateway;
 use crate::gateway::logs::{
     line_count, logs_answer, node_gone, node_replaced, pick_node, timed_out, LOGS_TIMEOUT_MS,
 };
 use crate::worker::bindings::SessionStub;
+use crate::worker::gateway_do::{to_value, Attachment};
 use crate::worker::rpc::{internal_error, new_id, now_ms};
 use gsv_protocol::*;
-use serde::Deserialize;
 use worker::*;
 
 type Res<T> = std::result::Result<T, ErrorShape>;
 
-/// Log calls out at nodes: `node_conn` is the connection asked (a newer
-/// one of the same node does not answer for it); the asker is a client's
-/// frame (`conn_id`, `frame_id`) or a session's tool call (`session_key`,
-/// `tool_call_id`).
-pub(super) const MIGRATION: &str = "CREATE TABLE log_calls (call_id TEXT PRIMARY KEY, node_id TEXT NOT NULL,
-        node_conn TEXT NOT NULL, lines INTEGER NOT NULL, conn_id TEXT, frame_id TEXT, session_key TEXT,
-        tool_call_id TEXT, deadline_at INTEGER NOT NULL);
-     CREATE INDEX log_calls_by_node ON log_calls (node_id)";
-
-const COLUMNS: &str = "call_id, node_id, lines, conn_id, frame_id, session_key, tool_call_id";
-
-#[derive(Debug, Deserialize)]
-struct LogCall {
-    call_id: String,
-    node_id: String,
-    lines: i64,
-    conn_id: Option<String>,
-    frame_id: Option<String>,
-    session_key: Option<String>,
-    tool_call_id: Option<String>,
-}
-
 /// Who waits for a node's log.
-pub(super) enum LogsAsker<'a> {
+pub(in crate::worker::gateway_do) enum LogsAsker<'a> {
     Client { conn_id: &'a str, frame_id: &'a str },
     Session { key: &'a str, tool_call_id: &'a str },
 }
 
 impl Gateway {
     /// `logs.get` from a client: answered when the node answers.
-    pub(super) async fn logs_get(
+    pub(in crate::worker::gateway_do) async fn logs_get(
         &self,
         att: &Attachment,
         frame_id: &str,
@@ -63,7 +42,7 @@ impl Gateway {
 
     /// Sends `logs.get` to the node named (or the only one) and records
     /// who waits, for [`LOGS_TIMEOUT_MS`].
-    pub(super) async fn ask_logs(
+    pub(in crate::worker::gateway_do) async fn ask_logs(
         &self,
         node_id: Option<&str>,
         lines: u32,
@@ -80,24 +59,17 @@ impl Gateway {
             LogsAsker::Client { conn_id, frame_id } => (Some(conn_id), Some(frame_id), None, None),
             LogsAsker::Session { key, tool_call_id } => (None, None, Some(key), Some(tool_call_id)),
         };
-        let owned = |s: Option<&str>| s.map(String::from);
-        self.sql()
-            .exec(
-                "INSERT INTO log_calls (call_id, node_id, node_conn, lines, conn_id, frame_id, session_key, tool_call_id, deadline_at)
-                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                vec![
-                    call_id.as_str().into(),
-                    node_id.as_str().into(),
-                    node.conn_id.as_str().into(),
-                    i64::from(lines).into(),
-                    owned(conn_id).into(),
-                    owned(frame_id).into(),
-                    owned(session_key).into(),
-                    owned(tool_call_id).into(),
-                    (now_ms() + LOGS_TIMEOUT_MS).into(),
-                ],
-            )
-            .map_err(internal_error)?;
+        self.node_store().add_log_call(&NewLogCall {
+            call_id: &call_id,
+            node_id: &node_id,
+            node_conn: &node.conn_id,
+            lines: i64::from(lines),
+            conn_id,
+            frame_id,
+            session_key,
+            tool_call_id,
+            deadline_at: now_ms() + LOGS_TIMEOUT_MS,
+        })?;
         let evt = LogsGetEvent {
             call_id: call_id.clone(),
             lines,
@@ -111,34 +83,18 @@ impl Gateway {
         Ok(())
     }
 
-    fn log_calls(&self, condition: &str, bindings: Vec<SqlStorageValue>) -> Res<Vec<LogCall>> {
-        self.sql()
-            .exec(
-                &format!("SELECT {COLUMNS} FROM log_calls WHERE {condition}"),
-                bindings,
-            )
-            .and_then(|c| c.to_array())
-            .map_err(internal_error)
-    }
-
-    /// Removes a call; `None` when it was settled already (a result and a
-    /// timeout racing: the first one takes it).
+    /// Removes a call; `None` when it was settled already.
     fn take_log_call(&self, call_id: &str) -> Res<Option<LogCall>> {
-        let rows: Vec<LogCall> = self
-            .sql()
-            .exec(
-                &format!("DELETE FROM log_calls WHERE call_id = ? RETURNING {COLUMNS}"),
-                vec![call_id.into()],
-            )
-            .and_then(|c| c.to_array())
-            .map_err(internal_error)?;
-        Ok(rows.into_iter().next())
+        self.node_store().take_log_call(call_id)
     }
 
     /// `logs.result` from a node: handed to whoever waits for it.
-    pub(super) async fn logs_result(&self, node_id: &str, p: LogsResultParams) -> Res<AckResult> {
-        let call = self.log_calls("call_id = ?", vec![p.call_id.as_str().into()])?;
-        let Some(call) = call.into_iter().next() else {
+    pub(in crate::worker::gateway_do) async fn logs_result(
+        &self,
+        node_id: &str,
+        p: LogsResultParams,
+    ) -> Res<AckResult> {
+        let Some(call) = self.node_store().log_call(&p.call_id)? else {
             return Ok(AckResult {
                 ok: true,
                 dropped: Some(true),
@@ -209,34 +165,29 @@ impl Gateway {
 
     /// The node's connection `conn_id` closed: what it owed fails now.
     pub(super) async fn node_logs_gone(&self, conn_id: &str) -> Res<()> {
-        let owed = self.log_calls("node_conn = ?", vec![conn_id.into()])?;
+        let owed = self.node_store().log_calls_of_conn(conn_id)?;
         self.fail_log_calls(owed, node_gone).await
     }
 
     /// A newer connection of `node_id` took over: the older one will not
     /// answer, so its calls fail now rather than at their timeout.
-    pub(super) async fn node_logs_replaced(&self, node_id: &str, conn_id: &str) -> Res<()> {
-        let owed = self.log_calls(
-            "node_id = ? AND node_conn != ?",
-            vec![node_id.into(), conn_id.into()],
-        )?;
+    pub(in crate::worker::gateway_do) async fn node_logs_replaced(
+        &self,
+        node_id: &str,
+        conn_id: &str,
+    ) -> Res<()> {
+        let owed = self.node_store().log_calls_of_old_conns(node_id, conn_id)?;
         self.fail_log_calls(owed, node_replaced).await
     }
 
     /// A client went away: nobody waits for its calls.
-    pub(super) fn client_logs_gone(&self, conn_id: &str) -> Res<()> {
-        self.sql()
-            .exec(
-                "DELETE FROM log_calls WHERE conn_id = ?",
-                vec![conn_id.into()],
-            )
-            .map_err(internal_error)?;
-        Ok(())
+    pub(in crate::worker::gateway_do) fn client_logs_gone(&self, conn_id: &str) -> Res<()> {
+        self.node_store().delete_client_log_calls(conn_id)
     }
 
     /// Calls past their deadline fail as timed out.
     pub(super) async fn expire_log_calls(&self, now: i64) -> Res<()> {
-        let due = self.log_calls("deadline_at <= ?", vec![now.into()])?;
+        let due = self.node_store().due_log_calls(now)?;
         self.fail_log_calls(due, timed_out).await
     }
 }

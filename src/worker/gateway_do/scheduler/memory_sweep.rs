@@ -8,25 +8,15 @@ use crate::memory::calls::{Caller, IndexDream, IndexRepair};
 use crate::memory::dream::{next_sweep_at, stamp};
 use crate::memory::settings::MemorySettings;
 use crate::worker::bindings::MemoryStub;
-use serde::Deserialize;
-use worker::*;
+use gsv_protocol::ErrorShape;
+use worker::console_error;
 
-pub(super) const MIGRATION: &str =
-    "CREATE TABLE memory_sweep (id INTEGER PRIMARY KEY CHECK (id = 1), next_at INTEGER NOT NULL)";
+type Res<T> = std::result::Result<T, ErrorShape>;
 
 impl Gateway {
     /// When the sweep next runs (schedule clock), if it is scheduled.
     pub(super) fn memory_sweep_deadline(&self) -> Option<i64> {
-        #[derive(Deserialize)]
-        struct Row {
-            next_at: i64,
-        }
-        self.sql()
-            .exec("SELECT next_at FROM memory_sweep WHERE id = 1", None)
-            .and_then(|c| c.to_array::<Row>())
-            .ok()
-            .and_then(|rows| rows.into_iter().next())
-            .map(|r| r.next_at)
+        self.schedule_store().sweep_at()
     }
 
     /// Schedules the sweep from the config (its hour and the user's zone
@@ -35,26 +25,19 @@ impl Gateway {
     pub(super) fn memory_sweep_sync(&self, now: i64) {
         let settings = MemorySettings::from_config(&self.config.borrow());
         let result = match (settings.dream, self.memory_sweep_deadline()) {
-            (false, _) => self
-                .sql()
-                .exec("DELETE FROM memory_sweep", None)
-                .map(|_| ()),
+            (false, _) => self.schedule_store().drop_sweep(),
             (true, Some(at)) if at <= now => Ok(()),
             (true, _) => self.set_memory_sweep(now, &settings),
         };
         if let Err(e) = result {
-            console_error!("gateway: scheduling the memory sweep failed: {e}");
+            console_error!("gateway: scheduling the memory sweep failed: {}", e.message);
         }
     }
 
-    fn set_memory_sweep(&self, now: i64, settings: &MemorySettings) -> Result<()> {
+    fn set_memory_sweep(&self, now: i64, settings: &MemorySettings) -> Res<()> {
         let zone = self.user_zone();
         let next = next_sweep_at(self.zone_of(&zone).as_ref(), now, settings.dream_at_hour);
-        self.sql().exec(
-            "INSERT INTO memory_sweep (id, next_at) VALUES (1, ?) ON CONFLICT(id) DO UPDATE SET next_at = excluded.next_at",
-            vec![next.into()],
-        )?;
-        Ok(())
+        self.schedule_store().set_sweep_at(next)
     }
 
     /// Runs the sweep when it is due, and schedules the next one first (a
@@ -65,7 +48,7 @@ impl Gateway {
         }
         let settings = MemorySettings::from_config(&self.config.borrow());
         if let Err(e) = self.set_memory_sweep(now, &settings) {
-            return console_error!("gateway: scheduling the memory sweep failed: {e}");
+            return console_error!("gateway: scheduling the memory sweep failed: {}", e.message);
         }
         let caller = |agent_id: &str| Caller {
             account: settings.account.clone(),

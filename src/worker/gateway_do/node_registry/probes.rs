@@ -6,83 +6,23 @@
 //! rows in SQLite, so they survive hibernation; the alarm times them out.
 //! The decisions are in `crate::skills::probe`.
 
-use super::{to_value, Attachment, Gateway};
+use super::store::{NewProbe, ProbeRow};
+use super::Gateway;
 use crate::skills::probe::{
     agents_to_probe, apply_probe_result, disconnected, plan_probes, probe_timeout_ms, timed_out,
     update_result, ProbeOutcome, DEFAULT_PROBE_TIMEOUT_MS,
 };
 use crate::skills::{skills_status, HostInfo, SkillsStatus};
+use crate::worker::gateway_do::{to_value, Attachment};
 use crate::worker::rpc::{internal_error, new_id, now_ms};
 use crate::worker::workspace::prompt_load::{load_skill_files, load_skill_files_of};
 use gsv_protocol::*;
-use serde::Deserialize;
 use serde_json::Value;
 use worker::*;
 
 type Res<T> = std::result::Result<T, ErrorShape>;
 
-/// Schema version 4 of the Gateway DO: probes out at nodes (`outcome` is
-/// NULL while pending, then `updated` or `failed` with `error` until the
-/// `skills.update` waiting for them answers) and those waiting updates.
-pub(super) const MIGRATION: &str = "CREATE TABLE probes (probe_id TEXT PRIMARY KEY, node_id TEXT NOT NULL,
-        conn_id TEXT NOT NULL, bins TEXT NOT NULL, update_id TEXT, outcome TEXT, error TEXT,
-        timeout_ms INTEGER NOT NULL, deadline_at INTEGER NOT NULL);
-     CREATE INDEX probes_by_node ON probes (node_id);
-     CREATE INDEX probes_by_update ON probes (update_id);
-     CREATE TABLE skill_updates (update_id TEXT PRIMARY KEY, conn_id TEXT NOT NULL, frame_id TEXT NOT NULL,
-        agent_id TEXT NOT NULL, skipped TEXT NOT NULL, created_at INTEGER NOT NULL)";
-
-#[derive(Debug, Deserialize)]
-struct ProbeRow {
-    probe_id: String,
-    node_id: String,
-    bins: String,
-    update_id: Option<String>,
-    outcome: Option<String>,
-    error: Option<String>,
-    timeout_ms: i64,
-}
-
-#[derive(Debug, Deserialize)]
-struct UpdateRow {
-    conn_id: String,
-    frame_id: String,
-    agent_id: String,
-    skipped: String,
-}
-
-const PROBE_COLUMNS: &str = "probe_id, node_id, bins, update_id, outcome, error, timeout_ms";
-
-impl ProbeRow {
-    fn bins(&self) -> Vec<String> {
-        serde_json::from_str(&self.bins).unwrap_or_default()
-    }
-
-    /// How it ended; `None` while pending.
-    fn outcome(&self) -> Option<ProbeOutcome> {
-        match self.outcome.as_deref()? {
-            "updated" => Some(ProbeOutcome::Updated),
-            _ => Some(ProbeOutcome::Failed(self.error.clone().unwrap_or_default())),
-        }
-    }
-}
-
 impl Gateway {
-    fn probes(&self, condition: &str, bindings: Vec<SqlStorageValue>) -> Res<Vec<ProbeRow>> {
-        self.sql()
-            .exec(
-                &format!("SELECT {PROBE_COLUMNS} FROM probes WHERE {condition}"),
-                bindings,
-            )
-            .and_then(|c| c.to_array())
-            .map_err(internal_error)
-    }
-
-    fn run_sql(&self, query: &str, bindings: Vec<SqlStorageValue>) -> Res<()> {
-        self.sql().exec(query, bindings).map_err(internal_error)?;
-        Ok(())
-    }
-
     /// Records a probe and sends it. A node whose socket is already gone
     /// settles it at once as disconnected. Returns whether it went out.
     fn send_probe(
@@ -95,19 +35,15 @@ impl Gateway {
         update_id: Option<&str>,
     ) -> Res<bool> {
         let probe_id = new_id();
-        self.run_sql(
-            "INSERT INTO probes (probe_id, node_id, conn_id, bins, update_id, timeout_ms, deadline_at)
-             VALUES (?, ?, ?, ?, ?, ?, ?)",
-            vec![
-                probe_id.as_str().into(),
-                node_id.into(),
-                conn_id.into(),
-                serde_json::to_string(bins).map_err(internal_error)?.into(),
-                update_id.map(String::from).into(),
-                (timeout_ms as i64).into(),
-                (now_ms() + timeout_ms as i64).into(),
-            ],
-        )?;
+        self.node_store().add_probe(&NewProbe {
+            probe_id: &probe_id,
+            node_id,
+            conn_id,
+            bins,
+            update_id,
+            timeout_ms: timeout_ms as i64,
+            deadline_at: now_ms() + timeout_ms as i64,
+        })?;
         let evt = NodeProbeEvent {
             probe_id: probe_id.clone(),
             kind: PROBE_KIND_BINS.into(),
@@ -125,27 +61,18 @@ impl Gateway {
     /// Marks a probe of an update settled (the update answers once all
     /// are); a probe nobody waits for is just forgotten.
     fn settle(&self, probe_id: &str, update_id: Option<&str>, outcome: ProbeOutcome) -> Res<()> {
-        if update_id.is_none() {
-            return self.run_sql(
-                "DELETE FROM probes WHERE probe_id = ?",
-                vec![probe_id.into()],
-            );
+        let store = self.node_store();
+        match update_id {
+            None => store.delete_probe(probe_id),
+            Some(_) => store.settle_probe(probe_id, outcome),
         }
-        let (state, error) = match outcome {
-            ProbeOutcome::Updated => ("updated", None),
-            ProbeOutcome::Failed(e) => ("failed", Some(e)),
-        };
-        self.run_sql(
-            "UPDATE probes SET outcome = ?, error = ? WHERE probe_id = ?",
-            vec![state.into(), error.into(), probe_id.into()],
-        )
     }
 
     /// `skills.update`: probes the nodes whose bin status is stale for the
     /// agent's required bins (all of them with `force`). Answers now when
     /// there is nothing to probe; otherwise `None`, and the answer goes out
     /// later with `frame_id`.
-    pub(super) async fn skills_update(
+    pub(in crate::worker::gateway_do) async fn skills_update(
         &self,
         att: &Attachment,
         frame_id: &str,
@@ -164,19 +91,13 @@ impl Gateway {
             return Ok(Some(update_result(status, &[], plan.skipped)));
         }
         let update_id = new_id();
-        self.run_sql(
-            "INSERT INTO skill_updates (update_id, conn_id, frame_id, agent_id, skipped, created_at)
-             VALUES (?, ?, ?, ?, ?, ?)",
-            vec![
-                update_id.as_str().into(),
-                att.conn_id.as_str().into(),
-                frame_id.into(),
-                agent.as_str().into(),
-                serde_json::to_string(&plan.skipped)
-                    .map_err(internal_error)?
-                    .into(),
-                now_ms().into(),
-            ],
+        self.node_store().add_update(
+            &update_id,
+            &att.conn_id,
+            frame_id,
+            &agent,
+            &plan.skipped,
+            now_ms(),
         )?;
         let timeout_ms = probe_timeout_ms(p.timeout_ms);
         for (id, node) in self.live_nodes()? {
@@ -203,32 +124,19 @@ impl Gateway {
     /// did. Safe to call any number of times: the first caller that finds
     /// the update complete takes it.
     async fn finish_update(&self, update_id: &str) -> Res<()> {
-        if !self
-            .probes("update_id = ? AND outcome IS NULL", vec![update_id.into()])?
-            .is_empty()
-        {
+        let store = self.node_store();
+        if store.update_pending(update_id)? {
             return Ok(());
         }
-        let taken: Vec<UpdateRow> = self
-            .sql()
-            .exec(
-                "DELETE FROM skill_updates WHERE update_id = ? RETURNING conn_id, frame_id, agent_id, skipped",
-                vec![update_id.into()],
-            )
-            .and_then(|c| c.to_array())
-            .map_err(internal_error)?;
-        let Some(update) = taken.into_iter().next() else {
+        let Some(update) = store.take_update(update_id)? else {
             return Ok(());
         };
-        let outcomes: Vec<(String, ProbeOutcome)> = self
-            .probes("update_id = ?", vec![update_id.into()])?
+        let outcomes: Vec<(String, ProbeOutcome)> = store
+            .probes_of_update(update_id)?
             .into_iter()
             .filter_map(|row| Some((row.node_id.clone(), row.outcome()?)))
             .collect();
-        self.run_sql(
-            "DELETE FROM probes WHERE update_id = ?",
-            vec![update_id.into()],
-        )?;
+        store.delete_probes_of_update(update_id)?;
         let skipped: Vec<String> = serde_json::from_str(&update.skipped).unwrap_or_default();
         let answer = self
             .update_answer(&update.agent_id, &outcomes, skipped)
@@ -264,15 +172,12 @@ impl Gateway {
     }
 
     /// `node.probe.result`: the probed node's answer, merged into its row.
-    pub(super) async fn probe_result(
+    pub(in crate::worker::gateway_do) async fn probe_result(
         &self,
         node_id: &str,
         p: NodeProbeResultParams,
     ) -> Res<AckResult> {
-        let row = self
-            .probes("probe_id = ?", vec![p.probe_id.as_str().into()])?
-            .into_iter()
-            .next();
+        let row = self.node_store().probe(&p.probe_id)?;
         // Unknown, or settled already (timed out): nobody waits for it.
         let Some(row) = row.filter(|r| r.outcome.is_none()) else {
             return Ok(AckResult {
@@ -307,34 +212,15 @@ impl Gateway {
         requested: &[String],
         p: &NodeProbeResultParams,
     ) -> Res<ProbeOutcome> {
-        #[derive(Deserialize)]
-        struct Row {
-            runtime: String,
-        }
-        let rows: Vec<Row> = self
-            .sql()
-            .exec(
-                "SELECT runtime FROM nodes WHERE node_id = ?",
-                vec![node_id.into()],
-            )
-            .and_then(|c| c.to_array())
-            .map_err(internal_error)?;
-        let Some(row) = rows.into_iter().next() else {
+        let store = self.node_store();
+        let Some(row) = store.node(node_id)? else {
             return Ok(disconnected(node_id));
         };
         let mut runtime: NodeRuntimeInfo =
             serde_json::from_str(&row.runtime).map_err(internal_error)?;
         let outcome = apply_probe_result(&mut runtime, node_id, requested, p, now_ms() as u64);
         if outcome == ProbeOutcome::Updated {
-            self.run_sql(
-                "UPDATE nodes SET runtime = ? WHERE node_id = ?",
-                vec![
-                    serde_json::to_string(&runtime)
-                        .map_err(internal_error)?
-                        .into(),
-                    node_id.into(),
-                ],
-            )?;
+            store.set_runtime(node_id, &runtime)?;
             self.revisions.nodes_changed();
         }
         Ok(outcome)
@@ -342,7 +228,7 @@ impl Gateway {
 
     /// Probes still pending past their deadline fail as timed out.
     pub(super) async fn expire_probes(&self, now: i64) -> Res<()> {
-        let due = self.probes("outcome IS NULL AND deadline_at <= ?", vec![now.into()])?;
+        let due = self.node_store().due_probes(now)?;
         self.fail_probes(due, |row| timed_out(&row.node_id, row.timeout_ms as u64))
             .await
     }
@@ -350,7 +236,7 @@ impl Gateway {
     /// The node's connection closed: its pending probes fail now, not at
     /// their deadline.
     pub(super) async fn node_probes_gone(&self, node_id: &str) -> Res<()> {
-        let pending = self.probes("outcome IS NULL AND node_id = ?", vec![node_id.into()])?;
+        let pending = self.node_store().pending_probes(node_id)?;
         self.fail_probes(pending, |row| disconnected(&row.node_id))
             .await
     }
@@ -377,40 +263,22 @@ impl Gateway {
 
     /// A client went away: nobody waits for its updates any more; their
     /// pending probes still refresh the nodes' bins when answered.
-    pub(super) fn client_updates_gone(&self, conn_id: &str) -> Res<()> {
-        self.run_sql(
-            "DELETE FROM probes WHERE outcome IS NOT NULL AND update_id IN
-               (SELECT update_id FROM skill_updates WHERE conn_id = ?)",
-            vec![conn_id.into()],
-        )?;
-        self.run_sql(
-            "UPDATE probes SET update_id = NULL WHERE update_id IN
-               (SELECT update_id FROM skill_updates WHERE conn_id = ?)",
-            vec![conn_id.into()],
-        )?;
-        self.run_sql(
-            "DELETE FROM skill_updates WHERE conn_id = ?",
-            vec![conn_id.into()],
-        )
+    pub(in crate::worker::gateway_do) fn client_updates_gone(&self, conn_id: &str) -> Res<()> {
+        self.node_store().client_updates_gone(conn_id)
     }
 
     /// A node just connected (its `hello-ok` is out): probes sent to its
     /// previous connection go to this one, and when it can run probes its
     /// bins are probed for the skills of `main`, the default agent and
     /// every `agents.list` entry, without anyone waiting.
-    pub(super) async fn node_connected(&self, node_id: &str) -> Res<()> {
+    pub(in crate::worker::gateway_do) async fn node_connected(&self, node_id: &str) -> Res<()> {
         let Some((_, node)) = self.live_nodes()?.into_iter().find(|(id, _)| id == node_id) else {
             return Ok(());
         };
-        let moved = self.probes(
-            "outcome IS NULL AND node_id = ? AND conn_id != ?",
-            vec![node_id.into(), node.conn_id.as_str().into()],
-        )?;
+        let store = self.node_store();
+        let moved = store.probes_of_old_conn(node_id, &node.conn_id)?;
         for row in moved {
-            self.run_sql(
-                "UPDATE probes SET conn_id = ? WHERE probe_id = ?",
-                vec![node.conn_id.as_str().into(), row.probe_id.as_str().into()],
-            )?;
+            store.move_probe(&row.probe_id, &node.conn_id)?;
             let evt = NodeProbeEvent {
                 probe_id: row.probe_id.clone(),
                 kind: PROBE_KIND_BINS.into(),
