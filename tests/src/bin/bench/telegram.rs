@@ -69,13 +69,12 @@ async fn start_rig(llm: &FakeLlm) -> Rig {
     }
 }
 
-/// One Telegram turn: (total, update delivered) in ms.
-async fn tg_turn(rig: &Rig, llm: &FakeLlm, i: usize) -> (f64, f64) {
+/// One Telegram turn, in ms.
+async fn tg_turn(rig: &Rig, llm: &FakeLlm, i: usize) -> f64 {
     let person = peer(i % PEERS);
     llm.script(TRIGGER, vec![Step::text(format!("echo: turn {i}"))]);
     let sent = Instant::now();
     let inbound = rig.tg.user_says(&person, &format!("{TRIGGER} turn {i}"));
-    let handed = ms(sent.elapsed());
     let deadline = Instant::now() + WAIT;
     loop {
         let replied = rig
@@ -89,7 +88,7 @@ async fn tg_turn(rig: &Rig, llm: &FakeLlm, i: usize) -> (f64, f64) {
                 reply.text.as_deref(),
                 Some(format!("echo: turn {i}").as_str())
             );
-            return (total, handed);
+            return total;
         }
         assert!(Instant::now() < deadline, "no reply to Telegram turn {i}");
         tokio::time::sleep(Duration::from_millis(1)).await;
@@ -119,13 +118,10 @@ pub async fn bench(
         .await;
     }
     let mut total = Vec::with_capacity(n);
-    let mut handed = Vec::with_capacity(n);
     let mut cli = Vec::with_capacity(n);
     for k in 0..n {
         let i = warm + k;
-        let (t, h) = tg_turn(&rig, llm, i).await;
-        total.push(t);
-        handed.push(h);
+        total.push(tg_turn(&rig, llm, i).await);
         let (c, _) = turn_and_ack(
             &mut rig.client,
             &format!("agent:main:bench:tg:{}", i % PEERS),
@@ -146,7 +142,6 @@ pub async fn bench(
         );
         out["turns"] = json!(n);
         out["turn"] = full_stats(&total);
-        out["webhookAnswered"] = full_stats(&handed);
         out["cliTurnSameWorkerd"] = full_stats(&cli);
         out["turnP50OverCliTurnSameWorkerdP50"] = json!(round2(tg_p50 / cli_p50));
         if let Some(cli) = cli_turn_p50 {
