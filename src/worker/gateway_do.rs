@@ -21,6 +21,7 @@ mod revisions;
 mod scheduler;
 pub use scheduler::{test_clock_enabled, TEST_CLOCK_VAR};
 mod session_link;
+mod sql_store;
 mod trust;
 mod usage;
 

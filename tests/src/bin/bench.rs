@@ -565,6 +565,14 @@ fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1000.0
 }
 
+/// `stats()` with the minimum and the mean.
+fn full_stats(samples: &[f64]) -> Value {
+    let mut v = stats(samples);
+    v["minMs"] = json!(round2(percentile(samples, 0.0)));
+    v["meanMs"] = json!(round2(samples.iter().sum::<f64>() / samples.len() as f64));
+    v
+}
+
 fn percentile(samples: &[f64], p: f64) -> f64 {
     let mut s = samples.to_vec();
     s.sort_by(|a, b| a.partial_cmp(b).unwrap());

@@ -3,6 +3,7 @@
 //! redeliver), senders waiting for pairing, runs whose answer goes back to
 //! a chat, the delivery ledger, and each agent's last active chat.
 
+use super::super::sql_store::SqlStore;
 use crate::channels::pairing::PendingPair;
 use crate::channels::run_check::FIRST_CHECK_MS;
 use crate::worker::rpc::internal_error;
@@ -10,7 +11,7 @@ use gsv_protocol::channels::{
     ChannelAccountStatus, ChannelAction, ChannelPeer, DeliveryState, OutboundMedia,
 };
 use gsv_protocol::ErrorShape;
-use serde::{de::DeserializeOwned, Deserialize};
+use serde::Deserialize;
 use worker::{SqlStorage, SqlStorageValue};
 
 type Res<T> = std::result::Result<T, ErrorShape>;
@@ -227,32 +228,15 @@ pub struct ChannelStore {
     sql: SqlStorage,
 }
 
+impl SqlStore for ChannelStore {
+    fn sql(&self) -> &SqlStorage {
+        &self.sql
+    }
+}
+
 impl ChannelStore {
     pub fn new(sql: SqlStorage) -> Self {
         Self { sql }
-    }
-
-    fn exec(&self, query: &str, bindings: Vec<SqlStorageValue>) -> Res<worker::SqlCursor> {
-        self.sql.exec(query, bindings).map_err(internal_error)
-    }
-
-    fn rows<T: DeserializeOwned>(
-        &self,
-        query: &str,
-        bindings: Vec<SqlStorageValue>,
-    ) -> Res<Vec<T>> {
-        self.exec(query, bindings)?
-            .to_array()
-            .map_err(internal_error)
-    }
-
-    fn count(&self, query: &str, bindings: Vec<SqlStorageValue>) -> Res<i64> {
-        #[derive(Deserialize)]
-        struct N {
-            n: i64,
-        }
-        let rows: Vec<N> = self.rows(query, bindings)?;
-        Ok(rows.first().map_or(0, |r| r.n))
     }
 
     // --- accounts ----------------------------------------------------------

@@ -3,10 +3,11 @@
 //! background commands a session waits on, skill bin probes and the
 //! `skills.update` requests waiting on them, and log calls.
 
+use super::super::sql_store::SqlStore;
 use crate::skills::probe::ProbeOutcome;
 use crate::worker::rpc::internal_error;
 use gsv_protocol::{ErrorShape, NodeRuntimeInfo, ToolDefinition};
-use serde::{de::DeserializeOwned, Deserialize};
+use serde::Deserialize;
 use worker::{SqlStorage, SqlStorageValue};
 
 type Res<T> = std::result::Result<T, ErrorShape>;
@@ -146,26 +147,15 @@ pub struct NodeStore {
     sql: SqlStorage,
 }
 
+impl SqlStore for NodeStore {
+    fn sql(&self) -> &SqlStorage {
+        &self.sql
+    }
+}
+
 impl NodeStore {
     pub fn new(sql: SqlStorage) -> Self {
         Self { sql }
-    }
-
-    fn exec(&self, query: &str, bindings: Vec<SqlStorageValue>) -> Res<worker::SqlCursor> {
-        self.sql.exec(query, bindings).map_err(internal_error)
-    }
-
-    fn run(&self, query: &str, bindings: Vec<SqlStorageValue>) -> Res<()> {
-        self.exec(query, bindings)?;
-        Ok(())
-    }
-
-    fn rows<T: DeserializeOwned>(&self, query: &str, b: Vec<SqlStorageValue>) -> Res<Vec<T>> {
-        self.exec(query, b)?.to_array().map_err(internal_error)
-    }
-
-    fn first<T: DeserializeOwned>(&self, query: &str, b: Vec<SqlStorageValue>) -> Res<Option<T>> {
-        Ok(self.rows(query, b)?.into_iter().next())
     }
 
     /// The earliest deadline of the registry: tool calls (a session's

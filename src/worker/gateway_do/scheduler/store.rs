@@ -4,6 +4,7 @@
 //! run, a heartbeat or a `gsv__SessionSend` that waits, until the agent's
 //! run ends), each agent's heartbeat state, and the memory sweep's time.
 
+use super::super::sql_store::SqlStore;
 use crate::worker::rpc::internal_error;
 use gsv_protocol::cron::{CronJob, CronRun, HeartbeatState};
 use gsv_protocol::ErrorShape;
@@ -60,11 +61,6 @@ struct RunRow {
 }
 
 #[derive(Deserialize)]
-struct Count {
-    n: i64,
-}
-
-#[derive(Deserialize)]
 struct Min {
     at: Option<f64>,
 }
@@ -77,22 +73,19 @@ fn parse<T: DeserializeOwned>(s: &str) -> Res<T> {
     serde_json::from_str(s).map_err(internal_error)
 }
 
+impl SqlStore for ScheduleStore {
+    fn sql(&self) -> &SqlStorage {
+        &self.sql
+    }
+}
+
 impl ScheduleStore {
     pub fn new(sql: SqlStorage) -> Self {
         Self { sql }
     }
 
-    fn exec(&self, query: &str, bindings: Vec<SqlStorageValue>) -> Res<worker::SqlCursor> {
-        self.sql.exec(query, bindings).map_err(internal_error)
-    }
-
-    fn rows<T: DeserializeOwned>(&self, query: &str, b: Vec<SqlStorageValue>) -> Res<Vec<T>> {
-        self.exec(query, b)?.to_array().map_err(internal_error)
-    }
-
     fn count(&self, query: &str, b: Vec<SqlStorageValue>) -> Res<u64> {
-        let rows: Vec<Count> = self.rows(query, b)?;
-        Ok(rows.first().map_or(0, |c| c.n.max(0) as u64))
+        Ok(SqlStore::count(self, query, b)?.max(0) as u64)
     }
 
     fn jobs(&self, query: &str, b: Vec<SqlStorageValue>) -> Res<Vec<CronJob>> {

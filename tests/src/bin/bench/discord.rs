@@ -10,7 +10,7 @@
 //!
 //! Also: the gzip size of the channel's wasm (`channels/discord/build/`).
 
-use super::{percentile, round2, stats, turn_and_ack, TOKEN};
+use super::{full_stats, ms, percentile, round2, turn_and_ack, TOKEN};
 use gsv_e2e::channel_rig::{start_bot, start_gateway_with_discord};
 use gsv_e2e::fake_discord::{messages, FakeDiscord, RestRecord};
 use gsv_e2e::fake_llm::{FakeLlm, Step};
@@ -25,18 +25,6 @@ const PEERS: usize = 20;
 const WAIT: Duration = Duration::from_secs(60);
 /// The script trigger of the DM turns (each turn appends one answer).
 const TRIGGER: &str = "benchdm";
-
-fn ms(d: Duration) -> f64 {
-    d.as_secs_f64() * 1000.0
-}
-
-/// `stats()` with the minimum and the mean.
-fn full_stats(samples: &[f64]) -> Value {
-    let mut v = stats(samples);
-    v["minMs"] = json!(round2(percentile(samples, 0.0)));
-    v["meanMs"] = json!(round2(samples.iter().sum::<f64>() / samples.len() as f64));
-    v
-}
 
 /// Peer `p`'s DM channel and user (distinct per peer).
 fn peer_ids(p: usize) -> (String, String) {

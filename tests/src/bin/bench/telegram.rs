@@ -9,7 +9,7 @@
 //! interleaved, as in the WhatsApp part. Also: the gzip size of the
 //! channel's wasm and JS (`channels/telegram/build/`).
 
-use super::{gzip_len, percentile, round2, stats, turn_and_ack, TOKEN};
+use super::{full_stats, gzip_len, ms, percentile, round2, turn_and_ack, TOKEN};
 use gsv_e2e::channel_rig::{start_gateway_with_telegram, start_telegram_bot};
 use gsv_e2e::fake_llm::{FakeLlm, Step};
 use gsv_e2e::fake_telegram::{FakeTelegram, Person};
@@ -22,17 +22,6 @@ use std::time::{Duration, Instant};
 const PEERS: usize = 20;
 const WAIT: Duration = Duration::from_secs(120);
 const TRIGGER: &str = "benchtg";
-
-fn ms(d: Duration) -> f64 {
-    d.as_secs_f64() * 1000.0
-}
-
-fn full_stats(samples: &[f64]) -> Value {
-    let mut v = stats(samples);
-    v["minMs"] = json!(round2(percentile(samples, 0.0)));
-    v["meanMs"] = json!(round2(samples.iter().sum::<f64>() / samples.len() as f64));
-    v
-}
 
 fn peer(p: usize) -> Person {
     Person {

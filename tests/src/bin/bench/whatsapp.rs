@@ -14,7 +14,7 @@
 //!   (kept, never read back: the store alone) and once a JPEG photo (the
 //!   model call then reads it back and sends it base64, 13.3 MB).
 
-use super::{percentile, round2, stats, turn_and_ack, TOKEN};
+use super::{full_stats, ms, percentile, round2, turn_and_ack, TOKEN};
 use gsv_e2e::channel_rig::{start_gateway_with_whatsapp, start_number};
 use gsv_e2e::fake_llm::{FakeLlm, Step};
 use gsv_e2e::fake_whatsapp::{FakeWhatsApp, GraphRecord};
@@ -28,17 +28,6 @@ const PEERS: usize = 20;
 const WAIT: Duration = Duration::from_secs(120);
 const TRIGGER: &str = "benchwa";
 const MB: usize = 1024 * 1024;
-
-fn ms(d: Duration) -> f64 {
-    d.as_secs_f64() * 1000.0
-}
-
-fn full_stats(samples: &[f64]) -> Value {
-    let mut v = stats(samples);
-    v["minMs"] = json!(round2(percentile(samples, 0.0)));
-    v["meanMs"] = json!(round2(samples.iter().sum::<f64>() / samples.len() as f64));
-    v
-}
 
 fn wa_id(p: usize) -> String {
     format!("1650555{p:04}")
