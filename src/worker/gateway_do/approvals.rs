@@ -12,7 +12,7 @@ use crate::trust::approvals::{decided_text, parse_reply, request_actions, reques
 use crate::trust::explain::args_digest;
 use crate::worker::bindings::SessionStub;
 use crate::worker::rpc::{internal_error, now_ms};
-use gsv_protocol::channels::ChannelPeer;
+use gsv_protocol::channels::{ChannelAction, ChannelPeer};
 use gsv_protocol::*;
 use serde::Deserialize;
 use worker::*;
@@ -118,26 +118,12 @@ impl Gateway {
         .map_err(internal_error)?;
         self.audit_decision(&a, now, "asked", "waiting for the owner")?;
         self.schedule_alarm().await;
-        if let Some((channel, account_id, peer)) = self.owner_chat()? {
-            let text = request_text(&approval, timeout_s);
-            let source = format!("approval:{}", approval.code);
-            let actions = request_actions(&approval.code);
-            if let Err(e) = self
-                .send_message(
-                    &channel,
-                    &account_id,
-                    &peer,
-                    &source,
-                    &text,
-                    None,
-                    &[],
-                    &actions,
-                )
-                .await
-            {
-                console_error!("gateway: asking the owner failed: {}", e.message);
-            }
-        }
+        self.tell_owner(
+            &format!("approval:{}", approval.code),
+            &request_text(&approval, timeout_s),
+            &request_actions(&approval.code),
+        )
+        .await?;
         Ok(AskReply::Pending)
     }
 
@@ -320,30 +306,41 @@ impl Gateway {
     /// A stranger asked to pair: the owner hears of it in their chat, with
     /// the answers as buttons where the chat app has them.
     pub(super) async fn tell_owner_of_pair(&self, pair: &pairing::PendingPair) {
-        let Ok(Some((channel, account_id, peer))) = self.owner_chat() else {
-            return;
+        let told = self
+            .tell_owner(
+                &format!("pair-notice:{}:{}", pair.address(), pair.created_at_ms),
+                &pairing::owner_notice(pair),
+                &pairing::owner_actions(&pair.code),
+            )
+            .await;
+        if let Err(e) = told {
+            console_error!("gateway: reading the owner's chat failed: {}", e.message);
+        }
+    }
+
+    /// `text` (and its buttons) to the chat the owner last wrote from, if
+    /// any; a send that fails is logged, not the caller's failure (the
+    /// request stands, and the owner can answer it elsewhere).
+    async fn tell_owner(&self, source: &str, text: &str, actions: &[ChannelAction]) -> Res<()> {
+        let Some((channel, account_id, peer)) = self.owner_chat()? else {
+            return Ok(());
         };
-        let source = format!("pair-notice:{}:{}", pair.address(), pair.created_at_ms);
-        let text = pairing::owner_notice(pair);
-        let actions = pairing::owner_actions(&pair.code);
-        if let Err(e) = self
+        let sent = self
             .send_message(
                 &channel,
                 &account_id,
                 &peer,
-                &source,
-                &text,
+                source,
+                text,
                 None,
                 &[],
-                &actions,
+                actions,
             )
-            .await
-        {
-            console_error!(
-                "gateway: telling the owner of a pairing request failed: {}",
-                e.message
-            );
+            .await;
+        if let Err(e) = sent {
+            console_error!("gateway: telling the owner failed: {}", e.message);
         }
+        Ok(())
     }
 
     /// The owner's answer to a pairing request, given in their chat.
