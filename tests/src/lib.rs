@@ -18,6 +18,7 @@ pub mod fake_discord;
 pub mod fake_llm;
 pub mod fake_telegram;
 pub mod fake_whatsapp;
+pub mod fake_whatsapp_web;
 pub mod gateway_recorder;
 pub mod harness;
 pub mod multipart;
