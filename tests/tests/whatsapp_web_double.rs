@@ -6,6 +6,9 @@
 //! `danger-skip-cert-chain-verify`, since the double's chain is rooted in
 //! its own key rather than WhatsApp's.
 
+// A failed unwrap here is a failed test.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use futures::{SinkExt, StreamExt};
 use gsv_e2e::fake_whatsapp_web::FakeWhatsAppWeb;
 use gsv_e2e::poll::{self, ms, secs};
@@ -219,17 +222,13 @@ impl Device {
         .await
     }
 
-    fn messages_with_id(&self, id: &str) -> usize {
+    /// How many times message `id` was dispatched.
+    fn times_seen(&self, id: &str) -> usize {
         self.events
             .lock()
             .unwrap()
             .iter()
-            .flat_map(|e| {
-                e.messages()
-                    .filter(|m| m.info.id == id)
-                    .count()
-                    .checked_sub(0)
-            })
+            .map(|e| e.messages().filter(|m| m.info.id == id).count())
             .sum()
     }
 
@@ -275,7 +274,51 @@ async fn a_device_links_by_qr_and_reaches_connected() {
         snapshot.lid.as_ref().map(|l| l.user.to_string()),
         Some(wa.lid(OWNER))
     );
+    // The push name the phone's critical_block patch set, and the
+    // presence the client sends once it has one.
+    let presence = poll::until(secs(30), ms(20), async || {
+        let sent = wa.nodes_from_devices("presence");
+        sent.first()
+            .map(|p| ["type", "name"].map(|k| p.attrs.get(k).map(|v| v.as_str().to_string())))
+            .ok_or("no presence yet")
+    })
+    .await;
+    assert_eq!(presence, [Some("available".into()), Some("Owner".into())]);
+    let name = dev
+        .client
+        .persistence_manager()
+        .get_device_snapshot()
+        .push_name
+        .clone();
+    assert_eq!(name, "Owner");
     assert_eq!(wa.unserved_iqs(), Vec::<String>::new());
+    dev.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_message_the_device_cannot_open_is_sent_again_on_its_retry_receipt() {
+    let (wa, dev, _) = linked().await;
+    // A session both ways first, so that Ann's phone sends `msg`, not `pkmsg`.
+    let hello = wa.send_text(ANN, OWNER, "hello");
+    dev.wait_message(&hello).await;
+    dev.client
+        .send_message(
+            &pn(ANN),
+            wa::Message {
+                conversation: Some("hi".into()),
+                ..Default::default()
+            },
+        )
+        .await
+        .expect("send");
+    blocking(|| wa.wait_received(ANN, 1));
+    wa.garble_next(ANN);
+    let broken = wa.send_text(ANN, OWNER, "first try");
+    let (msg, _) = dev.wait_message(&broken).await;
+    assert_eq!(msg.conversation.as_deref(), Some("first try"));
+    let retry = blocking(|| wa.wait_receipt(ANN, |r| r.kind == "retry"));
+    assert_eq!(retry.ids, vec![broken.clone()]);
+    assert_eq!(dev.times_seen(&broken), 1);
     dev.stop().await;
 }
 
@@ -327,5 +370,358 @@ async fn a_contacts_text_arrives_and_a_quoted_reply_goes_back() {
             Some(pn(ANN).to_string().as_str()),
         )
     );
+    dev.stop().await;
+}
+
+/// A small PNG (a 1×1 red pixel).
+const PNG: &[u8] = &[
+    0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0x00, 0x00, 0x00, 0x0d, 0x49, 0x48, 0x44, 0x52,
+    0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x01, 0x08, 0x02, 0x00, 0x00, 0x00, 0x90, 0x77, 0x53,
+    0xde, 0x00, 0x00, 0x00, 0x0c, 0x49, 0x44, 0x41, 0x54, 0x08, 0xd7, 0x63, 0xf8, 0xcf, 0xc0, 0x00,
+    0x00, 0x03, 0x01, 0x01, 0x00, 0x18, 0xdd, 0x8d, 0xb0, 0x00, 0x00, 0x00, 0x00, 0x49, 0x45, 0x4e,
+    0x44, 0xae, 0x42, 0x60, 0x82,
+];
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn media_goes_both_ways_through_the_cdn() {
+    let (wa, dev, id) = linked().await;
+    // In: an image and a voice note; the client downloads and decrypts them.
+    let image_id = wa.send_image(ANN, OWNER, PNG, "image/png", Some("a red dot"));
+    let (msg, _) = dev.wait_message(&image_id).await;
+    let image = msg.image_message.as_option().expect("image message");
+    assert_eq!(
+        (image.mimetype.as_deref(), image.caption.as_deref()),
+        (Some("image/png"), Some("a red dot"))
+    );
+    assert_eq!(dev.client.download(image).await.expect("download"), PNG);
+    let ogg: Vec<u8> = b"OggS\0\x02"
+        .iter()
+        .copied()
+        .chain((0..3000u32).map(|i| i as u8))
+        .collect();
+    let voice_id = wa.send_voice(ANN, OWNER, &ogg, 2);
+    let (msg, _) = dev.wait_message(&voice_id).await;
+    let audio = msg.audio_message.as_option().expect("audio message");
+    assert_eq!(
+        (audio.ptt, audio.mimetype.as_deref(), audio.seconds),
+        (Some(true), Some("audio/ogg; codecs=opus"), Some(2))
+    );
+    assert_eq!(dev.client.download(audio).await.expect("download"), ogg);
+
+    // Out: the client uploads an image and sends it; Ann's phone fetches it
+    // from the CDN and checks it against the message's hashes.
+    let up = dev
+        .client
+        .upload(
+            PNG.to_vec(),
+            whatsapp_rust::download::MediaType::Image,
+            Default::default(),
+        )
+        .await
+        .expect("upload");
+    let out = wa::Message {
+        image_message: MessageField::some(wa::message::ImageMessage {
+            url: Some(up.url.clone()),
+            direct_path: Some(up.direct_path.clone()),
+            media_key: Some(up.media_key.to_vec()),
+            file_enc_sha256: Some(up.file_enc_sha256.to_vec()),
+            file_sha256: Some(up.file_sha256.to_vec()),
+            file_length: Some(up.file_length),
+            mimetype: Some("image/png".into()),
+            caption: Some("back at you".into()),
+            ..Default::default()
+        }),
+        ..Default::default()
+    };
+    let sent = dev.client.send_message(&pn(ANN), out).await.expect("send");
+    let got = blocking(|| wa.wait_received(ANN, 1));
+    let r = &got[0];
+    assert_eq!(
+        (r.id.as_str(), r.media_error.as_deref()),
+        (sent.message_id.as_str(), None)
+    );
+    assert_eq!(
+        r.media,
+        Some(gsv_e2e::fake_whatsapp_web::Media {
+            kind: "image".into(),
+            mimetype: "image/png".into(),
+            caption: Some("back at you".into()),
+            ptt: false,
+            bytes: PNG.to_vec(),
+        })
+    );
+    assert_eq!(r.from, Jid::pn_device(OWNER, id).to_string());
+    dev.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn typing_and_read_receipts_reach_the_contact() {
+    let (wa, dev, id) = linked().await;
+    let hello = wa.send_text(ANN, OWNER, "are you there?");
+    dev.wait_message(&hello).await;
+    let me = Jid::pn_device(OWNER, id).to_string();
+    let delivered = blocking(|| wa.wait_receipt(ANN, |r| r.kind == "delivery"));
+    assert_eq!(
+        (delivered.ids, delivered.chat, delivered.from.clone()),
+        (vec![hello.clone()], pn(ANN).to_string(), me.clone())
+    );
+    dev.client
+        .chatstate()
+        .send_composing(&pn(ANN))
+        .await
+        .expect("composing");
+    let typing = blocking(|| wa.wait_chatstate(ANN, "composing"));
+    assert_eq!((typing.to, typing.from), (pn(ANN).to_string(), me.clone()));
+    dev.client
+        .chatstate()
+        .send_paused(&pn(ANN))
+        .await
+        .expect("paused");
+    blocking(|| wa.wait_chatstate(ANN, "paused"));
+    dev.client
+        .mark_as_read(&pn(ANN), None, &[hello.as_str()])
+        .await
+        .expect("read");
+    let read = blocking(|| wa.wait_receipt(ANN, |r| r.kind == "read"));
+    assert_eq!(
+        (read.ids, read.chat, read.participant, read.from),
+        (vec![hello], pn(ANN).to_string(), None, me)
+    );
+    dev.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn what_is_sent_while_the_socket_is_down_arrives_once_after_an_ik_reconnect() {
+    let (wa, dev, id) = linked().await;
+    let first = wa.send_text(ANN, OWNER, "before");
+    dev.wait_message(&first).await;
+    blocking(|| wa.wait_all_acked(OWNER, id));
+
+    wa.drop_socket(OWNER);
+    let a = wa.send_text(ANN, OWNER, "while you were away 1");
+    let b = wa.send_text(BOB, OWNER, "while you were away 2");
+    assert_eq!(wa.unacked(OWNER, id), 2);
+    dev.wait_connected_n(2).await;
+    let (ma, ia) = dev.wait_message(&a).await;
+    let (mb, ib) = dev.wait_message(&b).await;
+    assert_eq!(
+        (
+            ma.conversation.as_deref(),
+            ia.is_offline,
+            mb.conversation.as_deref(),
+            ib.is_offline
+        ),
+        (
+            Some("while you were away 1"),
+            true,
+            Some("while you were away 2"),
+            true
+        )
+    );
+    blocking(|| wa.wait_all_acked(OWNER, id));
+    assert_eq!(
+        wa.logins(OWNER)
+            .iter()
+            .map(|l| l.pattern.as_str())
+            .collect::<Vec<_>>(),
+        vec!["XX", "IK"],
+        "paired over XX, resumed over IK with the cached server key"
+    );
+    // Delivered once each: nothing more comes on a later reconnect.
+    wa.drop_socket(OWNER);
+    dev.wait_connected_n(3).await;
+    let c = wa.send_text(ANN, OWNER, "after");
+    dev.wait_message(&c).await;
+    assert_eq!(
+        (
+            dev.times_seen(&first),
+            dev.times_seen(&a),
+            dev.times_seen(&b)
+        ),
+        (1, 1, 1)
+    );
+    dev.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_refused_ik_falls_back_to_xx() {
+    let (wa, dev, _) = linked().await;
+    wa.refuse_ik(true);
+    wa.drop_socket(OWNER);
+    dev.wait_connected_n(2).await;
+    let hello = wa.send_text(ANN, OWNER, "still here");
+    dev.wait_message(&hello).await;
+    assert_eq!(
+        wa.logins(OWNER)
+            .iter()
+            .map(|l| l.pattern.as_str())
+            .collect::<Vec<_>>(),
+        vec!["XX", "XXfallback"]
+    );
+    dev.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn unlinking_from_the_phone_logs_the_device_out_for_good() {
+    let wa = FakeWhatsAppWeb::start();
+    wa.add_account(OWNER);
+    let backend = Arc::new(wacore::store::InMemoryBackend::new());
+    let dev = Device::start_with(&wa, backend.clone()).await;
+    let qr = dev.wait_qr().await;
+    wa.scan_qr(&qr, OWNER).expect("scan");
+    dev.wait_connected_n(1).await;
+
+    wa.logout_from_phone(OWNER);
+    let out = dev
+        .wait_event("LoggedOut", |e| match e {
+            Event::LoggedOut(l) => Some((l.on_connect, l.reason)),
+            _ => None,
+        })
+        .await;
+    assert_eq!(
+        out,
+        (
+            false,
+            whatsapp_rust::types::events::ConnectFailureReason::LoggedOut
+        )
+    );
+    assert_eq!(wa.companions(OWNER), Vec::<u16>::new());
+    dev.stop().await;
+
+    // The same credentials are refused at the next login.
+    let again = Device::start_with(&wa, backend).await;
+    let out = again
+        .wait_event("LoggedOut", |e| match e {
+            Event::LoggedOut(l) => Some((l.on_connect, l.reason)),
+            _ => None,
+        })
+        .await;
+    assert_eq!(
+        out,
+        (
+            true,
+            whatsapp_rust::types::events::ConnectFailureReason::LoggedOut
+        )
+    );
+    assert!(!wa.connected(OWNER));
+    again.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn group_messages_with_a_mention_go_both_ways() {
+    let (wa, dev, id) = linked().await;
+    let group = wa.create_group(ANN, "Trip", &[OWNER, BOB]);
+    let gjid: Jid = group.parse().expect("group jid");
+    let text = format!("@{OWNER} are you coming?");
+    let hi = wa.send_group_text(ANN, &group, &text, &[OWNER]);
+    let (msg, info) = dev.wait_message(&hi).await;
+    let ext = msg
+        .extended_text_message
+        .as_option()
+        .expect("extended text");
+    assert_eq!(
+        (
+            ext.text.as_deref(),
+            ext.context_info
+                .as_option()
+                .map(|c| c.mentioned_jid.clone()),
+            info.source.chat.clone(),
+            info.source.sender.clone(),
+            info.source.is_group,
+        ),
+        (
+            Some(text.as_str()),
+            Some(vec![pn(OWNER).to_string()]),
+            gjid.clone(),
+            pn(ANN),
+            true
+        )
+    );
+
+    // The client answers in the group: sender key to each member's phone,
+    // the message once as skmsg.
+    let answer = wa::Message {
+        extended_text_message: MessageField::some(wa::message::ExtendedTextMessage {
+            text: Some(format!("yes @{ANN}")),
+            context_info: MessageField::some(wa::ContextInfo {
+                mentioned_jid: vec![pn(ANN).to_string()],
+                ..Default::default()
+            }),
+            ..Default::default()
+        }),
+        ..Default::default()
+    };
+    let sent = dev.client.send_message(&gjid, answer).await.expect("send");
+    for member in [ANN, BOB] {
+        let got = blocking(|| wa.wait_received(member, 1));
+        let r = &got[0];
+        assert_eq!(
+            (
+                r.id.as_str(),
+                r.chat.as_str(),
+                r.from.as_str(),
+                r.text.as_deref(),
+                r.mentions.clone(),
+                r.enc.as_str()
+            ),
+            (
+                sent.message_id.as_str(),
+                group.as_str(),
+                Jid::pn_device(OWNER, id).to_string().as_str(),
+                Some(format!("yes @{ANN}").as_str()),
+                vec![pn(ANN).to_string()],
+                "skmsg"
+            ),
+            "{member}"
+        );
+    }
+    dev.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_device_links_with_a_phone_number_code() {
+    let wa = FakeWhatsAppWeb::start();
+    wa.add_account(OWNER);
+    wa.add_account(ANN);
+    let events = Arc::new(Mutex::new(Vec::new()));
+    let seen = events.clone();
+    let bot = Bot::builder()
+        .with_backend(wacore::store::InMemoryBackend::new())
+        .with_transport_factory(WsFactory { url: wa.ws_url() })
+        .with_http_client(Http {
+            media_host: wa.media_host(),
+            client: reqwest::Client::new(),
+        })
+        .with_runtime(TokioRuntime)
+        .with_version((2, 3000, 1_023_456_789))
+        .with_pair_code(whatsapp_rust::pair_code::PairCodeOptions {
+            phone_number: OWNER.into(),
+            ..Default::default()
+        })
+        .on_event(move |event, _client| {
+            seen.lock().unwrap().push(event);
+            async {}
+        })
+        .build()
+        .await
+        .expect("bot");
+    let dev = Device {
+        client: bot.client(),
+        events,
+        handle: Some(bot.spawn()),
+    };
+    let code = dev
+        .wait_event("pairing code", |e| match e {
+            Event::PairingCode(c) => Some(c.code.clone()),
+            _ => None,
+        })
+        .await;
+    // The code is typed once the device has asked for one (its
+    // companion_hello reached the server).
+    blocking(|| poll::until_blocking(secs(30), ms(20), || wa.link_with_code(OWNER, &code)));
+    dev.wait_connected_n(1).await;
+    assert_eq!(wa.companions(OWNER).len(), 1);
+    let hello = wa.send_text(ANN, OWNER, "linked by code");
+    dev.wait_message(&hello).await;
     dev.stop().await;
 }

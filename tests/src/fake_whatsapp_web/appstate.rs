@@ -13,11 +13,13 @@
 //!   (index MAC, value MAC, LTHash snapshot MAC, patch MAC); the other
 //!   collections are empty.
 
+use super::media::{hkdf, hmac_sha256};
 use super::router::{error, result};
 use super::signal::pad;
 use super::wire::{self, attr, child, children, node, s};
 use super::World;
 use rand::RngExt as _;
+use wacore::libsignal::crypto::aes_256_cbc_encrypt_into;
 use wacore_binary::Node;
 use waproto::buffa::{Message as _, MessageField};
 use waproto::whatsapp as wa;
@@ -125,11 +127,115 @@ impl World {
         result(n, vec![node("sync", &[], out)])
     }
 
-    fn collection(&mut self, _phone: &str, name: &str, version: u64) -> Node {
+    fn collection(&mut self, phone: &str, name: &str, version: u64) -> Node {
+        if name != "critical_block" || version >= 1 {
+            let at = if name == "critical_block" { 1 } else { 0 }.max(version);
+            return node(
+                "collection",
+                &[("name", s(name)), ("version", s(at.to_string()))],
+                vec![],
+            );
+        }
+        let a = self.account(phone);
+        let patch = push_name_patch(&a.app_state_key, &a.push_name);
         node(
             "collection",
-            &[("name", s(name)), ("version", s(version.to_string()))],
-            vec![],
+            &[
+                ("name", s(name)),
+                ("version", s("1")),
+                ("has_more_patches", s("false")),
+            ],
+            vec![node(
+                "patches",
+                &[],
+                vec![wire::bytes_node("patch", &[], patch)],
+            )],
         )
     }
+}
+
+/// WhatsApp's LTHash ("WhatsApp Patch Integrity"): each value MAC expands
+/// (HKDF-SHA256) to 128 bytes added into the state as little-endian u16s.
+fn lthash_add(state: &mut [u8; 128], item: &[u8]) {
+    let d = hkdf(item, &[], b"WhatsApp Patch Integrity", 128);
+    for i in (0..128).step_by(2) {
+        let sum = u16::from_le_bytes([state[i], state[i + 1]])
+            .wrapping_add(u16::from_le_bytes([d[i], d[i + 1]]));
+        state[i..i + 2].copy_from_slice(&sum.to_le_bytes());
+    }
+}
+
+fn hmac_sha512(key: &[u8], parts: &[&[u8]]) -> [u8; 64] {
+    use hmac::Mac as _;
+    let mut mac = <hmac::Hmac<sha2::Sha512> as hmac::Mac>::new_from_slice(key).expect("HMAC key");
+    for p in parts {
+        mac.update(p);
+    }
+    mac.finalize().into_bytes().into()
+}
+
+/// Version 1 of `critical_block`: one SET of `setting_pushName`, as the
+/// phone uploads it (keys: HKDF "WhatsApp Mutation Keys" of the sync key,
+/// 160 bytes: index, value encryption, value MAC, snapshot MAC, patch MAC).
+fn push_name_patch(key: &SyncKey, push_name: &str) -> Vec<u8> {
+    let k = hkdf(&key.data, &[], b"WhatsApp Mutation Keys", 160);
+    let (index_key, enc_key, value_mac_key, snapshot_key, patch_key) =
+        (&k[..32], &k[32..64], &k[64..96], &k[96..128], &k[128..160]);
+    let index = br#"["setting_pushName"]"#.to_vec();
+    let data = wa::SyncActionData {
+        index: Some(index.clone()),
+        value: MessageField::some(wa::SyncActionValue {
+            timestamp: Some(key.timestamp),
+            push_name_setting: MessageField::some(wa::sync_action_value::PushNameSetting {
+                name: Some(push_name.to_string()),
+            }),
+            ..Default::default()
+        }),
+        padding: Some(Vec::new()),
+        version: Some(1),
+    }
+    .encode_to_vec();
+    let iv: [u8; 16] = rand::rng().random();
+    let mut blob = iv.to_vec();
+    let mut ct = Vec::new();
+    aes_256_cbc_encrypt_into(&data, enc_key, &iv, &mut ct).expect("AES-CBC");
+    blob.extend_from_slice(&ct);
+    // SET is operation 0, MAC'd as 1; the key id's length + 1 closes it.
+    let mut ad_len = [0u8; 8];
+    ad_len[7] = (key.id.len() + 1) as u8;
+    let value_mac = hmac_sha512(value_mac_key, &[&[1], &key.id, &blob, &ad_len]);
+    let value_mac = &value_mac[..32];
+    blob.extend_from_slice(value_mac);
+    let index_mac = hmac_sha256(index_key, &index);
+    let mut state = [0u8; 128];
+    lthash_add(&mut state, value_mac);
+    let version = 1u64.to_be_bytes();
+    let name = b"critical_block";
+    let snapshot_mac = hmac_sha256(snapshot_key, &[&state[..], &version, name].concat());
+    let patch_mac = hmac_sha256(
+        patch_key,
+        &[&snapshot_mac[..], value_mac, &version, name].concat(),
+    );
+    wa::SyncdPatch {
+        version: MessageField::some(wa::SyncdVersion { version: Some(1) }),
+        mutations: vec![wa::SyncdMutation {
+            operation: Some(wa::syncd_mutation::SyncdOperation::SET.into()),
+            record: MessageField::some(wa::SyncdRecord {
+                index: MessageField::some(wa::SyncdIndex {
+                    blob: Some(index_mac.to_vec()),
+                }),
+                value: MessageField::some(wa::SyncdValue { blob: Some(blob) }),
+                key_id: MessageField::some(wa::KeyId {
+                    id: Some(key.id.clone()),
+                }),
+            }),
+        }],
+        snapshot_mac: Some(snapshot_mac.to_vec()),
+        patch_mac: Some(patch_mac.to_vec()),
+        key_id: MessageField::some(wa::KeyId {
+            id: Some(key.id.clone()),
+        }),
+        ..Default::default()
+    }
+    .encode_to_vec()
 }

@@ -207,7 +207,7 @@ impl World {
                 .account(member)
                 .companions
                 .values()
-                .filter(|c| !c.removed && !(member == phone && c.device == device))
+                .filter(|c| !(c.removed || member == phone && c.device == device))
                 .map(|c| c.device)
                 .collect();
             for d in devices {
@@ -405,7 +405,7 @@ impl FakeWhatsAppWeb {
         };
         let group_node = w.group_node(&g);
         let gjid = g.jid();
-        w.groups.insert(id.clone(), g);
+        w.groups.insert(id, g);
         let owner_pn = w.account(owner).pn();
         for m in &members {
             let devices: Vec<u16> = w

@@ -210,10 +210,19 @@ impl World {
             .filter(|c| !c.removed)
             .map(|c| c.device)
             .collect();
+        self.account_mut(from)
+            .sent
+            .insert(id.to_string(), (to.to_string(), message.clone()));
         for device in devices {
-            let Some((kind, ct)) = self.encrypt_for_device(from, to, device, &plain) else {
+            let Some((kind, mut ct)) = self.encrypt_for_device(from, to, device, &plain) else {
                 continue;
             };
+            if kind == "msg" && std::mem::take(&mut self.account_mut(from).garble_next) {
+                // The message's MAC (its last 8 bytes) no longer holds.
+                if let Some(b) = ct.last_mut() {
+                    *b ^= 0xff;
+                }
+            }
             let stanza = node(
                 "message",
                 &[
@@ -522,6 +531,42 @@ impl World {
             ack_attrs.push(("type", s(kind.clone())));
         }
         self.send(conn, node("ack", &ack_attrs, vec![]));
+        // A receipt for a message is the device's ack of it: it leaves the
+        // outbox (and the offline queue).
+        let from_chat = to.as_ref().and_then(|t| self.phone_of(t));
+        let in_group = to.as_ref().is_some_and(|t| t.server == Server::Group);
+        let chat_str = to.as_ref().map(|t| t.to_string()).unwrap_or_default();
+        let parts: Vec<(String, String)> = self
+            .companion_mut(&phone, device)
+            .map(|c| {
+                c.outbox
+                    .iter()
+                    .map(|p| (p.id.clone(), p.from.clone()))
+                    .collect()
+            })
+            .unwrap_or_default();
+        let acked: Vec<(String, String)> = parts
+            .into_iter()
+            .filter(|(pid, pfrom)| {
+                ids.contains(pid)
+                    && if in_group {
+                        *pfrom == chat_str
+                    } else {
+                        pfrom
+                            .parse::<Jid>()
+                            .ok()
+                            .and_then(|j| self.phone_of(&j))
+                            .is_some_and(|p| Some(p) == from_chat)
+                    }
+            })
+            .collect();
+        if let Some(c) = self.companion_mut(&phone, device) {
+            c.outbox
+                .retain(|p| !acked.contains(&(p.id.clone(), p.from.clone())));
+        }
+        if kind == "retry" {
+            self.on_retry(&phone, device, n);
+        }
         // Kept with the account whose messages it is about.
         let about = participant
             .as_ref()
@@ -538,6 +583,85 @@ impl World {
             from: wire::pn(&phone, device).to_string(),
         };
         self.account_mut(&about).receipts.push(r);
+    }
+
+    /// A retry receipt: the device could not open a message a phone sent
+    /// it. The phone sends it again, over a fresh session from the bundle the
+    /// receipt carries (`<keys>`, from the second retry on) or its current
+    /// one, its `<enc count>` the retry count.
+    fn on_retry(&mut self, phone: &str, device: u16, n: &Node) {
+        let id = attr(n, "id").unwrap_or_default();
+        let Some(sender) = wire::jid_attr(n, "to").and_then(|t| self.phone_of(&t)) else {
+            return;
+        };
+        let Some((to, message)) = self.account(&sender).sent.get(&id).cloned() else {
+            return;
+        };
+        if to != phone {
+            return;
+        }
+        let count = child(n, "retry")
+            .and_then(|r| attr(r, "count"))
+            .unwrap_or_else(|| "1".into());
+        if let Some(keys) = child(n, "keys") {
+            let key32 =
+                |b: Option<Vec<u8>>| b.and_then(|b| <[u8; 32]>::try_from(b.as_slice()).ok());
+            let identity = key32(wire::child_bytes(keys, "identity"));
+            let prekey = child(keys, "key").and_then(|k| {
+                Some((
+                    wire::child_uint(k, "id")?,
+                    key32(wire::child_bytes(k, "value"))?,
+                ))
+            });
+            let skey = child(keys, "skey").and_then(|k| {
+                Some((
+                    wire::child_uint(k, "id")?,
+                    key32(wire::child_bytes(k, "value"))?,
+                    wire::child_bytes(k, "signature")?,
+                ))
+            });
+            let registration = wire::child_uint(n, "registration");
+            if let (Some(identity), Some(signed_prekey), Some(registration_id)) =
+                (identity, skey, registration)
+            {
+                let bundle = Bundle {
+                    registration_id,
+                    identity,
+                    prekey,
+                    signed_prekey,
+                };
+                let addr = device_address(&self.account(phone).lid, device);
+                if let Err(e) = self
+                    .account_mut(&sender)
+                    .signal
+                    .start_session(&addr, &bundle)
+                {
+                    eprintln!("[fake-wa] retry: no new session: {e}");
+                    return;
+                }
+            }
+        }
+        let (stanza_type, mediatype) = kinds(&message);
+        let plain = pad(message.encode_to_vec());
+        let Some((kind, ct)) = self.encrypt_for_device(&sender, phone, device, &plain) else {
+            return;
+        };
+        let a = self.account(&sender);
+        let mut enc = enc_node(kind, ct, mediatype);
+        enc.attrs.insert("count", s(count));
+        let stanza = node(
+            "message",
+            &[
+                ("from", wire::j(&a.pn())),
+                ("sender_lid", wire::j(&a.lid_jid())),
+                ("id", s(id)),
+                ("t", s(super::noise::now_secs().to_string())),
+                ("type", s(stanza_type)),
+                ("notify", s(a.push_name.clone())),
+            ],
+            vec![enc],
+        );
+        self.enqueue(phone, device, stanza);
     }
 
     pub(crate) fn on_chatstate(&mut self, conn: u64, n: &Node) {
@@ -626,15 +750,14 @@ fn text_message(
 impl World {
     /// The text of message `id` by `author`, if the double saw it.
     fn quoted_text(&self, author: &str, id: &str) -> Option<String> {
+        let by_author = |from: &str| {
+            from.starts_with(&format!("{author}:")) || from.starts_with(&format!("{author}@"))
+        };
         self.accounts
             .values()
             .flat_map(|a| &a.received)
-            .find_map(|r| {
-                (r.id == id && r.from.starts_with(&format!("{author}:"))
-                    || r.id == id && r.from.starts_with(&format!("{author}@")))
-                .then(|| r.text.clone())
-                .flatten()
-            })
+            .find(|r| r.id == id && by_author(&r.from))
+            .and_then(|r| r.text.clone())
     }
 }
 
@@ -645,6 +768,12 @@ impl FakeWhatsAppWeb {
         let id = w.new_id();
         w.send_from_phone(from, to, &id, message);
         id
+    }
+
+    /// The next `msg` (not `pkmsg`) `phone`'s phone sends arrives with a
+    /// broken MAC (the device's retry receipt gets it sent again).
+    pub fn garble_next(&self, phone: &str) {
+        self.shared.lock().account_mut(phone).garble_next = true;
     }
 
     /// `from`'s phone sends `text` to `to`; the message id.

@@ -127,6 +127,11 @@ pub(crate) struct Account {
     /// The app-state sync key the phone shares with its devices.
     pub app_state_key: appstate::SyncKey,
     pub received: Vec<Received>,
+    /// What the phone sent one-to-one (id → recipient, message), for
+    /// retry receipts.
+    pub sent: HashMap<String, (String, waproto::whatsapp::Message)>,
+    /// Garble the ciphertext of the phone's next message (a fault).
+    pub garble_next: bool,
     pub receipts: Vec<CompanionReceipt>,
     pub chatstates: Vec<ChatState>,
 }
@@ -410,6 +415,8 @@ impl FakeWhatsAppWeb {
                 companions: BTreeMap::new(),
                 app_state_key: appstate::SyncKey::generate(),
                 received: Vec::new(),
+                sent: HashMap::new(),
+                garble_next: false,
                 receipts: Vec::new(),
                 chatstates: Vec::new(),
             },

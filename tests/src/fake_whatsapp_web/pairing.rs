@@ -588,16 +588,22 @@ impl FakeWhatsAppWeb {
         }
     }
 
-    /// Closes the sockets of `phone`'s devices at once, without a word.
+    /// Closes the sockets of `phone`'s devices at once, without a word, as
+    /// a dead network would. From this call on, stanzas for those devices
+    /// wait for their next login.
     pub fn drop_socket(&self, phone: &str) {
         let mut w = self.shared.lock();
         let live: Vec<u64> = w
-            .account(phone)
+            .account_mut(phone)
             .companions
-            .values()
-            .filter_map(|c| c.conn)
+            .values_mut()
+            .filter_map(|c| c.conn.take())
             .collect();
         for conn in live {
+            if let Some(c) = w.conns.get_mut(&conn) {
+                c.device = None;
+                c.active = false;
+            }
             w.close(conn, Out::Drop);
         }
     }
