@@ -193,6 +193,19 @@ impl Device {
         .await
     }
 
+    /// The QR codes shown so far, in order, repeats left out.
+    fn qr_codes(&self) -> Vec<String> {
+        let mut codes: Vec<String> = Vec::new();
+        for e in self.events.lock().unwrap().iter() {
+            if let Event::PairingQrCode(q) = &**e {
+                if !codes.contains(&q.code) {
+                    codes.push(q.code.clone());
+                }
+            }
+        }
+        codes
+    }
+
     async fn connected_count(&self) -> usize {
         self.events
             .lock()
@@ -292,6 +305,36 @@ async fn a_device_links_by_qr_and_reaches_connected() {
         .clone();
     assert_eq!(name, "Owner");
     assert_eq!(wa.unserved_iqs(), Vec::<String>::new());
+    // The key share and everything else the device was sent are acked.
+    blocking(|| wa.wait_all_acked(OWNER, id));
+    dev.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn fresh_qr_refs_retire_the_shown_ones() {
+    let wa = FakeWhatsAppWeb::start();
+    wa.add_account(OWNER);
+    let dev = Device::start(&wa).await;
+    let first = dev.wait_qr().await;
+    wa.reissue_qr_refs_every(Some(ms(200)));
+    let codes = poll::until(secs(30), ms(20), async || {
+        let codes = dev.qr_codes();
+        (codes.len() >= 3)
+            .then_some(codes.clone())
+            .ok_or(codes)
+            .map_err(|c| format!("{} QR codes so far", c.len()))
+    })
+    .await;
+    wa.reissue_qr_refs_every(None);
+    assert_eq!(codes[0], first);
+    // Same device keys, new ref each time.
+    let tail = |c: &str| c.split_once(',').map(|(_, t)| t.to_string());
+    assert!(codes.iter().all(|c| tail(c) == tail(&first)), "{codes:?}");
+    let stale = wa.scan_qr(&first, OWNER).unwrap_err();
+    assert!(stale.starts_with("no device is showing ref"), "{stale}");
+    let latest = dev.qr_codes().last().cloned().unwrap();
+    wa.scan_qr(&latest, OWNER).expect("scan the code on screen");
+    dev.wait_connected_n(1).await;
     dev.stop().await;
 }
 
@@ -675,6 +718,8 @@ async fn group_messages_with_a_mention_go_both_ways() {
             "{member}"
         );
     }
+    // Group notification, messages and receipts: all acked.
+    blocking(|| wa.wait_all_acked(OWNER, id));
     dev.stop().await;
 }
 

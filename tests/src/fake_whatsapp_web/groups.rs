@@ -16,7 +16,8 @@
 //!   sender key and decrypt; other member devices get both forwarded. The
 //!   server acks and each member's phone sends a delivery receipt.
 
-use super::messages::{device_address, enc_bytes, ChatState};
+use super::messages::{device_address, enc_bytes};
+use super::receipts::ChatState;
 use super::router::{error, result};
 use super::signal::pad;
 use super::wire::{self, attr, child, children, node, s};

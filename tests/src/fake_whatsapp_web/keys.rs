@@ -150,6 +150,7 @@ impl World {
                     return error(n, 406, "not-acceptable");
                 };
                 c.signed_prekey = skey;
+                c.low_notified = false;
                 for k in child(n, "list")
                     .map(|l| children(l, "key"))
                     .into_iter()
@@ -198,6 +199,7 @@ impl World {
             return missing();
         };
         let prekey = c.prekeys.pop_first();
+        let device = c.device;
         let b = Bundle {
             registration_id: c.registration_id,
             identity: c.identity,
@@ -211,7 +213,34 @@ impl World {
             id.account_signature_key = None;
             kids.push(wire::bytes_node("device-identity", &[], id.encode_to_vec()));
         }
-        node("user", &attrs, kids)
+        let user = node("user", &attrs, kids);
+        self.check_prekeys(&phone, device);
+        user
+    }
+
+    /// Below five one-time prekeys, the server tells the device
+    /// (`<notification type="encrypt"><count value/>`), once per upload.
+    pub(crate) fn check_prekeys(&mut self, phone: &str, device: u16) {
+        let Some(c) = self.companion_mut(phone, device) else {
+            return;
+        };
+        if c.prekeys.len() >= 5 || c.low_notified || c.uploaded == 0 {
+            return;
+        }
+        c.low_notified = true;
+        let count = c.prekeys.len();
+        let id = self.new_id();
+        let n = node(
+            "notification",
+            &[
+                ("from", s(wire::SERVER)),
+                ("type", s("encrypt")),
+                ("id", s(id)),
+                ("t", s(super::noise::now_secs().to_string())),
+            ],
+            vec![node("count", &[("value", s(count.to_string()))], vec![])],
+        );
+        self.enqueue(phone, device, n);
     }
 
     fn digest(&mut self, n: &Node, phone: &str, device: u16) -> Node {

@@ -12,34 +12,39 @@
 //!   connection header, 3-byte frames, Noise XX / IK / XXfallback with a
 //!   certificate chain signed by the double's own root
 //!   ([`FakeWhatsAppWeb::root_public_key`]), then encrypted binary nodes
-//!   ([`noise`], [`conn`]).
-//! - Linking ([`pairing`]): a new device's registration gets six QR refs
+//!   (`noise`, `conn`).
+//! - Linking (`pairing`): a new device's registration gets six QR refs
 //!   (`<pair-device>`); [`FakeWhatsAppWeb::scan_qr`] is the primary phone
 //!   scanning one (ADV identity signed with the account key, HMAC'd with the
 //!   QR's adv secret, `<pair-success>`), the device's `<pair-device-sign>` is
 //!   checked, `<stream:error code="515">` restarts the stream and the device
-//!   logs in under its new JID. The phone-number code path
-//!   (`link_code_companion_reg`) is [`FakeWhatsAppWeb::link_with_code`].
-//! - After `<success>`, what the client asks ([`router`], [`keys`]):
+//!   logs in under its new JID. Refs expire as the device rotates them;
+//!   [`FakeWhatsAppWeb::reissue_qr_refs`] (or `_every`) sends fresh ones.
+//!   The phone-number code path (`link_code_companion_reg`,
+//!   `pair_code`) is [`FakeWhatsAppWeb::link_with_code`].
+//! - After `<success>`, what the client asks (`router`, `keys`):
 //!   prekeys (upload, count, fetch, digest, rotation), passive/active,
 //!   A/B props, usync (devices, LIDs, contacts), blocklist, privacy and
-//!   trusted-contact tokens, app-state sync ([`appstate`]: the phone's key
+//!   trusted-contact tokens, app-state sync (`appstate`: the phone's key
 //!   share and a `critical_block` patch setting the push name), media_conn,
 //!   pings.
 //! - Accounts and their phones ([`FakeWhatsAppWeb::add_account`]): each
-//!   phone is a Signal client ([`signal`]); contacts' messages go to every
+//!   phone is a Signal client (`signal`); contacts' messages go to every
 //!   linked device of the recipient, one stanza per device, `pkmsg` first
-//!   ([`messages`]); groups use sender keys ([`groups`]); media is encrypted
+//!   (`messages`); groups use sender keys (`groups`); media is encrypted
 //!   as WhatsApp does and served by the CDN, which also takes uploads
-//!   ([`media`]).
+//!   (`media`).
+//! - What the device says back (`receipts`): receipts (a message's
+//!   receipt is its ack), retry receipts (the phone sends again), chat
+//!   states.
 //! - Delivery: each stanza for a device stays queued until the device acks
 //!   it; a device that reconnects gets what is queued as its offline backlog
 //!   (`<offline_preview>`, a primer, `<offline_batch>` pulls,
 //!   `<offline count>`).
-//! - Faults: [`FakeWhatsAppWeb::drop_socket`],
+//! - Faults (`unlink`): [`FakeWhatsAppWeb::drop_socket`],
 //!   [`FakeWhatsAppWeb::logout_from_phone`] (`<stream:error><conflict
 //!   type="device_removed"/>` now, `<failure reason="401"/>` at the next
-//!   login), [`FakeWhatsAppWeb::refuse_ik`].
+//!   login), [`FakeWhatsAppWeb::refuse_ik`], [`FakeWhatsAppWeb::garble_next`].
 //!
 //! The client builds `https://{host}` media URLs from `<media_conn>`; the
 //! CDN here is plain HTTP at [`FakeWhatsAppWeb::media_host`], so the
@@ -57,9 +62,12 @@ pub(crate) mod keys;
 pub(crate) mod media;
 pub(crate) mod messages;
 pub(crate) mod noise;
+pub(crate) mod pair_code;
 pub(crate) mod pairing;
+pub(crate) mod receipts;
 pub(crate) mod router;
 pub(crate) mod signal;
+pub(crate) mod unlink;
 pub(crate) mod wire;
 
 use crate::poll::{self, ms};
@@ -71,7 +79,8 @@ use std::time::{Duration, Instant};
 use tokio::sync::mpsc::UnboundedSender;
 use wacore_binary::{Jid, Node};
 
-pub use messages::{ChatState, CompanionReceipt, Media, Received};
+pub use messages::{Media, Received};
+pub use receipts::{ChatState, CompanionReceipt};
 
 /// What a connection's writer is told.
 pub(crate) enum Out {
@@ -93,6 +102,8 @@ pub(crate) struct Companion {
     pub prekeys: BTreeMap<u32, [u8; 32]>,
     /// Every one-time prekey ever uploaded (the digest's list).
     pub uploaded: usize,
+    /// A prekey-low notification went out since the last upload.
+    pub low_notified: bool,
     /// The device-signed `ADVSignedDeviceIdentity` from `<pair-device-sign>`.
     pub signed_identity: Vec<u8>,
     pub key_index: u32,
@@ -188,6 +199,8 @@ pub struct LoggedNode {
 pub(crate) struct World {
     pub keys: noise::ServerKeys,
     pub refuse_ik: bool,
+    /// Fresh QR refs to registering devices this often, if set.
+    pub reissue_every: Option<Duration>,
     pub media_host: String,
     pub media_auth: String,
     pub accounts: BTreeMap<String, Account>,
@@ -311,6 +324,7 @@ impl FakeWhatsAppWeb {
             world: Mutex::new(World {
                 keys: noise::ServerKeys::generate(),
                 refuse_ik: false,
+                reissue_every: None,
                 media_host: media_addr.to_string(),
                 media_auth: media::b64url(&auth),
                 accounts: BTreeMap::new(),
@@ -328,6 +342,13 @@ impl FakeWhatsAppWeb {
         });
         runtime.spawn(conn::serve(ws, shared.clone()));
         runtime.spawn(media::serve(http, shared.clone()));
+        let ticking = shared.clone();
+        runtime.spawn(async move {
+            loop {
+                tokio::time::sleep(Duration::from_millis(50)).await;
+                ticking.lock().reissue_due();
+            }
+        });
         FakeWhatsAppWeb {
             shared,
             ws_addr,
