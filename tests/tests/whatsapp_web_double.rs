@@ -530,6 +530,29 @@ async fn typing_and_read_receipts_reach_the_contact() {
         (read.ids, read.chat, read.participant, read.from),
         (vec![hello], pn(ANN).to_string(), None, me)
     );
+    // And the other way: Ann's phone reads what the device sent.
+    let mine = dev
+        .client
+        .send_message(
+            &pn(ANN),
+            wa::Message {
+                conversation: Some("yes".into()),
+                ..Default::default()
+            },
+        )
+        .await
+        .expect("send");
+    blocking(|| wa.wait_received(ANN, 1));
+    wa.read_by_phone(ANN, OWNER, &[mine.message_id.as_str()]);
+    let seen = dev
+        .wait_event("read receipt", |e| match e {
+            Event::Receipt(r) if r.r#type == whatsapp_rust::types::presence::ReceiptType::Read => {
+                Some((r.message_ids.clone(), r.source.sender.clone()))
+            }
+            _ => None,
+        })
+        .await;
+    assert_eq!(seen, (vec![mine.message_id.clone()], pn(ANN)));
     dev.stop().await;
 }
 
@@ -768,5 +791,44 @@ async fn a_device_links_with_a_phone_number_code() {
     assert_eq!(wa.companions(OWNER).len(), 1);
     let hello = wa.send_text(ANN, OWNER, "linked by code");
     dev.wait_message(&hello).await;
+    dev.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pings_both_ways_keep_the_device_connected() {
+    let (wa, dev, _) = linked().await;
+    // The server's ping is answered.
+    let ids = wa.ping(OWNER);
+    assert_eq!(ids.len(), 1);
+    let attr = |n: &wacore_binary::Node, k: &str| n.attrs.get(k).map(|v| v.as_str().to_string());
+    let pong = poll::until(secs(10), ms(20), async || {
+        let answers = wa.nodes_from_devices("iq");
+        answers
+            .iter()
+            .find(|n| attr(n, "id") == Some(ids[0].clone()))
+            .map(|n| attr(n, "type"))
+            .ok_or("no pong yet")
+    })
+    .await;
+    assert_eq!(pong.as_deref(), Some("result"));
+    // The client's keepalive (every 15-30 s) is answered, and it stays on
+    // the same socket.
+    let ping = poll::until(secs(45), ms(100), async || {
+        let sent = wa.nodes_from_devices("iq");
+        sent.iter()
+            .find(|n| attr(n, "xmlns").as_deref() == Some("w:p"))
+            .map(|n| {
+                (
+                    attr(n, "type"),
+                    n.children()
+                        .map(|c| c.iter().map(|c| c.tag.to_string()).collect::<Vec<_>>()),
+                )
+            })
+            .ok_or("no keepalive yet")
+    })
+    .await;
+    assert_eq!(ping, (Some("get".to_string()), None));
+    assert_eq!(wa.logins(OWNER).len(), 1);
+    assert!(wa.connected(OWNER));
     dev.stop().await;
 }

@@ -15,7 +15,7 @@
 use super::messages::{device_address, enc_node, kinds};
 use super::signal::{pad, Bundle};
 use super::wire::{self, attr, child, children, node, s};
-use super::World;
+use super::{FakeWhatsAppWeb, World};
 use wacore_binary::{Jid, Node, Server};
 use waproto::buffa::Message as _;
 
@@ -228,6 +228,49 @@ impl World {
                     g.chatstates.push(c);
                 }
             }
+        }
+    }
+}
+
+impl FakeWhatsAppWeb {
+    /// `reader`'s phone reads messages `ids` that `sender`'s linked devices
+    /// sent it: each live or queued device of `sender` gets the read
+    /// receipt (`type="read"`, the first id in `id`, the rest in `<list>`).
+    pub fn read_by_phone(&self, reader: &str, sender: &str, ids: &[&str]) {
+        let Some((first, rest)) = ids.split_first() else {
+            return;
+        };
+        let mut w = self.shared.lock();
+        let from = w.account(reader).pn();
+        let devices: Vec<u16> = w
+            .account(sender)
+            .companions
+            .values()
+            .filter(|c| !c.removed)
+            .map(|c| c.device)
+            .collect();
+        for d in devices {
+            let mut kids = Vec::new();
+            if !rest.is_empty() {
+                kids.push(node(
+                    "list",
+                    &[],
+                    rest.iter()
+                        .map(|id| node("item", &[("id", s(*id))], vec![]))
+                        .collect(),
+                ));
+            }
+            let receipt = node(
+                "receipt",
+                &[
+                    ("from", wire::j(&from)),
+                    ("id", s(*first)),
+                    ("type", s("read")),
+                    ("t", s(super::noise::now_secs().to_string())),
+                ],
+                kids,
+            );
+            w.enqueue(sender, d, receipt);
         }
     }
 }

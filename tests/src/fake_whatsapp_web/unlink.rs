@@ -8,6 +8,8 @@
 //!   `<failure reason="401"/>` (the client's `LoggedOut`).
 //! - [`FakeWhatsAppWeb::drop_socket`]: the socket dies without a word, as
 //!   on a dead network; stanzas wait for the next login.
+//! - [`FakeWhatsAppWeb::ping`]: the server's own ping, which a live device
+//!   answers.
 
 use super::router::result;
 use super::wire::{self, child, node, s};
@@ -31,6 +33,36 @@ impl World {
 }
 
 impl FakeWhatsAppWeb {
+    /// The server pings `phone`'s live devices (`<iq xmlns="urn:xmpp:ping"
+    /// type="get">`); the ids of the pings, whose answers show up among
+    /// [`FakeWhatsAppWeb::nodes_from_devices`]`("iq")`.
+    pub fn ping(&self, phone: &str) -> Vec<String> {
+        let mut w = self.shared.lock();
+        let live: Vec<u64> = w
+            .account(phone)
+            .companions
+            .values()
+            .filter_map(|c| c.conn)
+            .collect();
+        let mut ids = Vec::new();
+        for conn in live {
+            let id = w.new_id();
+            let n = node(
+                "iq",
+                &[
+                    ("from", s(wire::SERVER)),
+                    ("type", s("get")),
+                    ("xmlns", s("urn:xmpp:ping")),
+                    ("id", s(id.clone())),
+                ],
+                vec![node("ping", &[], vec![])],
+            );
+            w.send(conn, n);
+            ids.push(id);
+        }
+        ids
+    }
+
     /// The user unlinks every device of `phone` from the phone.
     pub fn logout_from_phone(&self, phone: &str) {
         let mut w = self.shared.lock();
