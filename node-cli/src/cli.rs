@@ -220,6 +220,35 @@ Examples:
         #[arg(long, value_name = "URL")]
         public_url: Option<String>,
     },
+    /// Link an account that logs in by a code (WhatsApp Web: the phone
+    /// scans a QR code, or types a pairing code); waits until it is linked
+    #[command(after_help = "\
+Examples:
+  gsv channel login whatsapp-web                 draws the QR code here, a new one as WhatsApp rotates it
+  gsv channel login whatsapp-web --phone +15551234567
+                                                 a pairing code to type on that phone instead
+  gsv channel login whatsapp-web --force         unlinks the linked device and links again")]
+    Login {
+        channel: String,
+        #[arg(long, default_value = "default")]
+        account: String,
+        /// Link again even when already linked
+        #[arg(long)]
+        force: bool,
+        /// Link by a pairing code typed on this number's phone, not a QR code
+        #[arg(long, value_name = "NUMBER")]
+        phone: Option<String>,
+        /// Give up after this many seconds
+        #[arg(long, default_value_t = 300)]
+        timeout: u64,
+    },
+    /// Unlink an account (WhatsApp Web: removes the linked device and
+    /// forgets its keys)
+    Logout {
+        channel: String,
+        #[arg(long, default_value = "default")]
+        account: String,
+    },
     /// Stop an account of a channel
     Stop {
         channel: String,

@@ -154,6 +154,9 @@ pub struct ChannelLoginRpcParams {
     pub account_id: String,
     #[serde(default)]
     pub force: bool,
+    /// Link by a pairing code typed on this number's phone, not a QR code.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub phone_number: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -165,6 +168,13 @@ pub struct ChannelLoginRpcResult {
     pub account_id: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub qr_data_url: Option<String>,
+    /// The QR code's text, for a terminal to draw.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub qr: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pair_code: Option<String>,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub linked: bool,
     pub message: String,
 }
 

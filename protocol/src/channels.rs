@@ -485,6 +485,10 @@ pub struct ChannelLoginParams {
     pub account_id: String,
     #[serde(default)]
     pub force: bool,
+    /// Link by a pairing code typed on this number's phone (E.164)
+    /// instead of a QR code, for channels that offer both.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub phone_number: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -494,6 +498,15 @@ pub struct ChannelLoginResult {
     /// A QR code to scan, for channels that log in that way.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub qr_data_url: Option<String>,
+    /// The same QR code's text, for a terminal to draw.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub qr: Option<String>,
+    /// A pairing code to type on the phone (`phoneNumber` was given).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pair_code: Option<String>,
+    /// Linked: nothing more to scan.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub linked: bool,
     pub message: String,
 }
 

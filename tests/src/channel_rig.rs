@@ -4,6 +4,7 @@
 use crate::fake_discord::{FakeDiscord, FAKE_BOT_TOKEN};
 use crate::fake_telegram::{self, FakeTelegram};
 use crate::fake_whatsapp::{self, FakeWhatsApp};
+use crate::fake_whatsapp_web::FakeWhatsAppWeb;
 use crate::harness::{gateway_dev_config, only_services, repo_root, Workerd};
 use crate::ws::Client;
 use gsv_protocol::channel_key::derive_channel_key;
@@ -50,11 +51,34 @@ pub fn telegram_channel_config(api_base: &str, public_url: &str, poll_timeout: u
     )
 }
 
+/// The WhatsApp Web channel's wrangler.toml for a run on its test build
+/// (`build-test/`, which trusts the double's certificate chain), its
+/// socket at `ws_url`; `deployable` runs the deployable build instead.
+pub fn whatsapp_web_channel_config(ws_url: &str, deployable: bool) -> String {
+    channel_config_in(
+        "whatsapp-web",
+        if deployable { "build" } else { "build-test" },
+        &[
+            ("WHATSAPP_WEB_URL", ws_url),
+            ("WHATSAPP_WEB_VERSION", WHATSAPP_WEB_VERSION),
+        ],
+    )
+}
+
+/// The version the channel claims in tests (unset, it would ask
+/// web.whatsapp.com).
+pub const WHATSAPP_WEB_VERSION: &str = "2.3000.1027934701";
+
 /// `channels/{name}/wrangler.toml` without [build], `main` absolute, the
 /// `vars` given set.
 fn channel_config(name: &str, vars: &[(&str, &str)]) -> String {
+    channel_config_in(name, "build", vars)
+}
+
+/// As [`channel_config`], on the build in `build_dir`.
+fn channel_config_in(name: &str, build_dir: &str, vars: &[(&str, &str)]) -> String {
     let dir = repo_root().join("channels").join(name);
-    let main = dir.join("build").join("index.js");
+    let main = dir.join(build_dir).join("index.js");
     assert!(
         main.exists(),
         "{} is missing: run the README test command (it builds the channel worker)",
@@ -177,6 +201,35 @@ pub async fn start_number(owner: &mut Client) -> ResponseFrame {
         .await;
     assert!(started.ok, "channel.start: {started:?}");
     started
+}
+
+/// The gateway and the WhatsApp Web channel (its test build, or the
+/// deployable one) in one workerd, the channel's socket going to `wa`,
+/// both keyed from the gateway's auth `token`.
+pub fn start_gateway_with_whatsapp_web(
+    wa: &FakeWhatsAppWeb,
+    token: &str,
+    deployable: bool,
+) -> Workerd {
+    let mut gateway = only_services(&gateway_dev_config(), &["CHANNEL_WHATSAPP_WEB"]);
+    if !gateway.contains("binding = \"CHANNEL_WHATSAPP_WEB\"") {
+        gateway.push_str(
+            "\n[[services]]\nbinding = \"CHANNEL_WHATSAPP_WEB\"\nservice = \"gsv-channel-whatsapp-web\"\n",
+        );
+    }
+    Workerd::start_configs(
+        &[
+            ("wrangler.toml", gateway),
+            (
+                "channel.toml",
+                whatsapp_web_channel_config(&wa.ws_url(), deployable),
+            ),
+        ],
+        Some(format!(
+            "GSV_AUTH_TOKEN={token}\nGSV_CHANNEL_KEY={}\n",
+            derive_channel_key(token)
+        )),
+    )
 }
 
 /// The gateway and the Telegram channel in one workerd, the channel on a

@@ -183,6 +183,29 @@ pub async fn run(target: &GatewayTarget, command: ChannelCommand) -> Result<()> 
             let r = conn.call::<method::ChannelStart>(&params).await?;
             println!("Started {}/{}.", r.channel, r.account_id);
         }
+        ChannelCommand::Login {
+            channel,
+            account,
+            force,
+            phone,
+            timeout,
+        } => {
+            let params = ChannelLoginRpcParams {
+                channel,
+                account_id: account,
+                force,
+                phone_number: phone,
+            };
+            login(&conn, params, std::time::Duration::from_secs(timeout)).await?;
+        }
+        ChannelCommand::Logout { channel, account } => {
+            let params = ChannelAccountParams {
+                channel,
+                account_id: account,
+            };
+            let r = conn.call::<method::ChannelLogout>(&params).await?;
+            println!("Logged out {}/{}.", r.channel, r.account_id);
+        }
         ChannelCommand::Stop { channel, account } => {
             let params = ChannelAccountParams {
                 channel,
@@ -204,6 +227,65 @@ pub async fn run(target: &GatewayTarget, command: ChannelCommand) -> Result<()> 
         }
     }
     Ok(())
+}
+
+/// A QR code's text drawn with half blocks, two rows a line (scannable
+/// from most terminals).
+pub fn draw_qr(text: &str) -> Option<String> {
+    let code = qrcode::QrCode::new(text.as_bytes()).ok()?;
+    Some(
+        code.render::<qrcode::render::unicode::Dense1x2>()
+            .dark_color(qrcode::render::unicode::Dense1x2::Light)
+            .light_color(qrcode::render::unicode::Dense1x2::Dark)
+            .quiet_zone(true)
+            .build(),
+    )
+}
+
+/// Asks the channel for its code until the account is linked: each new
+/// QR code (WhatsApp rotates them) is drawn again.
+async fn login(
+    conn: &crate::connection::Connection,
+    params: ChannelLoginRpcParams,
+    timeout: std::time::Duration,
+) -> Result<()> {
+    let until = std::time::Instant::now() + timeout;
+    let mut shown: Option<String> = None;
+    let mut first = true;
+    loop {
+        let asked = ChannelLoginRpcParams {
+            force: params.force && first,
+            ..params.clone()
+        };
+        first = false;
+        let r = conn.call::<method::ChannelLogin>(&asked).await?;
+        if !r.ok {
+            anyhow::bail!("{}/{}: {}", r.channel, r.account_id, r.message);
+        }
+        if r.linked {
+            println!("{}/{}: {}.", r.channel, r.account_id, r.message);
+            return Ok(());
+        }
+        let code = r.qr.clone().or(r.pair_code.clone());
+        if code.is_some() && code != shown {
+            match (&r.qr, &r.pair_code) {
+                (Some(qr), _) => match draw_qr(qr) {
+                    Some(drawn) => println!("{drawn}\n{}", r.message),
+                    None => println!("{}\n{qr}", r.message),
+                },
+                (None, Some(pair)) => println!("{}\n\n    {pair}\n", r.message),
+                (None, None) => {}
+            }
+            shown = code;
+        }
+        if std::time::Instant::now() >= until {
+            anyhow::bail!(
+                "not linked after {}s; run the login again",
+                timeout.as_secs()
+            );
+        }
+        tokio::time::sleep(std::time::Duration::from_secs(2)).await;
+    }
 }
 
 pub async fn pair(target: &GatewayTarget, command: PairCommand) -> Result<()> {
@@ -235,6 +317,23 @@ pub async fn pair(target: &GatewayTarget, command: PairCommand) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_qr_code_is_drawn_in_half_blocks() {
+        let drawn = draw_qr("2@abc,def,ghi,jkl").expect("drawn");
+        let lines: Vec<&str> = drawn.lines().collect();
+        let width = lines[0].chars().count();
+        // 17 bytes at medium error correction need a version-2 code: 25
+        // modules plus a 4-module quiet zone each side, 33 columns, 33 rows
+        // two to a line.
+        assert_eq!((width, lines.len()), (33, 17));
+        assert!(lines.iter().all(|l| l.chars().count() == width));
+        assert!(lines
+            .iter()
+            .flat_map(|l| l.chars())
+            .all(|c| matches!(c, ' ' | '█' | '▀' | '▄')));
+        assert_eq!(draw_qr(&"x".repeat(8000)), None);
+    }
 
     const NOW: i64 = 1_795_529_100_000;
 

@@ -185,17 +185,9 @@ impl Channel for BindingChannel {
 
     fn login<'a>(
         &'a self,
-        account_id: &'a str,
-        force: bool,
+        params: &'a ChannelLoginParams,
     ) -> LocalBoxFuture<'a, ChannelResult<ChannelLoginResult>> {
-        async move {
-            let call = ChannelLoginParams {
-                account_id: account_id.to_string(),
-                force,
-            };
-            self.call(&call).await
-        }
-        .boxed_local()
+        async move { self.call(params).await }.boxed_local()
     }
 
     fn logout<'a>(&'a self, account_id: &'a str) -> LocalBoxFuture<'a, ChannelResult<OkResult>> {

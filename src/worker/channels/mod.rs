@@ -12,8 +12,8 @@ pub use socket::SocketChannel;
 
 use futures::future::LocalBoxFuture;
 use gsv_protocol::channels::{
-    ChannelAccountConfig, ChannelAccountStatus, ChannelLoginResult, ChannelMediaFetchParams,
-    ChannelOutboundMessage, ChannelPeer, ChannelSendResult, OkResult,
+    ChannelAccountConfig, ChannelAccountStatus, ChannelLoginParams, ChannelLoginResult,
+    ChannelMediaFetchParams, ChannelOutboundMessage, ChannelPeer, ChannelSendResult, OkResult,
 };
 use gsv_protocol::ErrorShape;
 
@@ -53,8 +53,7 @@ pub trait Channel {
 
     fn login<'a>(
         &'a self,
-        account_id: &'a str,
-        force: bool,
+        params: &'a ChannelLoginParams,
     ) -> LocalBoxFuture<'a, ChannelResult<ChannelLoginResult>>;
 
     fn logout<'a>(&'a self, account_id: &'a str) -> LocalBoxFuture<'a, ChannelResult<OkResult>>;

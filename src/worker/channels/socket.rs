@@ -154,8 +154,7 @@ impl Channel for SocketChannel {
 
     fn login<'a>(
         &'a self,
-        _account_id: &'a str,
-        _force: bool,
+        _params: &'a ChannelLoginParams,
     ) -> LocalBoxFuture<'a, ChannelResult<ChannelLoginResult>> {
         let r = self.unsupported("log in");
         async move { r }.boxed_local()

@@ -118,6 +118,9 @@ impl DurableObject for DiscordGateway {
             "/login" => Response::from_json(&ChannelLoginResult {
                 ok: false,
                 qr_data_url: None,
+                qr: None,
+                pair_code: None,
+                linked: false,
                 message: "Discord bots log in with a bot token: start the account with config.botToken (or the DISCORD_BOT_TOKEN secret)".into(),
             }),
             "/status" => {

@@ -104,6 +104,9 @@ impl DurableObject for TelegramAccount {
             "/login" => Response::from_json(&ChannelLoginResult {
                 ok: false,
                 qr_data_url: None,
+                qr: None,
+                pair_code: None,
+                linked: false,
                 message: "Telegram bots log in with a bot token from @BotFather: start the \
                           account with --bot-token (or the TELEGRAM_BOT_TOKEN secret)"
                     .into(),

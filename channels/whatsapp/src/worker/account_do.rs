@@ -122,6 +122,9 @@ impl DurableObject for WhatsAppAccount {
             "/login" => Response::from_json(&ChannelLoginResult {
                 ok: false,
                 qr_data_url: None,
+                qr: None,
+                pair_code: None,
+                linked: false,
                 message:
                     "WhatsApp Cloud API numbers log in with an access token: start the account \
                           with --access-token (or the WHATSAPP_ACCESS_TOKEN secret)"

@@ -12,7 +12,8 @@ use crate::routing::normalize::{normalize_account_id, normalize_channel};
 use crate::worker::channels::Channel;
 use crate::worker::rpc::now_ms;
 use gsv_protocol::channels::{
-    ChannelDeliveryParams, ChannelPeer, ChannelStatusParams, DeliveryState, OkResult, PeerKind,
+    ChannelDeliveryParams, ChannelLoginParams, ChannelPeer, ChannelStatusParams, DeliveryState,
+    OkResult, PeerKind,
 };
 use gsv_protocol::*;
 use serde_json::Value;
@@ -274,12 +275,20 @@ impl Gateway {
     ) -> Res<ChannelLoginRpcResult> {
         let (name, channel) = self.named_channel(&p.channel)?;
         let account = normalize_account_id(&p.account_id);
-        let r = channel.login(&account, p.force).await?;
+        let params = ChannelLoginParams {
+            account_id: account.clone(),
+            force: p.force,
+            phone_number: p.phone_number,
+        };
+        let r = channel.login(&params).await?;
         Ok(ChannelLoginRpcResult {
             ok: r.ok,
             channel: name,
             account_id: account,
             qr_data_url: r.qr_data_url,
+            qr: r.qr,
+            pair_code: r.pair_code,
+            linked: r.linked,
             message: r.message,
         })
     }

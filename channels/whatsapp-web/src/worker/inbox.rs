@@ -1,0 +1,145 @@
+//! What WhatsApp delivered, on its way to the gateway. The client hands
+//! each batch of decrypted messages to `Hook` before it acks them to the
+//! server: each is taken once (by chat, sender and id), stored as a call
+//! owed to the gateway, and only then acked; a failure to store leaves it
+//! unacked, and WhatsApp delivers it again. The owed calls go to the
+//! gateway oldest first (`gsv_channel_worker::inbox`); the alarm retries.
+
+use super::account_do::{now_ms, Inner};
+use super::alarm::{Deadline, INBOX_RETRY_MS};
+use super::tables::{self, SEEN_TTL_MS};
+use crate::inbound::{normalize, Envelope, Me, Normalized};
+use crate::CHANNEL_ID;
+use gsv_channel_worker::inbox::{self, Flushed};
+use gsv_protocol::channels::{ChannelInboundParams, InternalCall};
+use std::rc::{Rc, Weak};
+use std::sync::Arc;
+use whatsapp_rust::prelude::*;
+use whatsapp_rust::waproto::buffa::Message as _;
+use whatsapp_rust::InboundDurabilityHook;
+use worker::{console_error, console_log};
+
+pub(super) struct Hook {
+    pub inner: Weak<Inner>,
+}
+
+fn envelope(info: &MessageInfo) -> Envelope {
+    Envelope {
+        id: info.id.to_string(),
+        chat: info.source.chat.to_string(),
+        sender: info.source.sender.to_string(),
+        sender_alt: info.source.sender_alt.as_ref().map(|j| j.to_string()),
+        from_me: info.source.is_from_me,
+        push_name: info.push_name.clone(),
+        timestamp: info.timestamp.timestamp(),
+    }
+}
+
+#[async_trait::async_trait(?Send)]
+impl InboundDurabilityHook for Hook {
+    async fn on_messages(
+        &self,
+        client: Arc<Client>,
+        batch: &[InboundMessage],
+    ) -> anyhow::Result<()> {
+        let inner = self
+            .inner
+            .upgrade()
+            .ok_or_else(|| anyhow::anyhow!("the account's object is gone"))?;
+        let taken = inner.take(batch).map_err(|e| anyhow::anyhow!("{e}"))?;
+        // Read receipts: the agent has the messages (after the commit).
+        for (chat, sender, id) in taken {
+            let client = client.clone();
+            wasm_bindgen_futures::spawn_local(async move {
+                let sender = sender.as_ref();
+                if let Err(e) = client.mark_as_read(&chat, sender, &[id.as_str()]).await {
+                    console_log!("whatsapp-web: a read receipt was not sent: {e}");
+                }
+            });
+        }
+        inner.flush_soon();
+        Ok(())
+    }
+}
+
+impl Inner {
+    /// Stores the batch's messages for the gateway (each once); what was
+    /// taken, to mark read. All of it is written without an `await`, so the
+    /// object commits it together.
+    fn take(&self, batch: &[InboundMessage]) -> worker::Result<Vec<(Jid, Option<Jid>, String)>> {
+        let (Some(store), Some((account_id, account))) = (&self.store, self.account.get()) else {
+            return Err(worker::Error::RustError(
+                "the account's storage is not open".into(),
+            ));
+        };
+        let me = Me {
+            phone: account
+                .phone
+                .as_deref()
+                .map(|p| p.trim_start_matches('+').to_string()),
+            lid: account.lid.clone(),
+        };
+        let now = now_ms();
+        let mut taken = Vec::new();
+        for m in batch {
+            let env = envelope(&m.info);
+            let key = format!("{}|{}|{}", env.chat, env.sender, env.id);
+            if !store.first_sight(&key, now, SEEN_TTL_MS)? {
+                console_log!(
+                    "whatsapp-web: message {} came again; taken once already",
+                    env.id
+                );
+                continue;
+            }
+            let media_ref = format!("{}/{}", env.chat, env.id);
+            match normalize(&m.message, &env, &me, &media_ref) {
+                Normalized::Skip(why) => console_log!("whatsapp-web: skipped: {why}"),
+                Normalized::Message(message) => {
+                    // Kept for a reply's quote and the gateway's file fetch.
+                    let bytes = m.message.encode_to_vec();
+                    tables::keep_received(store, &env.chat, &env.id, &env.sender, &bytes, now)?;
+                    let call = ChannelInboundParams {
+                        channel: CHANNEL_ID.into(),
+                        account_id: account_id.clone(),
+                        message: *message,
+                    };
+                    store.enqueue(ChannelInboundParams::PATH, &serde_json::to_string(&call)?)?;
+                    let group_sender = m.info.source.is_group.then(|| m.info.source.sender.clone());
+                    taken.push((m.info.source.chat.clone(), group_sender, env.id.clone()));
+                }
+            }
+        }
+        if !taken.is_empty() {
+            store.set_deadline(&Deadline::Inbox.kind(), now, None)?;
+            self.update(|a| a.last_activity = Some(now));
+        }
+        Ok(taken)
+    }
+
+    /// Hands the owed calls to the gateway, oldest first; the inbox's
+    /// deadline tries again while some remain.
+    pub async fn flush(&self) {
+        let Some(store) = &self.store else {
+            return;
+        };
+        let kind = Deadline::Inbox.kind();
+        let settled = match inbox::flush(&self.env, store, &self.flushing, CHANNEL_ID).await {
+            Flushed::Busy => Ok(()),
+            Flushed::Pending => store.set_deadline(&kind, now_ms() + INBOX_RETRY_MS, None),
+            Flushed::Empty => store.clear_deadline(&kind),
+        };
+        if let Err(e) = settled {
+            console_error!("whatsapp-web: scheduling the inbox failed: {e}");
+        }
+    }
+
+    /// Flushes on the object's loop, without holding up the caller (the
+    /// client's receive pipeline waits on the hook).
+    pub fn flush_soon(self: &Rc<Self>) {
+        let inner = self.clone();
+        wasm_bindgen_futures::spawn_local(async move {
+            inner.flush().await;
+            inner.arm().await;
+        });
+    }
+}

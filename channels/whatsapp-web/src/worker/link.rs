@@ -1,0 +1,244 @@
+//! The link to WhatsApp: the `whatsapp-rust` client built on the
+//! object's keys (`store`), socket, HTTP and clock, run on the isolate's
+//! loop. Its events come to one task of the object's (`events`): QR codes,
+//! pairing, connects and logouts change the account's state. Messages
+//! come through the inbound hook instead (`inbox.rs`), which stores each
+//! before WhatsApp hears it arrived.
+
+use super::account_do::{now_ms, Inner};
+use super::http::FetchClient;
+use super::inbox::Hook;
+use super::platform::WorkerRuntime;
+use super::socket::SocketFactory;
+use super::sql::ObjectSql;
+use crate::account::{logout_reason, Link};
+use crate::inbound::user_of;
+use crate::store::SqlBackend;
+use std::rc::{Rc, Weak};
+use std::sync::Arc;
+use whatsapp_rust::pair_code::PairCodeOptions;
+use whatsapp_rust::prelude::*;
+use worker::console_error;
+
+/// The running client.
+pub(super) struct Running {
+    pub client: Arc<Client>,
+    handle: BotHandle,
+}
+
+impl Running {
+    /// Ends the client: a logout first unlinks the device on WhatsApp's side.
+    pub async fn end(self, logout: bool) {
+        if logout {
+            self.client.logout().await;
+        }
+        self.handle.shutdown().await;
+    }
+}
+
+/// WhatsApp Web's socket, unless the Worker names another
+/// (`WHATSAPP_WEB_URL`, a test server's).
+fn socket_url(inner: &Inner) -> String {
+    inner
+        .env
+        .var("WHATSAPP_WEB_URL")
+        .map(|v| v.to_string())
+        .ok()
+        .filter(|v| !v.is_empty())
+        .unwrap_or_else(|| whatsapp_rust::wacore::net::WHATSAPP_WEB_WS_URL.to_string())
+}
+
+/// The WhatsApp Web version to claim (`WHATSAPP_WEB_VERSION`,
+/// `2.3000.1012345678`); unset, the client asks web.whatsapp.com daily.
+fn version(inner: &Inner) -> Option<(u32, u32, u32)> {
+    let v = inner.env.var("WHATSAPP_WEB_VERSION").ok()?.to_string();
+    let mut parts = v.split('.').map(|p| p.parse::<u32>().ok());
+    match (parts.next()?, parts.next()?, parts.next()?) {
+        (Some(a), Some(b), Some(c)) => Some((a, b, c)),
+        _ => None,
+    }
+}
+
+impl Inner {
+    pub fn client(&self) -> Option<Arc<Client>> {
+        self.running.borrow().as_ref().map(|r| r.client.clone())
+    }
+
+    /// Starts the client unless it runs; `pair_phone` asks for a pairing
+    /// code for that number (digits) instead of QR codes.
+    pub async fn connect(self: &Rc<Self>, pair_phone: Option<String>) {
+        let account = self.current().unwrap_or_default();
+        if !account.started || self.running.borrow().is_some() {
+            return;
+        }
+        let backend = SqlBackend::new(ObjectSql(self.state.storage().sql()));
+        let (tx, rx) = async_channel::unbounded::<Arc<Event>>();
+        let mut builder = Bot::builder()
+            .with_backend(backend)
+            .with_transport_factory(SocketFactory {
+                url: socket_url(self),
+            })
+            .with_http_client(FetchClient)
+            .with_runtime(WorkerRuntime)
+            .on_event(move |event, _client| {
+                // Handled on the object's own task (events touch its
+                // storage, which is not `Send`).
+                let _ = tx.try_send(event);
+                std::future::ready(())
+            })
+            .with_inbound_durability_hook(Hook {
+                inner: Rc::downgrade(self),
+            })
+            .skip_history_sync();
+        if let Some(v) = version(self) {
+            builder = builder.with_version(v);
+        }
+        if let Some(phone) = pair_phone {
+            builder = builder.with_pair_code(PairCodeOptions {
+                phone_number: phone,
+                ..PairCodeOptions::default()
+            });
+        }
+        let bot = match builder.build().await {
+            Ok(bot) => bot,
+            Err(e) => {
+                console_error!("whatsapp-web: the client could not be built: {e}");
+                self.update(|a| {
+                    a.error = Some(format!("the WhatsApp client could not start: {e}"))
+                });
+                return;
+            }
+        };
+        let handle = bot.spawn();
+        let client = handle.client();
+        *self.running.borrow_mut() = Some(Running { client, handle });
+        self.update(|a| {
+            if a.link == Link::Linked {
+                a.link = Link::Connecting;
+            }
+        });
+        wasm_bindgen_futures::spawn_local(events(Rc::downgrade(self), rx));
+    }
+
+    /// The client ended by itself (logged out, QR codes ran out): forget it
+    /// so a later start builds a new one.
+    fn ended(&self) {
+        self.running.borrow_mut().take();
+    }
+
+    async fn on_event(self: &Rc<Self>, event: &Event) {
+        let now = now_ms();
+        match event {
+            Event::PairingQrCode(qr) => self.update(|a| {
+                a.link = Link::WaitingForScan;
+                a.qr = Some(qr.code.clone());
+                a.qr_until = Some(now + qr.timeout.as_millis() as i64);
+                a.error = None;
+            }),
+            Event::PairingCode(code) => self.update(|a| {
+                a.link = Link::WaitingForScan;
+                a.pair_code = Some(code.code.clone());
+                a.error = None;
+            }),
+            Event::PairSuccess(p) => self.update(|a| {
+                a.link = Link::Connecting;
+                a.phone = Some(format!("+{}", user_of(&p.id.to_string())));
+                a.device_jid = Some(p.id.to_string());
+                a.lid = Some(user_of(&p.lid.to_string()).to_string());
+                a.qr = None;
+                a.qr_until = None;
+                a.pair_code = None;
+            }),
+            Event::Connected(_) => {
+                let client = self.client();
+                let (pn, lid) = client.map(|c| (c.pn(), c.lid())).unwrap_or_default();
+                self.update(|a| {
+                    a.link = Link::Linked;
+                    a.connects += 1;
+                    a.error = None;
+                    a.qr = None;
+                    a.qr_until = None;
+                    a.pair_code = None;
+                    if let Some(pn) = pn {
+                        a.phone = Some(format!("+{}", user_of(&pn.to_string())));
+                        a.device_jid = Some(pn.to_string());
+                    }
+                    if let Some(lid) = lid {
+                        a.lid = Some(user_of(&lid.to_string()).to_string());
+                    }
+                });
+                self.flush_soon();
+            }
+            Event::Disconnected(_) => self.update(|a| {
+                if a.link == Link::Linked {
+                    a.link = Link::Connecting;
+                }
+            }),
+            Event::LoggedOut(out) => {
+                let why = logout_reason(&format!("{:?}", out.reason));
+                console_error!("whatsapp-web: logged out: {why}");
+                self.ended();
+                if let Some(store) = &self.store {
+                    if let Err(e) = super::tables::forget_keys(store) {
+                        console_error!("whatsapp-web: forgetting the keys failed: {e}");
+                    }
+                }
+                self.update(|a| {
+                    a.link = Link::LoggedOut;
+                    a.error = Some(why);
+                    a.qr = None;
+                    a.pair_code = None;
+                });
+            }
+            Event::PairingQrCodesExhausted(_) => {
+                self.ended();
+                self.update(|a| {
+                    a.link = Link::NotLinked;
+                    a.qr = None;
+                    a.qr_until = None;
+                    a.error = Some(
+                        "no QR code was scanned in time: run `gsv channel login whatsapp-web` again"
+                            .into(),
+                    );
+                });
+            }
+            Event::PairError(e) => self.update(|a| {
+                a.error = Some(format!("linking failed: {}", e.error));
+            }),
+            Event::ClientOutdated(_) => self.update(|a| {
+                a.error = Some(
+                    "WhatsApp refused this client's version as outdated: set \
+                     WHATSAPP_WEB_VERSION to a current one or unset it"
+                        .into(),
+                );
+            }),
+            Event::StreamReplaced(_) => {
+                self.ended();
+                self.update(|a| {
+                    a.error = Some(
+                        "another client opened this device's session: restart the account \
+                         with `gsv channel start whatsapp-web`"
+                            .into(),
+                    );
+                });
+            }
+            Event::TemporaryBan(ban) => self.update(|a| {
+                a.error = Some(format!(
+                    "WhatsApp banned the number for a while: {:?}",
+                    ban.code
+                ));
+            }),
+            _ => {}
+        }
+    }
+}
+
+/// The object's event loop: one event at a time, in order.
+async fn events(inner: Weak<Inner>, rx: async_channel::Receiver<Arc<Event>>) {
+    while let Ok(event) = rx.recv().await {
+        let Some(inner) = inner.upgrade() else {
+            return;
+        };
+        inner.on_event(&event).await;
+    }
+}
