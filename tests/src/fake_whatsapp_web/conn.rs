@@ -338,6 +338,7 @@ impl World {
     pub(crate) fn enqueue(&mut self, phone: &str, device: u16, node: Node) {
         let id = wire::attr(&node, "id").unwrap_or_default();
         let from = wire::attr(&node, "from").unwrap_or_default();
+        let participant = wire::attr(&node, "participant");
         let Some(c) = self.companion_mut(phone, device) else {
             return;
         };
@@ -347,6 +348,7 @@ impl World {
         c.outbox.push(super::Pending {
             id,
             from,
+            participant,
             node,
             sent_on: None,
         });
@@ -468,13 +470,26 @@ impl World {
     }
 
     /// The device acked a stanza: it leaves the outbox.
-    pub(crate) fn on_ack(&mut self, conn: u64, id: &str, to: &str) {
+    pub(crate) fn on_ack(&mut self, conn: u64, ack: &Node) {
         let Some((phone, device)) = self.conns.get(&conn).and_then(|c| c.device.clone()) else {
             return;
         };
+        let id = wire::attr(ack, "id").unwrap_or_default();
+        let to = wire::attr(ack, "to").unwrap_or_default();
+        let participant = wire::attr(ack, "participant");
         if let Some(c) = self.companion_mut(&phone, device) {
-            c.outbox
-                .retain(|p| !(p.id == id && (to.is_empty() || same_jid(&p.from, to))));
+            let hit = c.outbox.iter().position(|p| {
+                p.id == id
+                    && (to.is_empty() || same_jid(&p.from, &to))
+                    && (participant.is_none()
+                        || p.participant
+                            .as_deref()
+                            .zip(participant.as_deref())
+                            .is_some_and(|(a, b)| same_jid(a, b)))
+            });
+            if let Some(i) = hit {
+                c.outbox.remove(i);
+            }
         }
     }
 }

@@ -119,6 +119,8 @@ pub(crate) struct Pending {
     pub id: String,
     /// The stanza's `from`, which the ack names as `to`.
     pub from: String,
+    /// Its `participant` (a group member's receipt), which the ack repeats.
+    pub participant: Option<String>,
     pub node: Node,
     /// The connection it went out on, if it went out.
     pub sent_on: Option<u64>,

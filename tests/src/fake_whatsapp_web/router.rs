@@ -43,11 +43,7 @@ impl World {
     pub(crate) fn route(&mut self, conn: u64, n: Node) {
         match n.tag.as_ref() {
             "iq" => self.on_iq(conn, n),
-            "ack" => {
-                let id = attr(&n, "id").unwrap_or_default();
-                let to = attr(&n, "to").unwrap_or_default();
-                self.on_ack(conn, &id, &to);
-            }
+            "ack" => self.on_ack(conn, &n),
             "message" => self.on_message(conn, &n),
             "receipt" => self.on_receipt(conn, &n),
             "chatstate" => self.on_chatstate(conn, &n),
