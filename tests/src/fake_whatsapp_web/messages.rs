@@ -9,7 +9,8 @@
 //!   uploaded bundle, one-time prekey consumed). The sender's own linked
 //!   devices get a `DeviceSentMessage` copy with `recipient`.
 //! - From a device: `<message to id type><participants><to jid><enc/>…`
-//!   (plus `<device-identity>` with a `pkmsg`). Each `<to>` is a device:
+//!   (plus `<device-identity>` with a `pkmsg`), or one bare `<enc>` for
+//!   the device `to` names. Each `<to>` is a device:
 //!   a phone decrypts its copy, another linked device gets the ciphertext
 //!   forwarded as its own stanza. The server acks (`<ack class="message">`)
 //!   and the recipient's phone sends the delivery receipt.
@@ -303,9 +304,18 @@ impl World {
         let sender = wire::pn(phone, device);
         let sender_lid = self.account(phone).lid.clone();
         let identity = child(n, "device-identity").cloned();
-        let targets: Vec<Node> = child(n, "participants")
+        let mut targets: Vec<Node> = child(n, "participants")
             .map(|p| children(p, "to").cloned().collect())
             .unwrap_or_default();
+        // A single device may be addressed with a bare `<enc>` (peer
+        // messages to the own phone): the stanza's `to` is that device.
+        if targets.is_empty() && group.is_none() {
+            if let Some(enc) =
+                children(n, "enc").find(|e| attr(e, "type").as_deref() != Some("skmsg"))
+            {
+                targets.push(node("to", &[("jid", wire::j(to))], vec![enc.clone()]));
+            }
+        }
         for t in targets {
             let (Some(jid), Some(enc)) = (wire::jid_attr(&t, "jid"), child(&t, "enc").cloned())
             else {
