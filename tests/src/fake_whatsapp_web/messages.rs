@@ -398,7 +398,8 @@ impl World {
         }
     }
 
-    /// What a phone keeps of a message (`None` for key distribution only).
+    /// What a phone keeps of a message: anything but a bare sender-key
+    /// distribution (reactions, edits and the like with `text: None`).
     pub(crate) fn decode_received(
         &mut self,
         id: &str,
@@ -418,7 +419,11 @@ impl World {
             Some(Ok(x)) => (Some(x), None),
             Some(Err(e)) => (None, Some(e)),
         };
-        if text.is_none() && media.is_none() && media_error.is_none() {
+        // A sender key's distribution alone is no message to keep.
+        let mut content = m.clone();
+        content.sender_key_distribution_message = MessageField::none();
+        content.message_context_info = MessageField::none();
+        if content == wa::Message::default() {
             return None;
         }
         Some(Received {
