@@ -15,7 +15,7 @@ cargo fmt --all -- --check
 # code, which a native build does not compile. ~20 s on a warm cache.
 echo "[test] clippy" >&2
 cargo clippy --workspace --all-targets -- -D warnings
-cargo clippy --target wasm32-unknown-unknown -p gsv-gateway -p gsv-channel-discord -p gsv-channel-whatsapp -p gsv-channel-telegram -p gsv-bench-echo-rs -- -D warnings
+cargo clippy --target wasm32-unknown-unknown -p gsv-gateway -p gsv-channel-discord -p gsv-channel-whatsapp -p gsv-channel-telegram -p gsv-channel-whatsapp-web -p gsv-bench-echo-rs -- -D warnings
 # The TypeScript bindings' generator, behind the protocol's `ts` feature.
 cargo clippy -p gsv-protocol --features ts --all-targets -- -D warnings
 cargo test -p gsv-protocol --features ts --lib
@@ -27,6 +27,12 @@ echo "[test] building the WhatsApp channel worker (wasm)" >&2
 bash channels/whatsapp/build.sh >/dev/null
 echo "[test] building the Telegram channel worker (wasm)" >&2
 bash channels/telegram/build.sh >/dev/null
+# Two builds of the WhatsApp Web channel: the deployable one (trusts only
+# WhatsApp's root key; a test checks it refuses the local double's chain)
+# and the harness's (build-test/, trusts the double; never deployed).
+echo "[test] building the WhatsApp Web channel worker (wasm, deployable and test builds)" >&2
+bash channels/whatsapp-web/build.sh >/dev/null
+bash channels/whatsapp-web/build.sh --test-double --no-opt >/dev/null
 echo "[test] building the web UI" >&2
 bash scripts/build-web.sh
 echo "[test] building the gsv CLI" >&2

@@ -61,6 +61,10 @@ pub fn whatsapp_web_channel_config(ws_url: &str, deployable: bool) -> String {
         &[
             ("WHATSAPP_WEB_URL", ws_url),
             ("WHATSAPP_WEB_VERSION", WHATSAPP_WEB_VERSION),
+            (
+                "WHATSAPP_WEB_LOG",
+                &std::env::var("WHATSAPP_WEB_LOG").unwrap_or_else(|_| "warn".into()),
+            ),
         ],
     )
 }
@@ -226,7 +230,7 @@ pub fn start_gateway_with_whatsapp_web(
             ),
         ],
         Some(format!(
-            "GSV_AUTH_TOKEN={token}\nGSV_CHANNEL_KEY={}\n",
+            "GSV_AUTH_TOKEN={token}\nGSV_CHANNEL_KEY={}\nGSV_TEST_CLOCK=1\n",
             derive_channel_key(token)
         )),
     )

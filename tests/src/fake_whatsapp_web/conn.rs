@@ -82,8 +82,12 @@ async fn socket(stream: TcpStream, shared: Arc<Shared>) {
             Err(r)
         }
     };
-    let Ok(mut ws) = tokio_tungstenite::accept_hdr_async(stream, check).await else {
-        return;
+    let mut ws = match tokio_tungstenite::accept_hdr_async(stream, check).await {
+        Ok(ws) => ws,
+        Err(e) => {
+            eprintln!("[fake-wa] a socket was refused: {e}");
+            return;
+        }
     };
     let mut buf = Vec::new();
     // The intro, then the client's hello.
@@ -93,15 +97,20 @@ async fn socket(stream: TcpStream, shared: Arc<Shared>) {
                 buf.drain(..n);
                 break;
             }
-            Some(Err(_)) => return,
+            Some(Err(e)) => {
+                eprintln!("[fake-wa] a socket began without WhatsApp's intro: {e:?}");
+                return;
+            }
             None => {
                 if read_more(&mut ws, &mut buf).await.is_none() {
+                    eprintln!("[fake-wa] a socket closed before its hello");
                     return;
                 }
             }
         }
     }
     let Some(hello) = next_frame(&mut ws, &mut buf).await else {
+        eprintln!("[fake-wa] a socket closed before its hello");
         return;
     };
     let answer = {

@@ -1,9 +1,14 @@
-//! What WhatsApp delivered, on its way to the gateway. The client hands
-//! each batch of decrypted messages to `Hook` before it acks them to the
-//! server: each is taken once (by chat, sender and id), stored as a call
-//! owed to the gateway, and only then acked; a failure to store leaves it
-//! unacked, and WhatsApp delivers it again. The owed calls go to the
-//! gateway oldest first (`gsv_channel_worker::inbox`); the alarm retries.
+//! What WhatsApp delivered, on its way to the gateway: each decrypted
+//! message taken once (by chat, sender and id), stored as a call owed to
+//! the gateway, then read-receipted; the owed calls go to the gateway
+//! oldest first (`gsv_channel_worker::inbox`), the alarm retrying.
+//!
+//! The client acks a message to WhatsApp when it has decrypted it, a tick
+//! before the event reaches the object's task and the message is stored
+//! (no `await` between): a crash in that tick loses it. whatsapp-rust's
+//! inbound durability hook, which defers the ack until the consumer has
+//! stored the message, cannot be used on wasm32 in 0.7.0: its builder
+//! probes the backend with `std::process::id()`, which panics there.
 
 use super::account_do::{now_ms, Inner};
 use super::alarm::{Deadline, INBOX_RETRY_MS};
@@ -12,16 +17,11 @@ use crate::inbound::{normalize, Envelope, Me, Normalized};
 use crate::CHANNEL_ID;
 use gsv_channel_worker::inbox::{self, Flushed};
 use gsv_protocol::channels::{ChannelInboundParams, InternalCall};
-use std::rc::{Rc, Weak};
+use std::rc::Rc;
 use std::sync::Arc;
 use whatsapp_rust::prelude::*;
 use whatsapp_rust::waproto::buffa::Message as _;
-use whatsapp_rust::InboundDurabilityHook;
 use worker::{console_error, console_log};
-
-pub(super) struct Hook {
-    pub inner: Weak<Inner>,
-}
 
 fn envelope(info: &MessageInfo) -> Envelope {
     Envelope {
@@ -35,19 +35,21 @@ fn envelope(info: &MessageInfo) -> Envelope {
     }
 }
 
-#[async_trait::async_trait(?Send)]
-impl InboundDurabilityHook for Hook {
-    async fn on_messages(
-        &self,
-        client: Arc<Client>,
-        batch: &[InboundMessage],
-    ) -> anyhow::Result<()> {
-        let inner = self
-            .inner
-            .upgrade()
-            .ok_or_else(|| anyhow::anyhow!("the account's object is gone"))?;
-        let taken = inner.take(batch).map_err(|e| anyhow::anyhow!("{e}"))?;
-        // Read receipts: the agent has the messages (after the commit).
+impl Inner {
+    /// A batch of messages: stored for the gateway, then marked read and
+    /// handed over.
+    pub fn on_messages(self: &Rc<Self>, client: Arc<Client>, batch: &[InboundMessage]) {
+        let taken = match self.take(batch) {
+            Ok(taken) => taken,
+            Err(e) => {
+                console_error!(
+                    "whatsapp-web: storing {} message(s) failed: {e}",
+                    batch.len()
+                );
+                return;
+            }
+        };
+        // Read receipts: the agent has the messages.
         for (chat, sender, id) in taken {
             let client = client.clone();
             wasm_bindgen_futures::spawn_local(async move {
@@ -57,12 +59,9 @@ impl InboundDurabilityHook for Hook {
                 }
             });
         }
-        inner.flush_soon();
-        Ok(())
+        self.flush_soon();
     }
-}
 
-impl Inner {
     /// Stores the batch's messages for the gateway (each once); what was
     /// taken, to mark read. All of it is written without an `await`, so the
     /// object commits it together.
@@ -77,7 +76,7 @@ impl Inner {
                 .phone
                 .as_deref()
                 .map(|p| p.trim_start_matches('+').to_string()),
-            lid: account.lid.clone(),
+            lid: account.lid,
         };
         let now = now_ms();
         let mut taken = Vec::new();

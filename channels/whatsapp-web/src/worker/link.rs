@@ -1,13 +1,11 @@
 //! The link to WhatsApp: the `whatsapp-rust` client built on the
 //! object's keys (`store`), socket, HTTP and clock, run on the isolate's
 //! loop. Its events come to one task of the object's (`events`): QR codes,
-//! pairing, connects and logouts change the account's state. Messages
-//! come through the inbound hook instead (`inbox.rs`), which stores each
-//! before WhatsApp hears it arrived.
+//! pairing, connects and logouts change the account's state; messages are
+//! stored for the gateway (`inbox.rs`).
 
 use super::account_do::{now_ms, Inner};
 use super::http::FetchClient;
-use super::inbox::Hook;
 use super::platform::WorkerRuntime;
 use super::socket::SocketFactory;
 use super::sql::ObjectSql;
@@ -71,6 +69,8 @@ impl Inner {
         if !account.started || self.running.borrow().is_some() {
             return;
         }
+        let level = self.env.var("WHATSAPP_WEB_LOG").ok().map(|v| v.to_string());
+        super::platform::set_log_level(level.as_deref());
         let backend = SqlBackend::new(ObjectSql(self.state.storage().sql()));
         let (tx, rx) = async_channel::unbounded::<Arc<Event>>();
         let mut builder = Bot::builder()
@@ -85,9 +85,6 @@ impl Inner {
                 // storage, which is not `Send`).
                 let _ = tx.try_send(event);
                 std::future::ready(())
-            })
-            .with_inbound_durability_hook(Hook {
-                inner: Rc::downgrade(self),
             })
             .skip_history_sync();
         if let Some(v) = version(self) {
@@ -168,6 +165,11 @@ impl Inner {
                     }
                 });
                 self.flush_soon();
+            }
+            Event::Messages(batch) => {
+                if let Some(client) = self.client() {
+                    self.on_messages(client, &batch.messages);
+                }
             }
             Event::Disconnected(_) => self.update(|a| {
                 if a.link == Link::Linked {

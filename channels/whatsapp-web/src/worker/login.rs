@@ -71,8 +71,9 @@ impl Inner {
             });
         }
         self.ensure_started(&p.account_id, account).await?;
+        let asked_at = now_ms();
         self.connect(pair_phone).await;
-        let until = now_ms() + CODE_WAIT_MS;
+        let until = asked_at + CODE_WAIT_MS;
         loop {
             let a = self.current().unwrap_or_default();
             if a.link == Link::Linked || a.link == Link::Connecting {
@@ -109,6 +110,12 @@ impl Inner {
             }
             if let Some(error) = a.error.clone().filter(|_| self.client().is_none()) {
                 return Ok(answer(false, error));
+            }
+            if let Some(why) = super::platform::connect_failure_since(asked_at) {
+                return Ok(answer(
+                    false,
+                    format!("could not connect to WhatsApp: {why}"),
+                ));
             }
             if now_ms() >= until {
                 return Ok(answer(

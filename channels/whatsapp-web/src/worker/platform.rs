@@ -69,8 +69,67 @@ impl MonotonicProvider for JsClock {
     }
 }
 
-/// Installs the clocks; once per isolate (the Worker's start).
+/// The crate's warnings and errors, in the Worker's log; the last failed
+/// connect kept for a login waiting on it (the crate retries on its own and
+/// says why only here).
+struct ConsoleLog;
+
+thread_local! {
+    static LAST_CONNECT_FAILURE: std::cell::RefCell<Option<(i64, String)>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+impl log::Log for ConsoleLog {
+    fn enabled(&self, meta: &log::Metadata<'_>) -> bool {
+        meta.level() <= log::max_level()
+    }
+
+    fn log(&self, record: &log::Record<'_>) {
+        if !self.enabled(record.metadata()) {
+            return;
+        }
+        let text = record.args().to_string();
+        worker::console_log!("whatsapp-rust {}: {text}", record.level());
+        if let Some(why) = text.strip_prefix("Failed to connect: ") {
+            let why = why.trim_end_matches(". Will retry...").to_string();
+            LAST_CONNECT_FAILURE
+                .with(|f| *f.borrow_mut() = Some((js_sys::Date::now() as i64, why)));
+        }
+    }
+
+    fn flush(&self) {}
+}
+
+static LOGGER: ConsoleLog = ConsoleLog;
+
+/// Why the last connect failed, if one failed at or after `since_ms`.
+pub fn connect_failure_since(since_ms: i64) -> Option<String> {
+    LAST_CONNECT_FAILURE.with(|f| {
+        f.borrow()
+            .as_ref()
+            .filter(|(at, _)| *at >= since_ms)
+            .map(|(_, why)| why.clone())
+    })
+}
+
+/// How much of the crate's log to show: `WHATSAPP_WEB_LOG` (`error`,
+/// `warn`, `info`, `debug`); warnings and errors by default.
+pub fn set_log_level(level: Option<&str>) {
+    let filter = match level.map(str::trim) {
+        Some("error") => log::LevelFilter::Error,
+        Some("info") => log::LevelFilter::Info,
+        Some("debug") => log::LevelFilter::Debug,
+        Some("trace") => log::LevelFilter::Trace,
+        _ => log::LevelFilter::Warn,
+    };
+    log::set_max_level(filter);
+}
+
+/// Installs the clocks and the log; once per isolate (the Worker's start).
 pub fn install_clocks() {
+    if log::set_logger(&LOGGER).is_ok() {
+        log::set_max_level(log::LevelFilter::Warn);
+    }
     // Already set: a second start in the same isolate; keep the first.
     let _ = whatsapp_rust::wacore::time::set_time_provider(JsClock);
     let _ = whatsapp_rust::wacore::time::set_monotonic_provider(JsClock);

@@ -8,6 +8,7 @@ use std::sync::Arc;
 use whatsapp_rust::wacore::net::{
     DisconnectReason, Transport, TransportEvent, TransportFactory, WHATSAPP_WEB_ORIGIN,
 };
+use worker::web_sys;
 use worker::{Fetch, Method, Request, WebSocket, WebsocketEvent};
 
 /// Opens a socket to one URL (`wss://web.whatsapp.com/ws/chat`, or a test
@@ -27,6 +28,7 @@ unsafe impl Sync for Socket {}
 #[async_trait::async_trait(?Send)]
 impl Transport for Socket {
     async fn send(&self, data: Bytes) -> anyhow::Result<()> {
+        log::debug!("socket: sending {} bytes", data.len());
         self.ws
             .send_with_bytes(&data)
             .map_err(|e| anyhow::anyhow!("sending on the socket: {e}"))
@@ -45,8 +47,14 @@ impl TransportFactory for SocketFactory {
         let ws = connect(&self.url)
             .await
             .map_err(|e| anyhow::anyhow!("connecting to {}: {e}", self.url))?;
+        // WhatsApp speaks in binary frames; workerd hands them over as
+        // ArrayBuffers only when asked (otherwise `MessageEvent::bytes`
+        // reads them as empty).
+        let raw: &web_sys::WebSocket = ws.as_ref();
+        let _ = js_sys::Reflect::set(raw, &"binaryType".into(), &"arraybuffer".into());
         ws.accept()
             .map_err(|e| anyhow::anyhow!("accepting the socket: {e}"))?;
+        log::debug!("socket to {} open", self.url);
         let (tx, rx) = async_channel::unbounded();
         let _ = tx.try_send(TransportEvent::Connected);
         let reader = ws.clone();
@@ -85,6 +93,10 @@ async fn read(ws: &WebSocket, tx: &async_channel::Sender<TransportEvent>) -> Dis
     while let Some(event) = events.next().await {
         match event {
             Ok(WebsocketEvent::Message(m)) => {
+                log::debug!(
+                    "socket: got a message ({:?} bytes)",
+                    m.bytes().map(|b| b.len())
+                );
                 if let Some(bytes) = m.bytes() {
                     if tx
                         .try_send(TransportEvent::DataReceived(Bytes::from(bytes)))

@@ -1,0 +1,367 @@
+//! WhatsApp on the user's own number, end to end: the real gateway and
+//! the real WhatsApp Web channel Worker (its test build, which trusts the
+//! double's certificate chain) in one workerd, the local WhatsApp Web
+//! double and the fake LLM on loopback. The agent's number is linked as a
+//! companion device by a QR code the double's phone scans; what a person
+//! sees on their phone is what the double decrypted for them.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use gsv_e2e::channel_rig::start_gateway_with_whatsapp_web;
+use gsv_e2e::fake_llm::{FakeLlm, Step};
+use gsv_e2e::fake_whatsapp_web::FakeWhatsAppWeb;
+use gsv_e2e::fake_whatsapp_web::Received;
+use gsv_e2e::harness::{run_gsv, Workerd};
+use gsv_e2e::poll::{self, ms};
+use gsv_e2e::ws::Client;
+use serde_json::{json, Value};
+use std::time::Duration;
+
+const TOKEN: &str = "test-token";
+const WAIT: Duration = Duration::from_secs(30);
+/// The number the agent chats from (the user's own).
+const AGENT: &str = "15550001111";
+/// Someone who writes to it.
+const ANN: &str = "15551234567";
+
+struct Chat {
+    wa: FakeWhatsAppWeb,
+    llm: FakeLlm,
+    gw: Workerd,
+    owner: Client,
+}
+
+async fn start() -> Chat {
+    let wa = FakeWhatsAppWeb::start();
+    wa.add_account_named(AGENT, "Agent");
+    wa.add_account_named(ANN, "Ann Lee");
+    let llm = FakeLlm::start().await;
+    let gw = start_gateway_with_whatsapp_web(&wa, TOKEN, false);
+    let mut owner = Client::connect(&gw.url(), Some(TOKEN)).await;
+    owner.use_fake_openai(&llm).await;
+    Chat { wa, llm, gw, owner }
+}
+
+impl Chat {
+    async fn login(&mut self) -> Value {
+        let res = self
+            .owner
+            .request("channel.login", json!({"channel": "whatsapp-web"}))
+            .await;
+        assert!(res.ok, "channel.login: {res:?}\n{}", self.gw.log());
+        res.payload.unwrap()
+    }
+
+    async fn status(&mut self) -> Value {
+        let res = self
+            .owner
+            .request("channel.status", json!({"channel": "whatsapp-web"}))
+            .await;
+        assert!(res.ok, "{res:?}");
+        res.payload.unwrap()["accounts"][0].clone()
+    }
+
+    /// The account's status once `done` holds for it.
+    async fn status_when(&mut self, done: impl Fn(&Value) -> bool) -> Value {
+        let seen = poll::try_until(WAIT, ms(200), async || {
+            let s = self.status().await;
+            match done(&s) {
+                true => Ok(s),
+                false => Err(s),
+            }
+        })
+        .await;
+        seen.unwrap_or_else(|last| panic!("status {last}\nworkerd log:\n{}", self.gw.log()))
+    }
+
+    /// Waits until `phone` got `n` messages from the agent's number.
+    fn wait_got(&self, phone: &str, n: usize) -> Vec<Received> {
+        poll::until_blocking(WAIT, ms(100), || {
+            let got = self.wa.received(phone);
+            match got.len() >= n {
+                true => Ok(got),
+                false => Err(format!("{got:#?}\nworkerd log:\n{}", self.gw.log())),
+            }
+        })
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_scanned_qr_code_links_the_number_and_a_stranger_pairs_then_is_answered_as_a_reply() {
+    let mut chat = start().await;
+    // Not linked yet: the login offers a QR code, as text and as an image.
+    let login = chat.login().await;
+    assert_eq!(login["ok"], true, "{login}");
+    let qr = login["qr"].as_str().unwrap().to_string();
+    assert!(qr.split(',').count() >= 4, "{qr}");
+    assert!(
+        login["qrDataUrl"]
+            .as_str()
+            .unwrap()
+            .starts_with("data:image/svg+xml;base64,"),
+        "{login}"
+    );
+    let waiting = chat.status().await;
+    assert_eq!(
+        (
+            waiting["connected"].clone(),
+            waiting["extra"]["state"].clone()
+        ),
+        (json!(false), json!("waiting for scan"))
+    );
+    // The phone scans it: linked as the agent's number.
+    chat.wa.scan_qr(&qr, AGENT).unwrap();
+    chat.wa.wait_connected(AGENT);
+    let status = chat.status_when(|s| s["connected"] == true).await;
+    assert_eq!(
+        status,
+        json!({"accountId": "default", "connected": true, "authenticated": true,
+               "mode": "linked-device",
+               "extra": {"state": "linked", "phone": format!("+{AGENT}"), "qrOnOffer": false,
+                         "connects": 1}}),
+        "{}",
+        chat.gw.log()
+    );
+    let again = chat.login().await;
+    assert_eq!(
+        (again["linked"].clone(), again["message"].clone()),
+        (
+            json!(true),
+            json!(format!(
+                "already linked as +{AGENT} (linked); pass --force to link again"
+            ))
+        )
+    );
+
+    // A stranger writes: she gets a pairing code, nothing runs.
+    chat.wa.send_text(ANN, AGENT, "hello");
+    let code_msg = chat.wait_got(ANN, 1).remove(0);
+    let text = code_msg.text.unwrap_or_default();
+    let code = text
+        .split("pairing code is ")
+        .nth(1)
+        .and_then(|t| t.get(..8))
+        .unwrap_or_else(|| panic!("no code in {text}"))
+        .to_string();
+    assert_eq!(chat.llm.requests().len(), 0);
+    let approve = run_gsv(&chat.gw.url(), TOKEN, &["pair", "approve", &code]);
+    assert_eq!(
+        String::from_utf8_lossy(&approve.stdout),
+        "Approved Ann Lee on whatsapp-web (they were told).\n",
+        "{}",
+        String::from_utf8_lossy(&approve.stderr)
+    );
+    chat.wait_got(ANN, 2);
+
+    // Now she is answered, as a reply quoting her message.
+    chat.llm.script("what time", vec![Step::text("Tea time.")]);
+    let asked = chat.wa.send_text(ANN, AGENT, "what time is it?");
+    let answer = chat.wait_got(ANN, 3).remove(2);
+    assert_eq!(
+        (
+            answer.text.as_deref(),
+            answer.quoted_id.as_deref(),
+            answer.quoted_participant.as_deref()
+        ),
+        (
+            Some("Tea time."),
+            Some(asked.as_str()),
+            Some(format!("{ANN}@s.whatsapp.net").as_str())
+        )
+    );
+    // Her messages were read (blue ticks) once the agent had them.
+    let read = chat
+        .wa
+        .receipts_from_companion(ANN)
+        .into_iter()
+        .filter(|r| r.kind == "read")
+        .flat_map(|r| r.ids)
+        .collect::<Vec<_>>();
+    assert!(read.contains(&asked), "{read:?}");
+}
+
+/// The build users deploy trusts WhatsApp's root key alone: against a
+/// server whose chain another key signed (the double's), no code is
+/// offered and the login says why.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_deployable_build_refuses_a_server_whatsapp_did_not_sign() {
+    let wa = FakeWhatsAppWeb::start();
+    wa.add_account_named(AGENT, "Agent");
+    let gw = start_gateway_with_whatsapp_web(&wa, TOKEN, true);
+    let mut owner = Client::connect(&gw.url(), Some(TOKEN)).await;
+    let res = owner
+        .request("channel.login", json!({"channel": "whatsapp-web"}))
+        .await;
+    assert!(res.ok, "{res:?}");
+    let login = res.payload.unwrap();
+    assert_eq!(login["ok"], false, "{login}");
+    assert_eq!(login.get("qr"), None, "{login}");
+    let message = login["message"].as_str().unwrap();
+    assert!(
+        message.starts_with("could not connect to WhatsApp: ")
+            && message.contains("certificate verification failed"),
+        "{message}\n{}",
+        gw.log()
+    );
+    assert!(!wa.connected(AGENT));
+}
+
+/// A JPEG of `len` bytes: its header (a 64×48 frame) then filler.
+fn jpeg(len: usize) -> Vec<u8> {
+    let mut b = vec![0xFF, 0xD8, 0xFF, 0xE0, 0x00, 0x10];
+    b.extend_from_slice(b"JFIF\0\x01\x01\0\0\x01\0\x01\0\0");
+    b.extend_from_slice(&[0xFF, 0xC0, 0x00, 0x11, 0x08, 0x00, 0x30, 0x00, 0x40]);
+    b.extend_from_slice(&[3, 1, 0x22, 0, 2, 0x11, 1, 3, 0x11, 1]);
+    while b.len() < len - 2 {
+        b.push((b.len() % 251) as u8);
+    }
+    b.extend_from_slice(&[0xFF, 0xD9]);
+    b
+}
+
+/// A linked number whose DMs are open to anyone (no pairing step).
+async fn open_chat() -> Chat {
+    let mut chat = start().await;
+    chat.owner
+        .config_set("channels.whatsapp-web.dmPolicy", json!("open"))
+        .await;
+    chat.link().await;
+    chat
+}
+
+impl Chat {
+    /// Links the agent's number: a login shows a QR code, the phone scans it.
+    async fn link(&mut self) {
+        let login = self.login().await;
+        let qr = login["qr"].as_str().unwrap_or_else(|| panic!("{login}"));
+        self.wa.scan_qr(qr, AGENT).unwrap();
+        self.wa.wait_connected(AGENT);
+        self.status_when(|s| s["connected"] == true).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_photo_reaches_the_model_and_a_heartbeat_a_day_later_reaches_the_person() {
+    let mut chat = open_chat().await;
+    // A photo with a caption: downloaded from WhatsApp's CDN, decrypted,
+    // and given to the model as an image.
+    let photo = jpeg(6_000);
+    chat.llm
+        .script("what is this", vec![Step::text("A test pattern.")]);
+    chat.wa
+        .send_image(ANN, AGENT, &photo, "image/jpeg", Some("what is this?"));
+    let answer = chat.wait_got(ANN, 1).remove(0);
+    assert_eq!(answer.text.as_deref(), Some("A test pattern."));
+    let asked = chat
+        .llm
+        .requests()
+        .into_iter()
+        .find(|r| r.body.to_string().contains("what is this?"))
+        .unwrap();
+    let parts: Vec<Value> = asked.body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "user")
+        .flat_map(|m| m["content"].as_array().cloned().unwrap_or_default())
+        .collect();
+    use base64::Engine;
+    let expected = format!(
+        "data:image/jpeg;base64,{}",
+        base64::engine::general_purpose::STANDARD.encode(&photo)
+    );
+    assert!(
+        parts
+            .iter()
+            .any(|p| p["image_url"]["url"] == expected.as_str()),
+        "{parts:#?}"
+    );
+
+    // A day and an hour later (the gateway's test clock) the heartbeat has
+    // something to say: it goes to her chat, the last active, with no
+    // 24-hour window to refuse it.
+    let w = chat
+        .owner
+        .request(
+            "workspace.write",
+            json!({"path": "HEARTBEAT.md", "content": "- Wish Ann a good morning.\n"}),
+        )
+        .await;
+    assert!(w.ok, "{w:?}");
+    chat.llm
+        .script("Read HEARTBEAT.md", vec![Step::text("Good morning, Ann.")]);
+    chat.gw.advance_clock(25 * 3_600_000);
+    let morning = chat.wait_got(ANN, 2).remove(1);
+    assert_eq!(
+        (morning.text.as_deref(), morning.quoted_id.as_deref()),
+        (Some("Good morning, Ann."), None)
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dropped_socket_loses_and_doubles_nothing_and_an_unlink_from_the_phone_shows() {
+    let mut chat = open_chat().await;
+    chat.llm.script("one", vec![Step::text("First.")]);
+    chat.wa.send_text(ANN, AGENT, "one");
+    chat.wait_got(ANN, 1);
+
+    // The socket drops; she writes meanwhile. The channel reconnects (IK,
+    // the server key cached at linking) and takes what was queued, once.
+    chat.wa.drop_socket(AGENT);
+    chat.llm.script("two", vec![Step::text("Second.")]);
+    let two = chat.wa.send_text(ANN, AGENT, "two");
+    let got = chat.wait_got(ANN, 2);
+    assert_eq!(
+        (got[1].text.as_deref(), got[1].quoted_id.as_deref()),
+        (Some("Second."), Some(two.as_str()))
+    );
+    let patterns: Vec<String> = chat
+        .wa
+        .logins(AGENT)
+        .iter()
+        .map(|l| l.pattern.clone())
+        .collect();
+    assert_eq!(
+        patterns.first().map(String::as_str),
+        Some("XX"),
+        "{patterns:?}"
+    );
+    assert!(patterns[1..].iter().any(|p| p == "IK"), "{patterns:?}");
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let asked_two = chat
+        .llm
+        .requests()
+        .iter()
+        .filter(|r| {
+            r.body["messages"]
+                .as_array()
+                .and_then(|m| m.last())
+                .is_some_and(|m| m.to_string().contains("two"))
+        })
+        .count();
+    assert_eq!(asked_two, 1);
+    assert_eq!(
+        chat.wa.received(ANN).len(),
+        2,
+        "{:#?}",
+        chat.wa.received(ANN)
+    );
+    let status = chat.status().await;
+    assert_eq!(status["extra"]["connects"], 2, "{status}");
+
+    // The phone unlinks the device: the status says so, and why.
+    chat.wa.logout_from_phone(AGENT);
+    let out = chat
+        .status_when(|s| s["extra"]["state"] == "logged out")
+        .await;
+    assert_eq!(
+        (out["connected"].clone(), out["error"].clone()),
+        (
+            json!(false),
+            json!(
+                "logged out: the phone unlinked this device (WhatsApp → Linked devices); \
+                   run `gsv channel login whatsapp-web` to link again"
+            )
+        ),
+        "{out}"
+    );
+}
