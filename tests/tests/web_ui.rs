@@ -428,6 +428,81 @@ async fn a_pairing_request_is_approved_from_the_channels_tab() {
 }
 
 #[tokio::test]
+async fn linking_whatsapp_without_its_channel_shows_why_and_the_tab_still_works() {
+    // This gateway has no channel bindings, so channel.login whatsapp-web
+    // (asked by the Link control for a number not yet linked) is refused
+    // with the reason; the page shows it, stops asking, and stays usable.
+    // (A QR code needs the WhatsApp Web channel Worker: whatsapp_web.rs.)
+    let _one = gsv_e2e::browser::one_at_a_time().await;
+    let gw = Workerd::start_with_web_ui(GatewayOptions::default());
+    let b = Browser::start(DESKTOP.0, DESKTOP.1).await;
+    login(&b, &gw, "/channels").await;
+    let link = "#link-new [data-link='whatsapp-web:default']";
+    b.wait_css(link).await;
+    assert!(b.text("#link-new").await.contains("Link WhatsApp"));
+    b.click(&format!("{link} [data-action=link]")).await;
+    b.wait_css(&format!("{link} .error")).await;
+    let why = b.text(&format!("{link} .error")).await;
+    assert!(why.contains("No whatsapp-web channel"), "{why}");
+    assert_eq!(
+        b.js(
+            "return document.querySelectorAll('img[alt=\"WhatsApp QR code\"]').length",
+            vec![]
+        )
+        .await,
+        json!(0)
+    );
+    b.screenshot("channels-link-refused").await;
+
+    // Closed, the reason goes and it can be asked again.
+    b.click(&format!("{link} [data-action=close-link]")).await;
+    b.wait_css(&format!("{link} [data-action=link]")).await;
+    assert_eq!(b.text(&format!("{link} .error")).await, "");
+
+    // A whatsapp-web account the gateway knows (here a bridge over
+    // WebSocket, which links on its own side) has Link and Unlink on its
+    // card; both say why they cannot, Unlink after asking first.
+    let mut bridge = raw_channel(&gw.url(), TOKEN, "whatsapp-web").await;
+    let hello = json!({
+        "channel": "whatsapp-web", "accountId": "default",
+        "message": {
+            "messageId": "w1",
+            "peer": {"kind": "dm", "id": "15550001111@s.whatsapp.net"},
+            "sender": {"id": "15550001111", "name": "Bea"},
+            "text": "hi",
+            "timestamp": 1_795_529_100_000i64
+        }
+    });
+    let res = bridge.request("channel.inbound", hello).await;
+    assert!(res.ok, "{res:?}");
+    b.js(
+        "[...document.querySelectorAll('.card')]
+           .find((c) => c.querySelector('h2').innerText === 'Channels')
+           .querySelector('.card-actions button').click();",
+        vec![],
+    )
+    .await;
+    let card = ".account[data-channel='whatsapp-web'] [data-link='whatsapp-web:default']";
+    b.wait_css(card).await;
+    assert_eq!(b.text("#link-new").await, "");
+    b.click(&format!("{card} [data-action=link]")).await;
+    b.wait_css(&format!("{card} .error")).await;
+    let why = b.text(&format!("{card} .error")).await;
+    assert!(why.contains("connected over WebSocket"), "{why}");
+    b.click(&format!("{card} [data-action=unlink]")).await;
+    b.client.accept_alert().await.unwrap();
+    b.wait_js(
+        "the unlink refused",
+        "const e = document.querySelector(arguments[0]); return e && e.innerText.includes('log out');",
+        vec![json!(format!("{card} .error"))],
+    )
+    .await;
+    // The rest of the tab still works.
+    assert!(b.text("body").await.contains("Start a channel account"));
+    b.close().await;
+}
+
+#[tokio::test]
 async fn editing_soul_md_changes_the_next_prompt_and_a_conflict_is_shown_not_overwritten() {
     let _one = gsv_e2e::browser::one_at_a_time().await;
     let llm = FakeLlm::start().await;

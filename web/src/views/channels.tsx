@@ -1,11 +1,19 @@
 // Channels and pairing: the chat-app accounts the gateway knows
 // (channels.list), an account's live status (channel.status), start/stop,
 // the senders waiting for approval (pair.list/approve/reject), and the
-// tool calls waiting for the owner's decision (approvals.list/decide).
+// tool calls waiting for the owner's decision (approvals.list/decide),
+// and linking an account that logs in by a code (channel.login/logout).
 
-import { useState } from "preact/hooks";
+import { useEffect, useState } from "preact/hooks";
 import type { ViewProps } from "../tabs";
-import type { Approval, ChannelAccountConfig, ChannelRegistryEntry, ChannelStatusRpcResult, PendingPair } from "../protocol/generated";
+import type {
+  Approval,
+  ChannelAccountConfig,
+  ChannelLoginRpcResult,
+  ChannelRegistryEntry,
+  ChannelStatusRpcResult,
+  PendingPair,
+} from "../protocol/generated";
 import { Card, ErrorNote, Json, fmtAgo, useAction, useClient, useLoad } from "../ui";
 
 export function ChannelsView({ connected }: ViewProps) {
@@ -115,6 +123,9 @@ function Pairing({ connected }: { connected: boolean }) {
 function Channels({ connected }: { connected: boolean }) {
   const client = useClient();
   const list = useLoad(() => client.call("channels.list"), [client, connected], connected);
+  // Linked from the control below: it stays to say so beside the new card.
+  const [linkedNew, setLinkedNew] = useState(false);
+  const showLinkNew = linkedNew || !(list.data?.channels ?? []).some((c) => c.channel === WHATSAPP_WEB);
   return (
     <>
       <Card title="Channels" actions={<button class="secondary" onClick={list.reload}>Refresh</button>}>
@@ -125,6 +136,22 @@ function Channels({ connected }: { connected: boolean }) {
             <Account key={`${c.channel}:${c.accountId}`} entry={c} onChanged={list.reload} />
           ))}
         </div>
+        {list.data && showLinkNew && (
+          <div class="account" id="link-new">
+            <h3>
+              Link WhatsApp <span class="muted small">your own number</span>
+            </h3>
+            <LinkDevice
+              channel={WHATSAPP_WEB}
+              accountId="default"
+              onChanged={() => {
+                setLinkedNew(true);
+                list.reload();
+              }}
+              canUnlink={false}
+            />
+          </div>
+        )}
       </Card>
       <StartForm onStarted={list.reload} />
     </>
@@ -204,6 +231,153 @@ function Account({ entry, onChanged }: { entry: ChannelRegistryEntry; onChanged:
       </div>
       <ErrorNote error={state.error} />
       {status && <Json value={status} />}
+      {(entry.channel === WHATSAPP_WEB || s?.mode === "linked-device") && (
+        <LinkDevice channel={entry.channel} accountId={entry.accountId} onChanged={onChanged} canUnlink />
+      )}
+    </div>
+  );
+}
+
+/** The channel that links the user's own WhatsApp number as a companion
+ * device, by a QR code or a pairing code. */
+const WHATSAPP_WEB = "whatsapp-web";
+
+/** Links an account that logs in by a code: Link asks channel.login and
+ * asks again every 2 s while shown and not linked (WhatsApp rotates the QR
+ * code), stopping once linked, closed or refused; Unlink is
+ * channel.logout. With a phone number it asks for a pairing code to type
+ * on that phone instead. */
+function LinkDevice({
+  channel,
+  accountId,
+  onChanged,
+  canUnlink,
+}: {
+  channel: string;
+  accountId: string;
+  onChanged: () => void;
+  canUnlink: boolean;
+}) {
+  const client = useClient();
+  // The phone number the open link asks with ("" for a QR code), null
+  // while closed.
+  const [asking, setAsking] = useState<string | null>(null);
+  const [phone, setPhone] = useState("");
+  const [login, setLogin] = useState<ChannelLoginRpcResult | null>(null);
+  const [error, setError] = useState<Error | null>(null);
+  const [act, state] = useAction();
+  const [done, setDone] = useState<string | null>(null);
+  useEffect(() => {
+    if (asking === null) return;
+    let stopped = false;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const ask = async () => {
+      try {
+        const r = await client.call("channel.login", {
+          channel,
+          accountId,
+          force: false,
+          ...(asking ? { phoneNumber: asking } : {}),
+        });
+        if (stopped) return;
+        setLogin(r);
+        if (!r.ok) return;
+        if (r.linked) {
+          onChanged();
+          return;
+        }
+      } catch (e) {
+        if (!stopped) setError(e as Error);
+        return;
+      }
+      timer = setTimeout(() => void ask(), 2000);
+    };
+    void ask();
+    return () => {
+      stopped = true;
+      clearTimeout(timer);
+    };
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, [asking, client, channel, accountId]);
+  // Opens the link asking with `number` ("" for a QR code), or closes it.
+  const open = (number: string | null) => {
+    setLogin(null);
+    setError(null);
+    setDone(null);
+    setAsking(number);
+  };
+  return (
+    <div class="link-device" data-link={`${channel}:${accountId}`}>
+      <div class="row wrap">
+        {asking === null ? (
+          <button onClick={() => open("")} data-action="link">
+            Link
+          </button>
+        ) : (
+          <button class="secondary" onClick={() => open(null)} data-action="close-link">
+            Close
+          </button>
+        )}
+        {canUnlink && (
+          <button
+            class="danger"
+            disabled={state.busy}
+            data-action="unlink"
+            onClick={() => {
+              if (!confirm(`Unlink ${channel}:${accountId}? It stops answering until linked again.`)) return;
+              void act(async () => {
+                open(null);
+                const r = await client.call("channel.logout", { channel, accountId });
+                setDone(`Unlinked ${r.channel}:${r.accountId}${r.message ? ` — ${r.message}` : ""}.`);
+                onChanged();
+              });
+            }}
+          >
+            Unlink
+          </button>
+        )}
+      </div>
+      {asking === null && (
+        <form
+          class="row wrap"
+          onSubmit={(e) => {
+            e.preventDefault();
+            if (phone.trim()) open(phone.trim());
+          }}
+        >
+          <input
+            name="phoneNumber"
+            type="tel"
+            value={phone}
+            onInput={(e) => setPhone((e.target as HTMLInputElement).value)}
+            placeholder="or a phone number, for a pairing code"
+          />
+          <button type="submit" class="secondary" disabled={!phone.trim()}>
+            Get code
+          </button>
+        </form>
+      )}
+      <ErrorNote error={error ?? state.error} />
+      {done && <p class="ok-note">{done}</p>}
+      {asking !== null && login && (
+        <div class="link-state">
+          {!login.ok ? (
+            <p class="error" role="alert">
+              {login.message}
+            </p>
+          ) : login.linked ? (
+            <p class="ok-note">{/linked as /i.test(login.message) ? capitalized(login.message) : `Linked: ${login.message}`}</p>
+          ) : (
+            <>
+              {login.qrDataUrl && (
+                <img src={login.qrDataUrl} alt="WhatsApp QR code" width={256} height={256} style={{ maxWidth: "100%", height: "auto", background: "#fff" }} />
+              )}
+              {login.pairCode && <p class="mono" style={{ fontSize: "2rem", letterSpacing: "0.2em" }}>{login.pairCode}</p>}
+              <p class="muted small">{login.message}</p>
+            </>
+          )}
+        </div>
+      )}
     </div>
   );
 }
@@ -272,4 +446,8 @@ function StartForm({ onStarted }: { onStarted: () => void }) {
       {result && <p class="ok-note">{result}</p>}
     </Card>
   );
+}
+
+function capitalized(text: string): string {
+  return text.charAt(0).toUpperCase() + text.slice(1);
 }
