@@ -10,7 +10,7 @@ use gsv_e2e::channel_rig::start_gateway_with_whatsapp_web;
 use gsv_e2e::fake_llm::{FakeLlm, Step};
 use gsv_e2e::fake_whatsapp_web::FakeWhatsAppWeb;
 use gsv_e2e::fake_whatsapp_web::Received;
-use gsv_e2e::harness::{run_gsv, Workerd};
+use gsv_e2e::harness::{gsv_bin, run_gsv, Workerd};
 use gsv_e2e::poll::{self, ms};
 use gsv_e2e::ws::Client;
 use serde_json::{json, Value};
@@ -124,12 +124,7 @@ async fn a_scanned_qr_code_links_the_number_and_a_stranger_pairs_then_is_answere
     let again = chat.login().await;
     assert_eq!(
         (again["linked"].clone(), again["message"].clone()),
-        (
-            json!(true),
-            json!(format!(
-                "already linked as +{AGENT} (linked); pass --force to link again"
-            ))
-        )
+        (json!(true), json!(format!("linked as +{AGENT}")))
     );
 
     // A stranger writes: she gets a pairing code, nothing runs.
@@ -363,5 +358,113 @@ async fn a_dropped_socket_loses_and_doubles_nothing_and_an_unlink_from_the_phone
             )
         ),
         "{out}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn in_a_group_only_a_mention_of_the_number_runs_and_is_answered_in_the_group() {
+    let chat = open_chat().await;
+    let group = chat.wa.create_group(ANN, "Family", &[AGENT]);
+    let chatter = chat.wa.send_group_text(ANN, &group, "anyone around?", &[]);
+    // Taken (acked), but not for the agent: nothing runs, and it stays
+    // unread on the user's phone (the number is theirs).
+    let device = chat.wa.companions(AGENT)[0];
+    chat.wa.wait_all_acked(AGENT, device);
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    assert_eq!(chat.llm.requests().len(), 0);
+    let read: Vec<_> = chat
+        .wa
+        .receipts_from_companion(ANN)
+        .into_iter()
+        .filter(|r| r.kind == "read" && r.ids.contains(&chatter))
+        .collect();
+    assert_eq!(read, vec![]);
+
+    chat.llm.script("what's up", vec![Step::text("All good.")]);
+    let mention = chat
+        .wa
+        .send_group_text(ANN, &group, "@Agent what's up?", &[AGENT]);
+    let answer = chat.wait_got(ANN, 1).remove(0);
+    assert_eq!(
+        (
+            answer.chat.as_str(),
+            answer.text.as_deref(),
+            answer.quoted_id.as_deref(),
+            answer.quoted_participant.as_deref()
+        ),
+        (
+            group.as_str(),
+            Some("All good."),
+            Some(mention.as_str()),
+            Some(format!("{ANN}@s.whatsapp.net").as_str())
+        )
+    );
+    assert_eq!(chat.llm.requests().len(), 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn gsv_channel_login_draws_the_qr_code_until_the_phone_scans_it_and_logout_unlinks() {
+    let mut chat = start().await;
+    let config_dir = tempfile::tempdir().unwrap();
+    let mut cli = std::process::Command::new(gsv_bin())
+        .args(["channel", "login", "whatsapp-web", "--timeout", "60"])
+        .env("GSV_URL", chat.gw.url())
+        .env("GSV_TOKEN", TOKEN)
+        .env("GSV_CONFIG_DIR", config_dir.path())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let (lines_tx, lines) = std::sync::mpsc::channel::<String>();
+    let stdout = cli.stdout.take().unwrap();
+    std::thread::spawn(move || {
+        use std::io::BufRead;
+        for line in std::io::BufReader::new(stdout)
+            .lines()
+            .map_while(Result::ok)
+        {
+            let _ = lines_tx.send(line);
+        }
+    });
+    // The CLI draws the code, then the phone scans the code on offer.
+    let mut drawn = Vec::new();
+    while !drawn
+        .iter()
+        .any(|l: &String| l.contains("scan this QR code with WhatsApp"))
+    {
+        drawn.push(lines.recv_timeout(WAIT).expect("the CLI drew no QR code"));
+    }
+    assert!(drawn.iter().any(|l| l.contains('▀')), "{drawn:#?}");
+    let qr = chat.login().await["qr"].as_str().unwrap().to_string();
+    chat.wa.scan_qr(&qr, AGENT).unwrap();
+    let status = cli.wait().unwrap();
+    let rest: Vec<String> = lines.iter().collect();
+    assert!(status.success(), "{drawn:#?}\n{rest:#?}");
+    assert_eq!(
+        rest.last().map(String::as_str),
+        Some(format!("whatsapp-web/default: linked as +{AGENT}.").as_str()),
+        "{rest:#?}"
+    );
+
+    // `gsv channel logout` unlinks: the keys are gone, a login offers a new code.
+    let out = run_gsv(
+        &chat.gw.url(),
+        TOKEN,
+        &["channel", "logout", "whatsapp-web"],
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "Logged out whatsapp-web/default.\n",
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let status = chat.status().await;
+    assert_eq!(
+        (
+            status["connected"].clone(),
+            status["extra"]["state"].clone(),
+            status["extra"]["phone"].clone()
+        ),
+        (json!(false), json!("not linked"), Value::Null),
+        "{status}"
     );
 }

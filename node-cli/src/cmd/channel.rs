@@ -257,13 +257,18 @@ async fn login(
             force: params.force && first,
             ..params.clone()
         };
-        first = false;
+        let was_first = std::mem::replace(&mut first, false);
         let r = conn.call::<method::ChannelLogin>(&asked).await?;
         if !r.ok {
             anyhow::bail!("{}/{}: {}", r.channel, r.account_id, r.message);
         }
         if r.linked {
-            println!("{}/{}: {}.", r.channel, r.account_id, r.message);
+            // Linked before this login began: say how to link anew.
+            let already = match was_first && !params.force {
+                true => " (already; --force links again)",
+                false => "",
+            };
+            println!("{}/{}: {}{already}.", r.channel, r.account_id, r.message);
             return Ok(());
         }
         let code = r.qr.clone().or(r.pair_code.clone());

@@ -27,6 +27,8 @@ pub(super) struct Inner {
     pub flushing: Cell<bool>,
     /// The client, while it runs.
     pub running: RefCell<Option<Running>>,
+    /// Starts of the client so far (each start's events are its own).
+    pub generation: Cell<u64>,
 }
 
 #[durable_object]
@@ -56,6 +58,7 @@ impl DurableObject for WhatsAppWebAccount {
                 account,
                 flushing: Cell::new(false),
                 running: RefCell::new(None),
+                generation: Cell::new(0),
             }),
         }
     }

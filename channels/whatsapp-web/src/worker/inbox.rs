@@ -62,8 +62,8 @@ impl Inner {
         self.flush_soon();
     }
 
-    /// Stores the batch's messages for the gateway (each once); what was
-    /// taken, to mark read. All of it is written without an `await`, so the
+    /// Stores the batch's messages for the gateway (each once); those that
+    /// address the agent, to mark read. All of it is written without an `await`, so the
     /// object commits it together.
     fn take(&self, batch: &[InboundMessage]) -> worker::Result<Vec<(Jid, Option<Jid>, String)>> {
         let (Some(store), Some((account_id, account))) = (&self.store, self.account.get()) else {
@@ -79,7 +79,8 @@ impl Inner {
             lid: account.lid,
         };
         let now = now_ms();
-        let mut taken = Vec::new();
+        let mut read = Vec::new();
+        let mut stored = 0;
         for m in batch {
             let env = envelope(&m.info);
             let key = format!("{}|{}|{}", env.chat, env.sender, env.id);
@@ -97,22 +98,31 @@ impl Inner {
                     // Kept for a reply's quote and the gateway's file fetch.
                     let bytes = m.message.encode_to_vec();
                     tables::keep_received(store, &env.chat, &env.id, &env.sender, &bytes, now)?;
+                    stored += 1;
+                    let addresses_agent =
+                        message.was_mentioned || message.is_reply_to_bot == Some(true);
                     let call = ChannelInboundParams {
                         channel: CHANNEL_ID.into(),
                         account_id: account_id.clone(),
                         message: *message,
                     };
                     store.enqueue(ChannelInboundParams::PATH, &serde_json::to_string(&call)?)?;
-                    let group_sender = m.info.source.is_group.then(|| m.info.source.sender.clone());
-                    taken.push((m.info.source.chat.clone(), group_sender, env.id.clone()));
+                    // The number is the user's own: only what addresses the
+                    // agent is marked read (group chatter stays unread on
+                    // the user's phone).
+                    if addresses_agent {
+                        let group_sender =
+                            m.info.source.is_group.then(|| m.info.source.sender.clone());
+                        read.push((m.info.source.chat.clone(), group_sender, env.id.clone()));
+                    }
                 }
             }
         }
-        if !taken.is_empty() {
+        if stored > 0 {
             store.set_deadline(&Deadline::Inbox.kind(), now, None)?;
             self.update(|a| a.last_activity = Some(now));
         }
-        Ok(taken)
+        Ok(read)
     }
 
     /// Hands the owed calls to the gateway, oldest first; the inbox's

@@ -22,6 +22,9 @@ use worker::console_error;
 pub(super) struct Running {
     pub client: Arc<Client>,
     handle: BotHandle,
+    /// Which start of the client this is: events of an ended one (a
+    /// logout asked for, a replaced client) are not this one's.
+    generation: u64,
 }
 
 impl Running {
@@ -108,13 +111,19 @@ impl Inner {
         };
         let handle = bot.spawn();
         let client = handle.client();
-        *self.running.borrow_mut() = Some(Running { client, handle });
+        let generation = self.generation.get() + 1;
+        self.generation.set(generation);
+        *self.running.borrow_mut() = Some(Running {
+            client,
+            handle,
+            generation,
+        });
         self.update(|a| {
             if a.link == Link::Linked {
                 a.link = Link::Connecting;
             }
         });
-        wasm_bindgen_futures::spawn_local(events(Rc::downgrade(self), rx));
+        wasm_bindgen_futures::spawn_local(events(Rc::downgrade(self), rx, generation));
     }
 
     /// The client ended by itself (logged out, QR codes ran out): forget it
@@ -235,12 +244,19 @@ impl Inner {
     }
 }
 
-/// The object's event loop: one event at a time, in order.
-async fn events(inner: Weak<Inner>, rx: async_channel::Receiver<Arc<Event>>) {
+/// The object's event loop for one start of the client: one event at a
+/// time, in order, while that client is the running one.
+async fn events(inner: Weak<Inner>, rx: async_channel::Receiver<Arc<Event>>, generation: u64) {
     while let Ok(event) = rx.recv().await {
         let Some(inner) = inner.upgrade() else {
             return;
         };
+        let current = inner.running.borrow().as_ref().map(|r| r.generation);
+        if current != Some(generation) {
+            // Ended (a logout or stop asked for, or replaced): what it
+            // still says is not the account's state.
+            return;
+        }
         inner.on_event(&event).await;
     }
 }

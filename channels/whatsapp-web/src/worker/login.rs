@@ -45,9 +45,8 @@ impl Inner {
                 ..answer(
                     true,
                     format!(
-                        "already linked as {} ({}); pass --force to link again",
-                        now.phone.as_deref().unwrap_or("this number"),
-                        now.link.name()
+                        "linked as {}",
+                        now.phone.as_deref().unwrap_or("this number")
                     ),
                 )
             });
