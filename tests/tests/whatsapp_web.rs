@@ -237,6 +237,11 @@ impl Chat {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_photo_reaches_the_model_and_a_heartbeat_a_day_later_reaches_the_person() {
     let mut chat = open_chat().await;
+    // Ann is the owner (her number is the one she links from another
+    // phone): the agent may send her files.
+    chat.owner
+        .config_set("owner.identities", json!([format!("whatsapp-web:+{ANN}")]))
+        .await;
     // A photo with a caption: downloaded from WhatsApp's CDN, decrypted,
     // and given to the model as an image.
     let photo = jpeg(6_000);
@@ -271,6 +276,116 @@ async fn a_photo_reaches_the_model_and_a_heartbeat_a_day_later_reaches_the_perso
         "{parts:#?}"
     );
 
+    // A voice note reaches the model as its transcript.
+    chat.llm.set_transcript("Please buy milk on the way home.");
+    let voice = [b"OggS\x00\x02".as_slice(), &[7u8; 3000]].concat();
+    chat.wa.send_voice(ANN, AGENT, &voice, 3);
+    chat.wait_got(ANN, 2);
+    let transcribed = chat.llm.transcriptions();
+    assert_eq!(transcribed.len(), 1, "{transcribed:?}");
+    assert_eq!(transcribed[0].bytes, voice);
+    assert!(chat.llm.requests().iter().any(|r| r
+        .body
+        .to_string()
+        .contains("[Voice message transcription: Please buy milk on the way home.]")));
+
+    // The agent sends the photo and a workspace file back: uploaded to
+    // WhatsApp's CDN, encrypted; her phone decrypts the very bytes.
+    let sessions = chat
+        .owner
+        .request("sessions.list", json!({}))
+        .await
+        .payload
+        .unwrap();
+    let hers = sessions["sessions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find_map(|s| {
+            let key = s["sessionKey"].as_str()?;
+            (s["label"] == "Ann Lee").then(|| key.to_string())
+        })
+        .unwrap_or_else(|| panic!("no session of hers in {sessions:#}"));
+    let history = chat
+        .owner
+        .request("session.preview", json!({"sessionKey": hers}))
+        .await
+        .payload
+        .unwrap();
+    let key = history["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|m| m["content"].as_array().cloned().unwrap_or_default())
+        .find(|b| b["type"] == "image")
+        .and_then(|b| b["r2Key"].as_str().map(str::to_string))
+        .unwrap_or_else(|| panic!("no image in {history:#?}"));
+    let written = chat
+        .owner
+        .request(
+            "workspace.write",
+            json!({"path": "reports/notes.md", "content": "# Notes\nmilk, bread\n"}),
+        )
+        .await;
+    assert!(written.ok, "{written:?}");
+    chat.llm.script(
+        "send them back",
+        vec![
+            Step::tool_call(
+                "call_files",
+                "gsv__Message",
+                json!({"text": "Here you go", "attachments": [key, "reports/notes.md"]}),
+            ),
+            Step::text("Sent."),
+        ],
+    );
+    chat.wa.send_text(ANN, AGENT, "send them back please");
+    let got = poll::until_blocking(WAIT, ms(100), || {
+        let got = chat.wa.received(ANN);
+        let told = chat
+            .llm
+            .requests()
+            .iter()
+            .flat_map(|r| r.body["messages"].as_array().cloned().unwrap_or_default())
+            .find(|m| m["role"] == "tool" && m["tool_call_id"] == "call_files");
+        match got.len() >= 6 {
+            true => Ok(got),
+            false => Err(format!("{} received; the tool said {told:?}", got.len())),
+        }
+    });
+    let notes = b"# Notes\nmilk, bread\n".as_slice();
+    let shown: Vec<(Option<&str>, Option<&str>, Option<bool>)> = got[2..]
+        .iter()
+        .map(|m| {
+            let media = m.media.as_ref();
+            (
+                m.text.as_deref(),
+                media.map(|f| f.kind.as_str()),
+                media.map(|f| f.bytes == photo || f.bytes == notes),
+            )
+        })
+        .collect();
+    assert_eq!(
+        shown,
+        vec![
+            (Some("Here you go"), None, None),
+            (None, Some("image"), Some(true)),
+            (None, Some("document"), Some(true)),
+            (Some("Sent."), None, None),
+        ],
+        "{:#?}",
+        got.iter()
+            .map(|m| (
+                &m.text,
+                m.media
+                    .as_ref()
+                    .map(|f| (&f.kind, &f.mimetype, f.bytes.len())),
+                &m.media_error
+            ))
+            .collect::<Vec<_>>()
+    );
+    assert!(got.iter().all(|m| m.media_error.is_none()), "{got:#?}");
+
     // A day and an hour later (the gateway's test clock) the heartbeat has
     // something to say: it goes to her chat, the last active, with no
     // 24-hour window to refuse it.
@@ -285,7 +400,7 @@ async fn a_photo_reaches_the_model_and_a_heartbeat_a_day_later_reaches_the_perso
     chat.llm
         .script("Read HEARTBEAT.md", vec![Step::text("Good morning, Ann.")]);
     chat.gw.advance_clock(25 * 3_600_000);
-    let morning = chat.wait_got(ANN, 2).remove(1);
+    let morning = chat.wait_got(ANN, 7).remove(6);
     assert_eq!(
         (morning.text.as_deref(), morning.quoted_id.as_deref()),
         (Some("Good morning, Ann."), None)

@@ -474,6 +474,28 @@ impl World {
                 enc: a.file_enc_sha256.as_ref(),
                 sha: a.file_sha256.as_ref(),
             }
+        } else if let Some(v) = m.video_message.as_option() {
+            M {
+                kind: Kind::Video,
+                mimetype: v.mimetype.as_ref(),
+                caption: v.caption.clone(),
+                ptt: false,
+                direct_path: v.direct_path.as_ref(),
+                media_key: v.media_key.as_ref(),
+                enc: v.file_enc_sha256.as_ref(),
+                sha: v.file_sha256.as_ref(),
+            }
+        } else if let Some(d) = m.document_message.as_option() {
+            M {
+                kind: Kind::Document,
+                mimetype: d.mimetype.as_ref(),
+                caption: d.caption.clone(),
+                ptt: false,
+                direct_path: d.direct_path.as_ref(),
+                media_key: d.media_key.as_ref(),
+                enc: d.file_enc_sha256.as_ref(),
+                sha: d.file_sha256.as_ref(),
+            }
         } else {
             return None;
         };
