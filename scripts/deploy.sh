@@ -46,7 +46,7 @@ BUCKET=gsv-storage
 LIMIT_BYTES=$((3 * 1024 * 1024))
 
 # The service bindings must name the Workers this script deploys.
-CHANNELS="discord whatsapp telegram"
+CHANNELS="discord whatsapp telegram whatsapp-web"
 check_bindings() {
   grep -q '^name = "gsv"$' wrangler.toml
   for ch in $CHANNELS; do
@@ -56,7 +56,7 @@ check_bindings() {
   done
 }
 if ! check_bindings; then
-  say "the service bindings in wrangler.toml and channels/*/wrangler.toml do not name gsv and gsv-channel-{discord,whatsapp,telegram}"
+  say "the service bindings in wrangler.toml and channels/*/wrangler.toml do not name gsv and gsv-channel-{discord,whatsapp,telegram,whatsapp-web}"
   exit 1
 fi
 
@@ -84,7 +84,7 @@ if [ "$DRY_RUN" = 1 ]; then
     printf '%s %d bytes gzipped (%s)\n' "$worker" "$bytes" "$verdict"
     [ "$verdict" = ok ] || exit 1
   done
-  say "bindings check out: gsv ↔ gsv-channel-discord, gsv-channel-whatsapp, gsv-channel-telegram, R2 $BUCKET"
+  say "bindings check out: gsv ↔ gsv-channel-discord, gsv-channel-whatsapp, gsv-channel-telegram, gsv-channel-whatsapp-web, R2 $BUCKET"
   exit 0
 fi
 
@@ -166,6 +166,15 @@ esac
   fi
 )
 
+say "deploying the WhatsApp Web channel (gsv-channel-whatsapp-web)"
+# No public route: each linked number's object opens its own socket to
+# WhatsApp. Linking is `gsv channel login whatsapp-web` (a QR code).
+(
+  cd channels/whatsapp-web
+  "$WRANGLER" deploy >&2
+  printf '%s' "$key" | "$WRANGLER" secret put GSV_CHANNEL_KEY >&2
+)
+
 GSV="${GSV:-gsv}"
 if [ -n "$url" ] && command -v "$GSV" >/dev/null; then
   ws="${url/https:/wss:}/ws"
@@ -202,3 +211,4 @@ if [ -n "${TELEGRAM_BOT_TOKEN:-}" ]; then
 else
   echo "next: gsv channel start telegram --bot-token <token from @BotFather>   (or TELEGRAM_BOT_TOKEN=… npm run deploy)"
 fi
+echo "whatsapp-web: your own number, linked as a device: gsv channel login whatsapp-web (channels/whatsapp-web/README.md)"

@@ -73,9 +73,6 @@ say "                            gsv chat \"hello\""
 # wrangler reads secrets from the .dev.vars beside the config it runs; the
 # channel's key is derived from the token (see protocol/src/channel_key.rs).
 bash scripts/dev-config.sh > .gsv/wrangler.dev.toml
-# The WhatsApp Web channel is not yet part of `npm run deploy`, so the
-# deployed gateway's wrangler.toml does not bind it; the local one does.
-grep -q 'binding = "CHANNEL_WHATSAPP_WEB"' .gsv/wrangler.dev.toml || printf '\n[[services]]\nbinding = "CHANNEL_WHATSAPP_WEB"\nservice = "gsv-channel-whatsapp-web"\n' >> .gsv/wrangler.dev.toml
 bash scripts/dev-config.sh channels/discord > .gsv/discord.dev.toml
 bash scripts/dev-config.sh channels/whatsapp > .gsv/whatsapp.dev.toml
 bash scripts/dev-config.sh channels/telegram > .gsv/telegram.dev.toml

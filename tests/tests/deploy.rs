@@ -25,6 +25,7 @@ case "$1 $2" in
                          discord) echo "Deployed gsv-channel-discord triggers" ;;
                          whatsapp) echo "Deployed gsv-channel-whatsapp triggers"; echo "  https://gsv-channel-whatsapp.someone.workers.dev" ;;
                          telegram) echo "Deployed gsv-channel-telegram triggers"; echo "  https://gsv-channel-telegram.someone.workers.dev" ;;
+                         whatsapp-web) echo "Deployed gsv-channel-whatsapp-web" ;;
                          *) echo "Deployed gsv triggers"; echo "  https://gsv.someone.workers.dev" ;;
                        esac ;;
 esac
@@ -148,6 +149,8 @@ fn one_command_deploys_the_workers_with_their_secrets_and_is_safe_to_repeat() {
                 .to_string(),
             "telegram: secret put GSV_CHANNEL_KEY".to_string(),
             "telegram: secret put TELEGRAM_BOT_TOKEN".to_string(),
+            "whatsapp-web: deploy".to_string(),
+            "whatsapp-web: secret put GSV_CHANNEL_KEY".to_string(),
         ]
     );
     let token = secret(&first, "GSV_AUTH_TOKEN");
@@ -175,7 +178,8 @@ fn one_command_deploys_the_workers_with_their_secrets_and_is_safe_to_repeat() {
          whatsapp: https://gsv-channel-whatsapp.someone.workers.dev/webhook (Meta's callback URL; its verify token is WHATSAPP_VERIFY_TOKEN in .gsv/deploy.env)\n\
          next: gsv channel start whatsapp\n\
          telegram: https://gsv-channel-telegram.someone.workers.dev/webhook/<account> (set with Telegram at start, with a secret of its own)\n\
-         next: gsv channel start telegram\n"
+         next: gsv channel start telegram\n\
+         whatsapp-web: your own number, linked as a device: gsv channel login whatsapp-web (channels/whatsapp-web/README.md)\n"
     );
     assert!(!first.stdout.contains(&verify));
     // The CLI points at the deployed gateway with the token.
@@ -213,6 +217,8 @@ fn one_command_deploys_the_workers_with_their_secrets_and_is_safe_to_repeat() {
             "telegram: deploy --var TELEGRAM_PUBLIC_URL:https://gsv-channel-telegram.someone.workers.dev"
                 .to_string(),
             "telegram: secret put GSV_CHANNEL_KEY".to_string(),
+            "whatsapp-web: deploy".to_string(),
+            "whatsapp-web: secret put GSV_CHANNEL_KEY".to_string(),
         ]
     );
     assert_eq!(secret(&again, "GSV_AUTH_TOKEN"), token);
@@ -225,7 +231,8 @@ fn one_command_deploys_the_workers_with_their_secrets_and_is_safe_to_repeat() {
          whatsapp: https://gsv-channel-whatsapp.someone.workers.dev/webhook (Meta's callback URL; its verify token is WHATSAPP_VERIFY_TOKEN in .gsv/deploy.env)\n\
          next: WHATSAPP_APP_SECRET=… WHATSAPP_ACCESS_TOKEN=… WHATSAPP_PHONE_NUMBER_ID=… npm run deploy, then gsv channel start whatsapp (channels/whatsapp/README.md)\n\
          telegram: https://gsv-channel-telegram.someone.workers.dev/webhook/<account> (set with Telegram at start, with a secret of its own)\n\
-         next: gsv channel start telegram --bot-token <token from @BotFather>   (or TELEGRAM_BOT_TOKEN=… npm run deploy)\n"
+         next: gsv channel start telegram --bot-token <token from @BotFather>   (or TELEGRAM_BOT_TOKEN=… npm run deploy)\n\
+         whatsapp-web: your own number, linked as a device: gsv channel login whatsapp-web (channels/whatsapp-web/README.md)\n"
     );
     // Asked to, it makes a new one.
     let stub2 = tempfile::tempdir().unwrap();
@@ -270,10 +277,11 @@ fn the_dry_run_bundles_the_workers_within_the_free_plan() {
         String::from_utf8_lossy(&out.stderr)
     );
     let lines: Vec<&str> = stdout.lines().collect();
-    assert_eq!(lines.len(), 4, "{stdout}");
-    for (line, worker) in lines
-        .iter()
-        .zip(["gateway", "discord", "whatsapp", "telegram"])
+    assert_eq!(lines.len(), 5, "{stdout}");
+    for (line, worker) in
+        lines
+            .iter()
+            .zip(["gateway", "discord", "whatsapp", "telegram", "whatsapp-web"])
     {
         let bytes: u64 = line
             .strip_prefix(&format!("{worker} "))
