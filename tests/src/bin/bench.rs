@@ -38,6 +38,9 @@
 //! - the Telegram turn (webhook update → the reply's sendMessage at the
 //!   fake Bot API) the same way, and the Telegram Worker's gzip size
 //!   (`bench/telegram.rs`);
+//! - the linked-device WhatsApp turn (a contact's phone in the WhatsApp Web
+//!   double sends → the answer decrypted on that phone) the same way, and
+//!   the WhatsApp Web Worker's gzip size (`bench/whatsapp_web.rs`);
 //! - what a turn costs with a model that caches prompts: billed input
 //!   tokens per turn of a 30-turn conversation with memory recall, cached
 //!   and not, as Anthropic bills them (`bench/cost.rs`);
@@ -53,7 +56,7 @@
 //! Run with `bash scripts/bench.sh` (builds first); see BENCHMARKS.md.
 //! `--median FILE...` prints several runs' reports as one (`bench/median.rs`;
 //! `scripts/bench.sh --runs N` makes the runs).
-//! `--only turns,concurrent,connect,history,prompt,tools,grep,lifecycle,discord,whatsapp,telegram,cron,memory,cost,startup` runs some parts
+//! `--only turns,concurrent,connect,history,prompt,tools,grep,lifecycle,discord,whatsapp,telegram,whatsapp-web,cron,memory,cost,startup` runs some parts
 //! (the echo floor always runs: the ratios need it).
 
 // Test support (harness, doubles, bench): a failed unwrap here is a failed
@@ -92,6 +95,8 @@ mod tools;
 mod turn_cost;
 #[path = "bench/whatsapp.rs"]
 mod whatsapp;
+#[path = "bench/whatsapp_web.rs"]
+mod whatsapp_web;
 
 use floors::{echo_floor, microtask_costs, skeleton_floors};
 use grep::grep_vs_rg;
@@ -159,6 +164,7 @@ async fn main() {
     let discord_turns = arg("--discord-turns", 300);
     let whatsapp_turns = arg("--whatsapp-turns", 300);
     let telegram_turns = arg("--telegram-turns", 200);
+    let whatsapp_web_turns = arg("--whatsapp-web-turns", 200);
     let startup_runs = arg("--startup-runs", 8);
 
     let bin = gsv_bin();
@@ -432,6 +438,17 @@ async fn main() {
 
     if wants("telegram") {
         telegram::bench(&llm, telegram_turns, turn_p50, &mut report, &mut targets).await;
+    }
+
+    if wants("whatsapp-web") {
+        whatsapp_web::bench(
+            &llm,
+            whatsapp_web_turns,
+            turn_p50,
+            &mut report,
+            &mut targets,
+        )
+        .await;
     }
 
     if wants("startup") && startup_runs > 0 {
