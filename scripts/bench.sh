@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The bench command: builds the gateway and the Discord, WhatsApp and Telegram channels once and
+# The bench command: builds the gateway and the Discord, WhatsApp, Telegram and WhatsApp Web channels once and
 # the release `gsv` (the nodes the bench starts run it), then measures the
 # gateway against the echo floor, node tools and Grep against `rg`, and a
 # Discord DM turn, a WhatsApp turn and a Telegram turn against the CLI turn, in one run, and prints JSON (see
@@ -46,6 +46,10 @@ fi
 bash channels/discord/build.sh >/dev/null
 bash channels/whatsapp/build.sh >/dev/null
 bash channels/telegram/build.sh >/dev/null
+# WhatsApp Web: the deployable build (its size is measured) and the
+# harness's, which the turns run on (it trusts the local double).
+bash channels/whatsapp-web/build.sh >/dev/null
+bash channels/whatsapp-web/build.sh --test-double --no-opt >/dev/null
 # The skeleton turn written with workers-rs (the bench's Rust floor).
 bash tests/support/echo-rs/build.sh >/dev/null
 cargo build --quiet --release -p gsv
