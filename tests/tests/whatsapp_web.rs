@@ -397,6 +397,14 @@ async fn a_photo_reaches_the_model_and_a_heartbeat_a_day_later_reaches_the_perso
         )
         .await;
     assert!(w.ok, "{w:?}");
+    // Whatever the hour this test runs at, 25 h later is within the
+    // heartbeat's active hours.
+    chat.owner
+        .config_set(
+            "agents.defaultHeartbeat.activeHours",
+            json!({"start": "00:00", "end": "00:00"}),
+        )
+        .await;
     chat.llm
         .script("Read HEARTBEAT.md", vec![Step::text("Good morning, Ann.")]);
     chat.gw.advance_clock(25 * 3_600_000);

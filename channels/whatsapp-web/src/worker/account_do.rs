@@ -29,6 +29,8 @@ pub(super) struct Inner {
     pub running: RefCell<Option<Running>>,
     /// Starts of the client so far (each start's events are its own).
     pub generation: Cell<u64>,
+    /// A client is being built (`link::connect`).
+    pub starting: Cell<bool>,
 }
 
 #[durable_object]
@@ -59,6 +61,7 @@ impl DurableObject for WhatsAppWebAccount {
                 flushing: Cell::new(false),
                 running: RefCell::new(None),
                 generation: Cell::new(0),
+                starting: Cell::new(false),
             }),
         }
     }

@@ -69,9 +69,17 @@ impl Inner {
     /// code for that number (digits) instead of QR codes.
     pub async fn connect(self: &Rc<Self>, pair_phone: Option<String>) {
         let account = self.current().unwrap_or_default();
-        if !account.started || self.running.borrow().is_some() {
+        if !account.started || self.running.borrow().is_some() || self.starting.get() {
             return;
         }
+        // Building awaits: a login and the alarm arriving meanwhile must not
+        // start a second client on the same device.
+        self.starting.set(true);
+        self.start_client(pair_phone).await;
+        self.starting.set(false);
+    }
+
+    async fn start_client(self: &Rc<Self>, pair_phone: Option<String>) {
         let level = self.env.var("WHATSAPP_WEB_LOG").ok().map(|v| v.to_string());
         super::platform::set_log_level(level.as_deref());
         let backend = SqlBackend::new(ObjectSql(self.state.storage().sql()));
