@@ -5,6 +5,7 @@
 
 use gsv_protocol::channels::{ChannelCapabilities, MediaType, PeerKind};
 use sha2::{Digest, Sha256};
+use wa::message::{AudioMessage, DocumentMessage, ImageMessage, VideoMessage};
 use whatsapp_rust::wacore::download::MediaType as WaMedia;
 use whatsapp_rust::waproto::buffa::MessageField;
 use whatsapp_rust::waproto::whatsapp as wa;
@@ -94,7 +95,8 @@ pub fn is_voice(mime: &str) -> bool {
     matches!(base, "audio/ogg" | "audio/opus")
 }
 
-/// A file as WhatsApp's CDN took it (the upload's answer).
+/// A file as WhatsApp's CDN took it (the upload's answer, whose own type
+/// is `#[non_exhaustive]` and so cannot be made in tests).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Uploaded {
     pub url: String,
@@ -104,6 +106,26 @@ pub struct Uploaded {
     pub file_sha256: [u8; 32],
     pub file_length: u64,
     pub media_key_timestamp: i64,
+}
+
+/// A media message of type `$ty` for the file `$up` (the upload's answer)
+/// of type `$mime`: the CDN fields every kind carries alike, then the
+/// kind's own.
+macro_rules! on_cdn {
+    ($ty:ident, $up:expr, $mime:expr, { $($field:ident: $value:expr),* $(,)? }) => {
+        $ty {
+            url: Some($up.url.clone()),
+            direct_path: Some($up.direct_path.clone()),
+            media_key: Some($up.media_key.to_vec()),
+            file_enc_sha256: Some($up.file_enc_sha256.to_vec()),
+            file_sha256: Some($up.file_sha256.to_vec()),
+            file_length: Some($up.file_length),
+            media_key_timestamp: Some($up.media_key_timestamp),
+            mimetype: Some($mime.to_string()),
+            $($field: $value,)*
+            ..Default::default()
+        }
+    };
 }
 
 /// The message that shows an uploaded file.
@@ -116,75 +138,36 @@ pub fn file(
     quote: Option<&Quote>,
 ) -> wa::Message {
     let caption = caption.filter(|c| !c.is_empty()).map(str::to_string);
-    let ctx = context(quote);
+    let context_info = context(quote);
+    let mut message = wa::Message::default();
     match upload_kind(kind, mime) {
-        WaMedia::Image => wa::Message {
-            image_message: MessageField::some(wa::message::ImageMessage {
-                url: Some(up.url.clone()),
-                direct_path: Some(up.direct_path.clone()),
-                media_key: Some(up.media_key.to_vec()),
-                file_enc_sha256: Some(up.file_enc_sha256.to_vec()),
-                file_sha256: Some(up.file_sha256.to_vec()),
-                file_length: Some(up.file_length),
-                media_key_timestamp: Some(up.media_key_timestamp),
-                mimetype: Some(mime.to_string()),
-                caption,
-                context_info: ctx,
-                ..Default::default()
-            }),
-            ..Default::default()
-        },
-        WaMedia::Video => wa::Message {
-            video_message: MessageField::some(wa::message::VideoMessage {
-                url: Some(up.url.clone()),
-                direct_path: Some(up.direct_path.clone()),
-                media_key: Some(up.media_key.to_vec()),
-                file_enc_sha256: Some(up.file_enc_sha256.to_vec()),
-                file_sha256: Some(up.file_sha256.to_vec()),
-                file_length: Some(up.file_length),
-                media_key_timestamp: Some(up.media_key_timestamp),
-                mimetype: Some(mime.to_string()),
-                caption,
-                context_info: ctx,
-                ..Default::default()
-            }),
-            ..Default::default()
-        },
-        WaMedia::Audio => wa::Message {
-            audio_message: MessageField::some(wa::message::AudioMessage {
-                url: Some(up.url.clone()),
-                direct_path: Some(up.direct_path.clone()),
-                media_key: Some(up.media_key.to_vec()),
-                file_enc_sha256: Some(up.file_enc_sha256.to_vec()),
-                file_sha256: Some(up.file_sha256.to_vec()),
-                file_length: Some(up.file_length),
-                media_key_timestamp: Some(up.media_key_timestamp),
-                mimetype: Some(mime.to_string()),
-                ptt: Some(is_voice(mime)),
-                context_info: ctx,
-                ..Default::default()
-            }),
-            ..Default::default()
-        },
-        _ => wa::Message {
-            document_message: MessageField::some(wa::message::DocumentMessage {
-                url: Some(up.url.clone()),
-                direct_path: Some(up.direct_path.clone()),
-                media_key: Some(up.media_key.to_vec()),
-                file_enc_sha256: Some(up.file_enc_sha256.to_vec()),
-                file_sha256: Some(up.file_sha256.to_vec()),
-                file_length: Some(up.file_length),
-                media_key_timestamp: Some(up.media_key_timestamp),
-                mimetype: Some(mime.to_string()),
-                file_name: Some(filename.to_string()),
-                title: Some(filename.to_string()),
-                caption,
-                context_info: ctx,
-                ..Default::default()
-            }),
-            ..Default::default()
-        },
+        WaMedia::Image => {
+            message.image_message = MessageField::some(on_cdn!(
+                ImageMessage, up, mime, { caption: caption, context_info: context_info }
+            ));
+        }
+        WaMedia::Video => {
+            message.video_message = MessageField::some(on_cdn!(
+                VideoMessage, up, mime, { caption: caption, context_info: context_info }
+            ));
+        }
+        WaMedia::Audio => {
+            message.audio_message = MessageField::some(on_cdn!(
+                AudioMessage, up, mime, { ptt: Some(is_voice(mime)), context_info: context_info }
+            ));
+        }
+        _ => {
+            message.document_message = MessageField::some(on_cdn!(
+                DocumentMessage, up, mime, {
+                    file_name: Some(filename.to_string()),
+                    title: Some(filename.to_string()),
+                    caption: caption,
+                    context_info: context_info,
+                }
+            ));
+        }
     }
+    message
 }
 
 #[cfg(test)]
