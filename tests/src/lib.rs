@@ -19,6 +19,7 @@ pub mod fake_llm;
 pub mod fake_telegram;
 pub mod fake_whatsapp;
 pub mod fake_whatsapp_web;
+pub mod fixtures;
 pub mod gateway_recorder;
 pub mod harness;
 pub mod multipart;

@@ -10,6 +10,7 @@ use gsv_e2e::channel_rig::start_gateway_with_whatsapp_web;
 use gsv_e2e::fake_llm::{FakeLlm, Step};
 use gsv_e2e::fake_whatsapp_web::FakeWhatsAppWeb;
 use gsv_e2e::fake_whatsapp_web::Received;
+use gsv_e2e::fixtures::jpeg;
 use gsv_e2e::harness::{gsv_bin, run_gsv, Workerd};
 use gsv_e2e::poll::{self, ms};
 use gsv_e2e::ws::Client;
@@ -198,19 +199,6 @@ async fn the_deployable_build_refuses_a_server_whatsapp_did_not_sign() {
         gw.log()
     );
     assert!(!wa.connected(AGENT));
-}
-
-/// A JPEG of `len` bytes: its header (a 64×48 frame) then filler.
-fn jpeg(len: usize) -> Vec<u8> {
-    let mut b = vec![0xFF, 0xD8, 0xFF, 0xE0, 0x00, 0x10];
-    b.extend_from_slice(b"JFIF\0\x01\x01\0\0\x01\0\x01\0\0");
-    b.extend_from_slice(&[0xFF, 0xC0, 0x00, 0x11, 0x08, 0x00, 0x30, 0x00, 0x40]);
-    b.extend_from_slice(&[3, 1, 0x22, 0, 2, 0x11, 1, 3, 0x11, 1]);
-    while b.len() < len - 2 {
-        b.push((b.len() % 251) as u8);
-    }
-    b.extend_from_slice(&[0xFF, 0xD9]);
-    b
 }
 
 /// A linked number whose DMs are open to anyone (no pairing step).
