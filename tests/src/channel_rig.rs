@@ -5,7 +5,7 @@ use crate::fake_discord::{FakeDiscord, FAKE_BOT_TOKEN};
 use crate::fake_telegram::{self, FakeTelegram};
 use crate::fake_whatsapp::{self, FakeWhatsApp};
 use crate::fake_whatsapp_web::FakeWhatsAppWeb;
-use crate::harness::{gateway_dev_config, only_services, repo_root, Workerd};
+use crate::harness::{gateway_dev_config, only_services, repo_root, require_web_ui, Workerd};
 use crate::ws::Client;
 use gsv_protocol::channel_key::derive_channel_key;
 use gsv_protocol::ResponseFrame;
@@ -234,6 +234,39 @@ pub fn start_gateway_with_whatsapp_web(
             derive_channel_key(token)
         )),
     )
+}
+
+/// The gateway with its web UI at `/` (the dev config's `[assets]`, which
+/// the one Miniflare of several configs serves as wrangler does) and the
+/// WhatsApp Web channel's test build in one workerd, as `scripts/dev.sh`
+/// runs them; the channel's socket goes to `wa`, both keyed from `token`.
+pub fn start_gateway_with_whatsapp_web_and_ui(wa: &FakeWhatsAppWeb, token: &str) -> Workerd {
+    require_web_ui();
+    let mut gateway = only_services(&gateway_dev_config(), &["CHANNEL_WHATSAPP_WEB"]);
+    assert!(
+        gateway.contains("\n[assets]\n"),
+        "the gateway's dev config serves no web UI:\n{gateway}"
+    );
+    if !gateway.contains("binding = \"CHANNEL_WHATSAPP_WEB\"") {
+        gateway.push_str(
+            "\n[[services]]\nbinding = \"CHANNEL_WHATSAPP_WEB\"\nservice = \"gsv-channel-whatsapp-web\"\n",
+        );
+    }
+    let mut workerd = Workerd::start_configs(
+        &[
+            ("wrangler.toml", gateway),
+            (
+                "channel.toml",
+                whatsapp_web_channel_config(&wa.ws_url(), false),
+            ),
+        ],
+        Some(format!(
+            "GSV_AUTH_TOKEN={token}\nGSV_CHANNEL_KEY={}\n",
+            derive_channel_key(token)
+        )),
+    );
+    workerd.token = Some(token.to_string());
+    workerd
 }
 
 /// The gateway and the Telegram channel in one workerd, the channel on a

@@ -607,6 +607,17 @@ pub fn gateway_dev_config() -> String {
     String::from_utf8(out.stdout).unwrap()
 }
 
+/// Panics unless the web UI is built (`web/dist`, which the gateway's
+/// `[assets]` serves at `/`).
+pub fn require_web_ui() {
+    let index = repo_root().join("web").join("dist").join("index.html");
+    assert!(
+        index.exists(),
+        "{} is missing: run the README test command (it builds the web UI)",
+        index.display()
+    );
+}
+
 /// `config` without the table whose header line is `header` (and its keys).
 pub fn without_table(config: &str, header: &str) -> String {
     let mut out = String::new();

@@ -8,7 +8,9 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use gsv_e2e::browser::Browser;
+use gsv_e2e::channel_rig::start_gateway_with_whatsapp_web_and_ui;
 use gsv_e2e::fake_llm::{FakeLlm, Step};
+use gsv_e2e::fake_whatsapp_web::FakeWhatsAppWeb;
 use gsv_e2e::harness::{free_port, run_gsv, GatewayOptions, Node, Workerd};
 use gsv_e2e::poll::{self, ms, secs};
 use gsv_e2e::ws::{raw_channel, Client};
@@ -432,7 +434,8 @@ async fn linking_whatsapp_without_its_channel_shows_why_and_the_tab_still_works(
     // This gateway has no channel bindings, so channel.login whatsapp-web
     // (asked by the Link control for a number not yet linked) is refused
     // with the reason; the page shows it, stops asking, and stays usable.
-    // (A QR code needs the WhatsApp Web channel Worker: whatsapp_web.rs.)
+    // (With the channel Worker, the QR code is scanned off the screen:
+    // whatsapp_is_linked_by_scanning_the_qr_code_on_the_screen_then_unlinked.)
     let _one = gsv_e2e::browser::one_at_a_time().await;
     let gw = Workerd::start_with_web_ui(GatewayOptions::default());
     let b = Browser::start(DESKTOP.0, DESKTOP.1).await;
@@ -499,6 +502,175 @@ async fn linking_whatsapp_without_its_channel_shows_why_and_the_tab_still_works(
     .await;
     // The rest of the tab still works.
     assert!(b.text("body").await.contains("Start a channel account"));
+    b.close().await;
+}
+
+/// Every QR code a phone's camera finds in a PNG (a screenshot), read
+/// from its pixels: the text, or why it could not be read.
+fn qr_codes_in(png_bytes: &[u8]) -> Vec<Result<String, String>> {
+    let mut decoder = png::Decoder::new(std::io::Cursor::new(png_bytes));
+    // Whatever Chromium encodes (palette, 16-bit), 8-bit samples out.
+    decoder.set_transformations(png::Transformations::EXPAND | png::Transformations::STRIP_16);
+    let mut reader = decoder.read_info().unwrap();
+    let mut buf = vec![0; reader.output_buffer_size().unwrap()];
+    let frame = reader.next_frame(&mut buf).unwrap();
+    let samples = frame.color_type.samples();
+    let (w, h, line) = (frame.width as usize, frame.height as usize, frame.line_size);
+    let mut img = rqrr::PreparedImage::prepare_from_greyscale(w, h, |x, y| {
+        let p = &buf[y * line + x * samples..];
+        if samples < 3 {
+            p[0]
+        } else {
+            // Luma (ITU-R BT.601); alpha, if any, is ignored (a
+            // screenshot is opaque).
+            ((u32::from(p[0]) * 299 + u32::from(p[1]) * 587 + u32::from(p[2]) * 114) / 1000) as u8
+        }
+    });
+    img.detect_grids()
+        .into_iter()
+        .map(|grid| {
+            grid.decode()
+                .map(|(_, text)| text)
+                .map_err(|e| e.to_string())
+        })
+        .collect()
+}
+
+/// Waits until the page shows a loaded QR code image other than
+/// `previous` (its data URL); brings it into view, takes the screenshot
+/// `name` and reads the one QR code in it, as the phone would.
+async fn scan_the_screen(b: &Browser, previous: Option<&str>, name: &str) -> (String, String) {
+    let src = b
+        .wait_js(
+            "a QR code image",
+            "const i = document.querySelector('img[alt=\"WhatsApp QR code\"]');
+             if (!i || !i.complete || i.naturalWidth === 0 || i.src === arguments[0]) return null;
+             i.scrollIntoView({block: 'center'});
+             return i.src;",
+            vec![json!(previous)],
+        )
+        .await
+        .as_str()
+        .unwrap()
+        .to_string();
+    let shot = b.screenshot(name).await;
+    let codes = qr_codes_in(&std::fs::read(&shot).unwrap());
+    let [Ok(text)] = &codes[..] else {
+        panic!(
+            "{}: one readable QR code expected, found {codes:?}",
+            shot.display()
+        );
+    };
+    (text.clone(), src)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn whatsapp_is_linked_by_scanning_the_qr_code_on_the_screen_then_unlinked() {
+    // The real gateway, its web UI and the WhatsApp Web channel's test
+    // build in one workerd, the WhatsApp Web double as WhatsApp. The
+    // double's phone is only handed what the page shows: the QR code read
+    // back from a screenshot's pixels.
+    const AGENT: &str = "15550001111";
+    let _one = gsv_e2e::browser::one_at_a_time().await;
+    let wa = FakeWhatsAppWeb::start();
+    wa.add_account_named(AGENT, "Agent");
+    let gw = start_gateway_with_whatsapp_web_and_ui(&wa, TOKEN);
+    let b = Browser::start(DESKTOP.0, DESKTOP.1).await;
+    login(&b, &gw, "/channels").await;
+    let link = "#link-new [data-link='whatsapp-web:default']";
+    b.wait_css("#link-new .pill[data-state='not linked']").await;
+    b.click(&format!("{link} [data-action=link]")).await;
+    let (first, first_src) = scan_the_screen(&b, None, "channels-whatsapp-qr").await;
+    // WhatsApp Web's linking code: ref, the device's Noise key, its
+    // identity key, its ADV secret, its client type.
+    assert!(
+        first.starts_with("2@") && first.split(',').count() == 5,
+        "{first}"
+    );
+    b.wait_css("#link-new .pill[data-state='waiting for scan']")
+        .await;
+    assert_eq!(
+        b.text("#link-new").await,
+        "Link WhatsApp your own number waiting for scan\nClose\n\n\
+         scan this QR code with WhatsApp on the phone: Settings → Linked devices → Link a device"
+    );
+
+    // WhatsApp retires the codes on offer: the page, still asking, shows
+    // the new one, and the old one no longer links.
+    wa.reissue_qr_refs();
+    let (second, _) = scan_the_screen(&b, Some(&first_src), "channels-whatsapp-qr-new").await;
+    assert_ne!(second, first);
+    let stale = wa.scan_qr(&first, AGENT);
+    assert!(
+        stale
+            .as_ref()
+            .is_err_and(|e| e.starts_with("no device is showing ref")),
+        "{stale:?}"
+    );
+
+    // The phone scans the code on the screen: the page says it is linked,
+    // as that number, offers Unlink, and shows no code any more.
+    wa.scan_qr(&second, AGENT).unwrap();
+    b.wait_js_within(
+        "the account linked",
+        "return document.querySelector('#link-new .pill[data-state=linked]') !== null
+             && document.querySelector('#link-new .ok-note') !== null;",
+        vec![],
+        Duration::from_secs(60),
+    )
+    .await;
+    assert_eq!((wa.connected(AGENT), wa.companions(AGENT).len()), (true, 1));
+    assert_eq!(
+        b.text("#link-new").await,
+        "Link WhatsApp your own number linked\nNumber\n+15550001111\nClose\nUnlink\n\nLinked as +15550001111"
+    );
+    assert_eq!(
+        b.js(
+            "return document.querySelectorAll('img[alt=\"WhatsApp QR code\"]').length",
+            vec![]
+        )
+        .await,
+        json!(0)
+    );
+    b.screenshot("channels-whatsapp-linked").await;
+    // The gateway's list has no account for it (the channel reports none
+    // by itself), yet the tab opened anew still shows the link, from the
+    // channel.
+    b.goto(&format!("{}/channels", gw.http_url())).await;
+    b.wait_css("#link-new .pill[data-state=linked]").await;
+    assert_eq!(
+        b.text("#link-new").await,
+        "Link WhatsApp your own number linked\nNumber\n+15550001111\nLink\nUnlink\nGet code"
+    );
+
+    // Unlink asks first, then the device is gone from the phone and the
+    // panel says it is not linked, with Link again.
+    b.click(&format!("{link} [data-action=unlink]")).await;
+    assert_eq!(
+        b.client.get_alert_text().await.unwrap(),
+        "Unlink whatsapp-web:default? It stops answering until linked again."
+    );
+    b.client.accept_alert().await.unwrap();
+    b.wait_js(
+        "the account unlinked",
+        "return document.querySelector(\"#link-new .pill[data-state='not linked']\") !== null
+             && document.querySelector('#link-new .ok-note') !== null;",
+        vec![],
+    )
+    .await;
+    assert_eq!(
+        b.text("#link-new").await,
+        "Link WhatsApp your own number not linked\nLink\nGet code\n\nUnlinked whatsapp-web:default."
+    );
+    b.screenshot("channels-whatsapp-unlinked").await;
+    let gone = poll::try_until(secs(10), ms(50), async || {
+        match (wa.connected(AGENT), wa.companions(AGENT)) {
+            (false, devices) if devices.is_empty() => Ok(()),
+            seen => Err(seen),
+        }
+    })
+    .await;
+    assert_eq!(gone, Ok(()), "the phone still has the device");
     b.close().await;
 }
 

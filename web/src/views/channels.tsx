@@ -9,6 +9,7 @@ import type { ViewProps } from "../tabs";
 import type {
   Approval,
   ChannelAccountConfig,
+  ChannelAccountStatus,
   ChannelLoginRpcResult,
   ChannelRegistryEntry,
   ChannelStatusRpcResult,
@@ -137,25 +138,65 @@ function Channels({ connected }: { connected: boolean }) {
           ))}
         </div>
         {list.data && showLinkNew && (
-          <div class="account" id="link-new">
-            <h3>
-              Link WhatsApp <span class="muted small">your own number</span>
-            </h3>
-            <LinkDevice
-              channel={WHATSAPP_WEB}
-              accountId="default"
-              onChanged={() => {
-                setLinkedNew(true);
-                list.reload();
-              }}
-              canUnlink={false}
-            />
-          </div>
+          <LinkNew
+            connected={connected}
+            onChanged={() => {
+              setLinkedNew(true);
+              list.reload();
+            }}
+          />
         )}
       </Card>
       <StartForm onStarted={list.reload} />
     </>
   );
+}
+
+/** Links the default WhatsApp Web account, which the gateway lists only
+ * once the channel reported it: a linked device reports nothing by itself,
+ * so this asks the channel how the link stands (a gateway without the
+ * channel refuses, and then Link says why) and offers Unlink once linked. */
+function LinkNew({ connected, onChanged }: { connected: boolean; onChanged: () => void }) {
+  const client = useClient();
+  const status = useLoad(() => client.call("channel.status", { channel: WHATSAPP_WEB, accountId: "default" }), [client, connected], connected);
+  const link = linkOf(status.data?.accounts.find((a) => a.accountId === "default"));
+  return (
+    <div class="account" id="link-new">
+      <h3>
+        Link WhatsApp <span class="muted small">your own number</span>{" "}
+        {link && (
+          <span class={`pill ${link.phone ? "ok" : ""}`} data-state={link.state}>
+            {link.state}
+          </span>
+        )}
+      </h3>
+      {link?.phone && (
+        <dl class="facts">
+          <dt>Number</dt>
+          <dd>{link.phone}</dd>
+        </dl>
+      )}
+      <LinkDevice
+        channel={WHATSAPP_WEB}
+        accountId="default"
+        onChanged={() => {
+          status.reload();
+          onChanged();
+        }}
+        onCodeShown={status.reload}
+        canUnlink={!!link?.phone}
+      />
+    </div>
+  );
+}
+
+/** Where a linked-device account's link stands (its status's
+ * `extra.state`) and the number, while linked. */
+function linkOf(account: ChannelAccountStatus | undefined): { state: string; phone: string | null } | null {
+  const extra = account?.extra as { state?: unknown; phone?: unknown } | null | undefined;
+  if (!account || typeof extra?.state !== "string") return null;
+  const phone = account.authenticated && typeof extra.phone === "string" ? extra.phone : null;
+  return { state: extra.state, phone };
 }
 
 function Account({ entry, onChanged }: { entry: ChannelRegistryEntry; onChanged: () => void }) {
@@ -246,16 +287,19 @@ const WHATSAPP_WEB = "whatsapp-web";
  * asks again every 2 s while shown and not linked (WhatsApp rotates the QR
  * code), stopping once linked, closed or refused; Unlink is
  * channel.logout. With a phone number it asks for a pairing code to type
- * on that phone instead. */
+ * on that phone instead. `onCodeShown` hears of the first code shown
+ * (the account now waits for a scan). */
 function LinkDevice({
   channel,
   accountId,
   onChanged,
+  onCodeShown,
   canUnlink,
 }: {
   channel: string;
   accountId: string;
   onChanged: () => void;
+  onCodeShown?: () => void;
   canUnlink: boolean;
 }) {
   const client = useClient();
@@ -270,6 +314,7 @@ function LinkDevice({
   useEffect(() => {
     if (asking === null) return;
     let stopped = false;
+    let shown = false;
     let timer: ReturnType<typeof setTimeout> | undefined;
     const ask = async () => {
       try {
@@ -285,6 +330,10 @@ function LinkDevice({
         if (r.linked) {
           onChanged();
           return;
+        }
+        if (!shown && (r.qrDataUrl || r.pairCode)) {
+          shown = true;
+          onCodeShown?.();
         }
       } catch (e) {
         if (!stopped) setError(e as Error);
