@@ -674,6 +674,86 @@ async fn whatsapp_is_linked_by_scanning_the_qr_code_on_the_screen_then_unlinked(
     b.close().await;
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn on_a_phone_whatsapp_is_linked_by_a_pairing_code_typed_from_the_screen() {
+    // The other way to link: the owner gives the number, the page shows
+    // a code, the phone's user types what the page shows.
+    const AGENT: &str = "15550001111";
+    let _one = gsv_e2e::browser::one_at_a_time().await;
+    let wa = FakeWhatsAppWeb::start();
+    wa.add_account_named(AGENT, "Agent");
+    let gw = start_gateway_with_whatsapp_web_and_ui(&wa, TOKEN);
+    let b = Browser::start(PHONE.0, PHONE.1).await;
+    login(&b, &gw, "/channels").await;
+    let link = "#link-new [data-link='whatsapp-web:default']";
+    b.wait_css("#link-new .pill[data-state='not linked']").await;
+    b.type_into(
+        &format!("{link} input[name=phoneNumber]"),
+        "+1 555 000 1111",
+    )
+    .await;
+    b.click(&format!("{link} button[type=submit]")).await;
+    let code = b
+        .wait_js(
+            "a pairing code",
+            "const e = document.querySelector(arguments[0]); return e && e.innerText;",
+            vec![json!(format!("{link} .link-state .mono"))],
+        )
+        .await
+        .as_str()
+        .unwrap()
+        .to_string();
+    b.wait_css("#link-new .pill[data-state='waiting for scan']")
+        .await;
+    b.js(
+        "document.querySelector(arguments[0]).scrollIntoView({block: 'center'})",
+        vec![json!(link)],
+    )
+    .await;
+    b.screenshot("phone-channels-whatsapp-pair-code").await;
+    assert_eq!(
+        b.text("#link-new").await,
+        format!(
+            "Link WhatsApp your own number waiting for scan\nClose\n\n{code}\n\n\
+             on the phone: WhatsApp → Settings → Linked devices → Link a device → \
+             Link with phone number instead, then type this code"
+        )
+    );
+    // Eight capitals and digits (the phone takes them as typed), no QR
+    // code beside.
+    assert!(
+        code.len() == 8
+            && code
+                .chars()
+                .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit()),
+        "{code}"
+    );
+    assert_eq!(
+        b.js(
+            "return document.querySelectorAll('img[alt=\"WhatsApp QR code\"]').length",
+            vec![]
+        )
+        .await,
+        json!(0)
+    );
+
+    wa.link_with_code(AGENT, &code).unwrap();
+    b.wait_js_within(
+        "the account linked",
+        "return document.querySelector('#link-new .pill[data-state=linked]') !== null
+             && document.querySelector('#link-new .ok-note') !== null;",
+        vec![],
+        Duration::from_secs(60),
+    )
+    .await;
+    assert!(wa.connected(AGENT));
+    assert_eq!(
+        b.text("#link-new").await,
+        "Link WhatsApp your own number linked\nNumber\n+15550001111\nClose\nUnlink\n\nLinked as +15550001111"
+    );
+    b.close().await;
+}
+
 #[tokio::test]
 async fn editing_soul_md_changes_the_next_prompt_and_a_conflict_is_shown_not_overwritten() {
     let _one = gsv_e2e::browser::one_at_a_time().await;

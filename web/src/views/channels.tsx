@@ -160,6 +160,14 @@ function LinkNew({ connected, onChanged }: { connected: boolean; onChanged: () =
   const client = useClient();
   const status = useLoad(() => client.call("channel.status", { channel: WHATSAPP_WEB, accountId: "default" }), [client, connected], connected);
   const link = linkOf(status.data?.accounts.find((a) => a.accountId === "default"));
+  // Just linked, the device is still opening its socket: ask again until
+  // the link says where it ended.
+  const { reload } = status;
+  useEffect(() => {
+    if (link?.state !== "connecting") return;
+    const timer = setTimeout(reload, 1000);
+    return () => clearTimeout(timer);
+  }, [link?.state, status.data, reload]);
   return (
     <div class="account" id="link-new">
       <h3>
