@@ -6,7 +6,9 @@
 //! next, so every piece renders as the code it was.
 
 /// The most characters one message may hold on `channel`'s platform
-/// (bots on Discord: 2 000; WhatsApp and Telegram: 4 096).
+/// (bots on Discord: 2 000; WhatsApp's Cloud API and Telegram: 4 096),
+/// for a channel that cannot say (a channel Worker tells its own in its
+/// capabilities, and that is used first).
 pub fn platform_limit(channel: &str) -> usize {
     match channel {
         "whatsapp" | "telegram" => 4096,

@@ -190,6 +190,10 @@ impl Channel for BindingChannel {
         async move { self.call(params).await }.boxed_local()
     }
 
+    fn capabilities(&self) -> LocalBoxFuture<'_, ChannelResult<ChannelCapabilities>> {
+        async move { self.call(&ChannelCapabilitiesQuery {}).await }.boxed_local()
+    }
+
     fn logout<'a>(&'a self, account_id: &'a str) -> LocalBoxFuture<'a, ChannelResult<OkResult>> {
         async move {
             let call = ChannelLogoutParams {

@@ -12,8 +12,9 @@ pub use socket::SocketChannel;
 
 use futures::future::LocalBoxFuture;
 use gsv_protocol::channels::{
-    ChannelAccountConfig, ChannelAccountStatus, ChannelLoginParams, ChannelLoginResult,
-    ChannelMediaFetchParams, ChannelOutboundMessage, ChannelPeer, ChannelSendResult, OkResult,
+    ChannelAccountConfig, ChannelAccountStatus, ChannelCapabilities, ChannelLoginParams,
+    ChannelLoginResult, ChannelMediaFetchParams, ChannelOutboundMessage, ChannelPeer,
+    ChannelSendResult, OkResult,
 };
 use gsv_protocol::ErrorShape;
 
@@ -57,6 +58,10 @@ pub trait Channel {
     ) -> LocalBoxFuture<'a, ChannelResult<ChannelLoginResult>>;
 
     fn logout<'a>(&'a self, account_id: &'a str) -> LocalBoxFuture<'a, ChannelResult<OkResult>>;
+
+    /// What the platform allows (the longest text one send takes: the
+    /// gateway splits answers to it).
+    fn capabilities(&self) -> LocalBoxFuture<'_, ChannelResult<ChannelCapabilities>>;
 
     /// Downloads an inbound attachment with the account's credentials: a
     /// 200's body is the file (streamed), anything else says why not.

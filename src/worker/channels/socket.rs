@@ -165,6 +165,18 @@ impl Channel for SocketChannel {
         async move { r }.boxed_local()
     }
 
+    /// v1's socket has no way to ask: the gateway goes by the platform.
+    fn capabilities(&self) -> LocalBoxFuture<'_, ChannelResult<ChannelCapabilities>> {
+        let r = Err(ErrorShape::new(
+            codes::BAD_REQUEST,
+            format!(
+                "The {} channel's socket cannot be asked its capabilities",
+                self.name
+            ),
+        ));
+        async move { r }.boxed_local()
+    }
+
     fn fetch_media<'a>(
         &'a self,
         _params: &'a ChannelMediaFetchParams,

@@ -15,7 +15,7 @@ use gsv_protocol::cron::JobChat;
 use gsv_protocol::ErrorShape;
 use serde::{Deserialize, Serialize};
 use std::cell::{Cell, OnceCell, RefCell};
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use store::ChannelStore;
 
 pub(super) use store::{
@@ -47,6 +47,8 @@ pub(super) struct ChannelPlane {
     /// This instance asked after every chat run once (outbound.rs): a
     /// restart may have missed their ends.
     runs_checked: Cell<bool>,
+    /// The longest text each channel said one send takes, once asked.
+    text_limits: RefCell<HashMap<String, usize>>,
 }
 
 /// A queue being pumped; the queue is free again when this is dropped,

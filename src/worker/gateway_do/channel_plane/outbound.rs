@@ -68,12 +68,34 @@ impl Gateway {
         Some(Box::new(BindingChannel::new(name, fetcher, key)))
     }
 
+    /// The longest text one send to `channel` takes: what its Worker says
+    /// (asked once per instance), else what its platform is known for.
+    async fn text_limit(&self, channel: &str) -> usize {
+        if let Some(limit) = self.channels.text_limits.borrow().get(channel) {
+            return *limit;
+        }
+        let asked = match self.channel(channel) {
+            Some(c) => c.capabilities().await.ok(),
+            None => None,
+        };
+        match asked {
+            Some(caps) => {
+                self.channels
+                    .text_limits
+                    .borrow_mut()
+                    .insert(channel.to_string(), caps.max_text_length);
+                caps.max_text_length
+            }
+            None => platform_limit(channel),
+        }
+    }
+
     /// Splits `text` for the chat and queues it, then one piece per file;
     /// `source_id` names the message (a run's part, a command's answer) so
     /// queuing it again adds nothing. `actions` go under the last piece of
     /// text. Returns the pieces' ledger keys.
     #[allow(clippy::too_many_arguments)]
-    pub(super) fn queue_text(
+    pub(super) async fn queue_text(
         &self,
         channel: &str,
         account_id: &str,
@@ -84,10 +106,11 @@ impl Gateway {
         media: &[OutboundMedia],
         actions: &[ChannelAction],
     ) -> Res<Vec<String>> {
+        let limit = self.text_limit(channel).await;
         let store = self.channel_store();
         let now = now_ms();
         let mut keys = Vec::new();
-        let texts = pieces(source_id, text, platform_limit(channel), reply_to);
+        let texts = pieces(source_id, text, limit, reply_to);
         // Each file is a piece of its own: a retry resends that file only.
         let first_file = texts.len() as u32;
         for (i, piece) in texts.into_iter().enumerate() {
@@ -162,9 +185,11 @@ impl Gateway {
         media: &[OutboundMedia],
         actions: &[ChannelAction],
     ) -> Res<Sent> {
-        let keys = self.queue_text(
-            channel, account_id, peer, source_id, text, reply_to, media, actions,
-        )?;
+        let keys = self
+            .queue_text(
+                channel, account_id, peer, source_id, text, reply_to, media, actions,
+            )
+            .await?;
         self.pump(&dest_key(channel, account_id, &peer.id)).await;
         let store = self.channel_store();
         let mut failed = None;
@@ -322,16 +347,18 @@ impl Gateway {
             text.push_str(&format!("\n(could not attach {why})"));
         }
         let source = format!("{run_id}:{}", run.parts);
-        let keys = self.queue_text(
-            &run.channel,
-            &run.account_id,
-            &peer,
-            &source,
-            &text,
-            run.reply_to.as_deref(),
-            &media,
-            &[],
-        )?;
+        let keys = self
+            .queue_text(
+                &run.channel,
+                &run.account_id,
+                &peer,
+                &source,
+                &text,
+                run.reply_to.as_deref(),
+                &media,
+                &[],
+            )
+            .await?;
         // The run is let go of only with its answer in the ledger (one
         // step): the ledger owes it to the chat from here.
         match ends {
