@@ -240,7 +240,8 @@ fn setup_by_script_then_at_a_terminal() {
     p.send_line("skip").unwrap();
     expect(
         &mut p,
-        "Connect a chat app now? discord, telegram, whatsapp, or Enter for none: ",
+        "Connect a chat app now? discord, telegram, whatsapp (a business number), \
+         whatsapp-web (your own number), or Enter for none: ",
     );
     p.send_line("").unwrap();
     expect(&mut p, "? [y/N] ");
@@ -302,7 +303,8 @@ fn setup_by_script_then_at_a_terminal() {
             && all.contains("  model      anthropic / claude-sonnet-4-20250514 (key kept)\n")
             && all.contains("  time zone  Europe/Paris\n")
             && all.contains(
-                "  channel    skipped: none asked for (--discord-bot-token, --telegram-bot-token, --whatsapp)\n"
+                "  channel    skipped: none asked for (--discord-bot-token, --telegram-bot-token, \
+                 --whatsapp, --whatsapp-web)\n"
             )
             && all.ends_with("Next: gsv chat \"hello\"\n"),
         "{all}"

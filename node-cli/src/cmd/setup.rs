@@ -577,20 +577,22 @@ async fn channel_step(
         || args.whatsapp_phone_number_id.is_some()
         || secrets.whatsapp_access_token.is_some();
     let telegram = args.telegram || secrets.telegram_bot_token.is_some();
+    let whatsapp_web = args.whatsapp_web || args.whatsapp_web_phone.is_some();
     let asked = [
         (secrets.discord_bot_token.is_some(), ChatApp::Discord),
         (whatsapp, ChatApp::WhatsApp),
         (telegram, ChatApp::Telegram),
+        (whatsapp_web, ChatApp::WhatsAppWeb),
     ];
     let mut asked = asked.iter().filter(|(yes, _)| *yes).map(|(_, app)| *app);
     let app = match (asked.next(), asked.next()) {
         (Some(_), Some(_)) => {
-            bail!("connect one chat app at a time: Discord, WhatsApp or Telegram")
+            bail!("connect one chat app at a time: Discord, Telegram, WhatsApp or WhatsApp Web")
         }
         (Some(app), None) => app,
         (None, _) if mode.asks_defaults() => {
-            let prompt =
-                "\nConnect a chat app now? discord, telegram, whatsapp, or Enter for none: ";
+            let prompt = "\nConnect a chat app now? discord, telegram, whatsapp (a business \
+                          number), whatsapp-web (your own number), or Enter for none: ";
             match term.ask(prompt, parse_app)? {
                 Some(app) => app,
                 None => return Ok(Done::Skipped("none chosen".into())),
@@ -598,7 +600,9 @@ async fn channel_step(
         }
         (None, _) => {
             return Ok(Done::Skipped(
-                "none asked for (--discord-bot-token, --telegram-bot-token, --whatsapp)".into(),
+                "none asked for (--discord-bot-token, --telegram-bot-token, --whatsapp, \
+                 --whatsapp-web)"
+                    .into(),
             ))
         }
     };
@@ -637,6 +641,7 @@ async fn channel_step(
         ChatApp::Discord => "discord",
         ChatApp::WhatsApp => "whatsapp",
         ChatApp::Telegram => "telegram",
+        ChatApp::WhatsAppWeb => "whatsapp-web",
     };
     let command = ChannelCommand::Start {
         channel: channel.to_string(),
@@ -646,10 +651,30 @@ async fn channel_step(
         access_token,
         public_url: None,
     };
-    match super::channel::run(target, command).await {
+    let mut started = super::channel::run(target, command).await;
+    if started.is_ok() && app == ChatApp::WhatsAppWeb {
+        // Started is not linked yet: the QR code (or pairing code) is
+        // drawn until the phone links the number, as `gsv channel login`.
+        println!(
+            "Link the number: WhatsApp on its phone → Settings → Linked devices → Link a device."
+        );
+        let login = ChannelCommand::Login {
+            channel: channel.to_string(),
+            account: "default".to_string(),
+            force: false,
+            phone: args.whatsapp_web_phone.clone(),
+            timeout: 300,
+        };
+        started = super::channel::run(target, login).await;
+    }
+    match started {
         Ok(()) => Ok(Done::Set(format!(
-            "{channel}/default started (people who write to it get a pairing code: \
-             `gsv pair list`, `gsv pair approve CODE`)"
+            "{channel}/default {} (people who write to it get a pairing code: \
+             `gsv pair list`, `gsv pair approve CODE`)",
+            match app {
+                ChatApp::WhatsAppWeb => "linked",
+                _ => "started",
+            }
         ))),
         Err(e) if mode.asks_defaults() => {
             println!("Could not start {channel}: {e:#}");

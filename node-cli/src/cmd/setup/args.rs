@@ -110,9 +110,20 @@ pub struct SetupArgs {
     #[arg(long)]
     pub telegram: bool,
 
+    /// Link your own WhatsApp number as a device (the WhatsApp Web
+    /// channel): draws the QR code to scan with WhatsApp → Linked devices
+    #[arg(long)]
+    pub whatsapp_web: bool,
+
+    /// WhatsApp Web: link by a pairing code typed on this number's phone
+    /// instead of a QR code (implies --whatsapp-web)
+    #[arg(long, value_name = "NUMBER")]
+    pub whatsapp_web_phone: Option<String>,
+
     /// Connect no chat app (the same as --skip channel)
     #[arg(long, conflicts_with_all = ["discord_bot_token", "discord_bot_token_env", "whatsapp",
-                                      "telegram", "telegram_bot_token", "telegram_bot_token_env"])]
+                                      "telegram", "telegram_bot_token", "telegram_bot_token_env",
+                                      "whatsapp_web", "whatsapp_web_phone"])]
     pub no_channel: bool,
 
     /// Install a node on this machine (`gsv node install`): the agent may

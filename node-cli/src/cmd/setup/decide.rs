@@ -585,8 +585,11 @@ pub fn parse_zone(answer: &str, default: &str, known: &dyn Fn(&str) -> bool) -> 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ChatApp {
     Discord,
+    /// WhatsApp's Business Cloud API (a business number).
     WhatsApp,
     Telegram,
+    /// The user's own WhatsApp number, linked as a device.
+    WhatsAppWeb,
 }
 
 pub fn parse_app(answer: &str) -> Answer<ChatApp> {
@@ -595,8 +598,9 @@ pub fn parse_app(answer: &str) -> Answer<ChatApp> {
         "discord" | "d" | "1" => Answer::Take(ChatApp::Discord),
         "whatsapp" | "w" | "2" => Answer::Take(ChatApp::WhatsApp),
         "telegram" | "t" | "3" => Answer::Take(ChatApp::Telegram),
+        "whatsapp-web" | "ww" | "4" => Answer::Take(ChatApp::WhatsAppWeb),
         other => Answer::Again(format!(
-            "`{other}`? Type discord, whatsapp, telegram, or press Enter for none."
+            "`{other}`? Type discord, telegram, whatsapp, whatsapp-web, or press Enter for none."
         )),
     }
 }

@@ -473,10 +473,18 @@ fn time_zones_detected_offered_and_read() {
 
 #[test]
 fn apps_and_yes_no() {
-    let apps: Vec<Answer<ChatApp>> = ["", "Discord", "w", "none", "telegram", "signal"]
-        .iter()
-        .map(|a| parse_app(a))
-        .collect();
+    let apps: Vec<Answer<ChatApp>> = [
+        "",
+        "Discord",
+        "w",
+        "none",
+        "telegram",
+        "WhatsApp-Web",
+        "signal",
+    ]
+    .iter()
+    .map(|a| parse_app(a))
+    .collect();
     assert_eq!(
         apps,
         vec![
@@ -485,8 +493,10 @@ fn apps_and_yes_no() {
             Answer::Take(ChatApp::WhatsApp),
             Answer::Skip,
             Answer::Take(ChatApp::Telegram),
+            Answer::Take(ChatApp::WhatsAppWeb),
             Answer::Again(
-                "`signal`? Type discord, whatsapp, telegram, or press Enter for none.".into()
+                "`signal`? Type discord, telegram, whatsapp, whatsapp-web, or press Enter for none."
+                    .into()
             ),
         ]
     );
