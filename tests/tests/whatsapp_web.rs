@@ -7,84 +7,15 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use gsv_e2e::channel_rig::start_gateway_with_whatsapp_web;
-use gsv_e2e::fake_llm::{FakeLlm, Step};
+use gsv_e2e::fake_llm::Step;
 use gsv_e2e::fake_whatsapp_web::FakeWhatsAppWeb;
-use gsv_e2e::fake_whatsapp_web::Received;
 use gsv_e2e::fixtures::jpeg;
-use gsv_e2e::harness::{gsv_bin, run_gsv, Workerd};
+use gsv_e2e::harness::{gsv_bin, run_gsv};
 use gsv_e2e::poll::{self, ms};
+use gsv_e2e::whatsapp_web_chat::{open_chat, start, AGENT, ANN, TOKEN, WAIT};
 use gsv_e2e::ws::Client;
 use serde_json::{json, Value};
 use std::time::Duration;
-
-const TOKEN: &str = "test-token";
-const WAIT: Duration = Duration::from_secs(30);
-/// The number the agent chats from (the user's own).
-const AGENT: &str = "15550001111";
-/// Someone who writes to it.
-const ANN: &str = "15551234567";
-
-struct Chat {
-    wa: FakeWhatsAppWeb,
-    llm: FakeLlm,
-    gw: Workerd,
-    owner: Client,
-}
-
-async fn start() -> Chat {
-    let wa = FakeWhatsAppWeb::start();
-    wa.add_account_named(AGENT, "Agent");
-    wa.add_account_named(ANN, "Ann Lee");
-    let llm = FakeLlm::start().await;
-    let gw = start_gateway_with_whatsapp_web(&wa, TOKEN, false);
-    let mut owner = Client::connect(&gw.url(), Some(TOKEN)).await;
-    owner.use_fake_openai(&llm).await;
-    Chat { wa, llm, gw, owner }
-}
-
-impl Chat {
-    async fn login(&mut self) -> Value {
-        let res = self
-            .owner
-            .request("channel.login", json!({"channel": "whatsapp-web"}))
-            .await;
-        assert!(res.ok, "channel.login: {res:?}\n{}", self.gw.log());
-        res.payload.unwrap()
-    }
-
-    async fn status(&mut self) -> Value {
-        let res = self
-            .owner
-            .request("channel.status", json!({"channel": "whatsapp-web"}))
-            .await;
-        assert!(res.ok, "{res:?}");
-        res.payload.unwrap()["accounts"][0].clone()
-    }
-
-    /// The account's status once `done` holds for it.
-    async fn status_when(&mut self, done: impl Fn(&Value) -> bool) -> Value {
-        let seen = poll::try_until(WAIT, ms(200), async || {
-            let s = self.status().await;
-            match done(&s) {
-                true => Ok(s),
-                false => Err(s),
-            }
-        })
-        .await;
-        seen.unwrap_or_else(|last| panic!("status {last}\nworkerd log:\n{}", self.gw.log()))
-    }
-
-    /// Waits until `phone` got `n` messages from the agent's number.
-    fn wait_got(&self, phone: &str, n: usize) -> Vec<Received> {
-        poll::until_blocking(WAIT, ms(100), || {
-            let got = self.wa.received(phone);
-            match got.len() >= n {
-                true => Ok(got),
-                false => Err(format!("{got:#?}\nworkerd log:\n{}", self.gw.log())),
-            }
-        })
-    }
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_scanned_qr_code_links_the_number_and_a_stranger_pairs_then_is_answered_as_a_reply() {
@@ -112,6 +43,28 @@ async fn a_scanned_qr_code_links_the_number_and_a_stranger_pairs_then_is_answere
     // The phone scans it: linked as the agent's number.
     chat.wa.scan_qr(&qr, AGENT).unwrap();
     chat.wa.wait_connected(AGENT);
+    // The channel tells the gateway on its own: `channels.list` shows the
+    // linked account before anyone asks the channel.
+    let listed = poll::try_until(WAIT, ms(200), async || {
+        let list = chat.owner.request("channels.list", json!({})).await;
+        let entry = list.payload.unwrap_or_default()["channels"]
+            .as_array()
+            .and_then(|c| c.iter().find(|e| e["channel"] == "whatsapp-web").cloned());
+        match entry {
+            Some(e) if e["status"]["connected"] == true => Ok(e),
+            other => Err(other),
+        }
+    })
+    .await
+    .unwrap_or_else(|last| panic!("channels.list: {last:?}\n{}", chat.gw.log()));
+    assert_eq!(
+        (
+            listed["accountId"].clone(),
+            listed["transport"].clone(),
+            listed["status"]["extra"]["state"].clone()
+        ),
+        (json!("default"), json!("binding"), json!("linked"))
+    );
     let status = chat.status_when(|s| s["connected"] == true).await;
     assert_eq!(
         status,
@@ -199,27 +152,6 @@ async fn the_deployable_build_refuses_a_server_whatsapp_did_not_sign() {
         gw.log()
     );
     assert!(!wa.connected(AGENT));
-}
-
-/// A linked number whose DMs are open to anyone (no pairing step).
-async fn open_chat() -> Chat {
-    let mut chat = start().await;
-    chat.owner
-        .config_set("channels.whatsapp-web.dmPolicy", json!("open"))
-        .await;
-    chat.link().await;
-    chat
-}
-
-impl Chat {
-    /// Links the agent's number: a login shows a QR code, the phone scans it.
-    async fn link(&mut self) {
-        let login = self.login().await;
-        let qr = login["qr"].as_str().unwrap_or_else(|| panic!("{login}"));
-        self.wa.scan_qr(qr, AGENT).unwrap();
-        self.wa.wait_connected(AGENT);
-        self.status_when(|s| s["connected"] == true).await;
-    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -517,34 +449,15 @@ async fn in_a_group_only_a_mention_of_the_number_runs_and_is_answered_in_the_gro
 async fn gsv_channel_login_draws_the_qr_code_until_the_phone_scans_it_and_logout_unlinks() {
     let mut chat = start().await;
     let config_dir = tempfile::tempdir().unwrap();
-    let mut cli = std::process::Command::new(gsv_bin())
+    let mut login = std::process::Command::new(gsv_bin());
+    login
         .args(["channel", "login", "whatsapp-web", "--timeout", "60"])
         .env("GSV_URL", chat.gw.url())
         .env("GSV_TOKEN", TOKEN)
-        .env("GSV_CONFIG_DIR", config_dir.path())
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let (lines_tx, lines) = std::sync::mpsc::channel::<String>();
-    let stdout = cli.stdout.take().unwrap();
-    std::thread::spawn(move || {
-        use std::io::BufRead;
-        for line in std::io::BufReader::new(stdout)
-            .lines()
-            .map_while(Result::ok)
-        {
-            let _ = lines_tx.send(line);
-        }
-    });
+        .env("GSV_CONFIG_DIR", config_dir.path());
+    let (mut cli, lines) = spawn_reading(login);
     // The CLI draws the code, then the phone scans the code on offer.
-    let mut drawn = Vec::new();
-    while !drawn
-        .iter()
-        .any(|l: &String| l.contains("scan this QR code with WhatsApp"))
-    {
-        drawn.push(lines.recv_timeout(WAIT).expect("the CLI drew no QR code"));
-    }
-    assert!(drawn.iter().any(|l| l.contains('▀')), "{drawn:#?}");
+    let drawn = until_qr_drawn(&lines);
     let qr = chat.login().await["qr"].as_str().unwrap().to_string();
     chat.wa.scan_qr(&qr, AGENT).unwrap();
     let status = cli.wait().unwrap();
@@ -578,4 +491,72 @@ async fn gsv_channel_login_draws_the_qr_code_until_the_phone_scans_it_and_logout
         (json!(false), json!("not linked"), Value::Null),
         "{status}"
     );
+}
+
+/// Runs `cmd`; its standard output line by line as it comes.
+fn spawn_reading(
+    mut cmd: std::process::Command,
+) -> (std::process::Child, std::sync::mpsc::Receiver<String>) {
+    let mut child = cmd.stdout(std::process::Stdio::piped()).spawn().unwrap();
+    let (lines_tx, lines) = std::sync::mpsc::channel::<String>();
+    let stdout = child.stdout.take().unwrap();
+    std::thread::spawn(move || {
+        use std::io::BufRead;
+        for line in std::io::BufReader::new(stdout)
+            .lines()
+            .map_while(Result::ok)
+        {
+            let _ = lines_tx.send(line);
+        }
+    });
+    (child, lines)
+}
+
+/// The lines up to the one saying to scan the QR code drawn above it.
+fn until_qr_drawn(lines: &std::sync::mpsc::Receiver<String>) -> Vec<String> {
+    let mut drawn = Vec::new();
+    while !drawn
+        .iter()
+        .any(|l: &String| l.contains("scan this QR code with WhatsApp"))
+    {
+        drawn.push(lines.recv_timeout(WAIT).expect("no QR code drawn"));
+    }
+    assert!(drawn.iter().any(|l| l.contains('▀')), "{drawn:#?}");
+    drawn
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn gsv_setup_starts_whatsapp_web_and_links_the_number_by_the_qr_code_it_draws() {
+    let mut chat = start().await;
+    let home = tempfile::tempdir().unwrap();
+    let mut cmd = std::process::Command::new(gsv_bin());
+    cmd.args(["setup", "--non-interactive", "--url", &chat.gw.url()])
+        .args(["--token", TOKEN, "--skip", "model,timezone", "--no-node"])
+        .arg("--whatsapp-web")
+        .env("GSV_CONFIG_DIR", home.path())
+        .env("GSV_HOME", home.path())
+        .env_remove("GSV_URL")
+        .env_remove("GSV_TOKEN");
+    let (mut setup, lines) = spawn_reading(cmd);
+    let drawn = until_qr_drawn(&lines);
+    assert!(
+        drawn.iter().any(|l| {
+            l
+            == "Link the number: WhatsApp on its phone → Settings → Linked devices → Link a device."
+        }),
+        "{drawn:#?}"
+    );
+    let qr = chat.login().await["qr"].as_str().unwrap().to_string();
+    chat.wa.scan_qr(&qr, AGENT).unwrap();
+    let status = setup.wait().unwrap();
+    let rest: Vec<String> = lines.iter().collect();
+    assert!(status.success(), "{drawn:#?}\n{rest:#?}");
+    assert!(
+        rest.iter().any(|l| l
+            == "  channel    whatsapp-web/default linked (people who write to it get a pairing \
+                code: `gsv pair list`, `gsv pair approve CODE`) (set)"),
+        "{rest:#?}"
+    );
+    let linked = chat.status_when(|s| s["connected"] == true).await;
+    assert_eq!(linked["extra"]["phone"], format!("+{AGENT}"));
 }

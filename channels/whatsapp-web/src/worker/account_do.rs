@@ -2,7 +2,8 @@
 //! name), plus one named `_accounts` that lists the accounts. An account's
 //! object holds the socket to WhatsApp (`link.rs`), takes each message
 //! once and owes it to the gateway (`inbox.rs`), sends (`sending.rs`), and
-//! re-opens the socket from its alarm after an eviction (`alarm.rs`).
+//! re-opens the socket after an eviction: from its alarm (`alarm.rs`), or
+//! sooner when a request needs it (`link.rs`, `wake`).
 //!
 //! Its state lives in `Inner`, shared with the tasks the client runs (the
 //! event loop, the inbound hook), which outlive any one request.
@@ -94,6 +95,7 @@ impl DurableObject for WhatsAppWebAccount {
             }
             "/login" => Response::from_json(&inner.login(serde_json::from_str(&body)?).await?),
             "/status" => {
+                inner.wake(false).await;
                 let q: ChannelStatusQuery = serde_json::from_str(&body).unwrap_or_default();
                 let id = q.account_id.unwrap_or_default();
                 let account = inner.current().unwrap_or_default();
@@ -101,9 +103,18 @@ impl DurableObject for WhatsAppWebAccount {
                     accounts: vec![account.status(&id)],
                 })
             }
-            "/send" => Response::from_json(&inner.send(serde_json::from_str(&body)?).await),
-            "/typing" => Response::from_json(&inner.typing(serde_json::from_str(&body)?).await),
-            "/media/fetch" => inner.fetch_media(serde_json::from_str(&body)?).await,
+            "/send" => {
+                inner.wake(true).await;
+                Response::from_json(&inner.send(serde_json::from_str(&body)?).await)
+            }
+            "/typing" => {
+                inner.wake(false).await;
+                Response::from_json(&inner.typing(serde_json::from_str(&body)?).await)
+            }
+            "/media/fetch" => {
+                inner.wake(true).await;
+                inner.fetch_media(serde_json::from_str(&body)?).await
+            }
             _ => Response::error("Not found", 404),
         }
     }

@@ -12,11 +12,17 @@ use super::sql::ObjectSql;
 use crate::account::{logout_reason, Link};
 use crate::inbound::user_of;
 use crate::store::SqlBackend;
+use gsv_channel_worker::gateway;
+use gsv_protocol::channels::{ChannelAccountStatus, ChannelStatusParams};
 use std::rc::{Rc, Weak};
 use std::sync::Arc;
+use std::time::Duration;
 use whatsapp_rust::pair_code::PairCodeOptions;
 use whatsapp_rust::prelude::*;
 use worker::console_error;
+
+/// How long a send or download waits for a client it woke to connect.
+const WAKE_WAIT: Duration = Duration::from_secs(10);
 
 /// The running client.
 pub(super) struct Running {
@@ -63,6 +69,23 @@ fn version(inner: &Inner) -> Option<(u32, u32, u32)> {
 impl Inner {
     pub fn client(&self) -> Option<Arc<Client>> {
         self.running.borrow().as_ref().map(|r| r.client.clone())
+    }
+
+    /// A request found the object without its client although the account
+    /// is started and linked (evicted, or workerd restarted, and the
+    /// keep-alive alarm has not come yet): start it now rather than then.
+    /// A send or a download also waits for it to connect (up to
+    /// `WAKE_WAIT`), so the first try after an eviction goes through.
+    pub async fn wake(self: &Rc<Self>, wait: bool) {
+        let account = self.current().unwrap_or_default();
+        if !account.started || !matches!(account.link, Link::Linked | Link::Connecting) {
+            return;
+        }
+        self.connect(None).await;
+        if let Some(client) = self.client().filter(|_| wait) {
+            // Timed out: the caller says "not connected" and the gateway retries.
+            let _ = client.wait_for_connected(WAKE_WAIT).await;
+        }
     }
 
     /// Starts the client unless it runs; `pair_phone` asks for a pairing
@@ -140,7 +163,33 @@ impl Inner {
         self.running.borrow_mut().take();
     }
 
+    /// The account's status for the gateway, without what every message
+    /// changes (its last activity).
+    fn status_seen(&self) -> Option<(String, ChannelAccountStatus)> {
+        let (id, account) = self.account.get()?;
+        let mut status = account.status(&id);
+        status.last_activity = None;
+        Some((id, status))
+    }
+
+    /// Handles one event, and tells the gateway when it changed how the
+    /// account is doing (linked, connecting, logged out and why), as the
+    /// other channels do: `channels.list` shows it without asking.
     async fn on_event(self: &Rc<Self>, event: &Event) {
+        let before = self.status_seen();
+        self.apply_event(event).await;
+        let after = self.status_seen();
+        if let Some((id, _)) = after.as_ref().filter(|_| after != before) {
+            let params = ChannelStatusParams {
+                channel: crate::CHANNEL_ID.into(),
+                account_id: id.clone(),
+                status: self.current().unwrap_or_default().status(id),
+            };
+            gateway::report_status(&self.env, &params).await;
+        }
+    }
+
+    async fn apply_event(self: &Rc<Self>, event: &Event) {
         let now = now_ms();
         match event {
             Event::PairingQrCode(qr) => self.update(|a| {
