@@ -26,6 +26,5 @@ pub mod multipart;
 pub mod poll;
 pub mod v1_gateway_double;
 pub mod v1_replay;
-pub mod whatsapp_web_chat;
 pub mod ws;
 pub mod ws_recorder;

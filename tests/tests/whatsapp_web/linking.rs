@@ -1,18 +1,15 @@
-//! WhatsApp on the user's own number, end to end: the real gateway and
-//! the real WhatsApp Web channel Worker (its test build, which trusts the
-//! double's certificate chain) in one workerd, the local WhatsApp Web
-//! double and the fake LLM on loopback. The agent's number is linked as a
-//! companion device by a QR code the double's phone scans; what a person
-//! sees on their phone is what the double decrypted for them.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
+//! Linking by QR code (the gateway's login, the CLI, `gsv setup`), the
+//! deployable build's trust, pairing a stranger, media both ways, a
+//! heartbeat a day later, a dropped socket, an unlink from the phone,
+//! groups.
 
+use crate::chat::{open_chat, start, AGENT, ANN, TOKEN, WAIT};
 use gsv_e2e::channel_rig::start_gateway_with_whatsapp_web;
 use gsv_e2e::fake_llm::Step;
 use gsv_e2e::fake_whatsapp_web::FakeWhatsAppWeb;
 use gsv_e2e::fixtures::jpeg;
 use gsv_e2e::harness::{gsv_bin, run_gsv};
 use gsv_e2e::poll::{self, ms};
-use gsv_e2e::whatsapp_web_chat::{open_chat, start, AGENT, ANN, TOKEN, WAIT};
 use gsv_e2e::ws::Client;
 use serde_json::{json, Value};
 use std::time::Duration;

@@ -1,22 +1,18 @@
-//! WhatsApp on the user's own number over time: the linked device after
-//! workerd went down (the object evicted, its socket gone), linking by a
-//! pairing code instead of a QR code, and what the agent's answers look
-//! like on the phone (typing, voice notes, answers longer than one
-//! message). The real gateway and the channel's test build in one workerd,
-//! the WhatsApp Web double and the fake LLM on loopback
-//! (`gsv_e2e::whatsapp_web_chat`).
-#![allow(clippy::unwrap_used, clippy::expect_used)]
+//! The linked device over time: after workerd went down (the object
+//! evicted, its socket gone), linking by a pairing code instead of a QR
+//! code, and what the agent's answers look like on the phone (typing,
+//! voice notes, answers longer than one message).
 
+use crate::chat::{open_chat, start, Chat, AGENT, ANN, TOKEN, WAIT};
 use gsv_e2e::fake_llm::Step;
 use gsv_e2e::poll::{self, ms};
-use gsv_e2e::whatsapp_web_chat::{open_chat, start, AGENT, ANN, TOKEN, WAIT};
 use gsv_e2e::ws::Client;
 use gsv_gateway::channels::chunk::split_message;
 use serde_json::json;
 use std::time::Duration;
 
 /// How often the LLM was asked with `text` as the last thing said.
-fn asked_about(chat: &gsv_e2e::whatsapp_web_chat::Chat, text: &str) -> usize {
+fn asked_about(chat: &Chat, text: &str) -> usize {
     chat.llm
         .requests()
         .iter()
@@ -115,7 +111,7 @@ async fn after_workerd_was_down_the_number_reconnects_by_itself_and_nothing_is_l
 }
 
 /// The `r2Key` of the first attachment of `kind` in a session's history.
-async fn kept_file(chat: &mut gsv_e2e::whatsapp_web_chat::Chat, kind: &str) -> String {
+async fn kept_file(chat: &mut Chat, kind: &str) -> String {
     let sessions = chat
         .owner
         .request("sessions.list", json!({}))

@@ -1,14 +1,13 @@
-//! A conversation on the WhatsApp Web channel for the end-to-end tests
-//! (`whatsapp_web.rs`, `whatsapp_web_lifecycle.rs`): the real gateway and
-//! the channel's test build in one workerd, the WhatsApp Web double with the
+//! A conversation on the WhatsApp Web channel: the real gateway and the
+//! channel's test build in one workerd, the WhatsApp Web double with the
 //! agent's number and a contact, the fake LLM, and the owner's client.
 
-use crate::channel_rig::start_gateway_with_whatsapp_web;
-use crate::fake_llm::FakeLlm;
-use crate::fake_whatsapp_web::{FakeWhatsAppWeb, Received};
-use crate::harness::Workerd;
-use crate::poll::{self, ms};
-use crate::ws::Client;
+use gsv_e2e::channel_rig::start_gateway_with_whatsapp_web;
+use gsv_e2e::fake_llm::FakeLlm;
+use gsv_e2e::fake_whatsapp_web::{FakeWhatsAppWeb, Received};
+use gsv_e2e::harness::Workerd;
+use gsv_e2e::poll::{self, ms};
+use gsv_e2e::ws::Client;
 use serde_json::{json, Value};
 use std::time::Duration;
 
