@@ -633,19 +633,33 @@ async fn whatsapp_is_linked_by_scanning_the_qr_code_on_the_screen_then_unlinked(
         json!(0)
     );
     b.screenshot("channels-whatsapp-linked").await;
-    // The gateway's list has no account for it (the channel reports none
-    // by itself), yet the tab opened anew still shows the link, from the
-    // channel.
+    // The channel told the gateway: the tab opened anew lists the account
+    // (connected, through its binding) with Unlink on its card, and offers
+    // no second link.
     b.goto(&format!("{}/channels", gw.http_url())).await;
-    b.wait_css("#link-new .pill[data-state=linked]").await;
+    let card = ".account[data-channel='whatsapp-web']";
+    b.wait_css(card).await;
+    let shown = b.text(card).await;
+    assert!(
+        shown.starts_with("whatsapp-web default connected\nVia\nbinding\n")
+            && shown.ends_with("Status\nStart\nStop\nLink\nUnlink\nGet code"),
+        "{shown}"
+    );
     assert_eq!(
-        b.text("#link-new").await,
-        "Link WhatsApp your own number linked\nNumber\n+15550001111\nLink\nUnlink\nGet code"
+        b.js(
+            "return document.querySelector('#link-new') === null",
+            vec![]
+        )
+        .await,
+        json!(true)
     );
 
-    // Unlink asks first, then the device is gone from the phone and the
-    // panel says it is not linked, with Link again.
-    b.click(&format!("{link} [data-action=unlink]")).await;
+    // Unlink asks first; then the device is gone from the phone, the
+    // account from the list, and Link WhatsApp is offered again.
+    b.click(&format!(
+        "{card} [data-link='whatsapp-web:default'] [data-action=unlink]"
+    ))
+    .await;
     assert_eq!(
         b.client.get_alert_text().await.unwrap(),
         "Unlink whatsapp-web:default? It stops answering until linked again."
@@ -654,13 +668,13 @@ async fn whatsapp_is_linked_by_scanning_the_qr_code_on_the_screen_then_unlinked(
     b.wait_js(
         "the account unlinked",
         "return document.querySelector(\"#link-new .pill[data-state='not linked']\") !== null
-             && document.querySelector('#link-new .ok-note') !== null;",
-        vec![],
+             && document.querySelector(arguments[0]) === null;",
+        vec![json!(card)],
     )
     .await;
     assert_eq!(
         b.text("#link-new").await,
-        "Link WhatsApp your own number not linked\nLink\nGet code\n\nUnlinked whatsapp-web:default."
+        "Link WhatsApp your own number not linked\nLink\nGet code"
     );
     b.screenshot("channels-whatsapp-unlinked").await;
     let gone = poll::try_until(secs(10), ms(50), async || {

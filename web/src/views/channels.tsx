@@ -152,10 +152,10 @@ function Channels({ connected }: { connected: boolean }) {
   );
 }
 
-/** Links the default WhatsApp Web account, which the gateway lists only
- * once the channel reported it: a linked device reports nothing by itself,
- * so this asks the channel how the link stands (a gateway without the
- * channel refuses, and then Link says why) and offers Unlink once linked. */
+/** Links the default WhatsApp Web account while the gateway lists none
+ * (the channel reports it once linked): asks the channel how the link
+ * stands (a gateway without the channel refuses, and then Link says why)
+ * and offers Unlink once linked, before the list has caught up. */
 function LinkNew({ connected, onChanged }: { connected: boolean; onChanged: () => void }) {
   const client = useClient();
   const status = useLoad(() => client.call("channel.status", { channel: WHATSAPP_WEB, accountId: "default" }), [client, connected], connected);
