@@ -3,7 +3,7 @@
 //! agent's number and a contact, the fake LLM, and the owner's client.
 
 use gsv_e2e::channel_rig::start_gateway_with_whatsapp_web;
-use gsv_e2e::fake_llm::FakeLlm;
+use gsv_e2e::fake_llm::{FakeLlm, Step};
 use gsv_e2e::fake_whatsapp_web::{FakeWhatsAppWeb, Received};
 use gsv_e2e::harness::Workerd;
 use gsv_e2e::poll::{self, ms};
@@ -88,6 +88,28 @@ impl Chat {
         })
         .await;
         seen.unwrap_or_else(|last| panic!("status {last}\nworkerd log:\n{}", self.gw.log()))
+    }
+
+    /// A day and an hour later (the gateway's test clock, heartbeats
+    /// allowed at any hour whenever the test runs) the heartbeat has
+    /// `task` to do, and the model `says` it.
+    pub async fn heartbeat_a_day_later(&mut self, task: &str, says: &str) {
+        let w = self
+            .owner
+            .request(
+                "workspace.write",
+                json!({"path": "HEARTBEAT.md", "content": format!("- {task}\n")}),
+            )
+            .await;
+        assert!(w.ok, "{w:?}");
+        self.owner
+            .config_set(
+                "agents.defaultHeartbeat.activeHours",
+                json!({"start": "00:00", "end": "00:00"}),
+            )
+            .await;
+        self.llm.script("Read HEARTBEAT.md", vec![Step::text(says)]);
+        self.gw.advance_clock(25 * 3_600_000);
     }
 
     /// Waits until `phone` got `n` messages from the agent's number.

@@ -65,23 +65,8 @@ async fn after_workerd_was_down_the_number_reconnects_by_itself_and_nothing_is_l
     // connects for it instead of failing the send.
     chat.gw.restart();
     chat.owner = Client::connect(&chat.gw.url(), Some(TOKEN)).await;
-    let w = chat
-        .owner
-        .request(
-            "workspace.write",
-            json!({"path": "HEARTBEAT.md", "content": "- Ask Ann how the trip went.\n"}),
-        )
+    chat.heartbeat_a_day_later("Ask Ann how the trip went.", "How was the trip?")
         .await;
-    assert!(w.ok, "{w:?}");
-    chat.owner
-        .config_set(
-            "agents.defaultHeartbeat.activeHours",
-            json!({"start": "00:00", "end": "00:00"}),
-        )
-        .await;
-    chat.llm
-        .script("Read HEARTBEAT.md", vec![Step::text("How was the trip?")]);
-    chat.gw.advance_clock(25 * 3_600_000);
     let got = chat.wait_got(ANN, 3);
     assert_eq!(
         (got[2].text.as_deref(), got[2].quoted_id.as_deref()),

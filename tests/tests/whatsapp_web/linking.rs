@@ -303,28 +303,10 @@ async fn a_photo_reaches_the_model_and_a_heartbeat_a_day_later_reaches_the_perso
     );
     assert!(got.iter().all(|m| m.media_error.is_none()), "{got:#?}");
 
-    // A day and an hour later (the gateway's test clock) the heartbeat has
-    // something to say: it goes to her chat, the last active, with no
-    // 24-hour window to refuse it.
-    let w = chat
-        .owner
-        .request(
-            "workspace.write",
-            json!({"path": "HEARTBEAT.md", "content": "- Wish Ann a good morning.\n"}),
-        )
+    // A day and an hour later the heartbeat has something to say: it goes
+    // to her chat, the last active, with no 24-hour window to refuse it.
+    chat.heartbeat_a_day_later("Wish Ann a good morning.", "Good morning, Ann.")
         .await;
-    assert!(w.ok, "{w:?}");
-    // Whatever the hour this test runs at, 25 h later is within the
-    // heartbeat's active hours.
-    chat.owner
-        .config_set(
-            "agents.defaultHeartbeat.activeHours",
-            json!({"start": "00:00", "end": "00:00"}),
-        )
-        .await;
-    chat.llm
-        .script("Read HEARTBEAT.md", vec![Step::text("Good morning, Ann.")]);
-    chat.gw.advance_clock(25 * 3_600_000);
     let morning = chat.wait_got(ANN, 7).remove(6);
     assert_eq!(
         (morning.text.as_deref(), morning.quoted_id.as_deref()),
