@@ -43,6 +43,10 @@ pub(crate) async fn serve(listener: TcpListener, shared: Arc<Shared>) {
         let Ok((stream, _)) = listener.accept().await else {
             continue;
         };
+        // Each stanza goes out when written, as from WhatsApp's servers:
+        // with Nagle's algorithm a stanza written right after another waits
+        // for the device's delayed ACK (up to 40 ms on Linux).
+        let _ = stream.set_nodelay(true);
         tokio::spawn(socket(stream, shared.clone()));
     }
 }

@@ -9,7 +9,10 @@
 //! linked device) to the moment the bench sees the answer quoting it among
 //! what the double decrypted for the contact's phone (read every ms).
 //! Plain CLI turns on the same workerd are interleaved, as in the Telegram
-//! part. Also: the gzip size of the deployable build's wasm and JS
+//! part. `BENCH_TRACE=1` prints each turn's nodes between the double and
+//! the linked device, with the model's request and answer, at their offsets
+//! from the send (with `WHATSAPP_WEB_LOG=debug`, the Worker's log carries
+//! `Date.now()` stamps to line up with the send's). Also: the gzip size of the deployable build's wasm and JS
 //! (`channels/whatsapp-web/build/`).
 
 use super::{full_stats, gzip_len, ms, percentile, round2, turn_and_ack, TOKEN};
@@ -123,11 +126,76 @@ async fn web_turn(rig: &Rig, llm: &FakeLlm, i: usize) -> Times {
         Some(format!("echo: turn {i}").as_str())
     );
     let request = llm.requests().into_iter().next();
+    if std::env::var_os("BENCH_TRACE").is_some() {
+        trace(rig, i, sent, request.as_ref());
+    }
     Times {
         sent,
         model_received: request.as_ref().map(|r| r.received_at),
         model_answered: request.and_then(|r| r.answered_at),
         received,
+    }
+}
+
+/// With `BENCH_TRACE`: each node the double exchanged with the linked
+/// device during the turn, at its offset from the send, beside the model's
+/// request and answer (where a turn's time goes between the two sockets).
+fn trace(rig: &Rig, i: usize, sent: Instant, request: Option<&gsv_e2e::fake_llm::RecordedRequest>) {
+    let at = |t: Instant| ms(t.saturating_duration_since(sent));
+    let mut lines: Vec<(f64, String)> = rig
+        .wa
+        .nodes()
+        .into_iter()
+        .filter(|l| l.at >= sent)
+        .map(|l| {
+            let attr = |k: &str| {
+                l.node
+                    .attrs
+                    .get(k)
+                    .map(|v| format!(" {k}={}", v.as_str()))
+                    .unwrap_or_default()
+            };
+            let child = match &l.node.content {
+                Some(wacore_binary::NodeContent::Nodes(c)) => c
+                    .first()
+                    .map(|c| format!(" <{}>", c.tag))
+                    .unwrap_or_default(),
+                _ => String::new(),
+            };
+            let dir = if l.incoming {
+                "device →"
+            } else {
+                "→ device"
+            };
+            let text = format!(
+                "{dir} <{}{}{}{}{}>{child}",
+                l.node.tag,
+                attr("type"),
+                attr("to"),
+                attr("from"),
+                attr("xmlns")
+            );
+            (at(l.at), text)
+        })
+        .collect();
+    if let Some(r) = request {
+        lines.push((at(r.received_at), "model request".into()));
+        if let Some(a) = r.answered_at {
+            lines.push((at(a), "model answered".into()));
+        }
+    }
+    lines.sort_by(|a, b| a.0.total_cmp(&b.0));
+    // The wall clock of the send, to line the Worker's debug log up with.
+    let wall = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default()
+        .saturating_sub(sent.elapsed());
+    eprintln!(
+        "[bench] whatsapp-web turn {i} sent at {} ms since the epoch",
+        wall.as_millis()
+    );
+    for (t, what) in lines {
+        eprintln!("[bench] whatsapp-web turn {i} +{t:.2} ms {what}");
     }
 }
 
