@@ -49,6 +49,7 @@ impl Inner {
                 return;
             }
         };
+        log::debug!("inbox: {} message(s) taken", batch.len());
         // Read receipts: the agent has the messages.
         for (chat, sender, id) in taken {
             let client = client.clone();
@@ -59,7 +60,7 @@ impl Inner {
                 }
             });
         }
-        self.flush_soon();
+        self.flush_taken();
     }
 
     /// Stores the batch's messages for the gateway (each once); those that
@@ -126,29 +127,53 @@ impl Inner {
     }
 
     /// Hands the owed calls to the gateway, oldest first; the inbox's
-    /// deadline tries again while some remain.
-    pub async fn flush(&self) {
+    /// deadline tries again while some remain. Whether that deadline moved
+    /// later (a retry), which the alarm must then be set for.
+    pub async fn flush(&self) -> bool {
         let Some(store) = &self.store else {
-            return;
+            return false;
         };
         let kind = Deadline::Inbox.kind();
-        let settled = match inbox::flush(&self.env, store, &self.flushing, CHANNEL_ID).await {
-            Flushed::Busy => Ok(()),
-            Flushed::Pending => store.set_deadline(&kind, now_ms() + INBOX_RETRY_MS, None),
-            Flushed::Empty => store.clear_deadline(&kind),
+        log::debug!("inbox: handing over to the gateway");
+        let flushed = inbox::flush(&self.env, store, &self.flushing, CHANNEL_ID).await;
+        log::debug!("inbox: handed over ({flushed:?})");
+        let settled = match flushed {
+            Flushed::Busy => Ok(false),
+            Flushed::Pending => store
+                .set_deadline(&kind, now_ms() + INBOX_RETRY_MS, None)
+                .map(|()| true),
+            Flushed::Empty => store.clear_deadline(&kind).map(|()| false),
         };
-        if let Err(e) = settled {
+        settled.unwrap_or_else(|e| {
             console_error!("whatsapp-web: scheduling the inbox failed: {e}");
-        }
+            true
+        })
     }
 
-    /// Flushes on the object's loop, without holding up the caller (the
-    /// client's receive pipeline waits on the hook).
+    /// Flushes on the object's loop, then sets the alarm (after a connect:
+    /// a login starts the account without setting it).
     pub fn flush_soon(self: &Rc<Self>) {
         let inner = self.clone();
         wasm_bindgen_futures::spawn_local(async move {
             inner.flush().await;
             inner.arm().await;
+        });
+    }
+
+    /// Flushes what a batch stored, on the object's loop, without holding
+    /// up the caller (the client's receive pipeline waits on the hook). The
+    /// alarm is set again only for a retry: when all was handed over, the
+    /// alarm a started account always has (its keep-alive, or an earlier
+    /// deadline) stays right, and setting it again cost each message a
+    /// storage call and a keep-alive write while the answer was on its way.
+    /// A crash before the hand-over leaves the inbox's deadline due, which
+    /// that alarm runs.
+    fn flush_taken(self: &Rc<Self>) {
+        let inner = self.clone();
+        wasm_bindgen_futures::spawn_local(async move {
+            if inner.flush().await {
+                inner.arm().await;
+            }
         });
     }
 }

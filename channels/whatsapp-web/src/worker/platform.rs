@@ -89,7 +89,16 @@ impl log::Log for ConsoleLog {
             return;
         }
         let text = record.args().to_string();
-        worker::console_log!("whatsapp-rust {}: {text}", record.level());
+        if log::max_level() >= log::LevelFilter::Debug {
+            // When, to line the steps of a turn up (the clock moves on I/O).
+            worker::console_log!(
+                "whatsapp-rust {} @{}: {text}",
+                record.level(),
+                js_sys::Date::now() as i64
+            );
+        } else {
+            worker::console_log!("whatsapp-rust {}: {text}", record.level());
+        }
         if let Some(why) = text.strip_prefix("Failed to connect: ") {
             let why = why.trim_end_matches(". Will retry...").to_string();
             LAST_CONNECT_FAILURE
@@ -113,7 +122,9 @@ pub fn connect_failure_since(since_ms: i64) -> Option<String> {
 }
 
 /// How much of the crate's log to show: `WHATSAPP_WEB_LOG` (`error`,
-/// `warn`, `info`, `debug`); warnings and errors by default.
+/// `warn`, `info`, `debug`, `trace`); warnings and errors by default. From
+/// `debug` each line carries `Date.now()` and the object's own steps (taken,
+/// handed over, typing, send); `trace` adds each SQL statement of the store.
 pub fn set_log_level(level: Option<&str>) {
     let filter = match level.map(str::trim) {
         Some("error") => log::LevelFilter::Error,

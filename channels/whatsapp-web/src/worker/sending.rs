@@ -53,6 +53,7 @@ impl Inner {
         let Ok(jid) = Jid::from_str(&jid_text) else {
             return failed(format!("{jid_text} is not a WhatsApp id"), false);
         };
+        log::debug!("send: to {jid_text}");
         self.stop_typing(&jid_text).await;
         let account = self.current().unwrap_or_default();
         let Some(client) = self.client().filter(|c| c.is_connected()) else {
@@ -95,11 +96,13 @@ impl Inner {
             Some(k) => SendOptions::default().with_message_id(message_id(k)),
             None => SendOptions::default(),
         };
+        log::debug!("send: handing the message to the client");
         match client
             .send_message_with_options(jid, message, options)
             .await
         {
             Ok(r) => {
+                log::debug!("send: sent {}", r.message_id);
                 let now = now_ms();
                 if let (Some(k), Some(store)) = (key, &self.store) {
                     if let Err(e) = store.remember_sent(k, &r.message_id, now, SENT_TTL_MS) {
@@ -192,6 +195,7 @@ impl Inner {
         {
             return fail(format!("keeping typing's deadline failed: {e}"));
         }
+        log::debug!("typing: on in {jid}");
         self.arm().await;
         match self.chat_state(&jid, true).await {
             Ok(()) => OkResult {

@@ -12,6 +12,7 @@ unsafe impl Sync for ObjectSql {}
 
 impl Sql for ObjectSql {
     fn query(&self, sql: &str, params: &[Value]) -> anyhow::Result<Vec<Vec<Value>>> {
+        log::trace!("sql: {sql}");
         let bindings = params.iter().map(to_js).collect::<Vec<_>>();
         let cursor = self
             .0
