@@ -48,6 +48,8 @@ pub struct Cli {
     pub command: Command,
 }
 
+// Parsed once per process: boxing setup's flags would save nothing.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Set up step by step: the gateway and its token, a model provider and
