@@ -1,6 +1,6 @@
 //! The linked-device WhatsApp turn: the real gateway and the real WhatsApp
 //! Web channel Worker (its test build, which trusts the double's
-//! certificate chain) in one workerd, as `tests/tests/whatsapp_web.rs` runs
+//! certificate chain) in one workerd, as `tests/tests/whatsapp_web/` runs
 //! them, the local WhatsApp Web double and the bench's fake LLM.
 //!
 //! The agent's number is linked as a companion device (`channel.login` →
