@@ -106,6 +106,9 @@ pub struct Uploaded {
     pub file_sha256: [u8; 32],
     pub file_length: u64,
     pub media_key_timestamp: i64,
+    /// Audio and video: what lets the phone seek before it has the whole
+    /// file (the upload computes it).
+    pub streaming_sidecar: Option<Vec<u8>>,
 }
 
 /// A media message of type `$ty` for the file `$up` (the upload's answer)
@@ -148,12 +151,20 @@ pub fn file(
         }
         WaMedia::Video => {
             message.video_message = MessageField::some(on_cdn!(
-                VideoMessage, up, mime, { caption: caption, context_info: context_info }
+                VideoMessage, up, mime, {
+                    caption: caption,
+                    streaming_sidecar: up.streaming_sidecar.clone(),
+                    context_info: context_info,
+                }
             ));
         }
         WaMedia::Audio => {
             message.audio_message = MessageField::some(on_cdn!(
-                AudioMessage, up, mime, { ptt: Some(is_voice(mime)), context_info: context_info }
+                AudioMessage, up, mime, {
+                    ptt: Some(is_voice(mime)),
+                    streaming_sidecar: up.streaming_sidecar.clone(),
+                    context_info: context_info,
+                }
             ));
         }
         _ => {

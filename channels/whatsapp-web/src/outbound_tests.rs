@@ -58,6 +58,7 @@ fn files_go_as_their_kind() {
         file_sha256: [3; 32],
         file_length: 10,
         media_key_timestamp: 1_700_000_000,
+        streaming_sidecar: Some(vec![9; 10]),
     };
     let voice = file(
         MediaType::Audio,
@@ -69,8 +70,27 @@ fn files_go_as_their_kind() {
     );
     let audio = voice.audio_message.as_option().expect("audio");
     assert_eq!(
-        (audio.ptt, audio.mimetype.as_deref(), audio.file_length),
-        (Some(true), Some("audio/ogg; codecs=opus"), Some(10))
+        (
+            audio.ptt,
+            audio.mimetype.as_deref(),
+            audio.file_length,
+            audio.streaming_sidecar.as_deref()
+        ),
+        (
+            Some(true),
+            Some("audio/ogg; codecs=opus"),
+            Some(10),
+            Some(&[9u8; 10][..])
+        )
+    );
+    let clip = file(MediaType::Video, "video/mp4", "c.mp4", &up, None, None);
+    assert_eq!(
+        clip.video_message
+            .as_option()
+            .expect("video")
+            .streaming_sidecar
+            .as_deref(),
+        Some(&[9u8; 10][..])
     );
     let track = file(MediaType::Audio, "audio/mpeg", "a.mp3", &up, None, None);
     assert_eq!(

@@ -165,6 +165,7 @@ impl Inner {
             file_sha256: up.file_sha256,
             file_length: up.file_length,
             media_key_timestamp: up.media_key_timestamp,
+            streaming_sidecar: up.streaming_sidecar,
         })
     }
 
