@@ -564,21 +564,38 @@ async fn scan_the_screen(b: &Browser, previous: Option<&str>, name: &str) -> (St
     (text.clone(), src)
 }
 
+/// The number the WhatsApp Web tests link.
+const WA_AGENT: &str = "15550001111";
+
+/// The channels tab of a gateway with the WhatsApp Web channel (its test
+/// build) and the double, on a screen of `size`, the number not linked
+/// yet; the permit keeps other browser tests out meanwhile.
+async fn whatsapp_web_channels_tab(
+    size: (u32, u32),
+) -> (
+    tokio::sync::SemaphorePermit<'static>,
+    FakeWhatsAppWeb,
+    Workerd,
+    Browser,
+) {
+    let one = gsv_e2e::browser::one_at_a_time().await;
+    let wa = FakeWhatsAppWeb::start();
+    wa.add_account_named(WA_AGENT, "Agent");
+    let gw = start_gateway_with_whatsapp_web_and_ui(&wa, TOKEN);
+    let b = Browser::start(size.0, size.1).await;
+    login(&b, &gw, "/channels").await;
+    b.wait_css("#link-new .pill[data-state='not linked']").await;
+    (one, wa, gw, b)
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn whatsapp_is_linked_by_scanning_the_qr_code_on_the_screen_then_unlinked() {
     // The real gateway, its web UI and the WhatsApp Web channel's test
     // build in one workerd, the WhatsApp Web double as WhatsApp. The
     // double's phone is only handed what the page shows: the QR code read
     // back from a screenshot's pixels.
-    const AGENT: &str = "15550001111";
-    let _one = gsv_e2e::browser::one_at_a_time().await;
-    let wa = FakeWhatsAppWeb::start();
-    wa.add_account_named(AGENT, "Agent");
-    let gw = start_gateway_with_whatsapp_web_and_ui(&wa, TOKEN);
-    let b = Browser::start(DESKTOP.0, DESKTOP.1).await;
-    login(&b, &gw, "/channels").await;
+    let (_one, wa, gw, b) = whatsapp_web_channels_tab(DESKTOP).await;
     let link = "#link-new [data-link='whatsapp-web:default']";
-    b.wait_css("#link-new .pill[data-state='not linked']").await;
     b.click(&format!("{link} [data-action=link]")).await;
     let (first, first_src) = scan_the_screen(&b, None, "channels-whatsapp-qr").await;
     // WhatsApp Web's linking code: ref, the device's Noise key, its
@@ -600,7 +617,7 @@ async fn whatsapp_is_linked_by_scanning_the_qr_code_on_the_screen_then_unlinked(
     wa.reissue_qr_refs();
     let (second, _) = scan_the_screen(&b, Some(&first_src), "channels-whatsapp-qr-new").await;
     assert_ne!(second, first);
-    let stale = wa.scan_qr(&first, AGENT);
+    let stale = wa.scan_qr(&first, WA_AGENT);
     assert!(
         stale
             .as_ref()
@@ -610,7 +627,7 @@ async fn whatsapp_is_linked_by_scanning_the_qr_code_on_the_screen_then_unlinked(
 
     // The phone scans the code on the screen: the page says it is linked,
     // as that number, offers Unlink, and shows no code any more.
-    wa.scan_qr(&second, AGENT).unwrap();
+    wa.scan_qr(&second, WA_AGENT).unwrap();
     b.wait_js_within(
         "the account linked",
         "return document.querySelector('#link-new .pill[data-state=linked]') !== null
@@ -619,7 +636,10 @@ async fn whatsapp_is_linked_by_scanning_the_qr_code_on_the_screen_then_unlinked(
         Duration::from_secs(60),
     )
     .await;
-    assert_eq!((wa.connected(AGENT), wa.companions(AGENT).len()), (true, 1));
+    assert_eq!(
+        (wa.connected(WA_AGENT), wa.companions(WA_AGENT).len()),
+        (true, 1)
+    );
     assert_eq!(
         b.text("#link-new").await,
         "Link WhatsApp your own number linked\nNumber\n+15550001111\nClose\nUnlink\n\nLinked as +15550001111"
@@ -678,7 +698,7 @@ async fn whatsapp_is_linked_by_scanning_the_qr_code_on_the_screen_then_unlinked(
     );
     b.screenshot("channels-whatsapp-unlinked").await;
     let gone = poll::try_until(secs(10), ms(50), async || {
-        match (wa.connected(AGENT), wa.companions(AGENT)) {
+        match (wa.connected(WA_AGENT), wa.companions(WA_AGENT)) {
             (false, devices) if devices.is_empty() => Ok(()),
             seen => Err(seen),
         }
@@ -692,15 +712,8 @@ async fn whatsapp_is_linked_by_scanning_the_qr_code_on_the_screen_then_unlinked(
 async fn on_a_phone_whatsapp_is_linked_by_a_pairing_code_typed_from_the_screen() {
     // The other way to link: the owner gives the number, the page shows
     // a code, the phone's user types what the page shows.
-    const AGENT: &str = "15550001111";
-    let _one = gsv_e2e::browser::one_at_a_time().await;
-    let wa = FakeWhatsAppWeb::start();
-    wa.add_account_named(AGENT, "Agent");
-    let gw = start_gateway_with_whatsapp_web_and_ui(&wa, TOKEN);
-    let b = Browser::start(PHONE.0, PHONE.1).await;
-    login(&b, &gw, "/channels").await;
+    let (_one, wa, gw, b) = whatsapp_web_channels_tab(PHONE).await;
     let link = "#link-new [data-link='whatsapp-web:default']";
-    b.wait_css("#link-new .pill[data-state='not linked']").await;
     b.type_into(
         &format!("{link} input[name=phoneNumber]"),
         "+1 555 000 1111",
@@ -751,7 +764,7 @@ async fn on_a_phone_whatsapp_is_linked_by_a_pairing_code_typed_from_the_screen()
         json!(0)
     );
 
-    wa.link_with_code(AGENT, &code).unwrap();
+    wa.link_with_code(WA_AGENT, &code).unwrap();
     b.wait_js_within(
         "the account linked",
         "return document.querySelector('#link-new .pill[data-state=linked]') !== null
@@ -760,7 +773,7 @@ async fn on_a_phone_whatsapp_is_linked_by_a_pairing_code_typed_from_the_screen()
         Duration::from_secs(60),
     )
     .await;
-    assert!(wa.connected(AGENT));
+    assert!(wa.connected(WA_AGENT));
     assert_eq!(
         b.text("#link-new").await,
         "Link WhatsApp your own number linked\nNumber\n+15550001111\nClose\nUnlink\n\nLinked as +15550001111"

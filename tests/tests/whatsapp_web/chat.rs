@@ -112,6 +112,30 @@ impl Chat {
         self.gw.advance_clock(25 * 3_600_000);
     }
 
+    /// The Noise handshakes the agent's device opened its sockets with, in
+    /// order (`XX` to link, `IK` when reconnecting with the cached key).
+    pub fn handshakes(&self) -> Vec<String> {
+        self.wa
+            .logins(AGENT)
+            .iter()
+            .map(|l| l.pattern.clone())
+            .collect()
+    }
+
+    /// How often the model was asked with `text` in the last thing said.
+    pub fn asked_about(&self, text: &str) -> usize {
+        self.llm
+            .requests()
+            .iter()
+            .filter(|r| {
+                r.body["messages"]
+                    .as_array()
+                    .and_then(|m| m.last())
+                    .is_some_and(|m| m.to_string().contains(text))
+            })
+            .count()
+    }
+
     /// Waits until `phone` got `n` messages from the agent's number.
     pub fn wait_got(&self, phone: &str, n: usize) -> Vec<Received> {
         self.wait_got_within(phone, n, WAIT)

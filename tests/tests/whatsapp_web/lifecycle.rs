@@ -11,20 +11,6 @@ use gsv_gateway::channels::chunk::split_message;
 use serde_json::json;
 use std::time::Duration;
 
-/// How often the LLM was asked with `text` as the last thing said.
-fn asked_about(chat: &Chat, text: &str) -> usize {
-    chat.llm
-        .requests()
-        .iter()
-        .filter(|r| {
-            r.body["messages"]
-                .as_array()
-                .and_then(|m| m.last())
-                .is_some_and(|m| m.to_string().contains(text))
-        })
-        .count()
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn after_workerd_was_down_the_number_reconnects_by_itself_and_nothing_is_lost_or_doubled() {
     let mut chat = open_chat().await;
@@ -52,13 +38,7 @@ async fn after_workerd_was_down_the_number_reconnects_by_itself_and_nothing_is_l
         (got[1].text.as_deref(), got[1].quoted_id.as_deref()),
         (Some("Back now."), Some(meanwhile.as_str()))
     );
-    let patterns: Vec<String> = chat
-        .wa
-        .logins(AGENT)
-        .iter()
-        .map(|l| l.pattern.clone())
-        .collect();
-    assert_eq!(patterns, vec!["XX", "IK"]);
+    assert_eq!(chat.handshakes(), vec!["XX", "IK"]);
 
     // Down again, and this time the agent speaks first: the heartbeat's
     // send reaches an account object that has no client yet, which
@@ -78,7 +58,7 @@ async fn after_workerd_was_down_the_number_reconnects_by_itself_and_nothing_is_l
     assert_eq!(
         (
             chat.wa.received(ANN).len(),
-            asked_about(&chat, "while you were away")
+            chat.asked_about("while you were away")
         ),
         (3, 1),
         "{:#?}",

@@ -331,12 +331,7 @@ async fn a_dropped_socket_loses_and_doubles_nothing_and_an_unlink_from_the_phone
         (got[1].text.as_deref(), got[1].quoted_id.as_deref()),
         (Some("Second."), Some(two.as_str()))
     );
-    let patterns: Vec<String> = chat
-        .wa
-        .logins(AGENT)
-        .iter()
-        .map(|l| l.pattern.clone())
-        .collect();
+    let patterns = chat.handshakes();
     assert_eq!(
         patterns.first().map(String::as_str),
         Some("XX"),
@@ -344,18 +339,7 @@ async fn a_dropped_socket_loses_and_doubles_nothing_and_an_unlink_from_the_phone
     );
     assert!(patterns[1..].iter().any(|p| p == "IK"), "{patterns:?}");
     tokio::time::sleep(Duration::from_secs(3)).await;
-    let asked_two = chat
-        .llm
-        .requests()
-        .iter()
-        .filter(|r| {
-            r.body["messages"]
-                .as_array()
-                .and_then(|m| m.last())
-                .is_some_and(|m| m.to_string().contains("two"))
-        })
-        .count();
-    assert_eq!(asked_two, 1);
+    assert_eq!(chat.asked_about("two"), 1);
     assert_eq!(
         chat.wa.received(ANN).len(),
         2,
